@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+//
+// Gatehouse: an operations toolkit for a Better Auth sign-in stack.
+// The only dependencies are the Swift toolchain and three system C libraries;
+// no Swift package is fetched (the build machines cannot reach a package registry).
+import PackageDescription
+
+let package = Package(
+    name: "Gatehouse",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "gatehouse", targets: ["gatehouse"]),
+    ],
+    targets: [
+        // System libraries: one module map and a tiny shim header each.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+
+        // Infrastructure, with no domain knowledge.
+        .target(name: "Storage", dependencies: ["CSQLite"]),
+        .target(name: "JOSE", dependencies: ["CCrypto"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+
+        // The domain: one service layer that the CLI and the console both call.
+        .target(name: "Gatehouse", dependencies: ["Storage", "JOSE"]),
+        .target(name: "Console", dependencies: ["Gatehouse", "HTTPServer"]),
+        .executableTarget(name: "gatehouse", dependencies: ["Console", "Gatehouse"]),
+
+        .testTarget(name: "StorageTests", dependencies: ["Storage"]),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse"]),
+        .testTarget(name: "ConsoleTests", dependencies: ["Console"]),
+        // Runs the built `gatehouse` binary the way a user does.
+        .testTarget(name: "EndToEndTests", dependencies: []),
+    ]
+)

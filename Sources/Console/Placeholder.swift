@@ -1,0 +1,3 @@
+import Gatehouse
+import HTTPServer
+public enum ConsolePlaceholder {}

@@ -1,0 +1,3 @@
+import Storage
+import JOSE
+public enum GatehousePlaceholder {}

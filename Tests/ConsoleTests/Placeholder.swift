@@ -1,0 +1,2 @@
+import XCTest
+final class ConsoleTestsPlaceholder: XCTestCase { func testBuilds() {} }

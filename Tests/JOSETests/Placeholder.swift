@@ -1,0 +1,2 @@
+import XCTest
+final class JOSETestsPlaceholder: XCTestCase { func testBuilds() {} }
