@@ -1,0 +1,250 @@
+import CSQLite
+
+/// One SQLite connection.
+///
+/// A `Database` is used by one thread at a time: it is deliberately not `Sendable`. Code that runs on
+/// several threads (the console) checks connections out of a `DatabasePool`.
+///
+///     let db = try Database(path: "store.sqlite")
+///     try db.write {
+///         try db.execute("INSERT INTO gatehouse_audit(action) VALUES (?)", ["init"])
+///     }
+///     let count = try db.scalar("SELECT count(*) FROM user").int64
+public final class Database {
+    /// How to open a connection.
+    public struct Options: Sendable {
+        /// Create the file if it does not exist.
+        public var create: Bool
+        /// Open read-only.
+        public var readOnly: Bool
+        /// How long to wait for another connection's lock before failing with SQLITE_BUSY.
+        public var busyTimeoutMilliseconds: Int32
+        /// Switch the file to write-ahead logging so that readers never block the writer.
+        public var journalModeWAL: Bool
+        /// Statements kept prepared, keyed by SQL text.
+        public var statementCacheSize: Int
+
+        public init(create: Bool = false, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 15_000,
+                    journalModeWAL: Bool = true, statementCacheSize: Int = 64) {
+            self.create = create
+            self.readOnly = readOnly
+            self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+            self.journalModeWAL = journalModeWAL
+            self.statementCacheSize = statementCacheSize
+        }
+    }
+
+    /// The file this connection reads and writes.
+    public let path: String
+    let handle: OpaquePointer
+    private var cache: [String: Statement] = [:]
+    private let cacheSize: Int
+    private var savepointDepth = 0
+
+    /// Opens (and with `options.create`, creates) the database at `path`, with foreign keys on,
+    /// a busy timeout, and WAL journaling. Throws a `DatabaseError` for a file that is not a database.
+    public init(path: String, options: Options = Options()) throws {
+        self.path = path
+        self.cacheSize = options.statementCacheSize
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        if options.readOnly {
+            flags |= SQLITE_OPEN_READONLY
+        } else {
+            flags |= SQLITE_OPEN_READWRITE
+            if options.create { flags |= SQLITE_OPEN_CREATE }
+        }
+        var connection: OpaquePointer?
+        let code = sqlite3_open_v2(path, &connection, flags, nil)
+        guard code == SQLITE_OK, let connection else {
+            let error = DatabaseError(connection: connection, code: code, sql: nil, path: path)
+            sqlite3_close_v2(connection)
+            throw error
+        }
+        handle = connection
+        sqlite3_extended_result_codes(connection, 1)
+        sqlite3_busy_timeout(connection, options.busyTimeoutMilliseconds)
+        do {
+            // Reading the schema forces SQLite to look at the file: a non-database fails here, not later.
+            _ = try scalar("PRAGMA schema_version")
+            try execute("PRAGMA foreign_keys = ON")
+            if options.journalModeWAL && !isReadOnly {
+                let mode = try scalar("PRAGMA journal_mode = WAL").string ?? ""
+                if mode.lowercased() != "wal" && mode.lowercased() != "memory" {
+                    throw DatabaseError(code: SQLITE_ERROR, message: "could not switch to WAL journaling (got \(mode))", path: path)
+                }
+                try execute("PRAGMA synchronous = NORMAL")
+            }
+        } catch {
+            cache.removeAll()
+            sqlite3_close_v2(connection)
+            throw error
+        }
+    }
+
+    deinit {
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Whether SQLite opened the file read-only (asked for, or the file or its folder is not writable).
+    public var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// The rowid of the last inserted row.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Whether a transaction is open on this connection.
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    func error(_ code: Int32, sql: String?) -> DatabaseError {
+        DatabaseError(connection: handle, code: code, sql: sql, path: path)
+    }
+
+    /// A cached prepared statement for `sql`.
+    public func statement(_ sql: String) throws -> Statement {
+        if let cached = cache[sql] { return cached }
+        let statement = try Statement(database: self, sql: sql)
+        if cache.count >= cacheSize { cache.removeAll(keepingCapacity: true) }
+        cache[sql] = statement
+        return statement
+    }
+
+    /// Runs one statement that returns no rows.
+    public func execute(_ sql: String, _ arguments: [SQLBindable] = []) throws {
+        let statement = try statement(sql)
+        try statement.bind(arguments.map(\.sqlValue))
+        while try statement.step() {}
+        statement.reset()
+    }
+
+    /// Runs a script of several statements (a migration). Takes no arguments.
+    public func executeScript(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        if code != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
+            sqlite3_free(message)
+            throw DatabaseError(code: code & 0xff, extendedCode: sqlite3_extended_errcode(handle), message: text, sql: nil, path: path)
+        }
+    }
+
+    /// Calls `body` for every result row, without materialising the result.
+    public func forEach(_ sql: String, _ arguments: [SQLBindable] = [], _ body: (Row) throws -> Void) throws {
+        let statement = try statement(sql)
+        try statement.bind(arguments.map(\.sqlValue))
+        defer { statement.reset() }
+        while try statement.step() { try body(statement.row()) }
+    }
+
+    /// All result rows.
+    public func rows(_ sql: String, _ arguments: [SQLBindable] = []) throws -> [Row] {
+        var rows: [Row] = []
+        try forEach(sql, arguments) { rows.append($0) }
+        return rows
+    }
+
+    /// The first result row, if any.
+    public func row(_ sql: String, _ arguments: [SQLBindable] = []) throws -> Row? {
+        let statement = try statement(sql)
+        try statement.bind(arguments.map(\.sqlValue))
+        defer { statement.reset() }
+        return try statement.step() ? statement.row() : nil
+    }
+
+    /// The first column of the first row, or `.null`.
+    public func scalar(_ sql: String, _ arguments: [SQLBindable] = []) throws -> SQLValue {
+        let statement = try statement(sql)
+        try statement.bind(arguments.map(\.sqlValue))
+        defer { statement.reset() }
+        return try statement.step() ? statement.value(at: 0) : .null
+    }
+
+    /// Runs `body` in a write transaction: `BEGIN IMMEDIATE` takes the write lock up front, so the
+    /// transaction can never fail half-way with a busy error that no timeout cures. Commits when
+    /// `body` returns, rolls back when it throws. Nested calls become savepoints.
+    public func write<T>(_ body: () throws -> T) throws -> T {
+        try transaction(begin: "BEGIN IMMEDIATE", body)
+    }
+
+    /// Runs `body` in a read transaction, so that every query sees one snapshot of the store.
+    public func read<T>(_ body: () throws -> T) throws -> T {
+        try transaction(begin: "BEGIN DEFERRED", body)
+    }
+
+    private func transaction<T>(begin: String, _ body: () throws -> T) throws -> T {
+        if isInTransaction {
+            savepointDepth += 1
+            let name = "gatehouse_sp\(savepointDepth)"
+            defer { savepointDepth -= 1 }
+            try executeScript("SAVEPOINT \(name)")
+            do {
+                let result = try body()
+                try executeScript("RELEASE \(name)")
+                return result
+            } catch {
+                try? executeScript("ROLLBACK TO \(name); RELEASE \(name)")
+                throw error
+            }
+        }
+        try executeScript(begin)
+        do {
+            let result = try body()
+            try executeScript("COMMIT")
+            return result
+        } catch {
+            if isInTransaction { try? executeScript("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Names of the tables in the main schema.
+    public func tableNames() throws -> [String] {
+        try rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+            .compactMap { $0[0].string }
+    }
+
+    /// Whether a table exists.
+    public func tableExists(_ name: String) throws -> Bool {
+        try scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [name]).int64 ?? 0 > 0
+    }
+
+    /// The columns of a table, in order.
+    public func columns(of table: String) throws -> [ColumnInfo] {
+        try rows("SELECT name, type, \"notnull\", pk FROM pragma_table_info(?)", [table]).map {
+            ColumnInfo(name: $0[0].string ?? "", declaredType: $0[1].string ?? "", notNull: $0[2].int64 == 1, primaryKeyPosition: Int($0[3].int64 ?? 0))
+        }
+    }
+
+    /// The foreign keys declared on a table.
+    public func foreignKeys(of table: String) throws -> [ForeignKeyInfo] {
+        try rows("SELECT \"table\", \"from\", \"to\", on_delete FROM pragma_foreign_key_list(?)", [table]).map {
+            ForeignKeyInfo(table: table, column: $0[1].string ?? "", referencedTable: $0[0].string ?? "",
+                           referencedColumn: $0[2].string, onDelete: $0[3].string ?? "NO ACTION")
+        }
+    }
+
+    /// Quotes an identifier for SQL (`user` → `"user"`).
+    public static func quote(_ identifier: String) -> String {
+        "\"" + identifier.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
+    }
+}
+
+/// A column as `PRAGMA table_info` describes it.
+public struct ColumnInfo: Sendable, Equatable {
+    public let name: String
+    public let declaredType: String
+    public let notNull: Bool
+    public let primaryKeyPosition: Int
+}
+
+/// A foreign key as `PRAGMA foreign_key_list` describes it.
+public struct ForeignKeyInfo: Sendable, Equatable {
+    public let table: String
+    public let column: String
+    public let referencedTable: String
+    /// Nil when the key references the parent's primary key implicitly.
+    public let referencedColumn: String?
+    public let onDelete: String
+}

@@ -1,0 +1,121 @@
+/// One schema change, identified by its number.
+public struct Migration: Sendable, Equatable {
+    /// The number that orders migrations (1, 2, 3, ... with no gaps).
+    public let id: Int
+    /// A short name, from the file name (`0003_gatehouse_audit`).
+    public let name: String
+    /// The SQL script.
+    public let sql: String
+    /// A checksum of the script, recorded when it is applied and compared on every open.
+    public let checksum: String
+
+    public init(id: Int, name: String, sql: String, checksum: String) {
+        self.id = id
+        self.name = name
+        self.sql = sql
+        self.checksum = checksum
+    }
+}
+
+/// Why a store's schema cannot be brought up to date.
+public enum MigrationError: Error, CustomStringConvertible, Equatable {
+    /// An applied migration's script has changed since it was applied.
+    case edited(id: Int, name: String, recorded: String, current: String)
+    /// The store records a migration this program does not know: a newer Gatehouse upgraded it.
+    case unknown(id: Int, name: String)
+    /// After migrating, `PRAGMA foreign_key_check` found rows that violate a foreign key.
+    case foreignKeyViolations(count: Int, sample: String)
+
+    public var description: String {
+        switch self {
+        case let .edited(id, name, recorded, current):
+            return "migration \(id) (\(name)) was edited after it was applied to this store "
+                + "(recorded checksum \(recorded.prefix(12))…, file now \(current.prefix(12))…); "
+                + "restore the original file and put the change in a new, higher-numbered migration"
+        case let .unknown(id, name):
+            return "this store has migration \(id) (\(name)) applied, which this version of Gatehouse does not have; "
+                + "use the newer Gatehouse that upgraded it"
+        case let .foreignKeyViolations(count, sample):
+            return "the schema change left \(count) foreign-key violations (first: \(sample)); nothing was changed"
+        }
+    }
+}
+
+/// Applies migrations in order, each once, each in its own `BEGIN IMMEDIATE` transaction, recording
+/// each with its checksum in a table.
+///
+///     let applied = try Migrator().migrate(db, migrations)
+public struct Migrator: Sendable {
+    /// The table that records applied migrations.
+    public let table: String
+
+    public init(table: String = "gatehouse_migrations") {
+        self.table = table
+    }
+
+    /// An applied migration as recorded.
+    public struct Record: Sendable, Equatable {
+        public let id: Int
+        public let name: String
+        public let checksum: String
+        public let appliedAt: String
+        /// False when the migration was recorded without running (its precondition said skip).
+        public let ran: Bool
+    }
+
+    /// The migrations already applied, in order. Empty when the table does not exist yet.
+    public func applied(_ db: Database) throws -> [Record] {
+        guard try db.tableExists(table) else { return [] }
+        return try db.rows("SELECT id, name, checksum, applied_at, ran FROM \(Database.quote(table)) ORDER BY id").map {
+            Record(id: try $0.int("id"), name: try $0.string("name"), checksum: try $0.string("checksum"),
+                   appliedAt: try $0.string("applied_at"), ran: $0.bool("ran"))
+        }
+    }
+
+    /// Checks applied migrations against `migrations` and returns those still to apply.
+    /// Throws when an applied one was edited or is unknown.
+    public func pending(_ db: Database, _ migrations: [Migration]) throws -> [Migration] {
+        let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.id, $0) })
+        let records = try applied(db)
+        for record in records {
+            guard let migration = known[record.id] else { throw MigrationError.unknown(id: record.id, name: record.name) }
+            if migration.checksum != record.checksum {
+                throw MigrationError.edited(id: record.id, name: record.name, recorded: record.checksum, current: migration.checksum)
+            }
+        }
+        let done = Set(records.map(\.id))
+        return migrations.filter { !done.contains($0.id) }.sorted { $0.id < $1.id }
+    }
+
+    /// Applies every pending migration. `shouldRun` may decide that a migration is recorded without
+    /// running (for example: Better Auth's tables already exist). Returns the migrations applied.
+    @discardableResult
+    public func migrate(_ db: Database, _ migrations: [Migration], now: String,
+                        shouldRun: (Migration, Database) throws -> Bool = { _, _ in true }) throws -> [Migration] {
+        try db.write {
+            try db.execute("""
+                CREATE TABLE IF NOT EXISTS \(Database.quote(table)) (
+                    id INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL,
+                    applied_at TEXT NOT NULL, ran INTEGER NOT NULL DEFAULT 1)
+                """)
+        }
+        var appliedNow: [Migration] = []
+        for migration in try pending(db, migrations) {
+            try db.write {
+                // Re-check inside the lock: another process may have applied it meanwhile.
+                let already = try db.scalar("SELECT count(*) FROM \(Database.quote(table)) WHERE id = ?", [migration.id]).int64 ?? 0
+                guard already == 0 else { return }
+                let run = try shouldRun(migration, db)
+                if run { try db.executeScript(migration.sql) }
+                let violations = try db.rows("PRAGMA foreign_key_check")
+                if let first = violations.first {
+                    throw MigrationError.foreignKeyViolations(count: violations.count, sample: "table \(first[0].string ?? "?") rowid \(first[1].string ?? "?")")
+                }
+                try db.execute("INSERT INTO \(Database.quote(table)) (id, name, checksum, applied_at, ran) VALUES (?, ?, ?, ?, ?)",
+                               [migration.id, migration.name, migration.checksum, now, run])
+                appliedNow.append(migration)
+            }
+        }
+        return appliedNow
+    }
+}

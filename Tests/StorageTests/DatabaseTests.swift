@@ -1,0 +1,150 @@
+import XCTest
+import Foundation
+@testable import Storage
+
+final class DatabaseTests: XCTestCase {
+    var dir: TestDirectory!
+    override func setUpWithError() throws { dir = try TestDirectory() }
+
+    func makeDatabase() throws -> Database {
+        try Database(path: dir.path("test.sqlite"), options: .init(create: true))
+    }
+
+    func testOpensWithWALAndForeignKeys() throws {
+        let db = try makeDatabase()
+        XCTAssertEqual(try db.scalar("PRAGMA journal_mode").string, "wal")
+        XCTAssertEqual(try db.scalar("PRAGMA foreign_keys").int64, 1)
+        XCTAssertEqual(try db.scalar("PRAGMA busy_timeout").int64, 15_000)
+    }
+
+    func testMissingFileIsNotCreatedWithoutCreateOption() {
+        XCTAssertThrowsError(try Database(path: dir.path("missing.sqlite"))) { error in
+            XCTAssertEqual((error as? DatabaseError)?.code, 14) // SQLITE_CANTOPEN
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("missing.sqlite")))
+    }
+
+    func testNonDatabaseFileIsRefusedAtOpen() throws {
+        let path = dir.path("notes.txt")
+        try String(repeating: "this is not a database\n", count: 200).write(toFile: path, atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try Database(path: path)) { error in
+            XCTAssertEqual((error as? DatabaseError)?.code, 26) // SQLITE_NOTADB
+        }
+    }
+
+    func testTypedBindingRoundTrips() throws {
+        let db = try makeDatabase()
+        try db.execute("CREATE TABLE t (a TEXT, b INTEGER, c REAL, d BLOB, e TEXT)")
+        let blob: [UInt8] = [0, 1, 2, 255]
+        try db.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", ["héllo 'quoted' \u{0}x", Int64.max, 1.5, blob, String?.none])
+        let row = try XCTUnwrap(db.row("SELECT * FROM t"))
+        XCTAssertEqual(try row.string("a"), "héllo 'quoted' \u{0}x")
+        XCTAssertEqual(row["b"], .integer(Int64.max))
+        XCTAssertEqual(row["c"], .real(1.5))
+        XCTAssertEqual(try row.blob("d"), blob)
+        XCTAssertEqual(row["e"], .null)
+        XCTAssertEqual(row["no_such_column"], .null)
+        XCTAssertThrowsError(try row.int("a"))
+    }
+
+    func testStatementsAreCachedAndReusable() throws {
+        let db = try makeDatabase()
+        try db.execute("CREATE TABLE t (n INTEGER)")
+        for n in 0..<100 { try db.execute("INSERT INTO t VALUES (?)", [n]) }
+        XCTAssertTrue(try db.statement("INSERT INTO t VALUES (?)") === db.statement("INSERT INTO t VALUES (?)"))
+        XCTAssertEqual(try db.scalar("SELECT sum(n) FROM t").int64, 4950)
+    }
+
+    func testWrongArgumentCountIsAnError() throws {
+        let db = try makeDatabase()
+        try db.execute("CREATE TABLE t (n INTEGER)")
+        XCTAssertThrowsError(try db.execute("INSERT INTO t VALUES (?)", [1, 2]))
+    }
+
+    func testWriteRollsBackWhenBodyThrows() throws {
+        struct Boom: Error {}
+        let db = try makeDatabase()
+        try db.execute("CREATE TABLE t (n INTEGER)")
+        XCTAssertThrowsError(try db.write {
+            try db.execute("INSERT INTO t VALUES (1)")
+            throw Boom()
+        })
+        XCTAssertFalse(db.isInTransaction)
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM t").int64, 0)
+    }
+
+    func testNestedWriteIsASavepoint() throws {
+        struct Boom: Error {}
+        let db = try makeDatabase()
+        try db.execute("CREATE TABLE t (n INTEGER)")
+        try db.write {
+            try db.execute("INSERT INTO t VALUES (1)")
+            XCTAssertThrowsError(try db.write {
+                try db.execute("INSERT INTO t VALUES (2)")
+                throw Boom()
+            })
+        }
+        XCTAssertEqual(try db.rows("SELECT n FROM t").map { $0["n"] }, [.integer(1)])
+    }
+
+    func testErrorsCarryCodesAndSQLButNotBoundValues() throws {
+        let db = try makeDatabase()
+        try db.execute("CREATE TABLE t (k TEXT PRIMARY KEY)")
+        try db.execute("INSERT INTO t VALUES (?)", ["super-secret-value"])
+        XCTAssertThrowsError(try db.execute("INSERT INTO t VALUES (?)", ["super-secret-value"])) { error in
+            let error = error as! DatabaseError
+            XCTAssertEqual(error.code, 19)
+            XCTAssertTrue(error.isUniqueViolation)
+            XCTAssertEqual(error.sql, "INSERT INTO t VALUES (?)")
+            XCTAssertFalse(error.description.contains("super-secret-value"))
+            XCTAssertTrue(error.description.contains("UNIQUE"))
+        }
+    }
+
+    func testForeignKeysAreEnforced() throws {
+        let db = try makeDatabase()
+        try db.executeScript("CREATE TABLE p (id TEXT PRIMARY KEY); CREATE TABLE c (p TEXT REFERENCES p(id));")
+        XCTAssertThrowsError(try db.execute("INSERT INTO c VALUES ('nope')")) { error in
+            XCTAssertEqual((error as? DatabaseError)?.extendedCode, SQLiteCode.constraintForeignKey)
+        }
+        XCTAssertEqual(try db.foreignKeys(of: "c").first?.referencedTable, "p")
+    }
+
+    func testQuoteEscapesIdentifiers() {
+        XCTAssertEqual(Database.quote("user"), "\"user\"")
+        XCTAssertEqual(Database.quote("we\"ird"), "\"we\"\"ird\"")
+    }
+
+    func testPoolSerialisesEachConnectionAcrossThreads() throws {
+        let path = dir.path("pool.sqlite")
+        let setup = try Database(path: path, options: .init(create: true))
+        try setup.execute("CREATE TABLE t (n INTEGER)")
+        let pool = try DatabasePool(path: path, maximumConnections: 3)
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            for n in 0..<50 {
+                try! pool.withConnection { db in
+                    try db.write { try db.execute("INSERT INTO t VALUES (?)", [worker * 1000 + n]) }
+                }
+            }
+        }
+        XCTAssertEqual(try setup.scalar("SELECT count(*) FROM t").int64, 400)
+    }
+
+    func testWriterWaitsForAnotherConnectionsLock() throws {
+        let path = dir.path("lock.sqlite")
+        let first = try Database(path: path, options: .init(create: true))
+        try first.execute("CREATE TABLE t (n INTEGER)")
+        let second = try Database(path: path, options: .init(busyTimeoutMilliseconds: 5_000))
+        let released = expectation(description: "first writer commits")
+        try first.executeScript("BEGIN IMMEDIATE; INSERT INTO t VALUES (1);")
+        // The connection is handed to exactly one other thread while this one is blocked in `write`.
+        nonisolated(unsafe) let holder = first
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) {
+            try! holder.executeScript("COMMIT")
+            released.fulfill()
+        }
+        try second.write { try second.execute("INSERT INTO t VALUES (2)") }
+        wait(for: [released], timeout: 5)
+        XCTAssertEqual(try second.scalar("SELECT count(*) FROM t").int64, 2)
+    }
+}

@@ -1,0 +1,54 @@
+import XCTest
+@testable import Storage
+
+final class MigratorTests: XCTestCase {
+    var dir: TestDirectory!
+    override func setUpWithError() throws { dir = try TestDirectory() }
+
+    let one = Migration(id: 1, name: "0001_a", sql: "CREATE TABLE a (id INTEGER PRIMARY KEY);", checksum: "c1")
+    let two = Migration(id: 2, name: "0002_b", sql: "CREATE TABLE b (a INTEGER REFERENCES a(id));", checksum: "c2")
+
+    func testAppliesEachMigrationOnceInOrder() throws {
+        let db = try Database(path: dir.path("m.sqlite"), options: .init(create: true))
+        let migrator = Migrator()
+        XCTAssertEqual(try migrator.migrate(db, [two, one], now: "t").map(\.id), [1, 2])
+        XCTAssertEqual(try migrator.migrate(db, [one, two], now: "t").map(\.id), [])
+        XCTAssertEqual(try migrator.applied(db).map(\.checksum), ["c1", "c2"])
+        XCTAssertTrue(try db.tableExists("b"))
+    }
+
+    func testEditedMigrationIsRefused() throws {
+        let db = try Database(path: dir.path("m.sqlite"), options: .init(create: true))
+        try Migrator().migrate(db, [one], now: "t")
+        let edited = Migration(id: 1, name: "0001_a", sql: "CREATE TABLE a (id INTEGER);", checksum: "changed")
+        XCTAssertThrowsError(try Migrator().migrate(db, [edited, two], now: "t")) { error in
+            guard case .edited(1, _, "c1", "changed") = error as? MigrationError else { return XCTFail("\(error)") }
+            XCTAssertTrue("\(error)".contains("new, higher-numbered migration"))
+        }
+        XCTAssertFalse(try db.tableExists("b"))
+    }
+
+    func testUnknownAppliedMigrationIsRefused() throws {
+        let db = try Database(path: dir.path("m.sqlite"), options: .init(create: true))
+        try Migrator().migrate(db, [one, two], now: "t")
+        XCTAssertThrowsError(try Migrator().migrate(db, [one], now: "t")) { error in
+            XCTAssertEqual(error as? MigrationError, .unknown(id: 2, name: "0002_b"))
+        }
+    }
+
+    func testFailingMigrationLeavesNothingBehind() throws {
+        let db = try Database(path: dir.path("m.sqlite"), options: .init(create: true))
+        let broken = Migration(id: 2, name: "0002_broken", sql: "CREATE TABLE c (x); CREATE TABLE oops (", checksum: "x")
+        XCTAssertThrowsError(try Migrator().migrate(db, [one, broken], now: "t"))
+        XCTAssertTrue(try db.tableExists("a"))
+        XCTAssertFalse(try db.tableExists("c"))
+        XCTAssertEqual(try Migrator().applied(db).map(\.id), [1])
+    }
+
+    func testSkippedMigrationIsRecordedWithoutRunning() throws {
+        let db = try Database(path: dir.path("m.sqlite"), options: .init(create: true))
+        try Migrator().migrate(db, [one, two], now: "t") { migration, _ in migration.id != 2 }
+        XCTAssertFalse(try db.tableExists("b"))
+        XCTAssertEqual(try Migrator().applied(db).map(\.ran), [true, false])
+    }
+}
