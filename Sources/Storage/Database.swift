@@ -164,11 +164,13 @@ public final class Database {
     /// Runs `body` in a write transaction: `BEGIN IMMEDIATE` takes the write lock up front, so the
     /// transaction can never fail half-way with a busy error that no timeout cures. Commits when
     /// `body` returns, rolls back when it throws. Nested calls become savepoints.
+    @discardableResult
     public func write<T>(_ body: () throws -> T) throws -> T {
         try transaction(begin: "BEGIN IMMEDIATE", body)
     }
 
     /// Runs `body` in a read transaction, so that every query sees one snapshot of the store.
+    @discardableResult
     public func read<T>(_ body: () throws -> T) throws -> T {
         try transaction(begin: "BEGIN DEFERRED", body)
     }

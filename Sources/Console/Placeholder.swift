@@ -1,3 +1,0 @@
-import Gatehouse
-import HTTPServer
-public enum ConsolePlaceholder {}

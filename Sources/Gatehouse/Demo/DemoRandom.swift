@@ -1,0 +1,45 @@
+/// A small, fast, seedable generator (SplitMix64): the demo data must be the same for the same seed.
+struct DemoRandom {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A number in `0..<bound`.
+    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(max(1, bound))) }
+
+    /// True with probability `p`.
+    mutating func chance(_ p: Double) -> Bool { Double(next() >> 11) / Double(1 << 53) < p }
+
+    mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+
+    private static let alphanumerics = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+    private static let digits = Array("0123456789".utf8)
+
+    /// `length` letters and digits: the shape of Better Auth's generated ids.
+    mutating func alphanumeric(_ length: Int) -> String { string(length, from: Self.alphanumerics) }
+    mutating func hex(_ length: Int) -> String { string(length, from: Self.hexDigits) }
+    mutating func decimal(_ length: Int) -> String { string(length, from: Self.digits) }
+
+    private mutating func string(_ length: Int, from alphabet: [UInt8]) -> String {
+        String(unsafeUninitializedCapacity: length) { buffer in
+            var bits = next()
+            var left = 10
+            for index in 0..<length {
+                if left == 0 { bits = next(); left = 10 }
+                buffer[index] = alphabet[Int(bits & 63) % alphabet.count]
+                bits >>= 6
+                left -= 1
+            }
+            return length
+        }
+    }
+}

@@ -1,0 +1,195 @@
+import Storage
+
+/// Fills a store with deterministic, realistic demo data, written exactly as Better Auth writes it:
+/// 32-character ids, dates in each column's own encoding, booleans as 0/1, lowercased emails.
+///
+/// The population: Apple users (about a third behind Hide My Email relays), Google users,
+/// email/password users, people linked to both providers, and a few percent of split identities —
+/// one person as an Apple-relay user and, days later, a separate Google user with the same name
+/// and similar sessions. Sync `users` rows (a few unprovisioned), workspaces, subscriptions and
+/// allow-list roles complete it.
+public struct DemoSeeder {
+    /// What was written.
+    public struct Report: Sendable, Codable {
+        public var users = 0
+        public var accounts = 0
+        public var sessions = 0
+        public var syncUsers = 0
+        public var workspaces = 0
+        public var subscriptions = 0
+        public var roles = 0
+        public var splitIdentities = 0
+        public var verifications = 0
+        public var seconds = 0.0
+        public var rows: Int { users + accounts + sessions + syncUsers + workspaces + subscriptions + roles + verifications }
+    }
+
+    public let seed: UInt64
+    /// The "now" the data is built around; the same seed and anchor give the same rows.
+    public let anchor: Timestamp
+    /// Users per write transaction.
+    public var batchSize = 20_000
+
+    public init(seed: UInt64, anchor: Timestamp) {
+        self.seed = seed
+        self.anchor = anchor
+    }
+
+    static let firstNames = ["Maria", "José", "Aiko", "Liam", "Olivia", "Noah", "Emma", "Mateo", "Sofia", "Lucas", "Chloé", "Yusuf",
+                             "Amara", "Chen", "Priya", "Ivan", "Fatima", "Oliver", "Ingrid", "Kwame", "Hana", "Diego", "Elena", "Tomás",
+                             "Zoe", "Arjun", "Nadia", "Felix", "Leila", "Jonas", "Mei", "Samuel", "Ava", "Omar", "Freya", "Luca",
+                             "Isabel", "Kenji", "Ana", "Erik", "Sara", "Marco", "Nina", "Pablo", "Rosa", "Theo", "Yara", "Dmitri"]
+    static let lastNames = ["García", "Smith", "Tanaka", "Müller", "Rossi", "Dubois", "Kowalski", "Nguyen", "Okafor", "Silva", "Johansson",
+                            "Patel", "Kim", "Hernández", "Novak", "O'Brien", "Haddad", "Schmidt", "Moreau", "Ivanova", "Costa", "Larsen",
+                            "Yamamoto", "Fischer", "Brown", "Lopez", "Jensen", "Wójcik", "Ahmed", "Bianchi", "Walsh", "Sato", "Martin",
+                            "Andersson", "Cohen", "Popescu", "Reyes", "Murphy", "Chowdhury", "Kaya"]
+    static let mailDomains = ["gmail.com", "outlook.com", "icloud.com", "proton.me", "yahoo.com", "fastmail.com", "hey.com", "web.de"]
+    static let userAgents = [
+        "ZudoText/3.4.1 (iPhone; iOS 18.1; Scale/3.00)",
+        "ZudoText/3.4.0 (iPad; iOS 17.6; Scale/2.00)",
+        "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+        "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15",
+        "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0",
+        "ZudoText-Desktop/2.9.0 (macOS 15.1; arm64)",
+        "ZudoText-Desktop/2.9.0 (Windows 11; x64)",
+    ]
+    static let plans = ["pro-monthly", "pro-yearly", "team-monthly"]
+
+    /// The kinds of person the demo population holds.
+    enum Kind { case apple, google, email, linked, split }
+
+    /// Seeds `count` users (a split identity counts as two).
+    public func seed(_ store: Store, users count: Int, progress: ((Int) -> Void)? = nil) throws -> Report {
+        let started = Timestamp.now()
+        var report = Report()
+        var random = DemoRandom(seed: seed)
+        let writer = try RowWriter(store: store)
+        let db = store.db
+        // A bigger page cache for the bulk load; the default 2 MB would thrash the random-key indexes.
+        try db.execute("PRAGMA cache_size = -65536")
+        defer { try? db.execute("PRAGMA cache_size = -2000") }
+        var person = try db.scalar("SELECT count(*) FROM \(store.schema.user.sql)").int64.map(Int.init) ?? 0
+        let limit = report.users + count
+        while report.users < limit {
+            try db.write {
+                let batchEnd = min(limit, report.users + batchSize)
+                while report.users < batchEnd {
+                    person += 1
+                    try seedPerson(person, room: batchEnd - report.users, random: &random, writer: writer, report: &report)
+                }
+            }
+            progress?(report.users)
+        }
+        try store.audit.append(db, actor: Actor("demo-seeder"), action: "demo.seed", subject: store.path, details: [
+            "users": .int(Int64(report.users)), "seed": .string(String(seed)), "anchor": .string(anchor.iso8601),
+        ])
+        report.seconds = Double(Timestamp.now().milliseconds - started.milliseconds) / 1000
+        return report
+    }
+
+    private func seedPerson(_ index: Int, room: Int, random: inout DemoRandom, writer: RowWriter, report: inout Report) throws {
+        let roll = random.below(1000)
+        var kind: Kind = roll < 300 ? .apple : roll < 620 ? .google : roll < 820 ? .email : roll < 960 ? .linked : .split
+        if kind == .split && room < 2 { kind = .google }
+        let first = random.pick(Self.firstNames), last = random.pick(Self.lastNames)
+        let name = "\(first) \(last)"
+        let local = Self.emailLocal(first, last) + ".\(index)"
+        let domain = random.pick(Self.mailDomains)
+        // Created within the last two years; the anchor is "now".
+        let created = Timestamp(milliseconds: anchor.milliseconds - Int64(random.below(730 * 86_400_000)) - 3_600_000)
+        let ip = Self.ipAddress(&random)
+        let agent = random.pick(Self.userAgents)
+
+        switch kind {
+        case .apple:
+            let relay = random.chance(0.34)
+            let email = relay ? Self.relayAddress(&random) : "\(local)@\(domain)"
+            let id = try writer.user(name: name, email: email, verified: true, created: created, random: &random)
+            try writer.account(user: id, provider: "apple", created: created, random: &random)
+            try finishUser(id, created: created, ip: ip, agent: agent, random: &random, writer: writer, report: &report, accounts: 1)
+        case .google:
+            let id = try writer.user(name: name, email: "\(local)@gmail.com", verified: true, created: created, random: &random)
+            try writer.account(user: id, provider: "google", created: created, random: &random)
+            try finishUser(id, created: created, ip: ip, agent: agent, random: &random, writer: writer, report: &report, accounts: 1)
+        case .email:
+            let id = try writer.user(name: name, email: "\(local)@\(domain)", verified: random.chance(0.7), created: created, random: &random)
+            try writer.account(user: id, provider: "credential", created: created, random: &random)
+            try finishUser(id, created: created, ip: ip, agent: agent, random: &random, writer: writer, report: &report, accounts: 1)
+        case .linked:
+            let id = try writer.user(name: name, email: "\(local)@gmail.com", verified: true, created: created, random: &random)
+            try writer.account(user: id, provider: "google", created: created, random: &random)
+            try writer.account(user: id, provider: "apple", created: created.adding(seconds: Int64(random.below(60 * 86_400))), random: &random)
+            try finishUser(id, created: created, ip: ip, agent: agent, random: &random, writer: writer, report: &report, accounts: 2)
+        case .split:
+            // The same human twice: Apple with Hide My Email on iOS, then Google on the desktop days later.
+            let apple = try writer.user(name: name, email: Self.relayAddress(&random), verified: true, created: created, random: &random)
+            try writer.account(user: apple, provider: "apple", created: created, random: &random)
+            try finishUser(apple, created: created, ip: ip, agent: Self.userAgents[0], random: &random, writer: writer, report: &report, accounts: 1)
+            let later = created.adding(seconds: Int64(2 + random.below(19)) * 86_400 + Int64(random.below(86_400)))
+            let google = try writer.user(name: name, email: "\(local)@gmail.com", verified: true, created: later, random: &random)
+            try writer.account(user: google, provider: "google", created: later, random: &random)
+            try finishUser(google, created: later, ip: ip, agent: Self.userAgents[6], random: &random, writer: writer, report: &report, accounts: 1)
+            report.splitIdentities += 1
+        }
+    }
+
+    private func finishUser(_ id: String, created: Timestamp, ip: String, agent: String, random: inout DemoRandom,
+                            writer: RowWriter, report: inout Report, accounts: Int) throws {
+        report.users += 1
+        report.accounts += accounts
+        let sessions = random.below(4)
+        for number in 0..<sessions {
+            // Most sessions come from the person's usual address and device; some from elsewhere.
+            let sessionIP = number == 0 || random.chance(0.6) ? ip : Self.ipAddress(&random)
+            let sessionAgent = number == 0 || random.chance(0.7) ? agent : random.pick(Self.userAgents)
+            let start = Timestamp(milliseconds: max(created.milliseconds, anchor.milliseconds - Int64(random.below(20 * 86_400)) * 1000))
+            try writer.session(user: id, created: start, expires: start.adding(seconds: 7 * 86_400), ip: sessionIP, agent: sessionAgent, random: &random)
+        }
+        report.sessions += sessions
+        guard random.chance(0.97) else { return } // a few are never provisioned on the sync server
+        let syncID = try writer.syncUser(sub: "better_auth|" + id, created: created.adding(seconds: 2))
+        report.syncUsers += 1
+        let workspaces = random.chance(0.85) ? 1 + (random.chance(0.15) ? random.below(3) : 0) : 0
+        for number in 0..<workspaces {
+            try writer.workspace(owner: syncID, name: number == 0 ? "Personal" : "Project \(number)", created: created.adding(seconds: 60 + Int64(number) * 86_400), random: &random)
+        }
+        report.workspaces += workspaces
+        if random.chance(0.25) {
+            let status = random.pick(["active", "active", "active", "trialing", "past_due", "canceled"])
+            try writer.subscription(user: syncID, plan: random.pick(Self.plans), status: status,
+                                    periodEnd: anchor.adding(seconds: Int64(random.below(30 * 86_400))), created: created.adding(seconds: 3600), random: &random)
+            report.subscriptions += 1
+        }
+        if random.chance(0.002) {
+            try writer.role(sub: "better_auth|" + id, role: random.chance(0.3) ? "admin" : "dev", granted: created.adding(seconds: 86_400))
+            report.roles += 1
+        }
+        if random.chance(0.01), try writer.verification(identifier: "email-verification", created: anchor, random: &random) {
+            report.verifications += 1
+        }
+    }
+
+    static func emailLocal(_ first: String, _ last: String) -> String {
+        let folded = (first + "." + last).lowercased().applyingFold()
+        return String(folded.unicodeScalars.filter { ($0.value >= 97 && $0.value <= 122) || $0 == "." }.map(Character.init))
+    }
+
+    static func relayAddress(_ random: inout DemoRandom) -> String {
+        random.alphanumeric(10).lowercased() + "@privaterelay.appleid.com"
+    }
+
+    static func ipAddress(_ random: inout DemoRandom) -> String {
+        let prefixes = ["81.2", "89.204", "176.12", "203.0", "73.158", "98.207", "2.56", "185.199", "62.30", "101.53"]
+        return "\(random.pick(prefixes)).\(random.below(256)).\(1 + random.below(254))"
+    }
+}
+
+private extension String {
+    /// Strips accents for email local parts (García → garcia).
+    func applyingFold() -> String {
+        let map: [Character: String] = ["á": "a", "à": "a", "ä": "a", "é": "e", "è": "e", "í": "i", "ó": "o", "ö": "o", "ú": "u",
+                                        "ü": "u", "ñ": "n", "ç": "c", "ł": "l", "ń": "n", "ś": "s", "'": "", "ø": "o", "å": "a", "ć": "c"]
+        return String(flatMap { map[$0] ?? String($0) })
+    }
+}

@@ -1,3 +1,0 @@
-import Storage
-import JOSE
-public enum GatehousePlaceholder {}

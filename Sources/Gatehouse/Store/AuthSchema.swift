@@ -1,0 +1,143 @@
+import Storage
+
+/// Better Auth's tables as this database has them: their names, which columns exist (camelCase as
+/// Better Auth's CLI writes them, or snake_case as Drizzle schemas often do), and how dates are stored.
+///
+/// Every query on Better Auth's tables is written against this map, so one code path serves
+/// Better Auth 1.7, 1.4–1.6 (no `issuer`) and Drizzle-made databases.
+public struct AuthSchema: Sendable {
+    /// One Better Auth table.
+    public struct Table: Sendable {
+        /// Better Auth's name for the table (`user`).
+        public let logical: String
+        /// Its name in this database.
+        public let name: String
+        /// Logical field → physical column.
+        public let columns: [String: String]
+        /// Logical date field → its encoding here.
+        public let dates: [String: DateEncoding]
+
+        /// The table name, quoted for SQL.
+        public var sql: String { Database.quote(name) }
+
+        /// Whether the field exists here.
+        public func has(_ field: String) -> Bool { columns[field] != nil }
+
+        /// The quoted column for a field. Required fields are checked when the schema is read; an optional
+        /// field that is absent yields `NULL` so that SELECT lists stay valid.
+        public func col(_ field: String) -> String {
+            columns[field].map(Database.quote) ?? "NULL"
+        }
+
+        /// The encoding of a date field (ISO text when unknown).
+        public func encoding(_ field: String) -> DateEncoding { dates[field] ?? .isoText }
+    }
+
+    public let user: Table
+    public let session: Table
+    public let account: Table
+    public let verification: Table?
+
+    /// Whether `account` has Better Auth 1.7's `issuer` column.
+    public var hasIssuer: Bool { account.has("issuer") }
+    /// Whether the admin plugin's columns (`banned`, `banReason`, `banExpires`) are on `user`.
+    public var hasAdminPlugin: Bool { user.has("banned") }
+
+    /// A short description of the shape: "Better Auth 1.7", "Better Auth 1.4–1.6 (no account.issuer)", ...
+    public var shape: String {
+        var parts = [hasIssuer ? "Better Auth 1.7 (account.issuer)" : "Better Auth 1.4–1.6 (no account.issuer)"]
+        let encoding = user.encoding("createdAt")
+        if encoding != .isoText { parts.append("dates as \(encoding == .epochMilliseconds ? "epoch milliseconds" : "epoch seconds")") }
+        if user.columns["emailVerified"] == "email_verified" { parts.append("snake_case columns") }
+        if hasAdminPlugin { parts.append("admin plugin") }
+        return parts.joined(separator: ", ")
+    }
+
+    /// Fields Gatehouse needs, per table.
+    static let required: [String: [String]] = [
+        "user": ["id", "name", "email", "emailVerified", "createdAt", "updatedAt"],
+        "session": ["id", "expiresAt", "token", "createdAt", "updatedAt", "userId"],
+        "account": ["id", "accountId", "providerId", "userId", "createdAt", "updatedAt"],
+        "verification": ["id", "identifier", "value", "expiresAt"],
+    ]
+
+    /// Fields Gatehouse uses when they are there.
+    static let optional: [String: [String]] = [
+        "user": ["image", "banned", "banReason", "banExpires", "role"],
+        "session": ["ipAddress", "userAgent", "impersonatedBy"],
+        "account": ["issuer", "accessToken", "refreshToken", "idToken", "accessTokenExpiresAt", "refreshTokenExpiresAt", "scope", "password"],
+        "verification": ["createdAt", "updatedAt"],
+    ]
+
+    static let dateFields: Set<String> = ["createdAt", "updatedAt", "expiresAt", "accessTokenExpiresAt", "refreshTokenExpiresAt", "banExpires"]
+
+    /// A problem with the database's Better Auth tables.
+    public struct Problem: Sendable, Equatable, CustomStringConvertible {
+        public let table: String
+        public let column: String?
+        public var description: String {
+            column.map { "table \"\(table)\" has no column \"\($0)\" (or \"\(AuthSchema.snakeCase($0))\")" } ?? "table \"\(table)\" does not exist"
+        }
+    }
+
+    /// Reads the schema, or lists every missing table and column.
+    public static func inspect(_ db: Database, configuration: StoreConfiguration) throws -> Result<AuthSchema, SchemaProblems> {
+        var problems: [Problem] = []
+        var tables: [String: Table] = [:]
+        for logical in StoreConfiguration.betterAuthTables {
+            let name = configuration.tableName(logical)
+            let present = try db.columns(of: name)
+            if present.isEmpty {
+                if logical != "verification" { problems.append(Problem(table: name, column: nil)) }
+                continue
+            }
+            let byName = Dictionary(present.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            var columns: [String: String] = [:]
+            for field in required[logical, default: []] + optional[logical, default: []] {
+                if byName[field] != nil { columns[field] = field } else if byName[snakeCase(field)] != nil { columns[field] = snakeCase(field) }
+            }
+            for field in required[logical, default: []] where columns[field] == nil {
+                problems.append(Problem(table: name, column: field))
+            }
+            var dates: [String: DateEncoding] = [:]
+            for (field, column) in columns where dateFields.contains(field) {
+                dates[field] = try detectEncoding(db, table: name, column: column, declared: byName[column]?.declaredType ?? "")
+            }
+            tables[logical] = Table(logical: logical, name: name, columns: columns, dates: dates)
+        }
+        guard problems.isEmpty, let user = tables["user"], let session = tables["session"], let account = tables["account"] else {
+            return .failure(SchemaProblems(problems: problems))
+        }
+        return .success(AuthSchema(user: user, session: session, account: account, verification: tables["verification"]))
+    }
+
+    /// `emailVerified` → `email_verified`.
+    public static func snakeCase(_ field: String) -> String {
+        var out = ""
+        for char in field {
+            if char.isUppercase { out += "_" + char.lowercased() } else { out.append(char) }
+        }
+        return out
+    }
+
+    static func detectEncoding(_ db: Database, table: String, column: String, declared: String) throws -> DateEncoding {
+        let sample = try db.scalar("SELECT \(Database.quote(column)) FROM \(Database.quote(table)) WHERE \(Database.quote(column)) IS NOT NULL LIMIT 1")
+        switch sample {
+        case .integer(let value): return abs(value) >= 100_000_000_000 ? .epochMilliseconds : .epochSeconds
+        case .real(let value): return abs(value) >= 1e11 ? .epochMilliseconds : .epochSeconds
+        case .text: return .isoText
+        default:
+            let type = declared.lowercased()
+            // An empty table tells nothing from its values: Drizzle declares integer timestamps, Kysely "date".
+            return type.contains("int") ? .epochMilliseconds : .isoText
+        }
+    }
+}
+
+/// Everything missing from a database's Better Auth tables.
+public struct SchemaProblems: Error, Sendable, CustomStringConvertible {
+    public let problems: [AuthSchema.Problem]
+    public var description: String {
+        "this database's Better Auth tables lack what Gatehouse needs:\n" + problems.map { "  - \($0)" }.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,36 @@
+import Storage
+
+/// How a date column stores its values. Better Auth's Kysely adapter writes ISO-8601 text;
+/// Drizzle's `timestamp_ms` writes epoch milliseconds and older `timestamp` columns epoch seconds.
+/// Gatehouse reads all three and writes each column in the encoding it already uses.
+public enum DateEncoding: String, Sendable, Codable {
+    case isoText = "iso-text"
+    case epochMilliseconds = "epoch-ms"
+    case epochSeconds = "epoch-s"
+
+    /// The stored form of a time.
+    public func encode(_ time: Timestamp) -> SQLValue {
+        switch self {
+        case .isoText: return .text(time.iso8601)
+        case .epochMilliseconds: return .integer(time.milliseconds)
+        case .epochSeconds: return .integer(time.seconds)
+        }
+    }
+
+    /// Reads a stored time in any of the three encodings (whatever this column is declared as):
+    /// numbers above 10^11 are milliseconds, smaller ones seconds; text is ISO-8601 or a number.
+    public static func decode(_ value: SQLValue) -> Timestamp? {
+        switch value {
+        case .integer(let number): return fromEpoch(number)
+        case .real(let number): return number.isFinite ? fromEpoch(Int64(number)) : nil
+        case .text(let text):
+            if let time = Timestamp(iso8601: text) { return time }
+            return Int64(text).map(fromEpoch)
+        case .null, .blob: return nil
+        }
+    }
+
+    private static func fromEpoch(_ number: Int64) -> Timestamp {
+        abs(number) >= 100_000_000_000 ? Timestamp(milliseconds: number) : Timestamp(seconds: number)
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import JOSE
+
+/// The 32-byte key that seals secrets at rest (AES-256-GCM). From `GATEHOUSE_MASTER_KEY` (64 hex
+/// characters) or from a key file beside the store, created with mode 0600.
+public struct MasterKey: Sendable {
+    /// The key bytes. Never printed, never logged.
+    let bytes: [UInt8]
+    /// Where the key came from, for messages (`GATEHOUSE_MASTER_KEY` or a file path).
+    public let source: String
+
+    /// The key file that belongs to a store: `<store>.key`.
+    public static func defaultPath(forStore storePath: String) -> String { storePath + ".key" }
+
+    /// Loads the key from the environment or the key file; throws with a fix when it is missing or exposed.
+    public static func load(storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> MasterKey {
+        if let value = environment["GATEHOUSE_MASTER_KEY"], !value.isEmpty {
+            guard let bytes = Hex.decode(value.trimmingCharacters(in: .whitespacesAndNewlines)), bytes.count == 32 else {
+                throw GatehouseError.invalid("GATEHOUSE_MASTER_KEY is not 64 hexadecimal characters (32 bytes)",
+                                             fix: "generate one with `openssl rand -hex 32`")
+            }
+            return MasterKey(bytes: bytes, source: "GATEHOUSE_MASTER_KEY")
+        }
+        let path = defaultPath(forStore: storePath)
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
+            throw GatehouseError.notFound("the master key file \(path) does not exist",
+                                          fix: "run `gatehouse init --store \(storePath)`, or set GATEHOUSE_MASTER_KEY")
+        }
+        let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0
+        if mode & 0o077 != 0 {
+            throw GatehouseError("the master key file \(path) is readable by other users (mode \(String(mode, radix: 8)))",
+                                 fix: "chmod 600 \(path)")
+        }
+        guard let data = FileManager.default.contents(atPath: path),
+              let bytes = Hex.decode(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
+              bytes.count == 32 else {
+            throw GatehouseError("the master key file \(path) does not hold 64 hexadecimal characters",
+                                 fix: "restore it from your backup; sealed keys cannot be opened without it")
+        }
+        return MasterKey(bytes: bytes, source: path)
+    }
+
+    /// Creates the key file for a store if neither it nor `GATEHOUSE_MASTER_KEY` exists. Returns the
+    /// path it created, or nil when a key was already there.
+    public static func createIfMissing(storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String? {
+        if let value = environment["GATEHOUSE_MASTER_KEY"], !value.isEmpty { return nil }
+        let path = defaultPath(forStore: storePath)
+        if FileManager.default.fileExists(atPath: path) { return nil }
+        let text = Hex.encode(try SecureRandom.bytes(32)) + "\n"
+        // O_EXCL: two concurrent inits cannot both write a key; the file is born with mode 0600.
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        if fd < 0 {
+            if errno == EEXIST { return nil }
+            throw GatehouseError("cannot create the master key file \(path): \(String(cString: strerror(errno)))",
+                                 fix: "check that the store's folder is writable")
+        }
+        defer { close(fd) }
+        let written = text.withCString { write(fd, $0, strlen($0)) }
+        guard written == text.utf8.count, fsync(fd) == 0 else {
+            unlink(path)
+            throw GatehouseError("cannot write the master key file \(path)", fix: "check free disk space")
+        }
+        return path
+    }
+}

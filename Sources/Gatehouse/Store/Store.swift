@@ -1,0 +1,168 @@
+import Foundation
+import Storage
+
+/// An open Gatehouse store: one SQLite file holding Better Auth's tables, the sync server's and
+/// Gatehouse's own, with the schema map that lets every service query it.
+///
+///     let store = try Store.open(path: "auth.sqlite")
+///     let users = try store.db.scalar("SELECT count(*) FROM \(store.schema.user.sql)")
+public final class Store {
+    /// The file.
+    public let path: String
+    /// The connection. A `Store` belongs to one thread at a time, like its connection.
+    public let db: Database
+    /// Better Auth's tables as this database has them.
+    public let schema: AuthSchema
+    /// Table renames and other per-store settings.
+    public let configuration: StoreConfiguration
+    /// The audit log.
+    public let audit = AuditLog()
+
+    init(path: String, db: Database, schema: AuthSchema, configuration: StoreConfiguration) {
+        self.path = path
+        self.db = db
+        self.schema = schema
+        self.configuration = configuration
+    }
+
+    /// How long a command waits for another process's write lock (`GATEHOUSE_BUSY_TIMEOUT_MS`, default 15 s).
+    static var busyTimeout: Int32 {
+        ProcessInfo.processInfo.environment["GATEHOUSE_BUSY_TIMEOUT_MS"].flatMap(Int32.init) ?? 15_000
+    }
+
+    /// Opens an initialised, up-to-date store. Refuses a missing file, a non-database, a store whose
+    /// migrations are pending or were edited, and a Better Auth schema lacking columns Gatehouse needs.
+    public static func open(path: String, configurationPath: String? = nil, migrations: MigrationCatalog? = nil) throws -> Store {
+        try checkFile(path, mustExist: true)
+        let configuration = try StoreConfiguration.load(storePath: path, explicitPath: configurationPath)
+        let db = try withStoreErrors(path) { try Database(path: path, options: .init(busyTimeoutMilliseconds: busyTimeout)) }
+        let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory())
+        let pending = try withStoreErrors(path) { try Migrator().pending(db, catalog.migrations) }
+        if !pending.isEmpty {
+            let applied = try withStoreErrors(path) { try Migrator().applied(db) }
+            throw GatehouseError(applied.isEmpty ? "\(path) is not a Gatehouse store yet" : "\(path) needs \(pending.count) schema upgrade(s): \(pending.map(\.name).joined(separator: ", "))",
+                                 fix: "run `gatehouse init --store \(path)`")
+        }
+        let schema = try withStoreErrors(path) { try AuthSchema.inspect(db, configuration: configuration) }.get()
+        return Store(path: path, db: db, schema: schema, configuration: configuration)
+    }
+
+    /// What `initialize` did.
+    public struct InitReport: Sendable, Codable {
+        public let path: String
+        public let created: Bool
+        public let applied: [String]
+        public let skipped: [String]
+        public let shape: String
+        public let masterKeyCreated: String?
+    }
+
+    /// Creates a store, or upgrades an existing database (Better Auth's or Gatehouse's) by adding only
+    /// what is missing. On a Better Auth database lacking a needed column it reports and changes nothing.
+    public static func initialize(path: String, configurationPath: String? = nil, actor: Actor,
+                                  migrations: MigrationCatalog? = nil) throws -> (Store, InitReport) {
+        try checkFile(path, mustExist: false)
+        let configuration = try StoreConfiguration.load(storePath: path, explicitPath: configurationPath)
+        let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory())
+        let existed = FileManager.default.fileExists(atPath: path)
+        let db = try withStoreErrors(path) { try Database(path: path, options: .init(create: true, busyTimeoutMilliseconds: busyTimeout)) }
+        do {
+            let before = try Migrator().applied(db)
+            // An existing Better Auth database is checked before anything is written to it.
+            if try db.tableExists(configuration.tableName("user")), case .failure(let problems) = try AuthSchema.inspect(db, configuration: configuration) {
+                throw problems
+            }
+            let now = Timestamp.now().iso8601
+            let applied = try Migrator().migrate(db, catalog.migrations, now: now) { migration, db in
+                guard let table = catalog.unlessTable[migration.id] else { return true }
+                let physical = StoreConfiguration.betterAuthTables.contains(table) ? configuration.tableName(table) : table
+                return try !db.tableExists(physical)
+            }
+            let records = try Migrator().applied(db)
+            let newIDs = Set(applied.map(\.id))
+            let skipped = records.filter { newIDs.contains($0.id) && !$0.ran }.map(\.name)
+            let schema = try AuthSchema.inspect(db, configuration: configuration).get()
+            let keyPath = try MasterKey.createIfMissing(storePath: path)
+            let store = Store(path: path, db: db, schema: schema, configuration: configuration)
+            if !applied.isEmpty || keyPath != nil {
+                try store.audit.append(db, actor: actor, action: existed ? "store.upgrade" : "store.init", subject: path, details: [
+                    "applied": .list(applied.map(\.name)), "skipped": .list(skipped), "previously_applied": .int(Int64(before.count)),
+                    "schema": .string(schema.shape), "master_key_created": .bool(keyPath != nil),
+                ])
+            }
+            return (store, InitReport(path: path, created: !existed, applied: applied.map(\.name).filter { !skipped.contains($0) },
+                                      skipped: skipped, shape: schema.shape, masterKeyCreated: keyPath))
+        } catch {
+            if !existed {
+                // A store this call created and could not finish is removed, not left half-made.
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            }
+            if let error = error as? DatabaseError { throw describe(error, path: path) }
+            throw error
+        }
+    }
+
+    static func checkFile(_ path: String, mustExist: Bool) throws {
+        guard !path.isEmpty else { throw GatehouseError.invalid("the store path is empty", fix: "pass --store FILE or set GATEHOUSE_STORE") }
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+        if exists && isDirectory.boolValue {
+            throw GatehouseError.invalid("the store \(path) is a directory", fix: "pass the SQLite file inside it, e.g. --store \(path)/gatehouse.sqlite")
+        }
+        if !exists && mustExist {
+            throw GatehouseError.notFound("no store at \(path)", fix: "check --store / GATEHOUSE_STORE, or create one with `gatehouse init --store \(path)`")
+        }
+        if exists && !FileManager.default.isReadableFile(atPath: path) {
+            throw GatehouseError("the store \(path) is not readable by this user", fix: "run as the store's owner, or fix its permissions")
+        }
+        if exists, let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber,
+           size.intValue > 0 && size.intValue < 512 {
+            throw GatehouseError("the store \(path) is truncated (\(size.intValue) bytes; a SQLite file is at least 512)",
+                                 fix: "restore it from a backup")
+        }
+        if !exists {
+            let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            guard FileManager.default.fileExists(atPath: parent) else {
+                throw GatehouseError.notFound("the folder \(parent) for the store does not exist", fix: "create it first: mkdir -p \(parent)")
+            }
+        }
+    }
+
+    /// Runs `body`, turning SQLite's errors into messages an operator can act on.
+    public static func withStoreErrors<T>(_ path: String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as DatabaseError { throw describe(error, path: path) }
+    }
+
+    /// An operator-facing description of a SQLite error on this store. Never includes bound values.
+    public static func describe(_ error: DatabaseError, path: String) -> GatehouseError {
+        switch error.code {
+        case 5, 6: // BUSY, LOCKED
+            return GatehouseError("the store \(path) stayed locked by another process for \(busyTimeout / 1000) s",
+                                  fix: "retry; if it persists, find the process holding it with `fuser \(path)`", code: "busy")
+        case 8: // READONLY
+            return GatehouseError("the store \(path) is read-only for this user (the file, its -wal/-shm files, or its folder)",
+                                  fix: "run as the store's owner, or make the file and its folder writable", code: "read_only")
+        case 11, 26: // CORRUPT, NOTADB
+            return GatehouseError("\(path) is not a SQLite database, or it is damaged (\(error.message))",
+                                  fix: "check the path; restore the store from a backup if it was damaged", code: "not_a_database")
+        case 13: // FULL
+            return GatehouseError("the disk holding \(path) is full", fix: "free space and retry; nothing was written", code: "disk_full")
+        case 14: // CANTOPEN
+            return GatehouseError("cannot open the store \(path) (\(error.message))", fix: "check the path and the folder's permissions", code: "cannot_open")
+        default:
+            return GatehouseError("the store \(path) answered: \(error.message) (SQLite code \(error.extendedCode))", code: "store_error")
+        }
+    }
+
+    /// Runs a write transaction that also appends an audit entry for it.
+    public func change<T>(actor: Actor, action: String, subject: String?, details: [String: AuditValue] = [:],
+                          _ body: () throws -> T) throws -> T {
+        try Store.withStoreErrors(path) {
+            try db.write {
+                let result = try body()
+                try audit.append(db, actor: actor, action: action, subject: subject, details: details)
+                return result
+            }
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+
+/// A point in time with millisecond precision, UTC, as Better Auth stores it.
+///
+/// Formatting and parsing are written out by hand: the seeder writes millions of them and
+/// `DateFormatter` would dominate its profile.
+///
+///     Timestamp(iso8601: "2026-11-30T03:48:03.123Z")?.iso8601 == "2026-11-30T03:48:03.123Z"
+public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+    /// Milliseconds since 1970-01-01T00:00:00Z.
+    public var milliseconds: Int64
+
+    public init(milliseconds: Int64) { self.milliseconds = milliseconds }
+    public init(seconds: Int64) { self.milliseconds = seconds * 1000 }
+
+    /// The current time.
+    public static func now() -> Timestamp {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Timestamp(milliseconds: Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000)
+    }
+
+    /// Whole seconds since the epoch (rounded down).
+    public var seconds: Int64 { milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000 }
+
+    /// This time plus a number of seconds.
+    public func adding(seconds: Int64) -> Timestamp { Timestamp(milliseconds: milliseconds + seconds * 1000) }
+
+    public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.milliseconds < rhs.milliseconds }
+
+    public var description: String { iso8601 }
+
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, the form JavaScript's `Date.toISOString()` gives.
+    public var iso8601: String {
+        let (days, msOfDay) = milliseconds.floorDivided(by: 86_400_000)
+        let (year, month, day) = Timestamp.civil(fromDays: days)
+        let hour = msOfDay / 3_600_000, minute = msOfDay / 60_000 % 60, second = msOfDay / 1000 % 60, ms = msOfDay % 1000
+        var out = [UInt8]()
+        out.reserveCapacity(24)
+        func put(_ value: Int64, _ width: Int) {
+            var digits = [UInt8](repeating: UInt8(ascii: "0"), count: width)
+            var rest = value
+            for index in stride(from: width - 1, through: 0, by: -1) {
+                digits[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            }
+            out.append(contentsOf: digits)
+        }
+        put(year, 4); out.append(UInt8(ascii: "-")); put(month, 2); out.append(UInt8(ascii: "-")); put(day, 2)
+        out.append(UInt8(ascii: "T")); put(hour, 2); out.append(UInt8(ascii: ":")); put(minute, 2)
+        out.append(UInt8(ascii: ":")); put(second, 2); out.append(UInt8(ascii: ".")); put(ms, 3); out.append(UInt8(ascii: "Z"))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Parses ISO-8601 as Better Auth and SQLite write it: `2026-11-30T03:48:03.123Z`, without
+    /// fraction, with a space instead of `T`, with `+00:00`/`+HH:MM` offsets, or a bare date.
+    public init?(iso8601 text: String) {
+        let chars = Array(text.utf8)
+        var index = 0
+        func number(_ width: Int) -> Int64? {
+            guard index + width <= chars.count else { return nil }
+            var value: Int64 = 0
+            for offset in 0..<width {
+                let char = chars[index + offset]
+                guard char >= 48 && char <= 57 else { return nil }
+                value = value * 10 + Int64(char - 48)
+            }
+            index += width
+            return value
+        }
+        func expect(_ char: Character) -> Bool {
+            guard index < chars.count, chars[index] == char.asciiValue! else { return false }
+            index += 1
+            return true
+        }
+        guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
+              (1...12).contains(month), (1...31).contains(day) else { return nil }
+        var ms: Int64 = 0
+        if index < chars.count {
+            guard chars[index] == UInt8(ascii: "T") || chars[index] == UInt8(ascii: " ") else { return nil }
+            index += 1
+            guard let hour = number(2), expect(":"), let minute = number(2), hour < 24, minute < 60 else { return nil }
+            var second: Int64 = 0
+            if expect(":") { guard let value = number(2), value < 61 else { return nil }; second = value }
+            var fraction: Int64 = 0
+            if expect(".") {
+                var digits = 0
+                while index < chars.count, chars[index] >= 48, chars[index] <= 57 {
+                    if digits < 3 { fraction = fraction * 10 + Int64(chars[index] - 48) }
+                    digits += 1
+                    index += 1
+                }
+                guard digits > 0 else { return nil }
+                for _ in digits..<3 where digits < 3 { fraction *= 10 }
+            }
+            ms = ((hour * 60 + minute) * 60 + second) * 1000 + fraction
+            if index < chars.count {
+                if expect("Z") || expect("z") {
+                } else if chars[index] == UInt8(ascii: "+") || chars[index] == UInt8(ascii: "-") {
+                    let sign: Int64 = chars[index] == UInt8(ascii: "+") ? 1 : -1
+                    index += 1
+                    guard let offsetHours = number(2) else { return nil }
+                    _ = expect(":")
+                    guard let offsetMinutes = number(2) else { return nil }
+                    ms -= sign * (offsetHours * 60 + offsetMinutes) * 60_000
+                } else { return nil }
+            }
+        }
+        guard index == chars.count else { return nil }
+        self.milliseconds = Timestamp.days(year: year, month: month, day: day) * 86_400_000 + ms
+    }
+
+    /// Days since the epoch of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    public init(from decoder: Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let value = Timestamp(iso8601: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an ISO-8601 time: \(text)"))
+        }
+        self = value
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(iso8601)
+    }
+}
+
+extension Int64 {
+    /// Floor division with a non-negative remainder.
+    func floorDivided(by divisor: Int64) -> (Int64, Int64) {
+        let quotient = self >= 0 ? self / divisor : (self - divisor + 1) / divisor
+        return (quotient, self - quotient * divisor)
+    }
+}

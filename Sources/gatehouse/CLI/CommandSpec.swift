@@ -1,0 +1,64 @@
+/// One declarative description of a command: it drives parsing and `--help` both, so the help can
+/// never drift from what is accepted.
+struct CommandSpec {
+    /// The word that selects the command (`seed` in `gatehouse demo seed`).
+    let name: String
+    /// One line for listings.
+    let summary: String
+    /// Paragraphs for the command's own help page.
+    var discussion: String? = nil
+    var arguments: [ArgumentSpec] = []
+    var options: [OptionSpec] = []
+    var subcommands: [CommandSpec] = []
+    /// The subcommand run when none is named (`gatehouse audit` lists entries).
+    var defaultSubcommand: String? = nil
+    /// Examples shown at the end of the help.
+    var examples: [String] = []
+    /// The work; nil for a pure group.
+    var run: ((Invocation) throws -> Int32)? = nil
+
+    func subcommand(named name: String) -> CommandSpec? { subcommands.first { $0.name == name } }
+}
+
+/// A positional argument.
+struct ArgumentSpec {
+    let name: String
+    let help: String
+    var optional = false
+    /// Takes all remaining positional words.
+    var variadic = false
+}
+
+/// An option: a flag (`--json`) or an option with a value (`--store FILE`).
+struct OptionSpec {
+    let name: String
+    var short: Character? = nil
+    /// The placeholder for the value in help; nil for a flag.
+    var value: String? = nil
+    let help: String
+    var repeatable = false
+    var required = false
+
+    var isFlag: Bool { value == nil }
+
+    static func flag(_ name: String, short: Character? = nil, _ help: String) -> OptionSpec {
+        OptionSpec(name: name, short: short, value: nil, help: help)
+    }
+
+    static func value(_ name: String, _ placeholder: String, _ help: String, required: Bool = false, repeatable: Bool = false) -> OptionSpec {
+        OptionSpec(name: name, value: placeholder, help: help, repeatable: repeatable, required: required)
+    }
+
+    /// `--json` on every read.
+    static let json = flag("json", "print machine-readable JSON instead of text")
+}
+
+/// Options every command accepts, wherever they stand on the line.
+enum GlobalOptions {
+    static let all: [OptionSpec] = [
+        .value("store", "FILE", "the store (default: $GATEHOUSE_STORE)"),
+        .value("config", "FILE", "store configuration (default: gatehouse.json beside the store)"),
+        .value("actor", "NAME", "who is making the change, for the audit log (default: your OS user)"),
+        .flag("help", short: "h", "show help for the command"),
+    ]
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Gatehouse
+
+/// A wrong command line: printed with the usage line, exit status 2.
+struct UsageError: Error, CustomStringConvertible {
+    let message: String
+    let commandPath: [String]
+    var description: String { message }
+}
+
+/// A parsed command line, bound to one command.
+struct Invocation {
+    /// The words that selected the command (`["apple", "key", "import"]`).
+    let path: [String]
+    let spec: CommandSpec
+    /// Option values by long name; flags map to `[""]`.
+    let options: [String: [String]]
+    let arguments: [String]
+    let environment: [String: String]
+    let output: Output
+
+    func flag(_ name: String) -> Bool { options[name] != nil }
+    func value(_ name: String) -> String? { options[name]?.last }
+    func values(_ name: String) -> [String] { options[name] ?? [] }
+    var json: Bool { flag("json") }
+
+    /// A positional argument by name.
+    func argument(_ name: String) -> String? {
+        guard let index = spec.arguments.firstIndex(where: { $0.name == name }) else { return nil }
+        if spec.arguments[index].variadic { return arguments.count > index ? arguments[index...].joined(separator: " ") : nil }
+        return index < arguments.count ? arguments[index] : nil
+    }
+
+    func usage(_ message: String) -> UsageError { UsageError(message: message, commandPath: path) }
+
+    /// A required option's value, or a usage error naming it.
+    func required(_ name: String) throws -> String {
+        guard let value = value(name), !value.isEmpty else { throw usage("missing --\(name)") }
+        return value
+    }
+
+    /// An integer option within bounds, or a usage error.
+    func integer(_ name: String, default defaultValue: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let text = value(name) else { return defaultValue }
+        guard let number = Int(text), range.contains(number) else {
+            throw usage("--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(text.prefix(40))\"")
+        }
+        return number
+    }
+
+    /// The store path from `--store` or `GATEHOUSE_STORE`.
+    func storePath() throws -> String {
+        if let path = value("store") ?? environment["GATEHOUSE_STORE"], !path.isEmpty { return path }
+        throw usage("no store given: pass --store FILE or set GATEHOUSE_STORE")
+    }
+
+    /// Opens the store named on the command line.
+    func openStore() throws -> Store {
+        try Store.open(path: storePath(), configurationPath: value("config") ?? environment["GATEHOUSE_CONFIG"])
+    }
+
+    /// The actor for the audit log: `--actor`, else the invoking OS user.
+    var actor: Actor {
+        if let name = value("actor"), !name.isEmpty { return Actor(name) }
+        if let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name { return Actor(String(cString: name)) }
+        return Actor(environment["USER"] ?? "uid:\(geteuid())")
+    }
+}

@@ -1,0 +1,151 @@
+import Gatehouse
+
+/// Turns argv into an `Invocation`: tokenise (`--name=value`, `--name value`, `-h`, `--`), walk
+/// the subcommand words, then bind options and arguments to the chosen command's spec.
+struct Parser {
+    let root: CommandSpec
+
+    /// The outcome of parsing: run a command, or show help for one.
+    enum Outcome {
+        case run(Invocation)
+        case help(CommandSpec, path: [String])
+    }
+
+    func parse(_ argv: [String], environment: [String: String], output: Output) throws -> Outcome {
+        var spec = root
+        var path: [String] = []
+        var options: [String: [String]] = [:]
+        var positionals: [String] = []
+        var index = 0
+        var optionsEnded = false
+
+        func findOption(_ name: String) -> OptionSpec? {
+            (spec.options + GlobalOptions.all).first { $0.name == name }
+        }
+        func knownNames() -> [String] { (spec.options + GlobalOptions.all).map { "--" + $0.name } }
+
+        while index < argv.count {
+            let token = argv[index]
+            index += 1
+            if optionsEnded || !token.hasPrefix("-") || token == "-" {
+                // Subcommand words come before the command's own positionals.
+                if positionals.isEmpty && !spec.subcommands.isEmpty && !optionsEnded {
+                    if let next = spec.subcommand(named: token) {
+                        spec = next
+                        path.append(token)
+                        continue
+                    }
+                    if spec.run == nil && spec.defaultSubcommand == nil {
+                        throw unknownCommand(token, in: spec, path: path)
+                    }
+                    if let name = spec.defaultSubcommand, let next = spec.subcommand(named: name), next.arguments.isEmpty {
+                        throw unknownCommand(token, in: spec, path: path)
+                    }
+                }
+                positionals.append(token)
+                continue
+            }
+            if token == "--" { optionsEnded = true; continue }
+            var name: String
+            var inlineValue: String?
+            if token.hasPrefix("--") {
+                let body = token.dropFirst(2)
+                if let equals = body.firstIndex(of: "=") {
+                    name = String(body[..<equals])
+                    inlineValue = String(body[body.index(after: equals)...])
+                } else {
+                    name = String(body)
+                }
+            } else {
+                guard token.count == 2, let short = token.last,
+                      let match = (spec.options + GlobalOptions.all).first(where: { $0.short == short }) else {
+                    throw UsageError(message: "unknown option \(token)\(suggestion(for: token, among: knownNames()))", commandPath: path)
+                }
+                name = match.name
+            }
+            if name == "version" && path.isEmpty { return .run(versionInvocation(environment: environment, output: output)) }
+            guard let option = findOption(name) else {
+                throw UsageError(message: "unknown option --\(name)\(suggestion(for: "--" + name, among: knownNames()))", commandPath: path)
+            }
+            if option.isFlag {
+                if inlineValue != nil { throw UsageError(message: "--\(name) takes no value", commandPath: path) }
+                options[name, default: []].append("")
+            } else {
+                let value: String
+                if let inlineValue {
+                    value = inlineValue
+                } else {
+                    guard index < argv.count else { throw UsageError(message: "--\(name) needs a value (\(option.value ?? "VALUE"))", commandPath: path) }
+                    value = argv[index]
+                    index += 1
+                }
+                if options[name] != nil && !option.repeatable {
+                    throw UsageError(message: "--\(name) is given more than once", commandPath: path)
+                }
+                options[name, default: []].append(value)
+            }
+        }
+
+        if options["help"] != nil { return .help(spec, path: path) }
+        if spec.run == nil {
+            if let name = spec.defaultSubcommand, let next = spec.subcommand(named: name) {
+                spec = next
+                path.append(name)
+            } else {
+                return .help(spec, path: path)
+            }
+        }
+        // Bind positionals.
+        let declared = spec.arguments
+        let variadic = declared.last?.variadic == true
+        if positionals.count > declared.count && !variadic {
+            let extra = positionals[declared.count]
+            if !spec.subcommands.isEmpty { throw unknownCommand(extra, in: spec, path: path) }
+            throw UsageError(message: "unexpected argument \"\(extra.prefix(60))\"", commandPath: path)
+        }
+        for (position, argument) in declared.enumerated() where !argument.optional && position >= positionals.count {
+            throw UsageError(message: "missing \(argument.name)", commandPath: path)
+        }
+        for option in spec.options where option.required && options[option.name] == nil {
+            throw UsageError(message: "missing --\(option.name) \(option.value ?? "")", commandPath: path)
+        }
+        return .run(Invocation(path: path, spec: spec, options: options, arguments: positionals, environment: environment, output: output))
+    }
+
+    private func versionInvocation(environment: [String: String], output: Output) -> Invocation {
+        let spec = CommandSpec(name: "version", summary: "", run: { invocation in
+            invocation.output.line("gatehouse \(GatehouseVersion.current)")
+            return 0
+        })
+        return Invocation(path: ["version"], spec: spec, options: [:], arguments: [], environment: environment, output: output)
+    }
+
+    private func unknownCommand(_ word: String, in spec: CommandSpec, path: [String]) -> UsageError {
+        let owner = (["gatehouse"] + path).joined(separator: " ")
+        return UsageError(message: "unknown command \"\(word.prefix(60))\" for \"\(owner)\"\(suggestion(for: word, among: spec.subcommands.map(\.name)))",
+                          commandPath: path)
+    }
+}
+
+/// "; did you mean 'json'?" when a known word is close to what was typed.
+func suggestion(for word: String, among candidates: [String]) -> String {
+    let scored = candidates.map { ($0, editDistance(word, $0)) }.filter { $0.1 <= max(2, word.count / 3) }
+    guard let best = scored.min(by: { $0.1 < $1.1 }) else { return "" }
+    return "; did you mean \"\(best.0)\"?"
+}
+
+/// Levenshtein distance, for suggestions.
+func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a.prefix(64)), b = Array(b.prefix(64))
+    if a.isEmpty { return b.count }
+    if b.isEmpty { return a.count }
+    var previous = Array(0...b.count)
+    for i in 1...a.count {
+        var current = [i] + Array(repeating: 0, count: b.count)
+        for j in 1...b.count {
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+        }
+        previous = current
+    }
+    return previous[b.count]
+}
