@@ -69,8 +69,14 @@ public final class Store {
         do {
             let before = try Migrator().applied(db)
             // An existing Better Auth database is checked before anything is written to it.
-            if try db.tableExists(configuration.tableName("user")), case .failure(let problems) = try AuthSchema.inspect(db, configuration: configuration) {
-                throw problems
+            let userTable = configuration.tableName("user")
+            if try db.tableExists(userTable) {
+                if case .failure(let problems) = try AuthSchema.inspect(db, configuration: configuration) { throw problems }
+            } else if before.isEmpty, !(try db.tableNames().isEmpty) {
+                // Better Auth's tables are only ever created in an empty database: tables without a `user`
+                // table most likely mean renamed tables that the configuration does not map.
+                throw GatehouseError("\(path) already holds tables but no Better Auth table \"\(userTable)\"; nothing was changed",
+                                     fix: try renamedTablesHint(db))
             }
             let now = Timestamp.now().iso8601
             let applied = try Migrator().migrate(db, catalog.migrations, now: now) { migration, db in
@@ -100,6 +106,17 @@ public final class Store {
             if let error = error as? DatabaseError { throw describe(error, path: path) }
             throw error
         }
+    }
+
+    /// Points at tables that look like Better Auth's `user` table under another name.
+    static func renamedTablesHint(_ db: Database) throws -> String {
+        let candidates = try db.tableNames().filter { table in
+            let columns = Set(try db.columns(of: table).map(\.name))
+            return columns.contains("email") && (columns.contains("emailVerified") || columns.contains("email_verified"))
+        }
+        let example = candidates.first.map { #"{"tables": {"user": "\#($0)", ...}}"# } ?? #"{"tables": {"user": "auth_user", ...}}"#
+        let found = candidates.isEmpty ? "" : "tables that look like Better Auth's user table: \(candidates.joined(separator: ", ")); "
+        return found + "map renamed tables in gatehouse.json beside the store (or --config FILE), e.g. \(example)"
     }
 
     static func checkFile(_ path: String, mustExist: Bool) throws {

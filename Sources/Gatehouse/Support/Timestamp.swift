@@ -91,7 +91,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
                     index += 1
                 }
                 guard digits > 0 else { return nil }
-                for _ in digits..<3 where digits < 3 { fraction *= 10 }
+                if digits < 3 { for _ in digits..<3 { fraction *= 10 } }
             }
             ms = ((hour * 60 + minute) * 60 + second) * 1000 + fraction
             if index < chars.count {

@@ -1,0 +1,11 @@
+-- A Drizzle-made schema: snake_case columns, dates as epoch milliseconds (mode "timestamp_ms").
+CREATE TABLE `user` (`id` text PRIMARY KEY NOT NULL, `name` text NOT NULL, `email` text NOT NULL, `email_verified` integer DEFAULT false NOT NULL, `image` text, `created_at` integer DEFAULT (cast(unixepoch('subsecond') * 1000 as integer)) NOT NULL, `updated_at` integer DEFAULT (cast(unixepoch('subsecond') * 1000 as integer)) NOT NULL);
+CREATE UNIQUE INDEX `user_email_unique` ON `user` (`email`);
+CREATE TABLE `session` (`id` text PRIMARY KEY NOT NULL, `expires_at` integer NOT NULL, `token` text NOT NULL, `created_at` integer DEFAULT (cast(unixepoch('subsecond') * 1000 as integer)) NOT NULL, `updated_at` integer NOT NULL, `ip_address` text, `user_agent` text, `user_id` text NOT NULL, FOREIGN KEY (`user_id`) REFERENCES `user`(`id`) ON UPDATE no action ON DELETE cascade);
+CREATE UNIQUE INDEX `session_token_unique` ON `session` (`token`);
+CREATE TABLE `account` (`id` text PRIMARY KEY NOT NULL, `issuer` text NOT NULL, `account_id` text NOT NULL, `provider_id` text NOT NULL, `user_id` text NOT NULL, `access_token` text, `refresh_token` text, `id_token` text, `access_token_expires_at` integer, `refresh_token_expires_at` integer, `scope` text, `password` text, `created_at` integer DEFAULT (cast(unixepoch('subsecond') * 1000 as integer)) NOT NULL, `updated_at` integer NOT NULL, FOREIGN KEY (`user_id`) REFERENCES `user`(`id`) ON UPDATE no action ON DELETE cascade);
+CREATE UNIQUE INDEX `account_issuer_accountId_uidx` ON `account` (`issuer`,`account_id`);
+CREATE TABLE `verification` (`id` text PRIMARY KEY NOT NULL, `identifier` text NOT NULL, `value` text NOT NULL, `expires_at` integer NOT NULL, `created_at` integer NOT NULL, `updated_at` integer NOT NULL);
+INSERT INTO `user` VALUES ('d1AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'Kenji Sato', 'kenji@example.com', 1, NULL, 1735787045678, 1735787045678);
+INSERT INTO `account` VALUES ('da1AAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'https://accounts.google.com', '109876543210987654321', 'google', 'd1AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', NULL, NULL, NULL, NULL, NULL, 'openid', NULL, 1735787045678, 1735787045678);
+INSERT INTO `session` VALUES ('ds1AAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 1893456000000, 'dtok1', 1735787045678, 1735787045678, '89.204.1.2', 'Mozilla/5.0', 'd1AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');

@@ -1,0 +1,7 @@
+-- An older Drizzle schema: camelCase columns, dates as epoch seconds (mode "timestamp"), no issuer.
+CREATE TABLE `user` (`id` text PRIMARY KEY NOT NULL, `name` text NOT NULL, `email` text NOT NULL UNIQUE, `emailVerified` integer NOT NULL, `image` text, `createdAt` integer NOT NULL, `updatedAt` integer NOT NULL);
+CREATE TABLE `session` (`id` text PRIMARY KEY NOT NULL, `expiresAt` integer NOT NULL, `token` text NOT NULL UNIQUE, `createdAt` integer NOT NULL, `updatedAt` integer NOT NULL, `ipAddress` text, `userAgent` text, `userId` text NOT NULL REFERENCES `user`(`id`));
+CREATE TABLE `account` (`id` text PRIMARY KEY NOT NULL, `accountId` text NOT NULL, `providerId` text NOT NULL, `userId` text NOT NULL REFERENCES `user`(`id`), `accessToken` text, `refreshToken` text, `idToken` text, `accessTokenExpiresAt` integer, `refreshTokenExpiresAt` integer, `scope` text, `password` text, `createdAt` integer NOT NULL, `updatedAt` integer NOT NULL);
+CREATE TABLE `verification` (`id` text PRIMARY KEY NOT NULL, `identifier` text NOT NULL, `value` text NOT NULL, `expiresAt` integer NOT NULL, `createdAt` integer, `updatedAt` integer);
+INSERT INTO `user` VALUES ('e1AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'Ingrid Larsen', 'ingrid@example.com', 0, NULL, 1735787045, 1735787045);
+INSERT INTO `account` VALUES ('ea1AAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'e1AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'credential', 'e1AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', NULL, NULL, NULL, NULL, NULL, NULL, 'c2FsdA:aGFzaA', 1735787045, 1735787045);

@@ -1,2 +1,0 @@
-import XCTest
-final class GatehouseTestsPlaceholder: XCTestCase { func testBuilds() {} }

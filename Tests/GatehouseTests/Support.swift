@@ -1,0 +1,47 @@
+import Foundation
+import XCTest
+@testable import Gatehouse
+import Storage
+
+/// A temporary directory per test.
+final class Scratch {
+    let url: URL
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+enum Fixtures {
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures")
+
+    static func sql(_ name: String) throws -> String {
+        try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+    }
+
+    /// A database made from a fixture script, as Better Auth (or Drizzle) would have left it.
+    static func database(_ name: String, at path: String) throws {
+        let db = try Database(path: path, options: .init(create: true))
+        try db.executeScript(sql(name))
+    }
+}
+
+/// Every row of the named tables, as text, for before/after comparisons.
+func dump(_ db: Database, tables: [String]) throws -> [String] {
+    try tables.flatMap { table in
+        try db.rows("SELECT * FROM \(Database.quote(table)) ORDER BY rowid").map { row in
+            table + ":" + row.values.map { "\($0)" }.joined(separator: "|")
+        }
+    }
+}
+
+/// The CREATE statements of the named tables and their indexes.
+func ddl(_ db: Database, tables: [String]) throws -> [String] {
+    try tables.flatMap { table in
+        try db.rows("SELECT sql FROM sqlite_master WHERE tbl_name = ? ORDER BY name", [table]).compactMap { $0[0].string }
+    }
+}
+
+let tester = Actor("tester")
