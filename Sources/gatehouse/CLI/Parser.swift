@@ -59,13 +59,18 @@ struct Parser {
             } else {
                 guard token.count == 2, let short = token.last,
                       let match = (spec.options + GlobalOptions.all).first(where: { $0.short == short }) else {
-                    throw UsageError(message: "unknown option \(token)\(suggestion(for: token, among: knownNames()))", commandPath: path)
+                    throw UsageError(message: "unknown option \(token.prefix(60))\(suggestion(for: token, among: knownNames()))", commandPath: path)
                 }
                 name = match.name
             }
             if name == "version" && path.isEmpty { return .run(versionInvocation(environment: environment, output: output)) }
+            // An option before any subcommand word belongs to the group's default subcommand.
+            if findOption(name) == nil, positionals.isEmpty, let fallback = spec.defaultSubcommand, let next = spec.subcommand(named: fallback) {
+                spec = next
+                path.append(fallback)
+            }
             guard let option = findOption(name) else {
-                throw UsageError(message: "unknown option --\(name)\(suggestion(for: "--" + name, among: knownNames()))", commandPath: path)
+                throw UsageError(message: "unknown option --\(name.prefix(60))\(suggestion(for: "--" + name, among: knownNames()))", commandPath: path)
             }
             if option.isFlag {
                 if inlineValue != nil { throw UsageError(message: "--\(name) takes no value", commandPath: path) }

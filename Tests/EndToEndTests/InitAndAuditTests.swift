@@ -1,0 +1,79 @@
+import XCTest
+
+final class InitAndAuditTests: XCTestCase {
+    let cli = CLI()
+    var scratch: Scratch!
+    override func setUpWithError() throws { scratch = try Scratch() }
+
+    func testInitOnABetterAuthDatabaseAddsOnlyGatehouseTables() throws {
+        let store = scratch.path("ba.sqlite")
+        _ = try sqlite3(store, try String(contentsOfFile: fixture("better-auth-1.5.sql"), encoding: .utf8))
+        let before = try sqlite3(store, "SELECT name, sql FROM sqlite_master WHERE tbl_name IN ('user','session','account','verification') ORDER BY name; SELECT * FROM account; SELECT * FROM user;")
+        let result = try cli.run(["init", "--store", store])
+        XCTAssertEqual(result.status, 0, result.all)
+        XCTAssertTrue(result.stdout.contains("Better Auth 1.4–1.6 (no account.issuer)"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("kept existing tables, skipped 0001_better_auth_core"), result.stdout)
+        XCTAssertEqual(try sqlite3(store, "SELECT name, sql FROM sqlite_master WHERE tbl_name IN ('user','session','account','verification') ORDER BY name; SELECT * FROM account; SELECT * FROM user;"), before)
+        let status = try cli.run(["status", "--store", store, "--json"])
+        XCTAssertTrue(status.stdout.contains(#""users" : 2"#), status.stdout)
+    }
+
+    func testMissingColumnReportNamesTableAndColumn() throws {
+        let store = scratch.path("missing.sqlite")
+        _ = try sqlite3(store, try String(contentsOfFile: fixture("missing-column.sql"), encoding: .utf8))
+        let tables = try sqlite3(store, ".tables")
+        let result = try cli.run(["init", "--store", store])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains(#"table "user" has no column "emailVerified" (or "email_verified")"#), result.stderr)
+        XCTAssertEqual(try sqlite3(store, ".tables"), tables)
+    }
+
+    func testAuditListFiltersAndJSON() throws {
+        let store = scratch.path("s.sqlite")
+        XCTAssertEqual(try cli.run(["init", "--store", store, "--actor", "ops-alice"]).status, 0)
+        XCTAssertEqual(try cli.run(["demo", "seed", "--store", store, "--users", "10", "-q"]).status, 0)
+        let list = try cli.run(["audit", "--store", store])
+        XCTAssertEqual(list.status, 0)
+        XCTAssertTrue(list.stdout.contains("store.init"), list.stdout)
+        XCTAssertTrue(list.stdout.contains("ops-alice"), list.stdout)
+        let filtered = try cli.run(["audit", "list", "--store", store, "--action", "demo.*", "--json"])
+        let entries = try JSONSerialization.jsonObject(with: Data(filtered.stdout.utf8)) as? [[String: Any]]
+        XCTAssertEqual(entries?.count, 1)
+        XCTAssertEqual(entries?.first?["action"] as? String, "demo.seed")
+        let future = try cli.run(["audit", "--store", store, "--since", "2999-01-01"])
+        XCTAssertEqual(future.stdout, "no audit entries match\n")
+        XCTAssertEqual(try cli.run(["audit", "--store", store, "--since", "yesterday"]).status, 1)
+        XCTAssertEqual(try cli.run(["audit", "--store", store, "--limit", "0"]).status, 2)
+    }
+
+    func testAuditVerifyDetectsTamperingByAnotherTool() throws {
+        let store = scratch.path("s.sqlite")
+        XCTAssertEqual(try cli.run(["init", "--store", store]).status, 0)
+        XCTAssertEqual(try cli.run(["demo", "seed", "--store", store, "--users", "3", "-q"]).status, 0)
+        let intact = try cli.run(["audit", "verify", "--store", store, "--json"])
+        XCTAssertEqual(intact.status, 0)
+        _ = try sqlite3(store, "DROP TRIGGER gatehouse_audit_no_update; UPDATE gatehouse_audit SET actor = 'someone-else' WHERE id = 1;")
+        let broken = try cli.run(["audit", "verify", "--store", store])
+        XCTAssertEqual(broken.status, 1)
+        XCTAssertTrue(broken.stdout.contains("entry 1 was edited"), broken.stdout)
+    }
+
+    func testEditedMigrationFileIsRefusedWithAClearMessage() throws {
+        let store = scratch.path("s.sqlite")
+        XCTAssertEqual(try cli.run(["init", "--store", store]).status, 0)
+        let migrations = scratch.path("migrations")
+        try FileManager.default.copyItem(atPath: CLI.packageRoot.appendingPathComponent("migrations").path, toPath: migrations)
+        let file = migrations + "/0003_gatehouse_audit.sql"
+        try (try String(contentsOfFile: file, encoding: .utf8) + "\nCREATE INDEX extra ON gatehouse_audit (actor);\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let edited = CLI(environment: ["GATEHOUSE_MIGRATIONS": migrations])
+        for command in [["status"], ["init"]] {
+            let result = try edited.run(command + ["--store", store])
+            XCTAssertEqual(result.status, 1)
+            XCTAssertTrue(result.stderr.contains("migration 3 (0003_gatehouse_audit) was edited after it was applied"), result.stderr)
+        }
+        try FileManager.default.removeItem(atPath: file)
+        let gap = try edited.run(["status", "--store", store])
+        XCTAssertEqual(gap.status, 1)
+        XCTAssertTrue(gap.stderr.contains("does not have"), gap.stderr)
+    }
+}
