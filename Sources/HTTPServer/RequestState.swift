@@ -1,0 +1,42 @@
+/// What the server gathers about one request across libmicrohttpd's calls to the access handler.
+///
+/// Created by the URI log callback, retained into libmicrohttpd's `*con_cls` and released by the
+/// request-completed callback. A connection is served by one thread at a time, so no lock is needed.
+final class RequestState {
+    /// The request target as sent (path and query), captured before libmicrohttpd decodes it.
+    let target: String
+    var method = ""
+    var headers = HTTPHeaders()
+    var body: [UInt8] = []
+    var remoteAddress = ""
+    /// Set once the first call (headers only) has been handled.
+    var headersSeen = false
+    /// Set when the body is over the cap: its bytes are discarded and the answer is 413.
+    var bodyTooLarge = false
+    /// Set once a response has been queued; later calls have nothing to do.
+    var responded = false
+
+    init(target: String) {
+        self.target = target
+    }
+
+    /// The target split at the first `?` into a raw path and a raw query.
+    func pathAndQuery() -> (path: String, query: String?) {
+        let utf8 = target.utf8
+        guard let mark = utf8.firstIndex(of: UInt8(ascii: "?")) else {
+            return (target, nil)
+        }
+        return (String(target[..<mark]), String(target[target.index(after: mark)...]))
+    }
+}
+
+/// What every libmicrohttpd callback of one server needs; passed to C unretained, owned by the ``HTTPServer``.
+final class ServerContext: Sendable {
+    let handler: HTTPServer.Handler
+    let maxBodyBytes: Int
+
+    init(handler: @escaping HTTPServer.Handler, maxBodyBytes: Int) {
+        self.handler = handler
+        self.maxBodyBytes = maxBodyBytes
+    }
+}
