@@ -101,15 +101,35 @@ enum MicroHTTPDCallbacks {
     /// Queues `response` on `connection`; the body is copied (never handed over: libmicrohttpd would free() it).
     private static func respond(_ response: HTTPResponse, state: RequestState, connection: OpaquePointer) -> MHD_Result {
         state.responded = true
-        guard let mhdResponse = makeResponse(response) ?? makeResponse(.text(500, "Internal Server Error: the response had an invalid header.\n")) else {
-            return .NO
+        var status = response.status
+        var made = (100...999).contains(status) ? makeResponse(response) : nil
+        if made == nil {
+            status = 500
+            made = makeResponse(.text(500, "Internal Server Error: the handler's response had an invalid status or header.\n"))
         }
-        defer { MHD_destroy_response(mhdResponse) }
-        let status = (100...999).contains(response.status) ? UInt32(response.status) : 500
-        return MHD_queue_response(connection, status, mhdResponse)
+        guard let made else { return .NO }
+        defer { MHD_destroy_response(made) }
+        return MHD_queue_response(connection, UInt32(status), made)
     }
 
-    /// A libmicrohttpd response for `response`, or `nil` if a header is refused (a name or value with CR/LF, …).
+    /// Whether `name` is an RFC 9110 token: libmicrohttpd 0.9.75 does not check, and a bad name breaks the response.
+    static func isValidFieldName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                return true
+            default:
+                return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+            }
+        }
+    }
+
+    /// Whether `value` is free of control characters other than tab: CR or LF in a value would let it inject headers.
+    static func isValidFieldValue(_ value: String) -> Bool {
+        value.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+    }
+
+    /// A libmicrohttpd response for `response`, or `nil` if a header is invalid (CR/LF in a value, a space in a name, …).
     private static func makeResponse(_ response: HTTPResponse) -> OpaquePointer? {
         let created = response.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
@@ -120,7 +140,8 @@ enum MicroHTTPDCallbacks {
             if HTTPHeaders.namesMatch(name, "Content-Length") || HTTPHeaders.namesMatch(name, "Transfer-Encoding") {
                 continue
             }
-            if MHD_add_response_header(created, name, value) != MHD_Result.YES {
+            guard isValidFieldName(name), isValidFieldValue(value),
+                  MHD_add_response_header(created, name, value) == MHD_Result.YES else {
                 MHD_destroy_response(created)
                 return nil
             }
