@@ -3,8 +3,9 @@ import Foundation
 
 /// A small HTTP/1.1 server over libmicrohttpd: it reads whole requests, calls one handler, sends its response.
 ///
-/// The handler runs on the server's thread pool, several at once, so it must be thread-safe; a slow handler
-/// holds only its own thread. Bodies over ``HTTPServerConfiguration/maxBodyBytes`` are answered 413,
+/// Connections are served by a pool of libmicrohttpd threads and handlers run on a second pool of the same
+/// size, several at once, so a handler must be thread-safe; a slow handler holds only its own handler thread,
+/// never another connection. Bodies over ``HTTPServerConfiguration/maxBodyBytes`` are answered 413,
 /// malformed requests 400, both without calling the handler. There is no routing here.
 ///
 /// ```swift
@@ -22,8 +23,9 @@ public final class HTTPServer: @unchecked Sendable {
     /// The configuration the server was created with.
     public let configuration: HTTPServerConfiguration
 
-    /// Outlives the daemon: libmicrohttpd holds it unretained until `MHD_stop_daemon` returns.
-    private let context: ServerContext
+    private let handler: Handler
+    /// The running daemon's context; libmicrohttpd holds it unretained, so it is kept until `MHD_stop_daemon` returns.
+    private var context: ServerContext?
     /// Serializes `start()` and `stop()`; held while `MHD_stop_daemon` waits for handlers.
     private let lifecycleLock = NSLock()
     /// Guards `boundPort`, which handlers may read while `stop()` holds `lifecycleLock`.
@@ -34,7 +36,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// A server that is not yet listening; call ``start()``.
     public init(configuration: HTTPServerConfiguration, handler: @escaping Handler) {
         self.configuration = configuration
-        self.context = ServerContext(handler: handler, maxBodyBytes: configuration.maxBodyBytes)
+        self.handler = handler
     }
 
     deinit {
@@ -64,10 +66,15 @@ public final class HTTPServer: @unchecked Sendable {
             }
             signal(SIGPIPE, SIG_IGN)
 
-            var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
+            var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
             if address.isIPv6 {
                 flags |= MHD_USE_IPv6.rawValue
             }
+            let context = ServerContext(
+                handler: handler,
+                maxBodyBytes: configuration.maxBodyBytes,
+                pool: HandlerPool(threadCount: configuration.threadPoolSize)
+            )
             let started = address.withSockAddr { sockAddr, _ in
                 gatehouse_mhd_start_daemon(
                     flags,
@@ -82,6 +89,7 @@ public final class HTTPServer: @unchecked Sendable {
                 )
             }
             guard let started else {
+                context.pool.close()
                 throw Self.diagnoseStartFailure(address)
             }
             var port = gatehouse_mhd_bound_port(started)
@@ -89,6 +97,7 @@ public final class HTTPServer: @unchecked Sendable {
                 port = Self.listeningPort(of: started) ?? configuration.port
             }
             daemon = started
+            self.context = context
             stateLock.withLock { boundPort = port }
         }
     }
@@ -99,9 +108,13 @@ public final class HTTPServer: @unchecked Sendable {
     /// it waits for the handler's own thread.
     public func stop() {
         lifecycleLock.withLock {
-            guard let running = daemon else { return }
+            guard let running = daemon, let context else { return }
+            // Handlers first: once the pool is closed no connection is left suspended, which
+            // MHD_stop_daemon requires (it aborts the process otherwise). Requests completing meanwhile get 503.
+            context.pool.close()
             MHD_stop_daemon(running)
             daemon = nil
+            self.context = nil
             stateLock.withLock { boundPort = 0 }
         }
     }

@@ -11,7 +11,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var address: String
     /// The TCP port; 0 lets the system pick a free one, read back from ``HTTPServer/port`` after `start()`.
     public var port: UInt16
-    /// How many threads serve connections; a connection stays on one thread, and a slow handler holds its thread.
+    /// How many libmicrohttpd threads serve connections, and how many threads run handlers: at most this many
+    /// handlers run at once, and a slow one holds only its handler thread.
     public var threadPoolSize: Int
     /// The most connections open at once (shared out among the threads); more are refused.
     public var connectionLimit: Int

@@ -77,6 +77,11 @@ enum MicroHTTPDCallbacks {
             return .YES
         }
 
+        if let response = state.pendingResponse {
+            // Called again after the handler thread resumed the connection.
+            state.pendingResponse = nil
+            return respond(response, state: state, connection: connection)
+        }
         if state.bodyTooLarge {
             return respond(payloadTooLarge(context), state: state, connection: connection)
         }
@@ -91,7 +96,19 @@ enum MicroHTTPDCallbacks {
         )
         state.body = []
         state.headers = HTTPHeaders()
-        return respond(context.handler(request), state: state, connection: connection)
+
+        // Run the handler on the handler pool with the connection suspended, so this thread keeps serving
+        // its other connections; the job resumes the connection and libmicrohttpd calls back here.
+        let suspended = SuspendedConnection(pointer: connection)
+        let handler = context.handler
+        let submitted = context.pool.submit(prepare: { MHD_suspend_connection(connection) }) {
+            state.pendingResponse = handler(request)
+            MHD_resume_connection(suspended.pointer)
+        }
+        if !submitted {
+            return respond(.text(503, "Service Unavailable: the server is stopping.\n"), state: state, connection: connection)
+        }
+        return .YES
     }
 
     private static func payloadTooLarge(_ context: ServerContext) -> HTTPResponse {

@@ -1,8 +1,10 @@
 /// What the server gathers about one request across libmicrohttpd's calls to the access handler.
 ///
 /// Created by the URI log callback, retained into libmicrohttpd's `*con_cls` and released by the
-/// request-completed callback. A connection is served by one thread at a time, so no lock is needed.
-final class RequestState {
+/// request-completed callback. A connection is served by one libmicrohttpd thread at a time; the one hand-off
+/// to a handler thread (`pendingResponse`) is ordered by suspending and resuming the connection, which
+/// libmicrohttpd does under its own mutex. Hence `@unchecked Sendable` without a lock.
+final class RequestState: @unchecked Sendable {
     /// The request target as sent (path and query), captured before libmicrohttpd decodes it.
     let target: String
     var method = ""
@@ -15,6 +17,8 @@ final class RequestState {
     var bodyTooLarge = false
     /// Set once a response has been queued; later calls have nothing to do.
     var responded = false
+    /// The handler's response, set on a handler thread before the connection is resumed.
+    var pendingResponse: HTTPResponse?
 
     init(target: String) {
         self.target = target
@@ -30,13 +34,21 @@ final class RequestState {
     }
 }
 
-/// What every libmicrohttpd callback of one server needs; passed to C unretained, owned by the ``HTTPServer``.
+/// What every libmicrohttpd callback of one running server needs; passed to C unretained, kept alive by the
+/// ``HTTPServer`` until `MHD_stop_daemon` has returned.
 final class ServerContext: Sendable {
     let handler: HTTPServer.Handler
     let maxBodyBytes: Int
+    let pool: HandlerPool
 
-    init(handler: @escaping HTTPServer.Handler, maxBodyBytes: Int) {
+    init(handler: @escaping HTTPServer.Handler, maxBodyBytes: Int, pool: HandlerPool) {
         self.handler = handler
         self.maxBodyBytes = maxBodyBytes
+        self.pool = pool
     }
+}
+
+/// A suspended libmicrohttpd connection, handed to a handler thread only to resume it.
+struct SuspendedConnection: @unchecked Sendable {
+    let pointer: OpaquePointer
 }
