@@ -1,3 +1,5 @@
+import Foundation
+
 /// What the server gathers about one request across libmicrohttpd's calls to the access handler.
 ///
 /// Created by the URI log callback, retained into libmicrohttpd's `*con_cls` and released by the
@@ -22,7 +24,19 @@ final class RequestState: @unchecked Sendable {
 
     init(target: String) {
         self.target = target
+        #if DEBUG
+        Self.live.withLock { $0 += 1 }
+        #endif
     }
+
+    #if DEBUG
+    deinit {
+        Self.live.withLock { $0 -= 1 }
+    }
+
+    /// How many request states exist, so tests can prove each one is released (debug builds only).
+    static let live = LockedCounter()
+    #endif
 
     /// The target split at the first `?` into a raw path and a raw query.
     func pathAndQuery() -> (path: String, query: String?) {
@@ -52,3 +66,15 @@ final class ServerContext: Sendable {
 struct SuspendedConnection: @unchecked Sendable {
     let pointer: OpaquePointer
 }
+
+#if DEBUG
+/// A counter behind a lock, for debug-only bookkeeping.
+final class LockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+
+    func withLock<T>(_ body: (inout Int) -> T) -> T {
+        lock.withLock { body(&value) }
+    }
+}
+#endif
