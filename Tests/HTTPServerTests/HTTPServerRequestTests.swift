@@ -131,6 +131,24 @@ final class HTTPServerRequestTests: XCTestCase {
         XCTAssertEqual(calls.value, 0)
         // And the server closes the connection rather than wait for the body.
         XCTAssertNotNil(client.readUntilClosed(timeout: 5))
+
+        // A client that asks first gets the 413 instead of "100 Continue".
+        let asking = try RawHTTPClient(port: server.port)
+        try asking.send("PUT /x HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2000000\r\nExpect: 100-continue\r\n\r\n")
+        XCTAssertEqual(try asking.readResponse(timeout: 5).status, 413)
+        XCTAssertEqual(calls.value, 0)
+    }
+
+    func testExpectContinueUnderTheCapIsServed() throws {
+        let server = try startServer(handler: echoHandler)
+        let client = try RawHTTPClient(port: server.port)
+        try client.send("PUT /x HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+        let interim = try client.readResponse(hasBody: false, timeout: 5)
+        XCTAssertEqual(interim.status, 100)
+        try client.send("hello")
+        let response = try client.readResponse(timeout: 5)
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.bodyText, "hello")
     }
 
     func testMalformedRequestLineIs400() throws {
