@@ -4,5 +4,59 @@
 #include <stdarg.h>
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <microhttpd.h>
+
+/* Swift cannot call libmicrohttpd's variadic functions; these wrappers fix the argument lists. */
+
+/* The URI log callback's type has no typedef in microhttpd.h. */
+typedef void *(*gatehouse_mhd_uri_log_callback)(void *cls, const char *uri, struct MHD_Connection *connection);
+
+/* Starts a daemon listening on `address` (its port included) with the options HTTPServer needs. */
+static inline struct MHD_Daemon *gatehouse_mhd_start_daemon(
+    unsigned int flags,
+    const struct sockaddr *address,
+    MHD_AccessHandlerCallback access_handler, void *access_handler_cls,
+    MHD_RequestCompletedCallback completed, void *completed_cls,
+    gatehouse_mhd_uri_log_callback uri_log, void *uri_log_cls,
+    unsigned int thread_pool_size,
+    unsigned int connection_limit,
+    unsigned int connection_timeout_seconds,
+    size_t connection_memory_limit)
+{
+    return MHD_start_daemon(flags, 0 /* the port comes from MHD_OPTION_SOCK_ADDR */,
+                            NULL, NULL,
+                            access_handler, access_handler_cls,
+                            MHD_OPTION_SOCK_ADDR, address,
+                            MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
+                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                            MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+                            MHD_OPTION_URI_LOG_CALLBACK, uri_log, uri_log_cls,
+                            MHD_OPTION_END);
+}
+
+/* The port the daemon is bound to (useful when it was started on port 0), or 0 if unknown. */
+static inline uint16_t gatehouse_mhd_bound_port(struct MHD_Daemon *daemon)
+{
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info != NULL ? info->port : 0;
+}
+
+/* The listening socket, or -1 if unknown. */
+static inline int gatehouse_mhd_listen_fd(struct MHD_Daemon *daemon)
+{
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_LISTEN_FD);
+    return info != NULL ? info->listen_fd : -1;
+}
+
+/* The client's socket address, or NULL if unknown. */
+static inline const struct sockaddr *gatehouse_mhd_client_address(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return info != NULL ? info->client_addr : NULL;
+}
+
 #endif

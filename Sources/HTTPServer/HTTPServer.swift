@@ -1,0 +1,181 @@
+import CMicroHTTPD
+import Foundation
+
+/// A small HTTP/1.1 server over libmicrohttpd: it reads whole requests, calls one handler, sends its response.
+///
+/// Connections are served by a pool of libmicrohttpd threads and handlers run on a second pool of the same
+/// size, several at once, so a handler must be thread-safe; a slow handler holds only its own handler thread,
+/// never another connection. Bodies over ``HTTPServerConfiguration/maxBodyBytes`` are answered 413,
+/// malformed requests 400, both without calling the handler. There is no routing here.
+///
+/// ```swift
+/// let server = HTTPServer(configuration: .init(port: 8080)) { request in
+///     .text(200, "hello from \(request.path)\n")
+/// }
+/// try server.start()
+/// HTTPServer.waitForTermination()
+/// server.stop()
+/// ```
+public final class HTTPServer: @unchecked Sendable {
+    /// Turns a request into a response; called concurrently from the server's threads.
+    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+
+    /// The configuration the server was created with.
+    public let configuration: HTTPServerConfiguration
+
+    private let handler: Handler
+    /// The running daemon's context; libmicrohttpd holds it unretained, so it is kept until `MHD_stop_daemon` returns.
+    private var context: ServerContext?
+    /// Serializes `start()` and `stop()`; held while `MHD_stop_daemon` waits for handlers.
+    private let lifecycleLock = NSLock()
+    /// Guards `boundPort`, which handlers may read while `stop()` holds `lifecycleLock`.
+    private let stateLock = NSLock()
+    private var daemon: OpaquePointer?
+    private var boundPort: UInt16 = 0
+
+    /// A server that is not yet listening; call ``start()``.
+    public init(configuration: HTTPServerConfiguration, handler: @escaping Handler) {
+        self.configuration = configuration
+        self.handler = handler
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// The port the server listens on (the one the system picked if the configuration said 0); 0 when stopped.
+    public var port: UInt16 {
+        stateLock.withLock { boundPort }
+    }
+
+    /// Binds the address and starts serving; returns once the server accepts connections.
+    ///
+    /// Also sets `SIGPIPE` to be ignored, so a client that hangs up cannot kill the process.
+    /// - Throws: ``HTTPServerError`` naming the address and what to do: address in use, not an IP address, …
+    public func start() throws {
+        try lifecycleLock.withLock {
+            guard daemon == nil else {
+                throw HTTPServerError(kind: .alreadyStarted, message: "The HTTP server is already running on port \(port); stop it before starting it again.")
+            }
+            try configuration.validate()
+            guard let address = SocketAddress(address: configuration.address, port: configuration.port) else {
+                throw HTTPServerError(
+                    kind: .invalidAddress,
+                    message: "\"\(configuration.address)\" is not an IP address; use an IPv4 or IPv6 literal such as 127.0.0.1 or ::1."
+                )
+            }
+            signal(SIGPIPE, SIG_IGN)
+
+            var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+            if address.isIPv6 {
+                flags |= MHD_USE_IPv6.rawValue
+            }
+            let context = ServerContext(
+                handler: handler,
+                maxBodyBytes: configuration.maxBodyBytes,
+                pool: HandlerPool(threadCount: configuration.threadPoolSize)
+            )
+            let started = address.withSockAddr { sockAddr, _ in
+                gatehouse_mhd_start_daemon(
+                    flags,
+                    sockAddr,
+                    MicroHTTPDCallbacks.access, Unmanaged.passUnretained(context).toOpaque(),
+                    MicroHTTPDCallbacks.requestCompleted, nil,
+                    MicroHTTPDCallbacks.uriLog, nil,
+                    UInt32(configuration.threadPoolSize),
+                    UInt32(configuration.connectionLimit),
+                    UInt32(configuration.connectionTimeoutSeconds),
+                    configuration.maxHeaderBytes
+                )
+            }
+            guard let started else {
+                context.pool.close()
+                throw Self.diagnoseStartFailure(address)
+            }
+            var port = gatehouse_mhd_bound_port(started)
+            if port == 0 {
+                port = Self.listeningPort(of: started) ?? configuration.port
+            }
+            daemon = started
+            self.context = context
+            stateLock.withLock { boundPort = port }
+        }
+    }
+
+    /// Stops listening, waits for handlers that are running, and closes every connection.
+    ///
+    /// Safe to call more than once and on a server that never started. Do not call it from a handler:
+    /// it waits for the handler's own thread.
+    public func stop() {
+        lifecycleLock.withLock {
+            guard let running = daemon, let context else { return }
+            // Handlers first: once the pool is closed no connection is left suspended, which
+            // MHD_stop_daemon requires (it aborts the process otherwise). Requests completing meanwhile get 503.
+            context.pool.close()
+            MHD_stop_daemon(running)
+            daemon = nil
+            self.context = nil
+            stateLock.withLock { boundPort = 0 }
+        }
+    }
+
+    /// The port from the listening socket itself, for when libmicrohttpd does not report it.
+    private static func listeningPort(of daemon: OpaquePointer) -> UInt16? {
+        let fd = gatehouse_mhd_listen_fd(daemon)
+        guard fd >= 0 else { return nil }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let found = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard found == 0 else { return nil }
+        let family = Int32(storage.ss_family)
+        return withUnsafePointer(to: &storage) { pointer -> UInt16? in
+            switch family {
+            case AF_INET:
+                return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+            case AF_INET6:
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
+            default:
+                return nil
+            }
+        }
+    }
+
+    /// libmicrohttpd reports only failure; binding the address again tells why.
+    private static func diagnoseStartFailure(_ address: SocketAddress) -> HTTPServerError {
+        let where_ = address.displayName
+        switch address.probeBind() {
+        case EADDRINUSE:
+            return HTTPServerError(
+                kind: .addressInUse,
+                message: "Cannot listen on \(where_): the address is already in use. Stop the process listening there or choose another port."
+            )
+        case EADDRNOTAVAIL:
+            return HTTPServerError(
+                kind: .addressNotAvailable,
+                message: "Cannot listen on \(where_): no network interface of this machine has that address. Use 127.0.0.1, ::1 or an address this machine owns."
+            )
+        case EACCES, EPERM:
+            return HTTPServerError(
+                kind: .permissionDenied,
+                message: "Cannot listen on \(where_): permission denied. Ports below 1024 need privileges; choose a port of 1024 or more."
+            )
+        case EAFNOSUPPORT:
+            return HTTPServerError(
+                kind: .addressNotAvailable,
+                message: "Cannot listen on \(where_): this machine does not support \(address.isIPv6 ? "IPv6" : "IPv4"). Use an address of the other family."
+            )
+        case 0:
+            return HTTPServerError(
+                kind: .startFailed,
+                message: "Cannot start the HTTP server on \(where_): libmicrohttpd refused to start. Check the thread pool size and the open-file limit (ulimit -n)."
+            )
+        case let code:
+            return HTTPServerError(
+                kind: .startFailed,
+                message: "Cannot listen on \(where_): \(String(cString: strerror(code)))."
+            )
+        }
+    }
+}

@@ -1,0 +1,67 @@
+/// How an ``HTTPServer`` listens and what it accepts.
+///
+/// The defaults suit a console on the local machine: loopback only, a free port, small limits.
+///
+/// ```swift
+/// var configuration = HTTPServerConfiguration(port: 8080)
+/// configuration.maxBodyBytes = 64 * 1024
+/// ```
+public struct HTTPServerConfiguration: Sendable {
+    /// The IP address to bind: an IPv4 (`"127.0.0.1"`, `"0.0.0.0"`) or IPv6 (`"::1"`, `"[::1]"`) literal.
+    public var address: String
+    /// The TCP port; 0 lets the system pick a free one, read back from ``HTTPServer/port`` after `start()`.
+    public var port: UInt16
+    /// How many libmicrohttpd threads serve connections, and how many threads run handlers: at most this many
+    /// handlers run at once, and a slow one holds only its handler thread.
+    public var threadPoolSize: Int
+    /// The most connections open at once (shared out among the threads); more are refused.
+    public var connectionLimit: Int
+    /// Seconds a connection may stay idle (nothing received or sent) before it is closed; 0 means never.
+    public var connectionTimeoutSeconds: Int
+    /// The largest request body accepted; larger ones are answered 413 without calling the handler.
+    public var maxBodyBytes: Int
+    /// Memory per connection for the request line, headers and read buffer; requests whose headers do not fit
+    /// are refused by libmicrohttpd itself.
+    public var maxHeaderBytes: Int
+
+    /// A configuration; every argument has a default.
+    public init(
+        address: String = "127.0.0.1",
+        port: UInt16 = 0,
+        threadPoolSize: Int = 2,
+        connectionLimit: Int = 256,
+        connectionTimeoutSeconds: Int = 30,
+        maxBodyBytes: Int = 1 << 20,
+        maxHeaderBytes: Int = 64 * 1024
+    ) {
+        self.address = address
+        self.port = port
+        self.threadPoolSize = threadPoolSize
+        self.connectionLimit = connectionLimit
+        self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        self.maxBodyBytes = maxBodyBytes
+        self.maxHeaderBytes = maxHeaderBytes
+    }
+
+    /// Checks the numbers before they reach libmicrohttpd, which would only say "could not start".
+    func validate() throws(HTTPServerError) {
+        func invalid(_ message: String) -> HTTPServerError {
+            HTTPServerError(kind: .invalidConfiguration, message: message)
+        }
+        guard (1...256).contains(threadPoolSize) else {
+            throw invalid("threadPoolSize is \(threadPoolSize); use 1 to 256 threads")
+        }
+        guard connectionLimit >= threadPoolSize, connectionLimit <= Int(UInt32.max) else {
+            throw invalid("connectionLimit is \(connectionLimit); use at least one connection per thread (\(threadPoolSize))")
+        }
+        guard connectionTimeoutSeconds >= 0, connectionTimeoutSeconds <= Int(UInt32.max) else {
+            throw invalid("connectionTimeoutSeconds is \(connectionTimeoutSeconds); use 0 (never) or more seconds")
+        }
+        guard maxBodyBytes >= 0 else {
+            throw invalid("maxBodyBytes is \(maxBodyBytes); use 0 or more bytes")
+        }
+        guard maxHeaderBytes >= 4096 else {
+            throw invalid("maxHeaderBytes is \(maxHeaderBytes); use at least 4096 bytes")
+        }
+    }
+}

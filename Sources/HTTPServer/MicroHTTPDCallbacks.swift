@@ -1,0 +1,168 @@
+import CMicroHTTPD
+
+/// The C callbacks handed to libmicrohttpd. They run on libmicrohttpd's threads, so they are plain
+/// `@convention(c)` values of a type (never main-actor code) and reach state only through their context pointers.
+enum MicroHTTPDCallbacks {
+    /// Starts a request: captures the raw target (before libmicrohttpd splits and decodes it) and
+    /// returns the retained per-request state, which libmicrohttpd keeps in `*con_cls`.
+    static let uriLog: gatehouse_mhd_uri_log_callback = { _, uri, _ in
+        let target = uri.map { String(cString: $0) } ?? ""
+        return Unmanaged.passRetained(RequestState(target: target)).toOpaque()
+    }
+
+    /// Releases the per-request state when libmicrohttpd is done with the request, however it ended.
+    static let requestCompleted: MHD_RequestCompletedCallback = { _, _, conCls, _ in
+        guard let conCls, let state = conCls.pointee else { return }
+        Unmanaged<RequestState>.fromOpaque(state).release()
+        conCls.pointee = nil
+    }
+
+    /// Appends one request header to the `RequestState` passed as `cls`.
+    static let collectHeader: MHD_KeyValueIterator = { cls, _, key, value in
+        guard let cls, let key else { return .YES }
+        let state = Unmanaged<RequestState>.fromOpaque(cls).takeUnretainedValue()
+        state.headers.add(String(cString: key), value.map { String(cString: $0) } ?? "")
+        return .YES
+    }
+
+    /// The access handler: called with the headers, then once per body chunk, then with no data to answer.
+    static let access: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadDataSize, conCls in
+        guard let cls, let connection, let uploadDataSize, let conCls else { return .NO }
+        let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+
+        let state: RequestState
+        if let existing = conCls.pointee {
+            state = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
+        } else {
+            // The URI log callback always runs first; this keeps the handler safe if it ever does not.
+            state = RequestState(target: url.map { String(cString: $0) } ?? "/")
+            conCls.pointee = Unmanaged.passRetained(state).toOpaque()
+        }
+        if state.responded {
+            uploadDataSize.pointee = 0
+            return .YES
+        }
+
+        if !state.headersSeen {
+            state.headersSeen = true
+            state.method = method.map { String(cString: $0) } ?? ""
+            _ = MHD_get_connection_values(connection, .HEADER_KIND, collectHeader, Unmanaged.passUnretained(state).toOpaque())
+            if let address = gatehouse_mhd_client_address(connection) {
+                state.remoteAddress = SocketAddress.ipString(address)
+            }
+            if let declared = state.headers["Content-Length"], let length = UInt64(declared) {
+                if length > UInt64(context.maxBodyBytes) {
+                    // Answer before reading: libmicrohttpd then skips the body and closes the connection.
+                    state.bodyTooLarge = true
+                    return respond(payloadTooLarge(context), state: state, connection: connection)
+                }
+                state.body.reserveCapacity(Int(length))
+            }
+            return .YES
+        }
+
+        let size = uploadDataSize.pointee
+        if size > 0 {
+            if !state.bodyTooLarge {
+                if state.body.count + size > context.maxBodyBytes {
+                    // A chunked upload (or one longer than declared) ran over: drain it and answer 413.
+                    state.bodyTooLarge = true
+                    state.body = []
+                } else if let uploadData {
+                    let chunk = UnsafeRawBufferPointer(start: uploadData, count: size)
+                    state.body.append(contentsOf: chunk)
+                }
+            }
+            uploadDataSize.pointee = 0
+            return .YES
+        }
+
+        if let response = state.pendingResponse {
+            // Called again after the handler thread resumed the connection.
+            state.pendingResponse = nil
+            return respond(response, state: state, connection: connection)
+        }
+        if state.bodyTooLarge {
+            return respond(payloadTooLarge(context), state: state, connection: connection)
+        }
+        let (path, query) = state.pathAndQuery()
+        let request = HTTPRequest(
+            method: state.method,
+            path: path,
+            query: query,
+            headers: state.headers,
+            body: state.body,
+            remoteAddress: state.remoteAddress
+        )
+        state.body = []
+        state.headers = HTTPHeaders()
+
+        // Run the handler on the handler pool with the connection suspended, so this thread keeps serving
+        // its other connections; the job resumes the connection and libmicrohttpd calls back here.
+        let suspended = SuspendedConnection(pointer: connection)
+        let handler = context.handler
+        let submitted = context.pool.submit(prepare: { MHD_suspend_connection(connection) }) {
+            state.pendingResponse = handler(request)
+            MHD_resume_connection(suspended.pointer)
+        }
+        if !submitted {
+            return respond(.text(503, "Service Unavailable: the server is stopping.\n"), state: state, connection: connection)
+        }
+        return .YES
+    }
+
+    private static func payloadTooLarge(_ context: ServerContext) -> HTTPResponse {
+        HTTPResponse.text(413, "Request body too large: the limit is \(context.maxBodyBytes) bytes.\n")
+    }
+
+    /// Queues `response` on `connection`; the body is copied (never handed over: libmicrohttpd would free() it).
+    private static func respond(_ response: HTTPResponse, state: RequestState, connection: OpaquePointer) -> MHD_Result {
+        state.responded = true
+        var status = response.status
+        var made = (100...999).contains(status) ? makeResponse(response) : nil
+        if made == nil {
+            status = 500
+            made = makeResponse(.text(500, "Internal Server Error: the handler's response had an invalid status or header.\n"))
+        }
+        guard let made else { return .NO }
+        defer { MHD_destroy_response(made) }
+        return MHD_queue_response(connection, UInt32(status), made)
+    }
+
+    /// Whether `name` is an RFC 9110 token: libmicrohttpd 0.9.75 does not check, and a bad name breaks the response.
+    static func isValidFieldName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                return true
+            default:
+                return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+            }
+        }
+    }
+
+    /// Whether `value` is free of control characters other than tab: CR or LF in a value would let it inject headers.
+    static func isValidFieldValue(_ value: String) -> Bool {
+        value.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+    }
+
+    /// A libmicrohttpd response for `response`, or `nil` if a header is invalid (CR/LF in a value, a space in a name, …).
+    private static func makeResponse(_ response: HTTPResponse) -> OpaquePointer? {
+        let created = response.body.withUnsafeBytes { bytes in
+            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+        }
+        guard let created else { return nil }
+        for (name, value) in response.headers {
+            // libmicrohttpd frames the body itself; a second Content-Length would corrupt the response.
+            if HTTPHeaders.namesMatch(name, "Content-Length") || HTTPHeaders.namesMatch(name, "Transfer-Encoding") {
+                continue
+            }
+            guard isValidFieldName(name), isValidFieldValue(value),
+                  MHD_add_response_header(created, name, value) == MHD_Result.YES else {
+                MHD_destroy_response(created)
+                return nil
+            }
+        }
+        return created
+    }
+}
