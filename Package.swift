@@ -29,10 +29,12 @@ let package = Package(
 
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        // A raw-socket HTTP client shared by the tests that go over a real socket.
+        .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestSupport"]),
         .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse"]),
-        .testTarget(name: "ConsoleTests", dependencies: ["Console"]),
+        .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTPTestSupport"]),
         // Runs the built `gatehouse` binary the way a user does.
-        .testTarget(name: "EndToEndTests", dependencies: []),
+        .testTarget(name: "EndToEndTests", dependencies: ["HTTPTestSupport"]),
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import HTTPTestSupport
 @testable import HTTPServer
 
 /// Threads, timeouts, start and stop, binding.

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import HTTPTestSupport
 @testable import HTTPServer
 
 /// Requests and responses over a real socket on 127.0.0.1.

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import HTTPTestSupport
 @testable import HTTPServer
 
 /// Every per-request state retained into libmicrohttpd is released, however the request ends.

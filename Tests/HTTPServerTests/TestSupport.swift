@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import HTTPTestSupport
 @testable import HTTPServer
 
 /// A thread-safe counter for what handlers did.

@@ -2,47 +2,70 @@ import Storage
 
 /// Writes demo rows into Better Auth's and the sync server's tables through prepared statements,
 /// in the column names and date encodings this database uses.
+///
+/// Each insert has a fixed list of the fields this database has; values are placed by position, so the
+/// hot path allocates one array per row and hashes nothing.
 final class RowWriter {
+    /// A prepared INSERT and the position of each field in it (nil when this database lacks the field).
+    struct Insert {
+        let statement: Statement
+        let slots: [String: Int]
+        let width: Int
+
+        init(_ db: Database, table: AuthSchema.Table, fields: [String]) throws {
+            let present = fields.filter(table.has)
+            let columns = present.map(table.col).joined(separator: ", ")
+            let marks = Array(repeating: "?", count: present.count).joined(separator: ", ")
+            statement = try db.statement("INSERT INTO \(table.sql) (\(columns)) VALUES (\(marks))")
+            slots = Dictionary(uniqueKeysWithValues: present.enumerated().map { ($1, $0) })
+            width = present.count
+        }
+
+        func slot(_ field: String) -> Int? { slots[field] }
+    }
+
+    /// Positions resolved once, so rows are built without dictionary lookups.
+    struct UserSlots { let id, name, email, verified, image, created, updated: Int? }
+    struct AccountSlots { let id, issuer, accountID, provider, user, access, refresh, idToken, accessExpires, scope, password, created, updated: Int? }
+    struct SessionSlots { let id, expires, token, created, updated, ip, agent, user: Int? }
+
     private let store: Store
-    private let userInsert: Statement
-    private let accountInsert: Statement
-    private let sessionInsert: Statement
-    private let syncInsert: Statement
-    private let workspaceInsert: Statement
-    private let subscriptionInsert: Statement
-    private let roleInsert: Statement
-    private let verificationInsert: Statement?
-    private let userFields: [String]
-    private let accountFields: [String]
-    private let sessionFields: [String]
-    private let verificationFields: [String]
+    private let users: Insert, accounts: Insert, sessions: Insert
+    private let verifications: Insert?
+    private let u: UserSlots, a: AccountSlots, s: SessionSlots
+    private let userCreated: DateEncoding, userUpdated: DateEncoding
+    private let accountCreated: DateEncoding, accountUpdated: DateEncoding, accountAccessExpires: DateEncoding
+    private let sessionCreated: DateEncoding, sessionUpdated: DateEncoding, sessionExpires: DateEncoding
+    private let syncInsert: Statement, workspaceInsert: Statement, subscriptionInsert: Statement, roleInsert: Statement
+    private var accountSequence = 0
 
     init(store: Store) throws {
         self.store = store
-        let s = store.schema
-        func insert(_ table: AuthSchema.Table, _ fields: [String]) throws -> Statement {
-            let columns = fields.map(table.col).joined(separator: ", ")
-            let marks = Array(repeating: "?", count: fields.count).joined(separator: ", ")
-            return try store.db.statement("INSERT INTO \(table.sql) (\(columns)) VALUES (\(marks))")
+        let schema = store.schema, db = store.db
+        users = try Insert(db, table: schema.user, fields: ["id", "name", "email", "emailVerified", "image", "createdAt", "updatedAt"])
+        accounts = try Insert(db, table: schema.account, fields: ["id", "issuer", "accountId", "providerId", "userId", "accessToken", "refreshToken",
+                                                                  "idToken", "accessTokenExpiresAt", "scope", "password", "createdAt", "updatedAt"])
+        sessions = try Insert(db, table: schema.session, fields: ["id", "expiresAt", "token", "createdAt", "updatedAt", "ipAddress", "userAgent", "userId"])
+        verifications = try schema.verification.map {
+            try Insert(db, table: $0, fields: ["id", "identifier", "value", "expiresAt", "createdAt", "updatedAt"])
         }
-        userFields = ["id", "name", "email", "emailVerified", "image", "createdAt", "updatedAt"].filter(s.user.has)
-        accountFields = ["id", "issuer", "accountId", "providerId", "userId", "accessToken", "refreshToken", "idToken",
-                         "accessTokenExpiresAt", "scope", "password", "createdAt", "updatedAt"].filter(s.account.has)
-        sessionFields = ["id", "expiresAt", "token", "createdAt", "updatedAt", "ipAddress", "userAgent", "userId"].filter(s.session.has)
-        userInsert = try insert(s.user, userFields)
-        accountInsert = try insert(s.account, accountFields)
-        sessionInsert = try insert(s.session, sessionFields)
-        if let verification = s.verification {
-            verificationFields = ["id", "identifier", "value", "expiresAt", "createdAt", "updatedAt"].filter(verification.has)
-            verificationInsert = try insert(verification, verificationFields)
-        } else {
-            verificationFields = []
-            verificationInsert = nil
-        }
-        syncInsert = try store.db.statement("INSERT INTO users (sub, display_name, created_at) VALUES (?, ?, ?)")
-        workspaceInsert = try store.db.statement("INSERT INTO workspaces (id, owner_id, name, created_at) VALUES (?, ?, ?, ?)")
-        subscriptionInsert = try store.db.statement("INSERT INTO subscriptions (id, user_id, plan, status, current_period_end, created_at) VALUES (?, ?, ?, ?, ?, ?)")
-        roleInsert = try store.db.statement("INSERT OR IGNORE INTO allow_list (sub, role, granted_at) VALUES (?, ?, ?)")
+        u = UserSlots(id: users.slot("id"), name: users.slot("name"), email: users.slot("email"), verified: users.slot("emailVerified"),
+                      image: users.slot("image"), created: users.slot("createdAt"), updated: users.slot("updatedAt"))
+        a = AccountSlots(id: accounts.slot("id"), issuer: accounts.slot("issuer"), accountID: accounts.slot("accountId"),
+                         provider: accounts.slot("providerId"), user: accounts.slot("userId"), access: accounts.slot("accessToken"),
+                         refresh: accounts.slot("refreshToken"), idToken: accounts.slot("idToken"), accessExpires: accounts.slot("accessTokenExpiresAt"),
+                         scope: accounts.slot("scope"), password: accounts.slot("password"), created: accounts.slot("createdAt"), updated: accounts.slot("updatedAt"))
+        s = SessionSlots(id: sessions.slot("id"), expires: sessions.slot("expiresAt"), token: sessions.slot("token"), created: sessions.slot("createdAt"),
+                         updated: sessions.slot("updatedAt"), ip: sessions.slot("ipAddress"), agent: sessions.slot("userAgent"), user: sessions.slot("userId"))
+        userCreated = schema.user.encoding("createdAt"); userUpdated = schema.user.encoding("updatedAt")
+        accountCreated = schema.account.encoding("createdAt"); accountUpdated = schema.account.encoding("updatedAt")
+        accountAccessExpires = schema.account.encoding("accessTokenExpiresAt")
+        sessionCreated = schema.session.encoding("createdAt"); sessionUpdated = schema.session.encoding("updatedAt")
+        sessionExpires = schema.session.encoding("expiresAt")
+        syncInsert = try db.statement("INSERT INTO users (sub, display_name, created_at) VALUES (?, ?, ?)")
+        workspaceInsert = try db.statement("INSERT INTO workspaces (id, owner_id, name, created_at) VALUES (?, ?, ?, ?)")
+        subscriptionInsert = try db.statement("INSERT INTO subscriptions (id, user_id, plan, status, current_period_end, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+        roleInsert = try db.statement("INSERT OR IGNORE INTO allow_list (sub, role, granted_at) VALUES (?, ?, ?)")
     }
 
     private func run(_ statement: Statement, _ values: [SQLValue]) throws {
@@ -52,64 +75,63 @@ final class RowWriter {
     }
 
     func user(name: String, email: String, verified: Bool, created: Timestamp, random: inout DemoRandom) throws -> String {
-        let id = random.alphanumeric(32)
-        let table = store.schema.user
-        let values: [String: SQLValue] = [
-            "id": .text(id), "name": .text(name), "email": .text(email.lowercased()), "emailVerified": .integer(verified ? 1 : 0),
-            "image": .null, "createdAt": table.encoding("createdAt").encode(created), "updatedAt": table.encoding("updatedAt").encode(created),
-        ]
-        try run(userInsert, userFields.map { values[$0] ?? .null })
+        let id = random.sequentialID()
+        var row = [SQLValue](repeating: .null, count: users.width)
+        func set(_ slot: Int?, _ value: @autoclosure () -> SQLValue) { if let slot { row[slot] = value() } }
+        set(u.id, .text(id)); set(u.name, .text(name)); set(u.email, .text(email.lowercased()))
+        set(u.verified, .integer(verified ? 1 : 0)); set(u.created, userCreated.encode(created)); set(u.updated, userUpdated.encode(created))
+        try run(users.statement, row)
         return id
     }
 
     func account(user: String, provider: String, created: Timestamp, random: inout DemoRandom) throws {
-        let table = store.schema.account
+        accountSequence += 1
+        var row = [SQLValue](repeating: .null, count: accounts.width)
+        func set(_ slot: Int?, _ value: @autoclosure () -> SQLValue) { if let slot { row[slot] = value() } }
         let accountID: String
-        var values: [String: SQLValue] = [:]
         switch provider {
         case "apple":
-            accountID = "00\(random.decimal(4)).\(random.hex(32)).\(random.decimal(4))"
-            values["scope"] = .text("email name")
-            values["idToken"] = .text("demo-id-token-" + random.alphanumeric(24))
+            accountID = "0\(String(accountSequence).leftPadded(to: 7)).\(random.hex(32)).\(random.decimal(4))"
+            set(a.scope, .text("email name"))
+            set(a.idToken, .text("demo-id-token-" + random.alphanumeric(24)))
         case "google":
-            accountID = "1" + random.decimal(20)
-            values["scope"] = .text("openid https://www.googleapis.com/auth/userinfo.email https://www.googleapis.com/auth/userinfo.profile")
-            values["accessToken"] = .text("demo-access-token-" + random.alphanumeric(24))
-            values["idToken"] = .text("demo-id-token-" + random.alphanumeric(24))
-            values["accessTokenExpiresAt"] = table.encoding("accessTokenExpiresAt").encode(created.adding(seconds: 3600))
+            // Google subs are 21 digits; a counting prefix keeps the (issuer, accountId) index append-only.
+            accountID = "1" + String(accountSequence).leftPadded(to: 9) + random.decimal(11)
+            set(a.scope, .text("openid https://www.googleapis.com/auth/userinfo.email https://www.googleapis.com/auth/userinfo.profile"))
+            set(a.access, .text("demo-access-token-" + random.alphanumeric(24)))
+            set(a.idToken, .text("demo-id-token-" + random.alphanumeric(24)))
+            set(a.accessExpires, accountAccessExpires.encode(created.adding(seconds: 3600)))
         default:
             accountID = user
             // Better Auth's scrypt format, salt:key in hex; random, so it matches no password.
-            values["password"] = .text(random.hex(32) + ":" + random.hex(128))
+            set(a.password, .text(random.hex(32) + ":" + random.hex(128)))
         }
-        values["id"] = .text(random.alphanumeric(32))
-        values["issuer"] = .text(Issuer.forProvider(provider))
-        values["accountId"] = .text(accountID)
-        values["providerId"] = .text(provider)
-        values["userId"] = .text(user)
-        values["createdAt"] = table.encoding("createdAt").encode(created)
-        values["updatedAt"] = table.encoding("updatedAt").encode(created)
-        try run(accountInsert, accountFields.map { values[$0] ?? .null })
+        set(a.id, .text(random.sequentialID())); set(a.issuer, .text(Issuer.forProvider(provider))); set(a.accountID, .text(accountID))
+        set(a.provider, .text(provider)); set(a.user, .text(user))
+        set(a.created, accountCreated.encode(created)); set(a.updated, accountUpdated.encode(created))
+        try run(accounts.statement, row)
     }
 
     func session(user: String, created: Timestamp, expires: Timestamp, ip: String, agent: String, random: inout DemoRandom) throws {
-        let table = store.schema.session
-        let values: [String: SQLValue] = [
-            "id": .text(random.alphanumeric(32)), "expiresAt": table.encoding("expiresAt").encode(expires), "token": .text(random.alphanumeric(32)),
-            "createdAt": table.encoding("createdAt").encode(created), "updatedAt": table.encoding("updatedAt").encode(created),
-            "ipAddress": .text(ip), "userAgent": .text(agent), "userId": .text(user),
-        ]
-        try run(sessionInsert, sessionFields.map { values[$0] ?? .null })
+        var row = [SQLValue](repeating: .null, count: sessions.width)
+        func set(_ slot: Int?, _ value: @autoclosure () -> SQLValue) { if let slot { row[slot] = value() } }
+        set(s.id, .text(random.sequentialID())); set(s.expires, sessionExpires.encode(expires)); set(s.token, .text(random.sequentialID()))
+        set(s.created, sessionCreated.encode(created)); set(s.updated, sessionUpdated.encode(created))
+        set(s.ip, .text(ip)); set(s.agent, .text(agent)); set(s.user, .text(user))
+        try run(sessions.statement, row)
     }
 
     func verification(identifier: String, created: Timestamp, random: inout DemoRandom) throws -> Bool {
-        guard let statement = verificationInsert, let table = store.schema.verification else { return false }
-        let values: [String: SQLValue] = [
-            "id": .text(random.alphanumeric(32)), "identifier": .text(identifier + ":" + random.alphanumeric(12)),
-            "value": .text(random.alphanumeric(32)), "expiresAt": table.encoding("expiresAt").encode(created.adding(seconds: 3600)),
-            "createdAt": table.encoding("createdAt").encode(created), "updatedAt": table.encoding("updatedAt").encode(created),
-        ]
-        try run(statement, verificationFields.map { values[$0] ?? .null })
+        guard let insert = verifications, let table = store.schema.verification else { return false }
+        var row = [SQLValue](repeating: .null, count: insert.width)
+        func set(_ field: String, _ value: SQLValue) { if let slot = insert.slot(field) { row[slot] = value } }
+        set("id", .text(random.alphanumeric(32)))
+        set("identifier", .text(identifier + ":" + random.alphanumeric(12)))
+        set("value", .text(random.alphanumeric(32)))
+        set("expiresAt", table.encoding("expiresAt").encode(created.adding(seconds: 3600)))
+        set("createdAt", table.encoding("createdAt").encode(created))
+        set("updatedAt", table.encoding("updatedAt").encode(created))
+        try run(insert.statement, row)
         return true
     }
 
@@ -128,5 +150,11 @@ final class RowWriter {
 
     func role(sub: String, role: String, granted: Timestamp) throws {
         try run(roleInsert, [.text(sub), .text(role), .text(granted.iso8601)])
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

@@ -34,22 +34,19 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
     public var iso8601: String {
         let (days, msOfDay) = milliseconds.floorDivided(by: 86_400_000)
         let (year, month, day) = Timestamp.civil(fromDays: days)
-        let hour = msOfDay / 3_600_000, minute = msOfDay / 60_000 % 60, second = msOfDay / 1000 % 60, ms = msOfDay % 1000
-        var out = [UInt8]()
-        out.reserveCapacity(24)
-        func put(_ value: Int64, _ width: Int) {
-            var digits = [UInt8](repeating: UInt8(ascii: "0"), count: width)
-            var rest = value
-            for index in stride(from: width - 1, through: 0, by: -1) {
-                digits[index] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
+        return String(unsafeUninitializedCapacity: 24) { buffer in
+            func put(_ value: Int64, at offset: Int, width: Int) {
+                var rest = value
+                for index in stride(from: offset + width - 1, through: offset, by: -1) {
+                    buffer[index] = 48 &+ UInt8(truncatingIfNeeded: rest % 10)
+                    rest /= 10
+                }
             }
-            out.append(contentsOf: digits)
+            put(year, at: 0, width: 4); buffer[4] = 45; put(month, at: 5, width: 2); buffer[7] = 45; put(day, at: 8, width: 2)
+            buffer[10] = 84; put(msOfDay / 3_600_000, at: 11, width: 2); buffer[13] = 58; put(msOfDay / 60_000 % 60, at: 14, width: 2)
+            buffer[16] = 58; put(msOfDay / 1000 % 60, at: 17, width: 2); buffer[19] = 46; put(msOfDay % 1000, at: 20, width: 3); buffer[23] = 90
+            return 24
         }
-        put(year, 4); out.append(UInt8(ascii: "-")); put(month, 2); out.append(UInt8(ascii: "-")); put(day, 2)
-        out.append(UInt8(ascii: "T")); put(hour, 2); out.append(UInt8(ascii: ":")); put(minute, 2)
-        out.append(UInt8(ascii: ":")); put(second, 2); out.append(UInt8(ascii: ".")); put(ms, 3); out.append(UInt8(ascii: "Z"))
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Parses ISO-8601 as Better Auth and SQLite write it: `2026-11-30T03:48:03.123Z`, without

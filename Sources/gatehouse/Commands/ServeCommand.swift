@@ -1,11 +1,61 @@
-/// `gatehouse serve`: the console (wired up once the HTTP server lands).
+import Console
+import Foundation
+import Gatehouse
+import HTTPServer
+
+/// `gatehouse serve`: the console on 127.0.0.1.
 enum ServeCommand {
     static func make() -> CommandSpec {
-        CommandSpec(name: "serve", summary: "serve the console on 127.0.0.1",
-                    options: [.value("listen", "ADDR:PORT", "where to listen (default 127.0.0.1:8787)")],
-                    run: { invocation in
-                        invocation.output.error("gatehouse: serve is not available in this build")
-                        return 1
-                    })
+        CommandSpec(
+            name: "serve",
+            summary: "serve the console on 127.0.0.1",
+            discussion: """
+                Serves the console's pages and JSON API until SIGINT or SIGTERM. Binds to 127.0.0.1 by default and
+                answers only requests addressed to that address (DNS-rebinding protection).
+                """,
+            options: [
+                .value("listen", "ADDR:PORT", "where to listen (default 127.0.0.1:8787; port 0 picks a free one)"),
+                .flag("allow-remote", "allow a non-loopback --listen address"),
+                .value("threads", "N", "request threads (default 4)"),
+                .flag("quiet", short: "q", "do not log requests"),
+            ],
+            examples: ["gatehouse serve --store auth.sqlite", "gatehouse serve --store auth.sqlite --listen 127.0.0.1:0"],
+            run: run
+        )
+    }
+
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        let (address, port) = try parseListen(invocation.value("listen") ?? "127.0.0.1:8787", invocation: invocation)
+        let options = ConsoleServer.Options(
+            storePath: try invocation.storePath(), configurationPath: invocation.value("config") ?? invocation.environment["GATEHOUSE_CONFIG"],
+            publicDirectory: try ResourceLocator.publicDirectory(), address: address, port: port,
+            allowRemote: invocation.flag("allow-remote"), threads: try invocation.integer("threads", default: 4, range: 1...64),
+            logRequests: !invocation.flag("quiet"))
+        let console = try ConsoleServer(options: options)
+        try console.start()
+        invocation.output.line("Gatehouse console on \(console.url) (store \(options.storePath)); Ctrl-C stops it")
+        let signal = HTTPServer.waitForTermination()
+        invocation.output.error("gatehouse: stopping (signal \(signal))")
+        console.stop()
+        return 0
+    }
+
+    /// `127.0.0.1:8787`, `[::1]:8787`, `localhost:0`.
+    static func parseListen(_ text: String, invocation: Invocation) throws -> (String, UInt16) {
+        let invalid = invocation.usage("--listen must be ADDRESS:PORT, e.g. 127.0.0.1:8787 or [::1]:8787, got \"\(text.prefix(60))\"")
+        var host: Substring
+        var portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { throw invalid }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { throw invalid }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard !host.isEmpty, let port = UInt16(portText) else { throw invalid }
+        if host == "localhost" { host = "127.0.0.1" }
+        return (String(host), port)
     }
 }

@@ -4,38 +4,38 @@ import Glibc
 #endif
 
 /// Why a raw client operation failed.
-struct RawClientError: Error, CustomStringConvertible {
-    let operation: String
-    let code: Int32
-    var description: String { "\(operation) failed: \(String(cString: strerror(code))) (errno \(code))" }
+public struct RawClientError: Error, CustomStringConvertible {
+    public let operation: String
+    public let code: Int32
+    public var description: String { "\(operation) failed: \(String(cString: strerror(code))) (errno \(code))" }
 }
 
 /// A parsed HTTP/1.1 response as it came off the wire.
-struct RawResponse {
-    var status: Int
-    var reason: String
+public struct RawResponse {
+    public var status: Int
+    public var reason: String
     /// Header fields in the order received, names as sent.
-    var headers: [(name: String, value: String)]
-    var body: [UInt8]
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
 
-    func header(_ name: String) -> String? {
+    public func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
 
-    func count(of name: String) -> Int {
+    public func count(of name: String) -> Int {
         headers.filter { $0.name.lowercased() == name.lowercased() }.count
     }
 
-    var bodyText: String { String(decoding: body, as: UTF8.self) }
+    public var bodyText: String { String(decoding: body, as: UTF8.self) }
 }
 
 /// A tiny blocking HTTP client over a POSIX socket, so tests send exactly the bytes they mean to.
-final class RawHTTPClient {
-    let fd: Int32
+public final class RawHTTPClient {
+    public let fd: Int32
     private var buffer: [UInt8] = []
 
     /// Connects to `host` (an IPv4 or IPv6 literal) on `port`.
-    init(port: UInt16, host: String = "127.0.0.1") throws {
+    public init(port: UInt16, host: String = "127.0.0.1") throws {
         var v4 = sockaddr_in()
         var v6 = sockaddr_in6()
         let isIPv6 = inet_pton(AF_INET, host, &v4.sin_addr) != 1
@@ -71,11 +71,11 @@ final class RawHTTPClient {
         Glibc.close(fd)
     }
 
-    func send(_ text: String) throws {
+    public func send(_ text: String) throws {
         try send(Array(text.utf8))
     }
 
-    func send(_ bytes: [UInt8]) throws {
+    public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -105,7 +105,7 @@ final class RawHTTPClient {
     }
 
     /// Reads one response; `hasBody: false` for a HEAD request (the Content-Length describes a body not sent).
-    func readResponse(hasBody: Bool = true, timeout: TimeInterval = 10) throws -> RawResponse {
+    public func readResponse(hasBody: Bool = true, timeout: TimeInterval = 10) throws -> RawResponse {
         let separator: [UInt8] = Array("\r\n\r\n".utf8)
         var headerEnd: Int?
         while true {
@@ -151,7 +151,7 @@ final class RawHTTPClient {
     }
 
     /// Reads until the server closes the connection; returns everything received (nil if `timeout` passed first).
-    func readUntilClosed(timeout: TimeInterval) -> [UInt8]? {
+    public func readUntilClosed(timeout: TimeInterval) -> [UInt8]? {
         do {
             while try fill(timeout: timeout) {}
             defer { buffer = [] }
@@ -174,7 +174,7 @@ final class RawHTTPClient {
 }
 
 /// `chunked` transfer encoding of `body` in pieces of `chunkSize` bytes.
-func chunkedEncoding(_ body: [UInt8], chunkSize: Int) -> [UInt8] {
+public func chunkedEncoding(_ body: [UInt8], chunkSize: Int) -> [UInt8] {
     var encoded: [UInt8] = []
     var offset = 0
     while offset < body.count {

@@ -1,0 +1,162 @@
+import Foundation
+import Gatehouse
+import HTTPServer
+
+/// The console: static files from `Public/` and the JSON API under `/api`, over the Gatehouse
+/// service layer, behind the console's own request checks.
+///
+///     let console = try ConsoleServer(options: .init(storePath: "auth.sqlite", publicDirectory: "Public"))
+///     try console.start()
+///     print(console.url)
+public final class ConsoleServer: Sendable {
+    /// How to run the console.
+    public struct Options: Sendable {
+        public var storePath: String
+        public var configurationPath: String?
+        public var publicDirectory: String
+        public var address: String
+        public var port: UInt16
+        /// Listening on a non-loopback address needs this, deliberately.
+        public var allowRemote: Bool
+        public var threads: Int
+        /// Writes one line per request (method, path without query, status, time) to stderr.
+        public var logRequests: Bool
+
+        public init(storePath: String, configurationPath: String? = nil, publicDirectory: String, address: String = "127.0.0.1",
+                    port: UInt16 = 8787, allowRemote: Bool = false, threads: Int = 4, logRequests: Bool = true) {
+            self.storePath = storePath
+            self.configurationPath = configurationPath
+            self.publicDirectory = publicDirectory
+            self.address = address
+            self.port = port
+            self.allowRemote = allowRemote
+            self.threads = threads
+            self.logRequests = logRequests
+        }
+    }
+
+    private let options: Options
+    private let server: HTTPServer
+    private let state: State
+
+    /// What the request handler needs; the guard is set once the port is known.
+    final class State: @unchecked Sendable {
+        let stores: StorePool
+        let files: StaticFiles
+        let router: Router
+        let logRequests: Bool
+        private let lock = NSLock()
+        private var guardValue: RequestGuard?
+
+        init(stores: StorePool, files: StaticFiles, router: Router, logRequests: Bool) {
+            self.stores = stores
+            self.files = files
+            self.router = router
+            self.logRequests = logRequests
+        }
+
+        var requestGuard: RequestGuard? {
+            get { lock.withLock { guardValue } }
+            set { lock.withLock { guardValue = newValue } }
+        }
+    }
+
+    /// Opens the store and loads the static files; refuses a non-loopback address without `allowRemote`.
+    public init(options: Options) throws {
+        guard options.allowRemote || Self.isLoopback(options.address) else {
+            throw GatehouseError.invalid("\(options.address) is not a loopback address; the console has no TLS and is meant for this machine only",
+                                         fix: "listen on 127.0.0.1 (the default), or pass --allow-remote if you front it with something that adds TLS")
+        }
+        self.options = options
+        let stores = try StorePool(path: options.storePath, configurationPath: options.configurationPath, size: options.threads)
+        let files: StaticFiles
+        do { files = try StaticFiles(directory: options.publicDirectory) } catch {
+            throw GatehouseError("cannot read the console's files in \(options.publicDirectory)", fix: "set GATEHOUSE_PUBLIC to the Public/ folder")
+        }
+        var router = Router()
+        APIRoutes.register(on: &router)
+        let state = State(stores: stores, files: files, router: router, logRequests: options.logRequests)
+        self.state = state
+        let configuration = HTTPServerConfiguration(address: options.address, port: options.port, threadPoolSize: options.threads,
+                                                    connectionLimit: 512, connectionTimeoutSeconds: 30, maxBodyBytes: 1 << 20)
+        server = HTTPServer(configuration: configuration) { request in ConsoleServer.handle(request, state: state) }
+    }
+
+    /// Starts listening.
+    public func start() throws {
+        do { try server.start() } catch let error as HTTPServerError {
+            throw GatehouseError(error.message, code: "listen_failed")
+        }
+        state.requestGuard = RequestGuard(address: options.address, port: server.port, allowRemote: options.allowRemote)
+    }
+
+    /// Stops listening; waits for requests in flight.
+    public func stop() { server.stop() }
+
+    /// The bound port.
+    public var port: UInt16 { server.port }
+
+    /// The URL to open.
+    public var url: String {
+        let host = options.address.contains(":") ? "[\(options.address)]" : options.address
+        return "http://\(host):\(port)/"
+    }
+
+    static func isLoopback(_ address: String) -> Bool {
+        address == "::1" || address == "localhost" || address.hasPrefix("127.")
+    }
+
+    static let securityHeaders: [(String, String)] = [
+        ("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Referrer-Policy", "no-referrer"),
+        ("X-Frame-Options", "DENY"),
+    ]
+
+    static func handle(_ request: HTTPRequest, state: State) -> HTTPResponse {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let requestID = String(started % 0xFFFF_FFFF, radix: 36)
+        var response: HTTPResponse
+        let isAPI = request.path == "/api" || request.path.hasPrefix("/api/")
+        if let guardValue = state.requestGuard, let error = guardValue.check(request) {
+            response = JSONBody.error(error)
+        } else if state.requestGuard == nil {
+            response = JSONBody.error(APIError(status: 503, code: "starting", message: "the console is starting"))
+        } else if isAPI {
+            response = api(request, requestID: requestID, state: state)
+        } else if request.method != "GET" && request.method != "HEAD" {
+            response = JSONBody.error(APIError(status: 405, code: "method_not_allowed", message: "static files are read-only"))
+        } else if let file = state.files.file(for: request.path) {
+            response = HTTPResponse(status: 200, headers: ["Content-Type": file.contentType, "Cache-Control": "no-cache"], body: file.body)
+        } else {
+            response = HTTPResponse.text(404, "not found\n")
+        }
+        if isAPI { response.headers["Cache-Control"] = "no-store" }
+        for (name, value) in securityHeaders { response.headers[name] = value }
+        response.headers["X-Request-Id"] = requestID
+        if state.logRequests {
+            let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+            let line = "\(Timestamp.now().iso8601) \(requestID) \(request.method.prefix(10)) \(request.path.prefix(200)) \(response.status) \(String(format: "%.1f", ms))ms\n"
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+        return response
+    }
+
+    static func api(_ request: HTTPRequest, requestID: String, state: State) -> HTTPResponse {
+        switch state.router.match(method: request.method, path: request.path) {
+        case .failure(let error):
+            return JSONBody.error(error)
+        case .success(let (handler, parameters)):
+            do {
+                return try handler(RequestContext(request: request, requestID: requestID, parameters: parameters, stores: state.stores))
+            } catch {
+                let apiError = APIError.from(error)
+                if apiError.status >= 500 {
+                    // The detail stays in the server's log; the client gets the safe message and the request id.
+                    FileHandle.standardError.write(Data("\(requestID) error: \(String(describing: error).prefix(500))\n".utf8))
+                }
+                return JSONBody.error(apiError)
+            }
+        }
+    }
+}

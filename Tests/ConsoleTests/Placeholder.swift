@@ -1,2 +1,0 @@
-import XCTest
-final class ConsoleTestsPlaceholder: XCTestCase { func testBuilds() {} }

@@ -1,0 +1,44 @@
+import Foundation
+import XCTest
+import HTTPTestSupport
+
+/// `gatehouse serve` as an operator runs it: prints its URL, answers, stops cleanly on a signal.
+final class ServeTests: XCTestCase {
+    func testServeAnswersAndStopsOnSignals() throws {
+        let scratch = try Scratch()
+        let store = scratch.path("s.sqlite")
+        XCTAssertEqual(try CLI().run(["demo", "seed", "--store", store, "--users", "20", "-q"]).status, 0)
+        for signal in [SIGTERM, SIGINT] {
+            let process = try CLI().start(["serve", "--store", store, "--listen", "127.0.0.1:0"])
+            var url: String?
+            for _ in 0..<100 where url == nil {
+                Thread.sleep(forTimeInterval: 0.05)
+                let printed = (try? String(contentsOf: process.out, encoding: .utf8)) ?? ""
+                url = printed.split(separator: " ").first { $0.hasPrefix("http://127.0.0.1:") }.map(String.init)
+            }
+            let base = try XCTUnwrap(url, "serve printed no URL")
+            let port = try XCTUnwrap(UInt16(base.dropFirst("http://127.0.0.1:".count).dropLast()))
+            let client = try RawHTTPClient(port: port)
+            try client.send("GET /api/status HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+            let status = try JSONSerialization.jsonObject(with: Data(try client.readResponse().body)) as? [String: Any]
+            XCTAssertEqual((status?["counts"] as? [String: Any])?["users"] as? Int, 20)
+            kill(process.process.processIdentifier, signal)
+            let result = try process.finish()
+            XCTAssertEqual(result.status, 0, result.all)
+            XCTAssertTrue(result.stderr.contains("GET /api/status 200"), result.stderr)
+        }
+    }
+
+    func testServeRefusesBadListenAddresses() throws {
+        let scratch = try Scratch()
+        let store = scratch.path("s.sqlite")
+        XCTAssertEqual(try CLI().run(["init", "--store", store]).status, 0)
+        XCTAssertEqual(try CLI().run(["serve", "--store", store, "--listen", "nonsense"]).status, 2)
+        let remote = try CLI().run(["serve", "--store", store, "--listen", "0.0.0.0:0"])
+        XCTAssertEqual(remote.status, 1)
+        XCTAssertTrue(remote.stderr.contains("--allow-remote"), remote.stderr)
+        let missing = try CLI().run(["serve", "--store", scratch.path("none.sqlite"), "--listen", "127.0.0.1:0"])
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.stderr.contains("no store at"), missing.stderr)
+    }
+}
