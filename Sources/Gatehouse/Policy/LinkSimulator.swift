@@ -396,6 +396,8 @@ public struct HideMyEmailNote: Sendable, Codable {
             advice = "with linkSocial.allowDifferentEmails false this Hide My Email user could not connect the account"
         case (.link, false):
             advice = "the switch does not matter here: rule \(current.rule) decides before the email comparison"
+        case (.signIn, _) where current.outcome != .newUser:
+            advice = "implicit sign-in never consults allowDifferentEmails: it finds the user by the account, then by the exact email"
         case (.signIn, _):
             advice = "implicit sign-in matches users by exact email, so a Hide My Email relay address never meets the person's real email and no allowDifferentEmails value changes that; if this person already has a user under the other address, this sign-in splits their identity — they should sign in with that user and connect the account with linkSocial (with linkSocial.allowDifferentEmails true), or support merges the two users"
         }

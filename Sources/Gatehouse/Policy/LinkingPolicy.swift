@@ -235,6 +235,11 @@ public struct LinkingPolicy: Sendable, Equatable {
 
     init(values: [PolicyKey: PolicyValue]) { self.values = values }
 
+    /// Two policies are equal when every key has the same effective value (set or default).
+    public static func == (lhs: LinkingPolicy, rhs: LinkingPolicy) -> Bool {
+        PolicyKey.allCases.allSatisfy { lhs[$0] == rhs[$0] }
+    }
+
     /// A key's value.
     public subscript(_ key: PolicyKey) -> PolicyValue { values[key] ?? key.defaultValue }
 

@@ -28,6 +28,8 @@ public struct PolicyStore {
     /// The longest `--for`: a timed value is for an operation window; anything longer is a decision
     /// to make permanently, with its own review, and a 30-day-old "previous value" is likely stale.
     public static let maxDuration = Seconds(30 * 86_400)
+    /// The accepted range of `--for`, as operators write it.
+    public static let durationRange = "1m to 30d"
 
     public init(store: Store) { self.store = store }
 
@@ -171,8 +173,8 @@ public struct PolicyStore {
         }
         if let duration = change.duration {
             guard duration >= Self.minDuration, duration <= Self.maxDuration else {
-                throw GatehouseError.invalid("--for \(duration) is outside \(Self.minDuration)–\(Self.maxDuration)",
-                                             fix: "a timed value lasts from \(Self.minDuration) to \(Self.maxDuration); for longer, set it without --for and change it back when done")
+                throw GatehouseError.invalid("--for \(duration) is outside \(Self.durationRange)",
+                                             fix: "a timed value lasts from \(Self.durationRange); for longer, set it without --for and change it back when done")
             }
         }
         if change.key.opensTakeover(change.value) && !change.acceptTakeoverRisk {

@@ -27,8 +27,8 @@ enum PolicyCommands {
                             options: [.json], run: show),
                 CommandSpec(name: "set", summary: "change a key (a reason is required; optionally for a bounded time)",
                             discussion: """
-                                With --for, the value reverts by itself to the value before it when the time is up (\(PolicyStore.minDuration)
-                                to \(PolicyStore.maxDuration); nothing has to be running: the revert is computed on read and recorded by
+                                With --for, the value reverts by itself to the value before it when the time is up (\(PolicyStore.durationRange);
+                                nothing has to be running: the revert is computed on read and recorded by
                                 the next change). --if-version applies the change only if nobody changed the policy since you read
                                 that version. Setting autoLink.allowDifferentEmails to true opens email-based account takeover and
                                 needs --accept-takeover-risk. Provider lists: ["google","apple"] or google,apple.
