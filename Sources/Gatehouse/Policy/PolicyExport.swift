@@ -34,7 +34,7 @@ public struct PolicyExport: Sendable, Codable, Equatable {
 
     public let version: Int
     public let generatedAt: Timestamp
-    /// When a timed value next reverts; nil when nothing is timed.
+    /// When a timed value next reverts; absent from the JSON when nothing is timed.
     public let validUntil: Timestamp?
     public let account: Account
     public let linkSocial: LinkSocial

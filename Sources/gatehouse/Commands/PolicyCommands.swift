@@ -59,7 +59,7 @@ enum PolicyCommands {
                                 json: {"version", "generatedAt", "validUntil", "account": {"accountLinking": {...}}, "linkSocial":
                                 {"allowDifferentEmails"}}. account.accountLinking is Better Auth's option object; its allowDifferentEmails
                                 is the instance-wide (autoLink) value; the runtime uses linkSocial.allowDifferentEmails instead for
-                                POST /link-social. validUntil is the next automatic revert (re-read after it).
+                                POST /link-social. validUntil (absent when nothing is timed) is the next automatic revert: re-read after it.
                                 env: GATEHOUSE_POLICY_VERSION, GATEHOUSE_POLICY_VALID_UNTIL and GATEHOUSE_POLICY_JSON (the json
                                 export on one line, single-quoted), for a shell, a dotenv file or a secrets upload.
                                 """,
