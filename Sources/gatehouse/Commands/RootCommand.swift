@@ -13,6 +13,7 @@ enum RootCommand {
                 StatusCommand.make(),
                 AuditCommands.make(),
                 DemoCommands.make(),
+                PolicyCommands.make(),
                 ServeCommand.make(),
             ],
             examples: [

@@ -1,0 +1,200 @@
+import Foundation
+import Gatehouse
+
+/// `gatehouse policy`: the account-linking policy and the linkSocial `allowDifferentEmails` switch.
+enum PolicyCommands {
+    static func make() -> CommandSpec {
+        let simulateOptions: [OptionSpec] = [
+            .value("provider", "P", "the provider id (google, apple, ...)", required: true),
+            .value("email", "E", "the email the provider reports", required: true),
+            .flag("email-verified", "the provider reports the email verified"),
+            .value("account-id", "A", "the provider's account id (sub); without it the account is taken to be new"),
+            .value("with", "KEY=VALUE", "simulate under a hypothetical value instead of the stored one", repeatable: true),
+            .json,
+        ]
+        return CommandSpec(
+            name: "policy",
+            summary: "the account-linking policy and the linkSocial allowDifferentEmails switch",
+            discussion: """
+                Better Auth has one instance-wide allowDifferentEmails. This policy scopes it: autoLink.allowDifferentEmails
+                (the instance-wide value) stays false, linkSocial.allowDifferentEmails applies only to the authenticated
+                linkSocial call, so a Hide My Email user can connect a provider that reports their real email.
+                The runtime reads the policy on every request. Keys:
+                \(PolicyKey.allCases.map { "  \($0.rawValue) (\($0.kind.rawValue), default \($0.defaultValue.json)): \($0.summary)" }.joined(separator: "\n"))
+                """,
+            subcommands: [
+                CommandSpec(name: "show", summary: "every key, its value, who set it, when, why, and when a timed value reverts",
+                            options: [.json], run: show),
+                CommandSpec(name: "set", summary: "change a key (a reason is required; optionally for a bounded time)",
+                            discussion: """
+                                With --for, the value reverts by itself to the value before it when the time is up (\(PolicyStore.durationRange);
+                                nothing has to be running: the revert is computed on read and recorded by
+                                the next change). --if-version applies the change only if nobody changed the policy since you read
+                                that version. Setting autoLink.allowDifferentEmails to true opens email-based account takeover and
+                                needs --accept-takeover-risk. Provider lists: ["google","apple"] or google,apple.
+                                """,
+                            arguments: [
+                                ArgumentSpec(name: "KEY", help: "a policy key, e.g. linkSocial.allowDifferentEmails"),
+                                ArgumentSpec(name: "VALUE", help: "true|false, or a provider list"),
+                            ],
+                            options: [
+                                .value("reason", "TEXT", "why (kept in the history and the audit log; at most \(PolicyStore.maxReasonLength) characters)", required: true),
+                                .value("for", "DURATION", "revert to the previous value after this long (e.g. 2h, 7d)"),
+                                .value("if-version", "N", "refuse unless the policy is at version N"),
+                                .flag("accept-takeover-risk", "required to set autoLink.allowDifferentEmails to true"),
+                                .json,
+                            ],
+                            examples: [
+                                "gatehouse policy set linkSocial.allowDifferentEmails true --reason \"D3 ratified: Connect account for Hide My Email users\"",
+                                "gatehouse policy set linkSocial.allowDifferentEmails true --for 2h --if-version 4 --reason \"SUP-1234\"",
+                                "gatehouse policy set accountLinking.trustedProviders google,apple --reason \"restore D3\"",
+                            ],
+                            run: set),
+                CommandSpec(name: "history", summary: "every change and every automatic revert, newest first",
+                            arguments: [ArgumentSpec(name: "KEY", help: "only this key's history", optional: true)],
+                            options: [.value("limit", "N", "at most N entries (default 200, at most 100000)"), .json],
+                            run: history),
+                CommandSpec(name: "export", summary: "the effective policy for the runtime's createBetterAuth(env)",
+                            discussion: """
+                                json: {"version", "generatedAt", "validUntil", "account": {"accountLinking": {...}}, "linkSocial":
+                                {"allowDifferentEmails"}}. account.accountLinking is Better Auth's option object; its allowDifferentEmails
+                                is the instance-wide (autoLink) value; the runtime uses linkSocial.allowDifferentEmails instead for
+                                POST /link-social. validUntil (absent when nothing is timed) is the next automatic revert: re-read after it.
+                                env: GATEHOUSE_POLICY_VERSION, GATEHOUSE_POLICY_VALID_UNTIL and GATEHOUSE_POLICY_JSON (the json
+                                export on one line, single-quoted), for a shell, a dotenv file or a secrets upload.
+                                """,
+                            options: [.value("format", "FORMAT", "json (default) or env")],
+                            run: export),
+                CommandSpec(name: "simulate", summary: "what Better Auth 1.7 would answer to a link or sign-in attempt",
+                            subcommands: [
+                                CommandSpec(name: "link", summary: "an authenticated linkSocial (idToken) by a signed-in user",
+                                            options: [.value("user", "ID", "the signed-in user's Better Auth id", required: true)] + simulateOptions,
+                                            examples: ["gatehouse policy simulate link --user U1 --provider google --email ana@gmail.com --email-verified --with linkSocial.allowDifferentEmails=true"],
+                                            run: simulateLink),
+                                CommandSpec(name: "signin", summary: "an idToken sign-in (implicit linking by email)",
+                                            options: simulateOptions,
+                                            examples: ["gatehouse policy simulate signin --provider google --email ana@gmail.com --email-verified --account-id 1048576"],
+                                            run: simulateSignIn),
+                            ]),
+            ],
+            defaultSubcommand: "show",
+            examples: [
+                "gatehouse policy show",
+                "gatehouse policy set linkSocial.allowDifferentEmails true --for 2h --reason \"SUP-1234\"",
+                "gatehouse policy export --format env",
+            ]
+        )
+    }
+
+    static func show(_ invocation: Invocation) throws -> Int32 {
+        let snapshot = try PolicyStore(store: invocation.openStore()).snapshot(now: .now())
+        if invocation.json { try invocation.output.json(snapshot); return 0 }
+        invocation.output.line("policy version \(snapshot.version)")
+        invocation.output.table(["KEY", "VALUE", "SET BY", "SET AT", "REVERTS", "REASON"], snapshot.entries.map { entry in
+            [entry.key, entry.value.json, entry.setBy ?? "(default)", entry.setAt?.iso8601 ?? "-",
+             entry.revertsAt.map { "\($0.iso8601) → \(entry.revertsTo?.json ?? "?")" } ?? "-", oneLine(entry.reason ?? "-")]
+        })
+        for risk in snapshot.risks { invocation.output.line("\(risk.severity.rawValue.uppercased()): \(risk.message)") }
+        return 0
+    }
+
+    static func set(_ invocation: Invocation) throws -> Int32 {
+        let key = try PolicyKey.named(invocation.argument("KEY") ?? "")
+        let value = try key.parse(invocation.argument("VALUE") ?? "")
+        var change = PolicyChange(key: key, value: value, reason: try invocation.required("reason"),
+                                  acceptTakeoverRisk: invocation.flag("accept-takeover-risk"))
+        if let text = invocation.value("for") {
+            do { change.duration = try Seconds.parse(text) } catch let error as GatehouseError {
+                throw GatehouseError.invalid("--for: \(error.message)", fix: error.fix)
+            }
+        }
+        if let text = invocation.value("if-version") {
+            guard let version = Int(text), version >= 0 else { throw invocation.usage("--if-version must be a whole number ≥ 0, got \"\(text.prefix(40))\"") }
+            change.ifVersion = version
+        }
+        let result = try PolicyStore(store: invocation.openStore()).set(change, actor: invocation.actor, now: .now())
+        if invocation.json { try invocation.output.json(result); return 0 }
+        for revert in result.revertsRecorded {
+            invocation.output.line("recorded revert: \(revert.key) \(revert.from.json) → \(revert.to.json) (expired \(revert.effectiveAt.iso8601), version \(revert.version))")
+        }
+        var text = "\(result.key): \(result.from.json) → \(result.to.json) (policy version \(result.version))"
+        if let at = result.revertsAt, let to = result.revertsTo { text += "; reverts to \(to.json) at \(at.iso8601)" }
+        invocation.output.line(text)
+        return 0
+    }
+
+    static func history(_ invocation: Invocation) throws -> Int32 {
+        let key = try invocation.argument("KEY").map(PolicyKey.named)
+        let limit = try invocation.integer("limit", default: 200, range: 1...100_000)
+        let entries = try PolicyStore(store: invocation.openStore()).history(key: key, limit: limit, now: .now())
+        if invocation.json { try invocation.output.json(entries); return 0 }
+        if entries.isEmpty { invocation.output.line("no policy changes yet: every key holds its default"); return 0 }
+        invocation.output.table(["VERSION", "AT", "KEY", "CHANGE", "ACTOR", "REASON"], entries.map { entry in
+            var change = "\(entry.from.json) → \(entry.to.json)"
+            if entry.kind == .revert { change += entry.pending ? " (revert, due; recorded by the next change)" : " (revert)" }
+            if let at = entry.revertsAt { change += " until \(at.iso8601)" }
+            return [String(entry.version), entry.effectiveAt.iso8601, entry.key, change, entry.actor, oneLine(entry.reason)]
+        })
+        return 0
+    }
+
+    static func export(_ invocation: Invocation) throws -> Int32 {
+        let format = invocation.value("format") ?? "json"
+        guard format == "json" || format == "env" else { throw invocation.usage("--format must be json or env, got \"\(format.prefix(40))\"") }
+        let export = try PolicyStore(store: invocation.openStore()).export(now: .now())
+        if format == "env" { invocation.output.write(export.environment) } else { try invocation.output.json(export) }
+        return 0
+    }
+
+    static func simulateLink(_ invocation: Invocation) throws -> Int32 {
+        let user = BetterAuthUserID(try invocation.required("user"))
+        let decision = try LinkSimulator(store: invocation.openStore())
+            .simulateLink(user: user, attempt: try attempt(invocation), overrides: try overrides(invocation), now: .now())
+        return try report(decision, invocation)
+    }
+
+    static func simulateSignIn(_ invocation: Invocation) throws -> Int32 {
+        let decision = try LinkSimulator(store: invocation.openStore())
+            .simulateSignIn(attempt: try attempt(invocation), overrides: try overrides(invocation), now: .now())
+        return try report(decision, invocation)
+    }
+
+    static func attempt(_ invocation: Invocation) throws -> LinkAttempt {
+        LinkAttempt(provider: try invocation.required("provider"), email: try invocation.required("email"),
+                    emailVerified: invocation.flag("email-verified"), accountID: invocation.value("account-id"))
+    }
+
+    static func overrides(_ invocation: Invocation) throws -> [PolicyKey: PolicyValue] {
+        var overrides: [PolicyKey: PolicyValue] = [:]
+        for text in invocation.values("with") {
+            let (key, value) = try PolicyKey.assignment(text)
+            guard overrides[key] == nil else { throw invocation.usage("--with \(key.rawValue) is given more than once") }
+            overrides[key] = value
+        }
+        return overrides
+    }
+
+    /// Prints a decision. A simulated refusal is still a successful simulation: exit 0.
+    static func report(_ decision: LinkDecision, _ invocation: Invocation) throws -> Int32 {
+        if invocation.json { try invocation.output.json(decision); return 0 }
+        let out = invocation.output
+        out.line("\(decision.flow.rawValue): \(decision.headline)")
+        out.line("rule: \(decision.rule) — \(decision.explanation)")
+        if let user = decision.userID { out.line("user: \(user)") }
+        out.line("policy: version \(decision.policyVersion)" + (decision.hypothetical.isEmpty ? "" : " with " + decision.hypothetical.joined(separator: ", ")))
+        out.line("lookup: \(decision.accountLookup)")
+        out.line("checks, in Better Auth's order:")
+        for check in decision.checks { out.line("  \(check.decisive ? "→" : " ") \(check.rule): \(check.answer)") }
+        if let note = decision.hideMyEmail {
+            out.line("Hide My Email: flipping linkSocial.allowDifferentEmails to \(note.switchFlippedTo) \(note.switchWouldChange ? "WOULD change" : "would not change") this (→ \(note.outcomeWithSwitchFlipped))")
+            out.line("  \(note.advice)")
+        }
+        for note in decision.notes { out.line("note: \(note)") }
+        return 0
+    }
+
+    static func oneLine(_ text: String) -> String {
+        let flat = text.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\t", with: " ")
+        return flat.count > 80 ? String(flat.prefix(79)) + "…" : flat
+    }
+}
