@@ -141,11 +141,11 @@ final class RowWriter {
     }
 
     func workspace(owner: Int64, name: String, created: Timestamp, random: inout DemoRandom) throws {
-        try run(workspaceInsert, [.text("ws_" + random.alphanumeric(20)), .integer(owner), .text(name), .text(created.iso8601)])
+        try run(workspaceInsert, [.text("ws_" + random.sequentialID()), .integer(owner), .text(name), .text(created.iso8601)])
     }
 
     func subscription(user: Int64, plan: String, status: String, periodEnd: Timestamp, created: Timestamp, random: inout DemoRandom) throws {
-        try run(subscriptionInsert, [.text("sub_" + random.alphanumeric(20)), .integer(user), .text(plan), .text(status), .text(periodEnd.iso8601), .text(created.iso8601)])
+        try run(subscriptionInsert, [.text("sub_" + random.sequentialID()), .integer(user), .text(plan), .text(status), .text(periodEnd.iso8601), .text(created.iso8601)])
     }
 
     func role(sub: String, role: String, granted: Timestamp) throws {
