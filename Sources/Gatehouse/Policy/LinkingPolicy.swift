@@ -79,7 +79,7 @@ public enum PolicyKey: String, CaseIterable, Sendable, Codable, Comparable {
             if !bySuffix.isEmpty {
                 hint = "; did you mean " + bySuffix.map { "\"\($0.rawValue)\"" }.joined(separator: " or ") + "?"
             } else {
-                let scored = allCases.map { ($0, editDistance(text.lowercased(), $0.rawValue.lowercased())) }
+                let scored = allCases.map { ($0, Suggestion.editDistance(text.lowercased(), $0.rawValue.lowercased())) }
                 if let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= max(3, text.count / 4) {
                     hint = "; did you mean \"\(best.0.rawValue)\"?"
                 }
@@ -163,22 +163,6 @@ public enum PolicyKey: String, CaseIterable, Sendable, Codable, Comparable {
         }
         let key = try named(String(text[..<equals]))
         return (key, try key.parse(String(text[text.index(after: equals)...])))
-    }
-
-    /// Levenshtein distance, for "did you mean".
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a.prefix(64)), b = Array(b.prefix(64))
-        if a.isEmpty { return b.count }
-        if b.isEmpty { return a.count }
-        var previous = Array(0...b.count)
-        for i in 1...a.count {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...b.count {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count]
     }
 }
 

@@ -134,23 +134,5 @@ struct Parser {
 
 /// "; did you mean 'json'?" when a known word is close to what was typed.
 func suggestion(for word: String, among candidates: [String]) -> String {
-    let scored = candidates.map { ($0, editDistance(word, $0)) }.filter { $0.1 <= max(2, word.count / 3) }
-    guard let best = scored.min(by: { $0.1 < $1.1 }) else { return "" }
-    return "; did you mean \"\(best.0)\"?"
-}
-
-/// Levenshtein distance, for suggestions.
-func editDistance(_ a: String, _ b: String) -> Int {
-    let a = Array(a.prefix(64)), b = Array(b.prefix(64))
-    if a.isEmpty { return b.count }
-    if b.isEmpty { return a.count }
-    var previous = Array(0...b.count)
-    for i in 1...a.count {
-        var current = [i] + Array(repeating: 0, count: b.count)
-        for j in 1...b.count {
-            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-        }
-        previous = current
-    }
-    return previous[b.count]
+    Suggestion.closest(to: word, among: candidates).map { "; did you mean \"\($0)\"?" } ?? ""
 }

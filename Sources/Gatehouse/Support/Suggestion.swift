@@ -1,0 +1,25 @@
+/// "Did you mean …?" for mistyped commands, options and keys.
+public enum Suggestion {
+    /// The candidate closest to `word`, if it is close enough to be what was meant.
+    public static func closest(to word: String, among candidates: [String]) -> String? {
+        let scored = candidates.map { ($0, editDistance(word.lowercased(), $0.lowercased())) }
+            .filter { $0.1 <= max(2, word.count / 3) }
+        return scored.min { $0.1 < $1.1 }?.0
+    }
+
+    /// Levenshtein distance over the first 64 characters of each string.
+    public static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.prefix(64)), b = Array(b.prefix(64))
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}
