@@ -75,8 +75,15 @@ enum OpenSSL {
         }
     }
 
+    /// A C string pointer for a literal. `OSSL_PARAM_BLD` keeps the key and value pointers it is given until
+    /// `OSSL_PARAM_BLD_to_param`, so a temporary bridged Swift string would dangle; a static literal cannot.
+    static func cString(_ literal: StaticString) -> UnsafePointer<CChar> {
+        UnsafeRawPointer(literal.utf8Start).assumingMemoryBound(to: CChar.self)
+    }
+
     /// Builds a key from OSSL_PARAMs with `EVP_PKEY_fromdata`: `algorithm` is "EC" or "RSA", `selection` says which
-    /// parts (public only here). `build` pushes the parameters and returns false if a push failed.
+    /// parts (public only here). `build` pushes the parameters and returns false if a push failed; every pointer it
+    /// pushes must stay valid until this function returns (use `cString(_:)` for names).
     static func keyFromData(
         algorithm: String,
         selection: Int32,

@@ -69,13 +69,11 @@ extension P256 {
                 throw JWKError.invalidMember("y", "it is \(yBytes.count) bytes; P-256 needs 32")
             }
             let point: [UInt8] = [0x04] + xBytes + yBytes
-            let key = OpenSSL.keyFromData(
-                algorithm: "EC",
-                selection: gatehouse_evp_pkey_public_key_selection()
-            ) { builder in
-                point.withUnsafeBytes { bytes in
-                    OSSL_PARAM_BLD_push_utf8_string(builder, "group", "P-256", 0) == 1
-                        && OSSL_PARAM_BLD_push_octet_string(builder, "pub", bytes.baseAddress, bytes.count) == 1
+            let key = point.withUnsafeBytes { bytes in
+                OpenSSL.keyFromData(algorithm: "EC", selection: gatehouse_evp_pkey_public_key_selection()) { builder in
+                    OSSL_PARAM_BLD_push_utf8_string(builder, OpenSSL.cString("group"), OpenSSL.cString("P-256"), 0) == 1
+                        && OSSL_PARAM_BLD_push_octet_string(
+                            builder, OpenSSL.cString("pub"), bytes.baseAddress, bytes.count) == 1
                 }
             }
             guard let key else { throw JWKError.invalidMember("x", "the point (x, y) is not on the P-256 curve") }

@@ -107,7 +107,8 @@ public struct RSAPublicKey: Sendable, Hashable {
         }
         guard let n, let e else { return nil }
         return OpenSSL.keyFromData(algorithm: "RSA", selection: gatehouse_evp_pkey_public_key_selection()) { builder in
-            OSSL_PARAM_BLD_push_BN(builder, "n", n) == 1 && OSSL_PARAM_BLD_push_BN(builder, "e", e) == 1
+            OSSL_PARAM_BLD_push_BN(builder, OpenSSL.cString("n"), n) == 1
+                && OSSL_PARAM_BLD_push_BN(builder, OpenSSL.cString("e"), e) == 1
         }
     }
 
