@@ -53,33 +53,48 @@ enum Base64Codec {
     }
 
     static func encode(_ bytes: [UInt8], alphabet: [UInt8], pad: Bool) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var index = 0
-        while index + 3 <= bytes.count {
-            let chunk = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-            out.append(alphabet[Int(chunk >> 18 & 0x3F)])
-            out.append(alphabet[Int(chunk >> 12 & 0x3F)])
-            out.append(alphabet[Int(chunk >> 6 & 0x3F)])
-            out.append(alphabet[Int(chunk & 0x3F)])
-            index += 3
-        }
-        switch bytes.count - index {
-        case 1:
-            let chunk = UInt32(bytes[index]) << 16
-            out.append(alphabet[Int(chunk >> 18 & 0x3F)])
-            out.append(alphabet[Int(chunk >> 12 & 0x3F)])
-            if pad { out.append(contentsOf: [UInt8(ascii: "="), UInt8(ascii: "=")]) }
-        case 2:
-            let chunk = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8
-            out.append(alphabet[Int(chunk >> 18 & 0x3F)])
-            out.append(alphabet[Int(chunk >> 12 & 0x3F)])
-            out.append(alphabet[Int(chunk >> 6 & 0x3F)])
-            if pad { out.append(UInt8(ascii: "=")) }
-        default:
-            break
-        }
+        var out: [UInt8] = []
+        encode(bytes, alphabet: alphabet, pad: pad, into: &out)
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the encoding of `bytes` to `out` (the JWT minting path builds the whole token in one buffer).
+    static func encode(_ bytes: [UInt8], alphabet: [UInt8], pad: Bool, into out: inout [UInt8]) {
+        let fullChunks = bytes.count / 3
+        let remainder = bytes.count - fullChunks * 3
+        let outputCount = fullChunks * 4 + (remainder == 0 ? 0 : (pad ? 4 : remainder + 1))
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: outputCount))
+        bytes.withUnsafeBufferPointer { input in
+            alphabet.withUnsafeBufferPointer { symbols in
+                out.withUnsafeMutableBufferPointer { buffer in
+                    var write = start
+                    var read = 0
+                    // `while`, not `for … in 0..<n`: the range iterator is generic and slow in debug builds.
+                    while read < fullChunks * 3 {
+                        let chunk = UInt32(input[read]) << 16 | UInt32(input[read + 1]) << 8 | UInt32(input[read + 2])
+                        buffer[write] = symbols[Int(chunk >> 18 & 0x3F)]
+                        buffer[write + 1] = symbols[Int(chunk >> 12 & 0x3F)]
+                        buffer[write + 2] = symbols[Int(chunk >> 6 & 0x3F)]
+                        buffer[write + 3] = symbols[Int(chunk & 0x3F)]
+                        read += 3
+                        write += 4
+                    }
+                    guard remainder > 0 else { return }
+                    var chunk = UInt32(input[read]) << 16
+                    if remainder == 2 { chunk |= UInt32(input[read + 1]) << 8 }
+                    buffer[write] = symbols[Int(chunk >> 18 & 0x3F)]
+                    buffer[write + 1] = symbols[Int(chunk >> 12 & 0x3F)]
+                    if remainder == 2 {
+                        buffer[write + 2] = symbols[Int(chunk >> 6 & 0x3F)]
+                        if pad { buffer[write + 3] = UInt8(ascii: "=") }
+                    } else if pad {
+                        buffer[write + 2] = UInt8(ascii: "=")
+                        buffer[write + 3] = UInt8(ascii: "=")
+                    }
+                }
+            }
+        }
     }
 
     static func decode(_ input: [UInt8], table: [UInt8], padded: Bool) -> [UInt8]? {

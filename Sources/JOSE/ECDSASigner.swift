@@ -45,19 +45,19 @@ final class ECDSASigner: @unchecked Sendable {
     }
 
     private func sign(digest: [UInt8], context: OpaquePointer) throws -> [UInt8] {
-        // An ECDSA P-256 signature in DER is at most 72 bytes.
-        var der = [UInt8](repeating: 0, count: 80)
-        var length = der.count
-        let ok = digest.withUnsafeBufferPointer { input in
-            der.withUnsafeMutableBufferPointer { output in
-                EVP_PKEY_sign(context, output.baseAddress, &length, input.baseAddress, input.count)
+        // An ECDSA P-256 signature in DER is at most 72 bytes; a stack buffer saves a heap allocation per token.
+        let raw = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 80) { der -> [UInt8]? in
+            var length = der.count
+            let ok = digest.withUnsafeBufferPointer { input in
+                EVP_PKEY_sign(context, der.baseAddress, &length, input.baseAddress, input.count)
             }
+            guard ok == 1 else {
+                OpenSSL.clearErrors()
+                return nil
+            }
+            return ECDSASignature.raw(fromDER: UnsafeBufferPointer(rebasing: der[..<length]))
         }
-        guard ok == 1 else {
-            OpenSSL.clearErrors()
-            throw P256.Failure.signing
-        }
-        guard let raw = ECDSASignature.raw(fromDER: Array(der.prefix(length))) else { throw P256.Failure.signing }
+        guard let raw else { throw P256.Failure.signing }
         return raw
     }
 }
@@ -67,24 +67,27 @@ final class ECDSASigner: @unchecked Sendable {
 enum ECDSASignature {
     /// r‖s from DER, nil when `der` is not exactly one well-formed signature.
     static func raw(fromDER der: [UInt8]) -> [UInt8]? {
-        der.withUnsafeBufferPointer { buffer -> [UInt8]? in
-            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
-            guard let signature = d2i_ECDSA_SIG(nil, &cursor, buffer.count) else {
-                OpenSSL.clearErrors()
-                return nil
-            }
-            defer { ECDSA_SIG_free(signature) }
-            guard cursor == buffer.baseAddress.map({ $0 + buffer.count }) else { return nil }
-            var r: OpaquePointer?
-            var s: OpaquePointer?
-            ECDSA_SIG_get0(signature, &r, &s)
-            var out = [UInt8](repeating: 0, count: 64)
-            let written = out.withUnsafeMutableBufferPointer { output -> Bool in
-                guard let base = output.baseAddress else { return false }
-                return BN_bn2binpad(r, base, 32) == 32 && BN_bn2binpad(s, base + 32, 32) == 32
-            }
-            return written ? out : nil
+        der.withUnsafeBufferPointer { raw(fromDER: $0) }
+    }
+
+    /// r‖s from DER in a buffer.
+    static func raw(fromDER buffer: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+        guard let signature = d2i_ECDSA_SIG(nil, &cursor, buffer.count) else {
+            OpenSSL.clearErrors()
+            return nil
         }
+        defer { ECDSA_SIG_free(signature) }
+        guard cursor == buffer.baseAddress.map({ $0 + buffer.count }) else { return nil }
+        var r: OpaquePointer?
+        var s: OpaquePointer?
+        ECDSA_SIG_get0(signature, &r, &s)
+        var out = [UInt8](repeating: 0, count: 64)
+        let written = out.withUnsafeMutableBufferPointer { output -> Bool in
+            guard let base = output.baseAddress else { return false }
+            return BN_bn2binpad(r, base, 32) == 32 && BN_bn2binpad(s, base + 32, 32) == 32
+        }
+        return written ? out : nil
     }
 
     /// DER from r‖s, nil unless `raw` is 64 bytes with r and s both in [1, n - 1].

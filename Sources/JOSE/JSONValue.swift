@@ -208,13 +208,25 @@ extension JSONValue {
 
     static func writeObject(_ members: [String: JSONValue], into out: inout [UInt8]) throws {
         out.append(UInt8(ascii: "{"))
-        for (index, key) in members.keys.sorted().enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            writeString(key, into: &out)
-            out.append(UInt8(ascii: ":"))
-            try write(members[key]!, into: &out)
-        }
+        try writeMembers(members, first: true, into: &out)
         out.append(UInt8(ascii: "}"))
+    }
+
+    /// Writes `"key":value` pairs in key order, with a leading comma unless `first`; `skipping` leaves one key out.
+    static func writeMembers(
+        _ members: [String: JSONValue],
+        first: Bool,
+        skipping skipped: String? = nil,
+        into out: inout [UInt8]
+    ) throws {
+        var needsComma = !first
+        for member in members.sorted(by: { $0.key < $1.key }) where member.key != skipped {
+            if needsComma { out.append(UInt8(ascii: ",")) }
+            needsComma = true
+            writeString(member.key, into: &out)
+            out.append(UInt8(ascii: ":"))
+            try write(member.value, into: &out)
+        }
     }
 
     static func writeNumber(_ number: Double, into out: inout [UInt8]) throws {
@@ -233,6 +245,12 @@ extension JSONValue {
     /// characters, non-ASCII included, as UTF-8.
     static func writeString(_ string: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Claims are nearly always plain text: copy them whole when nothing needs escaping.
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out.append(contentsOf: string.utf8)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])

@@ -171,17 +171,26 @@ public enum JWT {
         claims: [String: JSONValue],
         key: P256.PrivateKey
     ) throws -> String {
-        var header = header
         if let alg = header["alg"], alg != "ES256" {
             throw JWTError.headerAlgorithmConflict(alg.stringValue ?? "(not a string)")
         }
-        header["alg"] = "ES256"
-        var token = Array(Base64URL.encode(try JSONValue.encode(object: header)).utf8)
+        // The hot path of minting: one buffer, no JSONSerialization, no intermediate strings, and `alg` written
+        // first rather than inserted into a copy of the header.
+        var json: [UInt8] = []
+        json.reserveCapacity(256)
+        var token: [UInt8] = []
+        token.reserveCapacity(512)
+        json.append(contentsOf: #"{"alg":"ES256""#.utf8)
+        try JSONValue.writeMembers(header, first: false, skipping: "alg", into: &json)
+        json.append(UInt8(ascii: "}"))
+        Base64Codec.encode(json, alphabet: Base64Codec.urlAlphabet, pad: false, into: &token)
         token.append(UInt8(ascii: "."))
-        token.append(contentsOf: Base64URL.encode(try JSONValue.encode(object: claims)).utf8)
+        json.removeAll(keepingCapacity: true)
+        try JSONValue.writeObject(claims, into: &json)
+        Base64Codec.encode(json, alphabet: Base64Codec.urlAlphabet, pad: false, into: &token)
         let signature = try key.signature(for: token)
         token.append(UInt8(ascii: "."))
-        token.append(contentsOf: Base64URL.encode(signature).utf8)
+        Base64Codec.encode(signature, alphabet: Base64Codec.urlAlphabet, pad: false, into: &token)
         return String(decoding: token, as: UTF8.self)
     }
 
