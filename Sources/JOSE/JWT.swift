@@ -131,8 +131,12 @@ public enum JWT {
             guard key.isValidSignature(signature, for: signingInput) else { throw JWTError.invalidSignature }
         }
 
-        /// Throws unless the signature verifies under `key`, whose own `alg` (when it has one) must match too.
+        /// Throws unless the signature verifies under `key`, whose own `alg` (when it has one) must match too, and
+        /// whose `use` (when it has one) must be "sig".
         public func verify(with key: JWK) throws {
+            if let use = key.use, use != "sig" {
+                throw JWKError.keyUnusable(kid: key.keyID ?? "(no kid)", reason: "its \"use\" is \"\(use)\", not \"sig\"")
+            }
             if let keyAlgorithm = key.algorithm, keyAlgorithm != algorithm {
                 try checkAlgorithm(expected: keyAlgorithm, keyKind: keyAlgorithm)
             }

@@ -82,6 +82,17 @@ final class JWKSTests: XCTestCase {
         XCTAssertThrowsError(try JWT.verify(ES256Tests.signingInput + "." + ES256Tests.signature, keySet: set))
     }
 
+    func testEncryptionKeysDoNotVerify() throws {
+        let key = try P256.PrivateKey.generate()
+        var jwk = JWK(key.publicKey, keyID: "enc-1")
+        jwk.use = "enc"
+        let token = try JWT.sign(header: ["kid": "enc-1"], claims: [:], key: key)
+        XCTAssertThrowsError(try JWT.verify(token, keySet: JWKS(keys: [jwk]))) {
+            guard case .keyUnusable(let kid, _) = $0 as? JWKError else { return XCTFail("\($0)") }
+            XCTAssertEqual(kid, "enc-1")
+        }
+    }
+
     func testJSONObjectRoundTrips() throws {
         let set = try JWKS(json: Self.document)
         let text = try JSONValue.encode(object: set.jsonObject())

@@ -98,25 +98,27 @@ enum OpenSSLCLI {
 
 /// Python with `cryptography` and `PyJWT`: `GATEHOUSE_TEST_PYTHON`, else `<package root>/.venv/bin/python`.
 enum TestPython {
+    /// No usable interpreter: the test fails (it never passes silently without its independent check).
     struct Missing: Error, CustomStringConvertible {
-        var description: String {
-            "no Python for the interoperability tests (GATEHOUSE_TEST_PYTHON unset and .venv/bin/python absent): "
-                + "run ops/test, which creates .venv"
-        }
+        var description: String
     }
 
     static func interpreter() throws -> String {
         if let configured = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PYTHON"], !configured.isEmpty {
             guard FileManager.default.isExecutableFile(atPath: configured) else {
-                XCTFail("GATEHOUSE_TEST_PYTHON=\(configured) is not executable: run ops/test, which creates .venv")
-                throw Missing()
+                let missing = Missing(description: "GATEHOUSE_TEST_PYTHON=\(configured) is not executable: "
+                    + "run ops/test, which creates .venv")
+                XCTFail(missing.description)
+                throw missing
             }
             return configured
         }
         let venv = packageRoot.appendingPathComponent(".venv/bin/python").path
         guard FileManager.default.isExecutableFile(atPath: venv) else {
-            XCTFail(Missing().description)
-            throw Missing()
+            let missing = Missing(description: "no Python for the interoperability tests (GATEHOUSE_TEST_PYTHON "
+                + "unset and \(venv) absent): run ops/test, which creates .venv")
+            XCTFail(missing.description)
+            throw missing
         }
         return venv
     }
