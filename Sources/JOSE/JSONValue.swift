@@ -8,11 +8,17 @@ import Foundation
 ///     let claims: [String: JSONValue] = ["iss": "ABCDE12345", "iat": 1_700_000_000, "admin": true]
 ///     claims["iat"]?.intValue   // 1700000000
 public enum JSONValue: Sendable, Hashable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// Any JSON number (integers are exact up to 2^53).
     case number(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object; member order is not kept (encoding sorts keys).
     case object([String: JSONValue])
 
     /// The string, if this is one.

@@ -2,7 +2,12 @@
 public enum JWTError: Error, Equatable, Sendable, CustomStringConvertible {
     /// One of the three parts of a compact JWS.
     public enum Part: String, Sendable {
-        case header, payload, signature
+        /// The first part, the JOSE header.
+        case header
+        /// The second part, the claims.
+        case payload
+        /// The third part.
+        case signature
     }
 
     /// The token does not have exactly three dot-separated parts; the value is how many it has.

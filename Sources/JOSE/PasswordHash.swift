@@ -7,8 +7,9 @@ import CCrypto
 ///     let stored = try PasswordHash.make(password: "correct horse")   // "scrypt$32768$8$1$…$…"
 ///     PasswordHash.verify(password: attempt, encoded: stored)         // true / false
 ///
-/// N = 2^15, r = 8 uses 32 MiB and about 0.1 s a hash on the build machines: slow enough to make guessing expensive,
-/// fast enough that a few concurrent logins on a two-core machine stay responsive.
+/// N = 2^15, r = 8 uses 32 MiB and about 0.2 s of CPU a hash on the build machines: slow enough to make guessing
+/// expensive, fast enough that a few concurrent logins on a two-core machine stay responsive. (N = 2^17 measured
+/// 0.8 s and 128 MiB a hash: too slow for a login form.)
 public enum PasswordHash {
     /// The cost parameters `make` uses.
     public struct Parameters: Equatable, Sendable {
@@ -19,6 +20,7 @@ public enum PasswordHash {
         /// Parallelism.
         public var p: UInt64
 
+        /// Parameters as given; `verify` only accepts N a power of two in [2^10, 2^20], r ≤ 32, p ≤ 16.
         public init(n: UInt64, r: UInt64, p: UInt64) {
             self.n = n
             self.r = r
@@ -40,6 +42,7 @@ public enum PasswordHash {
 
     /// Why hashing failed (only OpenSSL failures: any password can be hashed).
     public enum Failure: Error, CustomStringConvertible {
+        /// `EVP_PBE_scrypt` failed (out of memory, say).
         case kdf
         public var description: String { "OpenSSL's scrypt failed" }
     }
