@@ -162,3 +162,11 @@ extension P256 {
     /// The P-256 group order n, big-endian: valid signature components lie in [1, n - 1].
     static let order: [UInt8] = Hex.decode("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")!
 }
+
+extension P256.PrivateKey: CustomStringConvertible, CustomDebugStringConvertible {
+    /// Names the key by its public fingerprint; printing a key never prints the secret.
+    public var description: String { "P256.PrivateKey(public key fingerprint \(publicKey.fingerprint))" }
+
+    /// The same as `description`.
+    public var debugDescription: String { description }
+}

@@ -101,6 +101,14 @@ final class KeyImportTests: XCTestCase {
         XCTAssertTrue(output.contains("Verified OK"))
     }
 
+    func testPrintingAKeyNeverShowsTheSecret() throws {
+        let key = try P256.PrivateKey.generate()
+        for text in ["\(key)", String(reflecting: key)] {
+            XCTAssertTrue(text.contains(key.publicKey.fingerprint))
+            for line in Self.bodyLines(of: key.pemRepresentation) { XCTAssertFalse(text.contains(line)) }
+        }
+    }
+
     func testGeneratedKeyRoundTrips() throws {
         let key = try P256.PrivateKey.generate()
         XCTAssertEqual(try P256.PrivateKey(pemRepresentation: key.pemRepresentation).publicKey, key.publicKey)
