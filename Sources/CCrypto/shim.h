@@ -15,4 +15,9 @@
 #include <openssl/params.h>
 #include <openssl/rsa.h>
 #include <openssl/kdf.h>
+#include <openssl/param_build.h>
+#include <openssl/hmac.h>
+
+/* Selection macros built from other macros do not import into Swift. */
+static inline int gatehouse_evp_pkey_public_key_selection(void) { return EVP_PKEY_PUBLIC_KEY; }
 #endif

@@ -9,7 +9,12 @@ public enum SHA256 {
         var out = [UInt8](repeating: 0, count: 32)
         bytes.withUnsafeBufferPointer { input in
             out.withUnsafeMutableBufferPointer { output in
-                _ = CCrypto.SHA256(input.baseAddress, input.count, output.baseAddress)
+                if let algorithm = FetchedSHA256.shared.algorithm {
+                    var length: UInt32 = 0
+                    _ = EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, algorithm, nil)
+                } else {
+                    _ = CCrypto.SHA256(input.baseAddress, input.count, output.baseAddress)
+                }
             }
         }
         return out
@@ -23,6 +28,18 @@ public enum SHA256 {
     /// The digest of a string's UTF-8 bytes as lowercase hex.
     public static func hex(_ string: String) -> String {
         hex(Array(string.utf8))
+    }
+}
+
+/// SHA-256 fetched from the default provider once. OpenSSL 3's one-shot `SHA256()` looks the algorithm up on
+/// every call, which shows when minting thousands of tokens a second. A fetched `EVP_MD` is immutable and may be
+/// shared between threads.
+private final class FetchedSHA256: @unchecked Sendable {
+    static let shared = FetchedSHA256()
+    let algorithm: OpaquePointer?
+
+    private init() {
+        algorithm = EVP_MD_fetch(nil, "SHA256", nil)
     }
 }
 

@@ -1,2 +1,0 @@
-import XCTest
-final class JOSETestsPlaceholder: XCTestCase { func testBuilds() {} }
