@@ -15,6 +15,7 @@ enum RootCommand {
                 DemoCommands.make(),
                 PolicyCommands.make(),
                 ServeCommand.make(),
+                HealthCommand.make(),
             ],
             examples: [
                 "gatehouse init --store auth.sqlite",

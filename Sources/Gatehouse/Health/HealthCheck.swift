@@ -1,0 +1,97 @@
+/// The verdict of one check, in the terms scheduler check plugins use (and their exit statuses).
+public enum HealthStatus: String, Sendable, Codable, Comparable, CaseIterable {
+    case ok, warning, critical, unknown
+
+    /// The exit status a scheduler's check plugin gives: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
+    public var exitCode: Int32 {
+        switch self {
+        case .ok: return 0
+        case .warning: return 1
+        case .critical: return 2
+        case .unknown: return 3
+        }
+    }
+
+    /// Severity order for "the worst of": ok < warning < unknown < critical.
+    var severity: Int {
+        switch self {
+        case .ok: return 0
+        case .warning: return 1
+        case .unknown: return 2
+        case .critical: return 3
+        }
+    }
+
+    public static func < (lhs: HealthStatus, rhs: HealthStatus) -> Bool { lhs.severity < rhs.severity }
+}
+
+/// One Prometheus sample a check contributes beyond its status (an expiry time, say).
+public struct HealthSample: Sendable, Codable, Equatable {
+    public let metric: String
+    public let labels: [String: String]
+    public let value: Double
+    public let help: String
+
+    public init(metric: String, labels: [String: String] = [:], value: Double, help: String) {
+        self.metric = metric
+        self.labels = labels
+        self.value = value
+        self.help = help
+    }
+}
+
+/// The result of one check: its status, a one-line reason, and what to do about it.
+public struct HealthCheck: Sendable, Codable, Equatable {
+    /// A stable id, used as the Prometheus `check` label (`store.integrity`, `policy.autolink`).
+    public let id: String
+    public let status: HealthStatus
+    /// One line: what was found.
+    public let summary: String
+    /// What to do about it; nil when there is nothing to do.
+    public let action: String?
+    public let samples: [HealthSample]
+
+    public init(id: String, status: HealthStatus, summary: String, action: String? = nil, samples: [HealthSample] = []) {
+        self.id = id
+        self.status = status
+        self.summary = summary
+        self.action = action
+        self.samples = samples
+    }
+}
+
+/// What the checks need besides the store.
+public struct HealthContext: Sendable {
+    public let now: Timestamp
+    /// Days before an expiry that make a warning, and a critical.
+    public let warnDays: Int
+    public let critDays: Int
+    /// Also run `PRAGMA integrity_check` (slower) instead of `quick_check`.
+    public let deep: Bool
+    /// How often the timer is expected to run; a recorded run older than twice this is a warning.
+    public let expectedInterval: Seconds
+
+    public init(now: Timestamp, warnDays: Int = 28, critDays: Int = 14, deep: Bool = false, expectedInterval: Seconds = Seconds(3600)) {
+        self.now = now
+        self.warnDays = warnDays
+        self.critDays = critDays
+        self.deep = deep
+        self.expectedInterval = expectedInterval
+    }
+
+    /// The status of something that expires at `time`: critical when expired or within `critDays`.
+    public func expiryStatus(_ time: Timestamp) -> HealthStatus {
+        let days = Double(time.milliseconds - now.milliseconds) / 86_400_000
+        if days < Double(critDays) { return .critical }
+        if days < Double(warnDays) { return .warning }
+        return .ok
+    }
+}
+
+/// A group of checks that belongs to one feature. Each feature provides its own and registers it in
+/// `HealthRunner.providers`.
+public protocol HealthCheckProvider: Sendable {
+    /// A name for the group, used when the whole group fails (`store`, `policy`, ...).
+    var group: String { get }
+    func checks(_ store: Store, _ context: HealthContext) throws -> [HealthCheck]
+}

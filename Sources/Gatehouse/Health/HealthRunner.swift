@@ -1,0 +1,74 @@
+import Foundation
+import Storage
+
+/// A complete health run: every check, the worst status, and how long it took.
+public struct HealthReport: Sendable, Codable {
+    public let at: Timestamp
+    public let status: HealthStatus
+    public let durationMilliseconds: Int
+    public let checks: [HealthCheck]
+    public let version: String
+}
+
+/// Runs every feature's checks and records runs for the console's history.
+///
+///     let report = HealthRunner().run(store, HealthContext(now: .now()))
+///     exit(report.status.exitCode)
+public struct HealthRunner: Sendable {
+    /// Every feature's checks, in the order they are reported.
+    public static let providers: [HealthCheckProvider] = [
+        StoreHealthChecks(),
+        PolicyHealthChecks(),
+        TimerHealthCheck(),
+    ]
+
+    public let providers: [HealthCheckProvider]
+
+    public init(providers: [HealthCheckProvider] = HealthRunner.providers) { self.providers = providers }
+
+    /// Runs every check. A provider that throws yields one UNKNOWN check naming it, never a crash.
+    public func run(_ store: Store, _ context: HealthContext) -> HealthReport {
+        let started = DispatchTime.now().uptimeNanoseconds
+        var checks: [HealthCheck] = []
+        for provider in providers {
+            do {
+                checks += try provider.checks(store, context)
+            } catch {
+                checks.append(HealthCheck(id: "\(provider.group).error", status: .unknown,
+                                          summary: "the \(provider.group) checks could not run: \(Self.describe(error))",
+                                          action: "run `gatehouse health` by hand and fix what it reports"))
+            }
+        }
+        let worst = checks.map(\.status).max() ?? .ok
+        let elapsed = Int((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)
+        return HealthReport(at: context.now, status: worst, durationMilliseconds: elapsed, checks: checks, version: GatehouseVersion.current)
+    }
+
+    /// Stores a run for the history (`--record`).
+    public func record(_ report: HealthReport, in store: Store) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let json = String(decoding: try encoder.encode(report), as: UTF8.self)
+        try Store.withStoreErrors(store.path) {
+            try store.db.write {
+                try store.db.execute("INSERT INTO gatehouse_health_runs (at, status, duration_ms, report) VALUES (?, ?, ?, ?)",
+                                     [report.at.iso8601, report.status.rawValue, report.durationMilliseconds, json])
+            }
+        }
+    }
+
+    /// Recorded runs, newest first.
+    public static func history(_ store: Store, limit: Int = 200) throws -> [HealthReport] {
+        try Store.withStoreErrors(store.path) {
+            try store.db.rows("SELECT report FROM gatehouse_health_runs ORDER BY id DESC LIMIT ?", [limit]).compactMap { row in
+                try? JSONDecoder().decode(HealthReport.self, from: Data((row["report"].string ?? "").utf8))
+            }
+        }
+    }
+
+    static func describe(_ error: Error) -> String {
+        if let error = error as? GatehouseError { return error.message }
+        if error is DatabaseError { return "the store answered with an error" }
+        return String(describing: error)
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Gatehouse
+
+/// `gatehouse health`: every check as ok / warning / critical, with exit statuses a scheduler understands.
+enum HealthCommand {
+    static func make() -> CommandSpec {
+        CommandSpec(
+            name: "health",
+            summary: "run the secret-health checks (exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN)",
+            discussion: """
+                Checks the store, the linking policy, and (as they are configured) Apple keys, tracked client secrets,
+                the membership and the gates. Exit status follows scheduler check plugins: 0 OK, 1 WARNING,
+                2 CRITICAL, 3 UNKNOWN (the checks could not run). --record keeps the run for the console's history;
+                --prometheus writes a node_exporter textfile atomically.
+                """,
+            options: [
+                .json,
+                .value("prometheus", "FILE", "also write the node_exporter textfile FILE (atomically)"),
+                .flag("record", "store this run for the console's history and the stopped-timer check"),
+                .value("warn-days", "N", "warn this many days before an expiry (default 28)"),
+                .value("crit-days", "N", "critical this many days before an expiry (default 14)"),
+                .value("expect-every", "DURATION", "how often the timer runs (default 1h); a recorded run older than twice this warns"),
+                .flag("deep", "run PRAGMA integrity_check instead of quick_check (slower)"),
+            ],
+            subcommands: [
+                CommandSpec(name: "history", summary: "recorded runs, newest first",
+                            options: [.value("limit", "N", "at most N runs (default 20)"), .json], run: history),
+            ],
+            examples: [
+                "gatehouse health --store auth.sqlite",
+                "gatehouse health --record --prometheus /var/lib/node_exporter/textfile/gatehouse.prom",
+            ],
+            run: run
+        )
+    }
+
+    static func run(_ invocation: Invocation) throws -> Int32 {
+        let warn = try invocation.integer("warn-days", default: 28, range: 1...365)
+        let crit = try invocation.integer("crit-days", default: 14, range: 0...365)
+        guard crit <= warn else { throw invocation.usage("--crit-days (\(crit)) must not exceed --warn-days (\(warn))") }
+        let interval = try invocation.value("expect-every").map(Seconds.parse) ?? Seconds(3600)
+        guard interval.value >= 60 else { throw invocation.usage("--expect-every must be at least 1m") }
+        let store: Store
+        do {
+            store = try invocation.openStore()
+        } catch let error as GatehouseError {
+            // The checks cannot run at all: UNKNOWN, as a check plugin reports it.
+            invocation.output.error("gatehouse: \(error)")
+            if invocation.json { try invocation.output.json(["status": "unknown", "error": error.message]) }
+            return HealthStatus.unknown.exitCode
+        }
+        let runner = HealthRunner()
+        let report = runner.run(store, HealthContext(now: .now(), warnDays: warn, critDays: crit, deep: invocation.flag("deep"), expectedInterval: interval))
+        do {
+            if invocation.flag("record") { try runner.record(report, in: store) }
+            if let path = invocation.value("prometheus") { try PrometheusTextfile.write(report, to: path) }
+        } catch {
+            // The checks ran but their results could not be kept: the scheduler must not read this as OK.
+            invocation.output.error("gatehouse: \(error)")
+            return HealthStatus.unknown.exitCode
+        }
+        if invocation.json {
+            try invocation.output.json(report)
+        } else {
+            invocation.output.line("\(report.status.rawValue.uppercased()): \(summary(report)) (\(report.durationMilliseconds) ms)")
+            for check in report.checks {
+                invocation.output.line("  [\(check.status.rawValue)] \(check.id): \(check.summary)")
+                if let action = check.action, check.status != .ok { invocation.output.line("      do: \(action)") }
+            }
+        }
+        return report.status.exitCode
+    }
+
+    static func summary(_ report: HealthReport) -> String {
+        let counts = HealthStatus.allCases.compactMap { status -> String? in
+            let count = report.checks.filter { $0.status == status }.count
+            return count == 0 ? nil : "\(count) \(status.rawValue)"
+        }
+        return counts.joined(separator: ", ")
+    }
+
+    static func history(_ invocation: Invocation) throws -> Int32 {
+        let limit = try invocation.integer("limit", default: 20, range: 1...1000)
+        let runs = try HealthRunner.history(invocation.openStore(), limit: limit)
+        if invocation.json { try invocation.output.json(runs); return 0 }
+        if runs.isEmpty { invocation.output.line("no recorded runs (gatehouse health --record records one)"); return 0 }
+        invocation.output.table(["AT", "STATUS", "MS", "CHECKS"], runs.map { [$0.at.iso8601, $0.status.rawValue, String($0.durationMilliseconds), summary($0)] })
+        return 0
+    }
+}
