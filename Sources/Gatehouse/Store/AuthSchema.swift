@@ -120,16 +120,19 @@ public struct AuthSchema: Sendable {
         return out
     }
 
+    /// How a date column stores its values, judged from a value in the first rows. Only the first
+    /// 1,000 rows are looked at: a column that is NULL everywhere (`refreshTokenExpiresAt` often is)
+    /// must not cost a scan of the whole table on every open.
     static func detectEncoding(_ db: Database, table: String, column: String, declared: String) throws -> DateEncoding {
-        let sample = try db.scalar("SELECT \(Database.quote(column)) FROM \(Database.quote(table)) WHERE \(Database.quote(column)) IS NOT NULL LIMIT 1")
+        let quoted = Database.quote(column)
+        let sample = try db.scalar("SELECT \(quoted) FROM (SELECT \(quoted) FROM \(Database.quote(table)) LIMIT 1000) WHERE \(quoted) IS NOT NULL LIMIT 1")
         switch sample {
         case .integer(let value): return abs(value) >= 100_000_000_000 ? .epochMilliseconds : .epochSeconds
         case .real(let value): return abs(value) >= 1e11 ? .epochMilliseconds : .epochSeconds
         case .text: return .isoText
         default:
-            let type = declared.lowercased()
-            // An empty table tells nothing from its values: Drizzle declares integer timestamps, Kysely "date".
-            return type.contains("int") ? .epochMilliseconds : .isoText
+            // Nothing to judge by: Drizzle declares integer timestamps, Better Auth's Kysely "date".
+            return declared.lowercased().contains("int") ? .epochMilliseconds : .isoText
         }
     }
 }
