@@ -88,6 +88,11 @@ public final class Store {
             let newIDs = Set(applied.map(\.id))
             let skipped = records.filter { newIDs.contains($0.id) && !$0.ran }.map(\.name)
             let schema = try AuthSchema.inspect(db, configuration: configuration).get()
+            // Account inspection's indexes, on Better Auth tables Gatehouse created itself (an existing
+            // Better Auth database keeps its schema; `gatehouse accounts index` adds them on request).
+            if records.contains(where: { catalog.unlessTable[$0.id] == "user" && $0.ran }) {
+                try AccountIndexes.create(db, schema: schema)
+            }
             let keyPath = try MasterKey.createIfMissing(storePath: path)
             let store = Store(path: path, db: db, schema: schema, configuration: configuration)
             if !applied.isEmpty || keyPath != nil {
