@@ -1,7 +1,7 @@
 import Foundation
 
 /// Turns display names into the form that two spellings of one person's name share: lowercased,
-/// accents folded, apostrophes dropped, any run of spaces or punctuation collapsed to one space.
+/// accents folded, apostrophes dropped, any run of spaces, hyphens, dots and commas collapsed to one space.
 ///
 ///     var normalizer = NameNormalizer()
 ///     normalizer.normalized("  José  O'Brien-García ") == "jose obrien garcia"
@@ -42,7 +42,9 @@ public struct NameNormalizer {
                 case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): emit(byte)
                 case UInt8(ascii: "A")...UInt8(ascii: "Z"): emit(byte + 32)
                 case UInt8(ascii: "'"), UInt8(ascii: "`"): continue
-                default: pendingSpace = true
+                case 0...0x20, UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: ","), 0x7F: pendingSpace = true
+                // Other punctuation is kept as itself, so that `a%` in a query matches only a literal `a%`.
+                default: emit(byte)
                 }
                 continue
             }
