@@ -108,6 +108,7 @@ public struct SplitIdentityFinder {
                     guard candidates.count < limit else { break }
                     if let candidate = try explain(pair, population: scorer.population, minPoints: minPoints) { candidates.append(candidate) }
                 }
+                candidates.sort { $0.score > $1.score } // stable: a collision-corrected score never reorders equals
                 return SplitIdentityReport(usersScanned: population.count, sessionsScanned: population.sessionCount,
                                            nameGroups: scorer.nameGroups, pairsScored: scorer.pairsScored, pairsFound: pairs.count,
                                            minScore: Double(minPoints) / 100, windowDays: windowDays, mergeRecordsChecked: mergeTable,
@@ -327,7 +328,8 @@ struct PairScorer {
         // The session checks cost the most: skip them when they cannot lift the pair over the threshold.
         if points + SplitIdentityFinder.Points.sharedIP + SplitIdentityFinder.Points.sharedUserAgent < minPoints { return }
         if population.share(population.ipKeys, a, b) { points += SplitIdentityFinder.Points.sharedIP }
-        if points < minPoints, points + SplitIdentityFinder.Points.sharedUserAgent >= minPoints, population.share(population.agentKeys, a, b) {
+        // Once the pair is kept, the user agent is checked too, so that its rank matches its explained score.
+        if points + SplitIdentityFinder.Points.sharedUserAgent >= minPoints, population.share(population.agentKeys, a, b) {
             points += SplitIdentityFinder.Points.sharedUserAgent
         }
         if points >= minPoints {
@@ -356,6 +358,11 @@ struct PairScorer {
     }
 
     private mutating func scoreGroup(_ group: [Int]) {
+        if group.count <= SplitIdentityFinder.Points.uncommonNameLimit {
+            // An uncommon name is evidence on its own: every pair of the group is scored.
+            for i in 0..<group.count { for j in (i + 1)..<group.count { score(group[i], group[j]) } }
+            return
+        }
         if group.count <= SplitIdentityFinder.maxGroupForTimePairs {
             for i in 0..<group.count {
                 var j = i + 1
@@ -409,7 +416,9 @@ struct PairScorer {
                         let a = Int(order[i]), b = Int(order[j])
                         guard population.domainKey[a] != population.domainKey[b] else { continue }
                         let sameName = population.nameKey[a] != 0 && population.nameKey[a] == population.nameKey[b]
-                        if sameName && (population.close(a, b) || population.share(population.ipKeys, a, b)) { continue }
+                        let scoredByName = population.groupSize[a] <= Int32(SplitIdentityFinder.Points.uncommonNameLimit)
+                            || population.close(a, b) || population.share(population.ipKeys, a, b)
+                        if sameName && scoredByName { continue }
                         score(a, b)
                     }
                 }
