@@ -40,7 +40,8 @@ func dump(_ db: Database, tables: [String]) throws -> [String] {
 /// The CREATE statements of the named tables and their indexes.
 func ddl(_ db: Database, tables: [String]) throws -> [String] {
     try tables.flatMap { table in
-        try db.rows("SELECT sql FROM sqlite_master WHERE tbl_name = ? ORDER BY name", [table]).compactMap { $0[0].string }
+        // Gatehouse's own indexes (gatehouse_*) are the one addition allowed on Better Auth's tables.
+        try db.rows("SELECT sql FROM sqlite_master WHERE tbl_name = ? AND name NOT LIKE 'gatehouse\\_%' ESCAPE '\\' ORDER BY name", [table]).compactMap { $0[0].string }
     }
 }
 

@@ -53,12 +53,15 @@ public final class Store {
         public let created: Bool
         public let applied: [String]
         public let skipped: [String]
+        /// `gatehouse_`-named indexes added to Better Auth's tables for Gatehouse's lookups.
+        public let indexesCreated: [String]
         public let shape: String
         public let masterKeyCreated: String?
     }
 
     /// Creates a store, or upgrades an existing database (Better Auth's or Gatehouse's) by adding only
-    /// what is missing. On a Better Auth database lacking a needed column it reports and changes nothing.
+    /// what is missing: `gatehouse_` tables and `gatehouse_` indexes; Better Auth's tables and rows are
+    /// never altered. On a Better Auth database lacking a needed column it reports and changes nothing.
     public static func initialize(path: String, configurationPath: String? = nil, actor: Actor,
                                   migrations: MigrationCatalog? = nil) throws -> (Store, InitReport) {
         try checkFile(path, mustExist: false)
@@ -88,16 +91,19 @@ public final class Store {
             let newIDs = Set(applied.map(\.id))
             let skipped = records.filter { newIDs.contains($0.id) && !$0.ran }.map(\.name)
             let schema = try AuthSchema.inspect(db, configuration: configuration).get()
+            // The indexes Gatehouse's lookups need on Better Auth's tables, under gatehouse_ names. They are
+            // the one schema step a .sql migration cannot express: column names differ by shape.
+            let indexes = try AccountIndexes.create(db, schema: schema)
             let keyPath = try MasterKey.createIfMissing(storePath: path)
             let store = Store(path: path, db: db, schema: schema, configuration: configuration)
-            if !applied.isEmpty || keyPath != nil {
+            if !applied.isEmpty || keyPath != nil || !indexes.isEmpty {
                 try store.audit.append(db, actor: actor, action: existed ? "store.upgrade" : "store.init", subject: path, details: [
                     "applied": .list(applied.map(\.name)), "skipped": .list(skipped), "previously_applied": .int(Int64(before.count)),
-                    "schema": .string(schema.shape), "master_key_created": .bool(keyPath != nil),
+                    "schema": .string(schema.shape), "master_key_created": .bool(keyPath != nil), "indexes_created": .list(indexes),
                 ])
             }
             return (store, InitReport(path: path, created: !existed, applied: applied.map(\.name).filter { !skipped.contains($0) },
-                                      skipped: skipped, shape: schema.shape, masterKeyCreated: keyPath))
+                                      skipped: skipped, indexesCreated: indexes, shape: schema.shape, masterKeyCreated: keyPath))
         } catch {
             if !existed {
                 // A store this call created and could not finish is removed, not left half-made.

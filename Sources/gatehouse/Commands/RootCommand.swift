@@ -13,6 +13,8 @@ enum RootCommand {
                 StatusCommand.make(),
                 AuditCommands.make(),
                 DemoCommands.make(),
+                UsersCommands.make(),
+                AccountsCommands.make(),
                 PolicyCommands.make(),
                 ServeCommand.make(),
                 HealthCommand.make(),

@@ -1,0 +1,81 @@
+import Storage
+
+/// Indexes that account inspection needs on Better Auth's tables and that some shapes lack
+/// (Drizzle schemas have no index on `userId`; no shape indexes `accountId` alone).
+///
+/// A migration is static SQL, but the column names differ by shape (`userId` or `user_id`) and the
+/// tables may be renamed, so these are created from the schema map under `gatehouse_` names, and
+/// only where no existing index already starts with the column. `Store.initialize` creates them (the
+/// one schema step a .sql migration cannot express); `gatehouse accounts index` does the same on request.
+public enum AccountIndexes {
+    /// An index Gatehouse wants.
+    public struct Plan: Sendable, Codable, Equatable {
+        /// `gatehouse_account_accountId_idx`.
+        public let name: String
+        public let table: String
+        /// Physical column names, in index order.
+        public let columns: [String]
+        /// What it serves.
+        public let purpose: String
+        /// Whether an index (Gatehouse's or another) already serves it.
+        public let present: Bool
+        /// The index that serves it, when present.
+        public let servedBy: String?
+
+        var sql: String {
+            "CREATE INDEX IF NOT EXISTS \(Database.quote(name)) ON \(Database.quote(table)) (\(columns.map(Database.quote).joined(separator: ", ")))"
+        }
+    }
+
+    /// Every wanted index, present or not.
+    public static func plans(_ db: Database, schema: AuthSchema) throws -> [Plan] {
+        let wanted: [(AuthSchema.Table, [String], String)] = [
+            (schema.user, ["email"], "email prefix search (users search)"),
+            (schema.account, ["accountId", "providerId"], "lookup by provider account id; duplicate provider accounts (accounts check)"),
+            (schema.account, ["userId"], "a user's accounts (users show); users without accounts (accounts check)"),
+            (schema.session, ["userId"], "a user's sessions (users show)"),
+        ]
+        return try wanted.map { table, fields, purpose in
+            let columns = fields.compactMap { table.columns[$0] }
+            let name = "gatehouse_\(table.logical)_\(fields.joined(separator: "_"))_idx"
+            let servedBy = try leadingIndex(db, table: table.name, column: columns[0])
+            return Plan(name: name, table: table.name, columns: columns, purpose: purpose, present: servedBy != nil, servedBy: servedBy)
+        }
+    }
+
+    /// The missing indexes.
+    public static func missing(_ db: Database, schema: AuthSchema) throws -> [Plan] {
+        try plans(db, schema: schema).filter { !$0.present }
+    }
+
+    /// Creates the missing indexes in one write transaction; returns their names.
+    @discardableResult
+    public static func create(_ db: Database, schema: AuthSchema) throws -> [String] {
+        try db.write {
+            let wanted = try AccountIndexes.missing(db, schema: schema)
+            for plan in wanted { try db.execute(plan.sql) }
+            return wanted.map(\.name)
+        }
+    }
+
+    /// Creates the missing indexes as an audited change (`accounts.index`).
+    @discardableResult
+    public static func create(_ store: Store, actor: Actor) throws -> [String] {
+        let wanted: [Plan] = try Store.withStoreErrors(store.path) { try AccountIndexes.missing(store.db, schema: store.schema) }
+        guard !wanted.isEmpty else { return [] }
+        return try store.change(actor: actor, action: "accounts.index", subject: store.path,
+                                details: ["created": .list(wanted.map(\.name))]) {
+            try create(store.db, schema: store.schema)
+        }
+    }
+
+    /// The name of an index on `table` whose first column is `column`, if there is one.
+    static func leadingIndex(_ db: Database, table: String, column: String) throws -> String? {
+        for index in try db.rows("SELECT name FROM pragma_index_list(?)", [table]) {
+            guard let name = index[0].string else { continue }
+            let first = try db.scalar("SELECT name FROM pragma_index_info(?) WHERE seqno = 0", [name]).string
+            if first == column { return name }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+
+/// Turns display names into the form that two spellings of one person's name share: lowercased,
+/// accents folded, apostrophes dropped, any run of spaces, hyphens, dots and commas collapsed to one space.
+///
+///     var normalizer = NameNormalizer()
+///     normalizer.normalized("  José  O'Brien-García ") == "jose obrien garcia"
+///
+/// Built for a scan of a million names: ASCII is handled byte by byte, and each non-ASCII scalar is
+/// folded once through Foundation and remembered, so one normalizer belongs to one scan.
+public struct NameNormalizer {
+    private var folded: [UInt32: [UInt8]] = [:]
+
+    public init() {}
+
+    /// The normalized name as text.
+    public mutating func normalized(_ name: String) -> String {
+        String(decoding: bytes(name), as: UTF8.self)
+    }
+
+    /// A 64-bit key of the normalized name; 0 when the name has no letters or digits (no evidence).
+    public mutating func key(_ name: String) -> UInt64 {
+        let normalized = bytes(name)
+        return normalized.isEmpty ? 0 : FNV1a.hash(normalized)
+    }
+
+    /// The normalized name as UTF-8 bytes.
+    public mutating func bytes(_ name: String) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(name.utf8.count)
+        var pendingSpace = false
+        func emit(_ byte: UInt8) {
+            if pendingSpace && !out.isEmpty { out.append(0x20) }
+            pendingSpace = false
+            out.append(byte)
+        }
+        for scalar in name.unicodeScalars {
+            let value = scalar.value
+            if value < 0x80 {
+                let byte = UInt8(value)
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): emit(byte)
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"): emit(byte + 32)
+                case UInt8(ascii: "'"), UInt8(ascii: "`"): continue
+                case 0...0x20, UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: ","), 0x7F: pendingSpace = true
+                // Other punctuation is kept as itself, so that `a%` in a query matches only a literal `a%`.
+                default: emit(byte)
+                }
+                continue
+            }
+            if value == 0x2019 || value == 0x2018 || value == 0x02BC { continue } // typographic apostrophes
+            let properties = scalar.properties
+            if properties.generalCategory == .nonspacingMark { continue } // a combining accent: folded away
+            guard properties.isAlphabetic || properties.numericType != nil else { pendingSpace = true; continue }
+            let mapped: [UInt8]
+            if let cached = folded[value] {
+                mapped = cached
+            } else {
+                let text = String(Character(scalar)).folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).lowercased()
+                mapped = Array(text.utf8)
+                folded[value] = mapped
+            }
+            for byte in mapped { emit(byte) }
+        }
+        return out
+    }
+}
+
+/// FNV-1a, 64 bits: a fast, stable hash for grouping keys (not for anything secret).
+enum FNV1a {
+    static func hash<Bytes: Sequence>(_ bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return hash == 0 ? 1 : hash
+    }
+
+    static func hash(_ text: String) -> UInt64 {
+        var text = text
+        return text.withUTF8 { hash($0) }
+    }
+}

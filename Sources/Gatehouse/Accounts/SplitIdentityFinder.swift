@@ -1,0 +1,429 @@
+import Storage
+
+/// Why a pair of users looks like one person, and how much that counts.
+public struct SplitIdentityReason: Sendable, Codable, Equatable {
+    /// `name_match`, `shared_ip`, `same_mailbox`, `created_close`, `relay_pair`, `shared_user_agent`.
+    public let code: String
+    /// Points out of 100 this reason adds to the score.
+    public let points: Int
+    public let detail: String
+}
+
+/// One side of a candidate pair.
+public struct SplitIdentityUser: Sendable, Codable, Equatable {
+    public let id: BetterAuthUserID
+    public let name: String
+    public let email: String
+    public let createdAt: Timestamp?
+    public let providers: [String]
+    public let privateRelay: Bool
+}
+
+/// Two users who are probably one person split in two.
+public struct SplitIdentityCandidate: Sendable, Codable, Equatable {
+    /// 0 to 1: the sum of the reasons' points, capped at 100, over 100.
+    public let score: Double
+    /// The user created first (typically the Apple one, kept by a merge).
+    public let earlier: SplitIdentityUser
+    public let later: SplitIdentityUser
+    /// Best first.
+    public let reasons: [SplitIdentityReason]
+}
+
+/// What `users duplicates` found.
+public struct SplitIdentityReport: Sendable, Codable, Equatable {
+    public let usersScanned: Int
+    public let sessionsScanned: Int
+    /// Groups of two or more users sharing a normalised name.
+    public let nameGroups: Int
+    /// Pairs scored (the blocking keeps this far below n²).
+    public let pairsScored: Int
+    /// Pairs at or above the minimum score; `candidates` holds the best `limit` of them.
+    public let pairsFound: Int
+    public let minScore: Double
+    public let windowDays: Int
+    /// Whether merge records exist and were used to leave merged users out.
+    public let mergeRecordsChecked: Bool
+    public let usersExcludedAsMerged: Int
+    public let candidates: [SplitIdentityCandidate]
+}
+
+/// Finds likely split identities: the same human as two Better Auth users, typically an Apple user
+/// behind a private-relay email and a Google user created days later (see the iOS sign-in plan).
+///
+/// Built for a million users in seconds and well under 500 MB: one scan of `user` and one of
+/// `session` fill compact arrays of 64-bit keys (no strings kept); users are grouped by normalised
+/// name (and, separately, by email mailbox); only pairs inside a group that were created within the
+/// window or share a session IP address are scored. The best pairs are then re-read and explained.
+///
+///     let report = try SplitIdentityFinder(store: store).find(minScore: 0.7, limit: 20)
+public struct SplitIdentityFinder {
+    public let store: Store
+
+    public init(store: Store) { self.store = store }
+
+    /// Points per reason (out of 100).
+    public enum Points {
+        /// Same normalised name, shared by at most `uncommonNameLimit` users.
+        public static let uncommonName = 40
+        /// Same normalised name, shared by more users: weaker evidence.
+        public static let commonName = 25
+        public static let uncommonNameLimit = 5
+        public static let sharedIP = 30
+        public static let sameMailbox = 30
+        public static let createdClose = 15
+        public static let relayPair = 15
+        public static let sharedUserAgent = 5
+    }
+
+    /// A session IP shared by more members of one name group than this is a NAT or a carrier, not evidence.
+    static let maxUsersPerSharedIP = 50
+    /// A mailbox (`info`, `admin`) used by more users than this is generic, not evidence.
+    static let maxUsersPerMailbox = 20
+    /// Name groups larger than this are paired by shared IPs only, not by creation time.
+    static let maxGroupForTimePairs = 20_000
+
+    /// Finds candidate pairs with a score of at least `minScore`, best first, at most `limit`.
+    public func find(minScore: Double = 0.7, limit: Int = 50, windowDays: Int = 30) throws -> SplitIdentityReport {
+        guard minScore.isFinite, (0...1).contains(minScore) else {
+            throw GatehouseError.invalid("the minimum score must be between 0 and 1, got \(minScore)", fix: "use e.g. --min-score 0.7")
+        }
+        guard (1...3650).contains(windowDays) else {
+            throw GatehouseError.invalid("the window must be 1 to 3650 days, got \(windowDays)")
+        }
+        let minPoints = Int((minScore * 100).rounded())
+        return try Store.withStoreErrors(store.path) {
+            try store.db.read {
+                let merged = try MergeLedger.mergedUserIDs(store.db)
+                let mergeTable = try store.db.tableExists(MergeLedger.table)
+                var population = try Population.load(store, merged: merged)
+                population.windowMs = Int64(windowDays) * 86_400_000
+                var scorer = PairScorer(population: population, minPoints: minPoints)
+                scorer.scoreNameGroups()
+                scorer.scoreMailboxGroups()
+                var pairs = scorer.found
+                pairs.sort { ($0.points, $1.first, $1.second) > ($1.points, $0.first, $0.second) }
+                var candidates: [SplitIdentityCandidate] = []
+                for pair in pairs {
+                    guard candidates.count < limit else { break }
+                    if let candidate = try explain(pair, population: scorer.population, minPoints: minPoints) { candidates.append(candidate) }
+                }
+                candidates.sort { $0.score > $1.score } // stable: a collision-corrected score never reorders equals
+                return SplitIdentityReport(usersScanned: population.count, sessionsScanned: population.sessionCount,
+                                           nameGroups: scorer.nameGroups, pairsScored: scorer.pairsScored, pairsFound: pairs.count,
+                                           minScore: Double(minPoints) / 100, windowDays: windowDays, mergeRecordsChecked: mergeTable,
+                                           usersExcludedAsMerged: population.excludedCount, candidates: candidates)
+            }
+        }
+    }
+
+    // MARK: - explaining one pair from the store's rows
+
+    private struct Facts {
+        let user: SplitIdentityUser
+        let ips: [String]
+        let agents: [String]
+        let address: EmailAddress
+    }
+
+    private func facts(rowid: Int64) throws -> Facts? {
+        let s = store.schema, db = store.db
+        guard let row = try db.row("SELECT \(s.user.col("id")), \(s.user.col("name")), \(s.user.col("email")), \(s.user.col("createdAt")) FROM \(s.user.sql) WHERE rowid = ?", [rowid]),
+              let id = row[0].string else { return nil }
+        let providers = try db.rows("SELECT DISTINCT \(s.account.col("providerId")) FROM \(s.account.sql) WHERE \(s.account.col("userId")) = ? ORDER BY 1", [id])
+            .compactMap { $0[0].string }
+        var ips: [String] = [], agents: [String] = []
+        try db.forEach("SELECT \(s.session.col("ipAddress")), \(s.session.col("userAgent")) FROM \(s.session.sql) WHERE \(s.session.col("userId")) = ?", [id]) { session in
+            if let ip = session[0].string, !ip.isEmpty, !ips.contains(ip) { ips.append(ip) }
+            if let agent = session[1].string, !agent.isEmpty, !agents.contains(agent) { agents.append(agent) }
+        }
+        let email = row[2].string ?? ""
+        let address = EmailAddress(email)
+        return Facts(user: SplitIdentityUser(id: BetterAuthUserID(id), name: row[1].string ?? "", email: email, createdAt: DateEncoding.decode(row[3]),
+                                             providers: providers, privateRelay: address.isPrivateRelay),
+                     ips: ips, agents: agents, address: address)
+    }
+
+    private func explain(_ pair: ScoredPair, population: Population, minPoints: Int) throws -> SplitIdentityCandidate? {
+        guard var first = try facts(rowid: population.rowids[Int(pair.first)]),
+              var second = try facts(rowid: population.rowids[Int(pair.second)]) else { return nil }
+        if (second.user.createdAt ?? Timestamp(milliseconds: .max)) < (first.user.createdAt ?? Timestamp(milliseconds: .max)) { swap(&first, &second) }
+        var reasons: [SplitIdentityReason] = []
+        var normalizer = NameNormalizer()
+        let nameKey = normalizer.key(first.user.name)
+        if nameKey != 0 && nameKey == normalizer.key(second.user.name) {
+            let size = Int(population.groupSize[Int(pair.first)])
+            reasons.append(size <= Points.uncommonNameLimit
+                ? SplitIdentityReason(code: "name_match", points: Points.uncommonName, detail: "same name \"\(first.user.name)\"")
+                : SplitIdentityReason(code: "name_match", points: Points.commonName, detail: "same name \"\(first.user.name)\" (common: \(size) users share it)"))
+        }
+        let sharedIPs = first.ips.filter(second.ips.contains)
+        if !sharedIPs.isEmpty {
+            reasons.append(SplitIdentityReason(code: "shared_ip", points: Points.sharedIP,
+                                               detail: "sessions from the same IP address\(sharedIPs.count > 1 ? "es" : "") \(sharedIPs.prefix(3).joined(separator: ", "))"))
+        }
+        if first.address.isPresent, second.address.isPresent, !first.address.isPrivateRelay, !second.address.isPrivateRelay,
+           first.address.mailbox == second.address.mailbox, first.address.domain != second.address.domain {
+            reasons.append(SplitIdentityReason(code: "same_mailbox", points: Points.sameMailbox,
+                                               detail: "same mailbox \"\(first.address.mailbox)\" at \(first.address.domain) and \(second.address.domain)"))
+        }
+        if let a = first.user.createdAt, let b = second.user.createdAt, b.milliseconds - a.milliseconds <= population.windowMs {
+            reasons.append(SplitIdentityReason(code: "created_close", points: Points.createdClose, detail: "created \(Self.describe(milliseconds: b.milliseconds - a.milliseconds)) apart"))
+        }
+        if first.user.privateRelay != second.user.privateRelay {
+            let relay = first.user.privateRelay ? first : second
+            reasons.append(SplitIdentityReason(code: "relay_pair", points: Points.relayPair,
+                                               detail: "one private-relay email (\(relay.user.providers.joined(separator: "+").isEmpty ? "no account" : relay.user.providers.joined(separator: "+"))) and one real address: auto-linking could not match them"))
+        }
+        let sharedAgents = first.agents.filter(second.agents.contains)
+        if let agent = sharedAgents.first {
+            reasons.append(SplitIdentityReason(code: "shared_user_agent", points: Points.sharedUserAgent, detail: "same user agent \"\(agent.prefix(80))\""))
+        }
+        let points = min(100, reasons.reduce(0) { $0 + $1.points })
+        guard points >= minPoints else { return nil } // a 64-bit key collision, caught on the real rows
+        let order = ["name_match", "shared_ip", "same_mailbox", "created_close", "relay_pair", "shared_user_agent"]
+        reasons.sort { ($0.points, order.firstIndex(of: $1.code) ?? 0) > ($1.points, order.firstIndex(of: $0.code) ?? 0) }
+        return SplitIdentityCandidate(score: Double(points) / 100, earlier: first.user, later: second.user, reasons: reasons)
+    }
+
+    static func describe(milliseconds: Int64) -> String {
+        let hours = milliseconds / 3_600_000
+        if hours < 48 { return hours == 1 ? "1 hour" : "\(hours) hours" }
+        return "\(hours / 24) days"
+    }
+}
+
+/// A pair that reached the minimum score, by population index.
+struct ScoredPair {
+    let first: Int32
+    let second: Int32
+    let points: Int
+}
+
+/// Every user reduced to a few 64-bit keys, plus each user's session IP and user-agent keys.
+struct Population {
+    var rowids: [Int64] = []
+    var nameKey: [UInt64] = []
+    var created: [Int64] = []
+    var mailboxKey: [UInt64] = []
+    var domainKey: [UInt64] = []
+    var relay: [Bool] = []
+    var excluded: [Bool] = []
+    var groupSize: [Int32] = []
+    /// Sessions of user i are `sessionStart[i]..<sessionStart[i+1]` in `ipKeys` / `agentKeys`.
+    var sessionStart: [Int32] = []
+    var ipKeys: [UInt64] = []
+    var agentKeys: [UInt64] = []
+    var excludedCount = 0
+    var windowMs: Int64 = 30 * 86_400_000
+
+    var count: Int { rowids.count }
+    var sessionCount: Int { ipKeys.count }
+
+    /// Unknown creation times sort first and are never "close" to anything.
+    static let unknownTime = Int64.min / 4
+
+    static func load(_ store: Store, merged: Set<String>) throws -> Population {
+        let s = store.schema, db = store.db
+        var population = Population()
+        var normalizer = NameNormalizer()
+        var indexByID: [UInt64: Int32] = [:]
+        let userCount = Int(try db.scalar("SELECT count(*) FROM \(s.user.sql)").int64 ?? 0)
+        indexByID.reserveCapacity(userCount)
+        for array in [\Population.nameKey, \.mailboxKey, \.domainKey] { population[keyPath: array].reserveCapacity(userCount) }
+        population.rowids.reserveCapacity(userCount)
+        population.created.reserveCapacity(userCount)
+
+        let users = try db.statement("SELECT rowid, \(s.user.col("id")), \(s.user.col("name")), \(s.user.col("email")), \(s.user.col("createdAt")) FROM \(s.user.sql)")
+        try users.bind([])
+        defer { users.reset() }
+        while try users.step() {
+            guard let id = users.value(at: 1).string else { continue }
+            let index = Int32(population.rowids.count)
+            indexByID[FNV1a.hash(id)] = index
+            population.rowids.append(users.value(at: 0).int64 ?? 0)
+            let isMerged = !merged.isEmpty && merged.contains(id)
+            population.excluded.append(isMerged)
+            if isMerged { population.excludedCount += 1 }
+            population.nameKey.append(normalizer.key(users.value(at: 2).string ?? ""))
+            let address = EmailAddress(users.value(at: 3).string ?? "")
+            population.relay.append(address.isPrivateRelay)
+            let usable = address.isPresent && !address.isPrivateRelay && address.mailbox.utf8.count >= 3
+            population.mailboxKey.append(usable ? FNV1a.hash(address.mailbox) : 0)
+            population.domainKey.append(usable ? FNV1a.hash(address.domain) : 0)
+            population.created.append(DateEncoding.decode(users.value(at: 4))?.milliseconds ?? unknownTime)
+        }
+
+        // Sessions: keys only, then grouped by user (a counting sort).
+        var owner: [Int32] = [], ips: [UInt64] = [], agents: [UInt64] = []
+        let sessions = try db.statement("SELECT \(s.session.col("userId")), \(s.session.col("ipAddress")), \(s.session.col("userAgent")) FROM \(s.session.sql)")
+        try sessions.bind([])
+        defer { sessions.reset() }
+        while try sessions.step() {
+            guard let userID = sessions.value(at: 0).string, let index = indexByID[FNV1a.hash(userID)] else { continue }
+            let ip = sessions.value(at: 1).string ?? "", agent = sessions.value(at: 2).string ?? ""
+            owner.append(index)
+            ips.append(ip.isEmpty ? 0 : FNV1a.hash(ip))
+            agents.append(agent.isEmpty ? 0 : FNV1a.hash(agent))
+        }
+        indexByID = [:]
+        var start = [Int32](repeating: 0, count: population.count + 1)
+        for index in owner { start[Int(index) + 1] += 1 }
+        for index in 0..<population.count { start[index + 1] += start[index] }
+        var cursor = start
+        population.ipKeys = [UInt64](repeating: 0, count: owner.count)
+        population.agentKeys = [UInt64](repeating: 0, count: owner.count)
+        for (position, index) in owner.enumerated() {
+            let slot = Int(cursor[Int(index)])
+            population.ipKeys[slot] = ips[position]
+            population.agentKeys[slot] = agents[position]
+            cursor[Int(index)] += 1
+        }
+        population.sessionStart = start
+        population.groupSize = [Int32](repeating: 1, count: population.count)
+        return population
+    }
+
+    /// Whether users a and b have a session key in common (0 means "none recorded").
+    func share(_ keys: [UInt64], _ a: Int, _ b: Int) -> Bool {
+        let aStart = Int(sessionStart[a]), aEnd = min(Int(sessionStart[a + 1]), aStart + 64)
+        let bStart = Int(sessionStart[b]), bEnd = min(Int(sessionStart[b + 1]), bStart + 64)
+        guard aStart < aEnd, bStart < bEnd else { return false }
+        for i in aStart..<aEnd where keys[i] != 0 {
+            for j in bStart..<bEnd where keys[i] == keys[j] { return true }
+        }
+        return false
+    }
+
+    func close(_ a: Int, _ b: Int) -> Bool {
+        created[a] != Self.unknownTime && created[b] != Self.unknownTime && abs(created[a] - created[b]) <= windowMs
+    }
+}
+
+/// Scores the pairs the blocking proposes and keeps those at or above the threshold.
+struct PairScorer {
+    var population: Population
+    let minPoints: Int
+    var found: [ScoredPair] = []
+    var pairsScored = 0
+    var nameGroups = 0
+
+    init(population: Population, minPoints: Int) {
+        self.population = population
+        self.minPoints = minPoints
+    }
+
+    private mutating func score(_ a: Int, _ b: Int) {
+        pairsScored += 1
+        var points = 0
+        if population.nameKey[a] != 0 && population.nameKey[a] == population.nameKey[b] {
+            points += population.groupSize[a] <= Int32(SplitIdentityFinder.Points.uncommonNameLimit)
+                ? SplitIdentityFinder.Points.uncommonName : SplitIdentityFinder.Points.commonName
+        }
+        if population.close(a, b) { points += SplitIdentityFinder.Points.createdClose }
+        if population.relay[a] != population.relay[b] { points += SplitIdentityFinder.Points.relayPair }
+        if population.mailboxKey[a] != 0 && population.mailboxKey[a] == population.mailboxKey[b] && population.domainKey[a] != population.domainKey[b] {
+            points += SplitIdentityFinder.Points.sameMailbox
+        }
+        // The session checks cost the most: skip them when they cannot lift the pair over the threshold.
+        if points + SplitIdentityFinder.Points.sharedIP + SplitIdentityFinder.Points.sharedUserAgent < minPoints { return }
+        if population.share(population.ipKeys, a, b) { points += SplitIdentityFinder.Points.sharedIP }
+        // Once the pair is kept, the user agent is checked too, so that its rank matches its explained score.
+        if points + SplitIdentityFinder.Points.sharedUserAgent >= minPoints, population.share(population.agentKeys, a, b) {
+            points += SplitIdentityFinder.Points.sharedUserAgent
+        }
+        if points >= minPoints {
+            found.append(ScoredPair(first: Int32(min(a, b)), second: Int32(max(a, b)), points: min(points, 100)))
+        }
+    }
+
+    /// Groups by normalised name; inside a group, pairs created within the window (a sliding window
+    /// over the group sorted by time) and pairs sharing a session IP address.
+    mutating func scoreNameGroups() {
+        var order = (0..<population.count).filter { population.nameKey[$0] != 0 && !population.excluded[$0] }.map(Int32.init)
+        let nameKey = population.nameKey, created = population.created
+        order.sort { (nameKey[Int($0)], created[Int($0)]) < (nameKey[Int($1)], created[Int($1)]) }
+        var start = 0
+        while start < order.count {
+            var end = start + 1
+            while end < order.count && nameKey[Int(order[end])] == nameKey[Int(order[start])] { end += 1 }
+            if end - start >= 2 {
+                nameGroups += 1
+                let group = order[start..<end].map(Int.init)
+                for member in group { population.groupSize[member] = Int32(group.count) }
+                scoreGroup(group)
+            }
+            start = end
+        }
+    }
+
+    private mutating func scoreGroup(_ group: [Int]) {
+        if group.count <= SplitIdentityFinder.Points.uncommonNameLimit {
+            // An uncommon name is evidence on its own: every pair of the group is scored.
+            for i in 0..<group.count { for j in (i + 1)..<group.count { score(group[i], group[j]) } }
+            return
+        }
+        if group.count <= SplitIdentityFinder.maxGroupForTimePairs {
+            for i in 0..<group.count {
+                var j = i + 1
+                while j < group.count && population.close(group[i], group[j]) {
+                    score(group[i], group[j])
+                    j += 1
+                }
+            }
+        }
+        // Pairs sharing an IP address but created further apart than the window.
+        var byIP: [(UInt64, Int)] = []
+        for member in group {
+            for slot in Int(population.sessionStart[member])..<Int(population.sessionStart[member + 1]) where population.ipKeys[slot] != 0 {
+                byIP.append((population.ipKeys[slot], member))
+            }
+        }
+        guard byIP.count >= 2 else { return }
+        byIP.sort { $0 < $1 }
+        var seen = Set<UInt64>()
+        var start = 0
+        while start < byIP.count {
+            var end = start + 1
+            while end < byIP.count && byIP[end].0 == byIP[start].0 { end += 1 }
+            var members: [Int] = []
+            for k in start..<end where members.last != byIP[k].1 { members.append(byIP[k].1) }
+            if members.count >= 2 && members.count <= SplitIdentityFinder.maxUsersPerSharedIP {
+                for i in 0..<members.count {
+                    for j in (i + 1)..<members.count {
+                        let a = members[i], b = members[j]
+                        if population.close(a, b) { continue } // already scored by the time window
+                        if seen.insert(UInt64(min(a, b)) << 32 | UInt64(max(a, b))).inserted { score(a, b) }
+                    }
+                }
+            }
+            start = end
+        }
+    }
+
+    /// Groups by email mailbox (`ana.costa` at two domains); pairs the name pass already scored are skipped.
+    mutating func scoreMailboxGroups() {
+        var order = (0..<population.count).filter { population.mailboxKey[$0] != 0 && !population.excluded[$0] }.map(Int32.init)
+        let mailbox = population.mailboxKey
+        order.sort { mailbox[Int($0)] < mailbox[Int($1)] }
+        var start = 0
+        while start < order.count {
+            var end = start + 1
+            while end < order.count && mailbox[Int(order[end])] == mailbox[Int(order[start])] { end += 1 }
+            if end - start >= 2 && end - start <= SplitIdentityFinder.maxUsersPerMailbox {
+                for i in start..<end {
+                    for j in (i + 1)..<end {
+                        let a = Int(order[i]), b = Int(order[j])
+                        guard population.domainKey[a] != population.domainKey[b] else { continue }
+                        let sameName = population.nameKey[a] != 0 && population.nameKey[a] == population.nameKey[b]
+                        let scoredByName = population.groupSize[a] <= Int32(SplitIdentityFinder.Points.uncommonNameLimit)
+                            || population.close(a, b) || population.share(population.ipKeys, a, b)
+                        if sameName && scoredByName { continue }
+                        score(a, b)
+                    }
+                }
+            }
+            start = end
+        }
+    }
+}

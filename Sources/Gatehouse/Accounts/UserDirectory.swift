@@ -1,0 +1,296 @@
+import Storage
+
+/// Finds users and reads everything about one: the service behind `users search` and `users show`
+/// (and the console's user pages). Every query goes through the schema map, so one code path serves
+/// every Better Auth shape; every value is a bound parameter.
+///
+///     let directory = UserDirectory(store: store)
+///     let found = try directory.search("ana@", limit: 10)
+///     let detail = try directory.show("better_auth|" + found.users[0].id.rawValue)
+public struct UserDirectory {
+    public let store: Store
+
+    public init(store: Store) { self.store = store }
+
+    /// The most results a search returns.
+    public static let maxLimit = 1000
+
+    private var user: AuthSchema.Table { store.schema.user }
+    private var account: AuthSchema.Table { store.schema.account }
+    private var session: AuthSchema.Table { store.schema.session }
+    private var db: Database { store.db }
+
+    // MARK: - search
+
+    /// Finds users by email prefix, name substring, exact id, sub or provider account id. Without
+    /// `kind` the query's form decides (see `UserQuery.recognise`).
+    public func search(_ text: String, by kind: UserQueryKind? = nil, limit: Int = 20) throws -> UserSearchResult {
+        let query = try UserQuery.validate(text)
+        let limit = min(max(limit, 1), Self.maxLimit)
+        let kinds = kind.map { [$0] } ?? UserQuery.recognise(query)
+        return try Store.withStoreErrors(store.path) {
+            try db.read {
+                var found: [(BetterAuthUserID, UserQueryKind)] = []
+                var seen = Set<BetterAuthUserID>()
+                var truncated = false
+                for kind in kinds {
+                    let room = limit + 1 - found.count
+                    guard room > 0 else { break }
+                    for id in try ids(matching: query, kind: kind, limit: room) where seen.insert(id).inserted {
+                        found.append((id, kind))
+                    }
+                }
+                if found.count > limit {
+                    truncated = true
+                    found.removeLast(found.count - limit)
+                }
+                let users = try found.compactMap { id, kind in try summary(id, matchedBy: kind) }
+                return UserSearchResult(query: query, kinds: kinds, limit: limit, truncated: truncated, users: users)
+            }
+        }
+    }
+
+    /// The SQL of an email prefix search: an index range on the email column, never `LIKE`.
+    static func emailPrefixSQL(_ schema: AuthSchema, bounded: Bool) -> String {
+        let email = schema.user.col("email")
+        return "SELECT \(schema.user.col("id")) FROM \(schema.user.sql) WHERE \(email) >= ?" + (bounded ? " AND \(email) < ?" : "")
+            + " ORDER BY \(email) LIMIT ?"
+    }
+
+    private func ids(matching query: String, kind: UserQueryKind, limit: Int) throws -> [BetterAuthUserID] {
+        switch kind {
+        case .email:
+            // Better Auth lowercases emails, so the range over the lowercased prefix is case-insensitive.
+            let prefix = query.lowercased()
+            let upper = UserQuery.prefixUpperBound(prefix)
+            let arguments: [SQLBindable] = upper.map { [prefix, $0, limit] } ?? [prefix, limit]
+            return try db.rows(Self.emailPrefixSQL(store.schema, bounded: upper != nil), arguments).compactMap { $0[0].string.map(BetterAuthUserID.init) }
+        case .name:
+            return try idsByName(query, limit: limit)
+        case .id:
+            return try exists(BetterAuthUserID(query)) ? [BetterAuthUserID(query)] : []
+        case .sub:
+            guard let id = SyncSub(query).userID else {
+                throw GatehouseError.invalid("\(UserQuery.display(query)) is not a sync sub", fix: "a sub looks like better_auth|<Better Auth user id>")
+            }
+            return try exists(id) ? [id] : []
+        case .account:
+            return Array(try accountOwners(query).prefix(limit))
+        }
+    }
+
+    /// A scan of names, compared after normalisation (case, accents, spacing). No SQL pattern is built
+    /// from the query, so `%` and `_` are plain characters.
+    private func idsByName(_ query: String, limit: Int) throws -> [BetterAuthUserID] {
+        var normalizer = NameNormalizer()
+        let needle = normalizer.bytes(query)
+        guard !needle.isEmpty else { return [] }
+        var ids: [BetterAuthUserID] = []
+        let statement = try db.statement("SELECT \(user.col("id")), \(user.col("name")) FROM \(user.sql)")
+        try statement.bind([])
+        defer { statement.reset() }
+        while ids.count < limit, try statement.step() {
+            guard let name = statement.value(at: 1).string, let id = statement.value(at: 0).string else { continue }
+            if contains(normalizer.bytes(name), needle) { ids.append(BetterAuthUserID(id)) }
+        }
+        return ids
+    }
+
+    private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count else { return false }
+        if needle.isEmpty { return true }
+        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+            var match = true
+            for offset in 1..<needle.count where haystack[start + offset] != needle[offset] { match = false; break }
+            if match { return true }
+        }
+        return false
+    }
+
+    /// Owners of a provider account id, through an index whenever the shape has one: Gatehouse's index
+    /// on `accountId`, or Better Auth 1.7's unique `(issuer, accountId)` probed once per issuer.
+    func accountOwners(_ accountID: String) throws -> [BetterAuthUserID] {
+        let byAccount = "SELECT DISTINCT \(account.col("userId")) FROM \(account.sql) WHERE \(account.col("accountId")) = ?"
+        let accountColumn = account.columns["accountId"] ?? "accountId"
+        if try AccountIndexes.leadingIndex(db, table: account.name, column: accountColumn) == nil, store.schema.hasIssuer,
+           let issuerColumn = account.columns["issuer"], try AccountIndexes.leadingIndex(db, table: account.name, column: issuerColumn) != nil {
+            var owners: [BetterAuthUserID] = []
+            for issuer in try issuers() {
+                let rows = try db.rows(byAccount + " AND \(account.col("issuer")) = ?", [accountID, issuer])
+                owners += rows.compactMap { $0[0].string.map(BetterAuthUserID.init) }
+            }
+            return owners
+        }
+        return try db.rows(byAccount, [accountID]).compactMap { $0[0].string.map(BetterAuthUserID.init) }
+    }
+
+    /// The distinct issuers, one index seek each.
+    private func issuers() throws -> [String] {
+        let issuer = account.col("issuer")
+        return try db.rows("""
+            WITH RECURSIVE i(v) AS (SELECT min(\(issuer)) FROM \(account.sql)
+                UNION ALL SELECT (SELECT min(\(issuer)) FROM \(account.sql) WHERE \(issuer) > i.v) FROM i WHERE i.v IS NOT NULL)
+            SELECT v FROM i WHERE v IS NOT NULL
+            """).compactMap { $0[0].string }
+    }
+
+    private func exists(_ id: BetterAuthUserID) throws -> Bool {
+        try db.row("SELECT 1 FROM \(user.sql) WHERE \(user.col("id")) = ?", [id.rawValue]) != nil
+    }
+
+    private func summary(_ id: BetterAuthUserID, matchedBy: UserQueryKind) throws -> UserSummary? {
+        guard let row = try db.row("SELECT \(user.col("name")), \(user.col("email")), \(user.col("emailVerified")), \(user.col("createdAt")) FROM \(user.sql) WHERE \(user.col("id")) = ?", [id.rawValue]) else {
+            return nil
+        }
+        let providers = try providers(of: id)
+        let email = row[1].string ?? ""
+        let verified = row.bool(row.columns.names[2])
+        return UserSummary(id: id, name: row[0].string ?? "", email: email, emailVerified: verified,
+                           createdAt: DateEncoding.decode(row[3]), providers: providers,
+                           flags: UserFlags.flags(email: email, emailVerified: verified, providers: providers, provisioned: try isProvisioned(id)),
+                           matchedBy: matchedBy)
+    }
+
+    private func providers(of id: BetterAuthUserID) throws -> [String] {
+        try db.rows("SELECT DISTINCT \(account.col("providerId")) FROM \(account.sql) WHERE \(account.col("userId")) = ? ORDER BY 1", [id.rawValue])
+            .compactMap { $0[0].string }
+    }
+
+    /// Whether the sub has a sync `users` row; nil when this database has no sync tables.
+    private func isProvisioned(_ id: BetterAuthUserID) throws -> Bool? {
+        guard try db.tableExists("users") else { return nil }
+        return try db.row("SELECT 1 FROM users WHERE sub = ?", [id.syncSub.rawValue]) != nil
+    }
+
+    // MARK: - show
+
+    /// The user an operator's reference names: a sub (`better_auth|<id>`), an email (exact,
+    /// case-insensitive) or a user id. Throws "no such user" (`not_found`) otherwise.
+    public func resolve(_ reference: String) throws -> BetterAuthUserID {
+        let text = try UserQuery.validate(reference, what: "the user")
+        return try Store.withStoreErrors(store.path) {
+            let id: BetterAuthUserID?
+            if text.hasPrefix(SyncSub.prefix) {
+                id = try SyncSub(text).userID.flatMap { try exists($0) ? $0 : nil }
+            } else if text.contains("@") {
+                id = try db.row("SELECT \(user.col("id")) FROM \(user.sql) WHERE \(user.col("email")) = ?", [text.lowercased()])?[0].string
+                    .map(BetterAuthUserID.init)
+            } else {
+                id = try exists(BetterAuthUserID(text)) ? BetterAuthUserID(text) : nil
+            }
+            guard let id else {
+                throw GatehouseError.notFound("no such user: \(UserQuery.display(text))",
+                                              fix: "give a user id, an email or a sub better_auth|<id>; find one with `gatehouse users search`")
+            }
+            return id
+        }
+    }
+
+    /// Everything about one user, read in one snapshot. Token and password values are never read:
+    /// only whether each is present.
+    public func show(_ reference: String, now: Timestamp = .now(), latestSessions: Int = 5) throws -> UserDetail {
+        try Store.withStoreErrors(store.path) {
+            try db.read {
+                let id = try resolve(reference)
+                let record = try userRecord(id)
+                let accounts = try accountRecords(id)
+                let sessions = try sessionOverview(id, now: now, latest: latestSessions)
+                let sync = try syncRecord(id)
+                let providers = Array(Set(accounts.map(\.providerId))).sorted()
+                let flags = UserFlags.flags(email: record.email, emailVerified: record.emailVerified, providers: providers,
+                                            provisioned: sync.missingTables.contains("users") ? nil : sync.provisioned)
+                return UserDetail(user: record, flags: flags, accounts: accounts, sessions: sessions, sync: sync,
+                                  merges: try MergeLedger.history(db, user: id))
+            }
+        }
+    }
+
+    private func userRecord(_ id: BetterAuthUserID) throws -> UserRecord {
+        let fields = ["name", "email", "emailVerified", "image", "createdAt", "updatedAt", "role", "banned", "banReason", "banExpires"]
+        let select = fields.map { "\(user.col($0)) AS \(Database.quote($0))" }.joined(separator: ", ")
+        guard let row = try db.row("SELECT \(select) FROM \(user.sql) WHERE \(user.col("id")) = ?", [id.rawValue]) else {
+            throw GatehouseError.notFound("no such user: \(UserQuery.display(id.rawValue))")
+        }
+        let ban = store.schema.hasAdminPlugin
+            ? BanState(banned: row.bool("banned"), reason: row.optionalString("banReason"), expires: DateEncoding.decode(row["banExpires"]))
+            : nil
+        return UserRecord(id: id, name: row.optionalString("name") ?? "", email: row.optionalString("email") ?? "",
+                          emailVerified: row.bool("emailVerified"), image: row.optionalString("image"),
+                          createdAt: DateEncoding.decode(row["createdAt"]), updatedAt: DateEncoding.decode(row["updatedAt"]),
+                          role: user.has("role") ? row.optionalString("role") : nil, ban: ban)
+    }
+
+    /// Presence of a secret column, computed in SQL so the value never enters the process.
+    private func present(_ table: AuthSchema.Table, _ field: String) -> String {
+        table.has(field) ? "(\(table.col(field)) IS NOT NULL AND \(table.col(field)) <> '')" : "0"
+    }
+
+    private func accountRecords(_ id: BetterAuthUserID) throws -> [AccountRecord] {
+        let fields = ["id", "providerId", "issuer", "accountId", "createdAt", "updatedAt", "scope", "accessTokenExpiresAt", "refreshTokenExpiresAt"]
+        var select = fields.map { "\(account.col($0)) AS \(Database.quote($0))" }
+        select += [("accessToken", "hasAccessToken"), ("refreshToken", "hasRefreshToken"), ("idToken", "hasIdToken"), ("password", "hasPassword")]
+            .map { "\(present(account, $0.0)) AS \($0.1)" }
+        let rows = try db.rows("SELECT \(select.joined(separator: ", ")) FROM \(account.sql) WHERE \(account.col("userId")) = ? ORDER BY \(account.col("createdAt")), \(account.col("id"))",
+                               [id.rawValue])
+        return rows.map { row in
+            AccountRecord(id: row.optionalString("id") ?? "", providerId: row.optionalString("providerId") ?? "",
+                          issuer: row.optionalString("issuer"), accountId: row.optionalString("accountId") ?? "",
+                          createdAt: DateEncoding.decode(row["createdAt"]), updatedAt: DateEncoding.decode(row["updatedAt"]),
+                          scope: row.optionalString("scope"),
+                          accessTokenExpiresAt: DateEncoding.decode(row["accessTokenExpiresAt"]),
+                          refreshTokenExpiresAt: DateEncoding.decode(row["refreshTokenExpiresAt"]),
+                          hasAccessToken: row.bool("hasAccessToken"), hasRefreshToken: row.bool("hasRefreshToken"),
+                          hasIdToken: row.bool("hasIdToken"), hasPassword: row.bool("hasPassword"))
+        }
+    }
+
+    private func sessionOverview(_ id: BetterAuthUserID, now: Timestamp, latest: Int) throws -> SessionOverview {
+        let userId = session.col("userId"), expiresAt = session.col("expiresAt")
+        let nowValue = session.encoding("expiresAt").encode(now)
+        let counts = try db.row("SELECT count(*), coalesce(sum(\(expiresAt) > ?), 0) FROM \(session.sql) WHERE \(userId) = ?", [nowValue, id.rawValue])
+        let fields = ["id", "createdAt", "updatedAt", "expiresAt", "ipAddress", "userAgent", "impersonatedBy"]
+        let select = fields.map { "\(session.col($0)) AS \(Database.quote($0))" }.joined(separator: ", ")
+        let rows = try db.rows("SELECT \(select) FROM \(session.sql) WHERE \(userId) = ? ORDER BY \(session.col("createdAt")) DESC, \(session.col("id")) LIMIT ?",
+                               [id.rawValue, latest])
+        return SessionOverview(total: Int(counts?[0].int64 ?? 0), unexpired: Int(counts?[1].int64 ?? 0), latest: rows.map { row in
+            let expires = DateEncoding.decode(row["expiresAt"])
+            return SessionRecord(id: row.optionalString("id") ?? "", createdAt: DateEncoding.decode(row["createdAt"]),
+                                 updatedAt: DateEncoding.decode(row["updatedAt"]), expiresAt: expires,
+                                 expired: expires.map { $0 <= now } ?? false,
+                                 ipAddress: row.optionalString("ipAddress"), userAgent: row.optionalString("userAgent"),
+                                 impersonatedBy: row.optionalString("impersonatedBy"))
+        })
+    }
+
+    private func syncRecord(_ id: BetterAuthUserID) throws -> SyncRecord {
+        let sub = id.syncSub
+        let missing = try ["users", "workspaces", "subscriptions", "allow_list"].filter { try !db.tableExists($0) }
+        var syncUser: SyncUserRecord?
+        if !missing.contains("users"), let row = try db.row("SELECT id, sub, display_name, created_at FROM users WHERE sub = ?", [sub.rawValue]) {
+            syncUser = SyncUserRecord(id: row["id"].int64 ?? 0, sub: sub, displayName: row.optionalString("display_name"), createdAt: row.optionalString("created_at"))
+        }
+        var workspaces: [WorkspaceRecord] = []
+        var subscriptions: [SubscriptionRecord] = []
+        if let owner = syncUser?.id {
+            if !missing.contains("workspaces") {
+                workspaces = try db.rows("SELECT id, name, created_at FROM workspaces WHERE owner_id = ? ORDER BY created_at, id", [owner]).map {
+                    WorkspaceRecord(id: $0.optionalString("id") ?? "", name: $0.optionalString("name") ?? "", createdAt: $0.optionalString("created_at"))
+                }
+            }
+            if !missing.contains("subscriptions") {
+                subscriptions = try db.rows("SELECT id, plan, status, current_period_end FROM subscriptions WHERE user_id = ? ORDER BY created_at, id", [owner]).map {
+                    SubscriptionRecord(id: $0.optionalString("id") ?? "", plan: $0.optionalString("plan") ?? "", status: $0.optionalString("status") ?? "",
+                                       currentPeriodEnd: $0.optionalString("current_period_end"))
+                }
+            }
+        }
+        var roles: [RoleRecord] = []
+        if !missing.contains("allow_list") {
+            roles = try db.rows("SELECT role, granted_at FROM allow_list WHERE sub = ? ORDER BY role", [sub.rawValue]).map {
+                RoleRecord(role: $0.optionalString("role") ?? "", grantedAt: $0.optionalString("granted_at"))
+            }
+        }
+        return SyncRecord(sub: sub, provisioned: syncUser != nil, user: syncUser, workspaces: workspaces, subscriptions: subscriptions,
+                          roles: roles, missingTables: missing)
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import Gatehouse
+
+/// `gatehouse users`: find people, show one user with everything linked to it, list likely split identities.
+enum UsersCommands {
+    static func make() -> CommandSpec {
+        CommandSpec(
+            name: "users",
+            summary: "find users, show linked accounts, list likely split identities",
+            subcommands: [
+                CommandSpec(name: "search", summary: "find users by email prefix, name, user id, sub or provider account id",
+                            discussion: """
+                                Without --by, the query's form decides: better_auth|<id> is a sub; text with @ is an email
+                                prefix; 32 letters and digits is a user id (or an account id); digits or Apple's
+                                000123.<hex>.0123 form is a provider account id; anything else is tried as an email prefix
+                                and as a name. Emails match by case-insensitive prefix, names by case- and accent-insensitive
+                                substring. Wildcards are not interpreted: % and _ are ordinary characters.
+                                """,
+                            arguments: [ArgumentSpec(name: "QUERY", help: "what to look for (at most \(UserQuery.maxBytes) bytes)")],
+                            options: [
+                                .value("by", "KIND", "match only as: " + UserQueryKind.allCases.map(\.rawValue).joined(separator: ", ")),
+                                .value("limit", "N", "at most N users (default 20, at most \(UserDirectory.maxLimit))"),
+                                .json,
+                            ],
+                            examples: ["gatehouse users search ana.costa@", "gatehouse users search 'Ana Costa' --by name",
+                                       "gatehouse users search 001234.0123456789abcdef0123456789abcdef.0001"],
+                            run: search),
+                CommandSpec(name: "show", summary: "one user: accounts, sessions, sync row, workspaces, subscription, roles, merges",
+                            discussion: "Token and password values are never shown, only whether each is present.",
+                            arguments: [ArgumentSpec(name: "USER", help: "a user id, an email, or a sub better_auth|<id>")],
+                            options: [
+                                .value("sessions", "N", "how many of the latest sessions to list (default 5, at most 100)"),
+                                .json,
+                            ],
+                            examples: ["gatehouse users show ana@example.com", "gatehouse users show 'better_auth|u1AAAA…'"],
+                            run: show),
+                CommandSpec(name: "duplicates", summary: "pairs of users who are probably one person split in two",
+                            discussion: """
+                                Scores pairs of users sharing a normalised name (or an email mailbox at different domains):
+                                shared session IP addresses, creation times within the window, one private-relay and one
+                                real address, a shared user agent. Users already named in a merge record are left out.
+                                """,
+                            options: [
+                                .value("min-score", "S", "only pairs scoring at least S, from 0 to 1 (default 0.7)"),
+                                .value("limit", "N", "at most N pairs, best first (default 50, at most 10000)"),
+                                .value("window", "DAYS", "creation times this close count as evidence (default 30)"),
+                                .json,
+                            ],
+                            examples: ["gatehouse users duplicates --min-score 0.8 --limit 20"],
+                            run: duplicates),
+            ]
+        )
+    }
+
+    static func search(_ invocation: Invocation) throws -> Int32 {
+        guard let query = invocation.argument("QUERY") else { throw invocation.usage("missing QUERY") }
+        var kind: UserQueryKind?
+        if let text = invocation.value("by") {
+            guard let parsed = UserQueryKind(rawValue: text) else {
+                throw invocation.usage("--by must be one of \(UserQueryKind.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(text.prefix(40))\"")
+            }
+            kind = parsed
+        }
+        let limit = try invocation.integer("limit", default: 20, range: 1...UserDirectory.maxLimit)
+        let result = try UserDirectory(store: invocation.openStore()).search(query, by: kind, limit: limit)
+        if invocation.json { try invocation.output.json(result); return 0 }
+        let out = invocation.output
+        if result.users.isEmpty {
+            out.line("no user matches \(UserQuery.display(result.query)) (tried: \(result.kinds.map(\.rawValue).joined(separator: ", ")))")
+            return 0
+        }
+        out.table(["ID", "EMAIL", "NAME", "PROVIDERS", "CREATED", "MATCH", "FLAGS"], result.users.map { user in
+            [user.id.rawValue, user.email, user.name, user.providers.isEmpty ? "-" : user.providers.joined(separator: ","),
+             user.createdAt?.iso8601 ?? "-", user.matchedBy.rawValue, user.flags.isEmpty ? "-" : user.flags.map(\.code).joined(separator: ",")]
+        })
+        if result.truncated { out.line("(more than \(result.limit) match; narrow the query or raise --limit)") }
+        return 0
+    }
+
+    static func show(_ invocation: Invocation) throws -> Int32 {
+        guard let reference = invocation.argument("USER") else { throw invocation.usage("missing USER") }
+        let sessions = try invocation.integer("sessions", default: 5, range: 0...100)
+        let detail = try UserDirectory(store: invocation.openStore()).show(reference, latestSessions: sessions)
+        if invocation.json { try invocation.output.json(detail); return 0 }
+        render(detail, to: invocation.output)
+        return 0
+    }
+
+    static func render(_ detail: UserDetail, to out: Output) {
+        let user = detail.user
+        out.line("user \(user.id)")
+        out.line("  name:           \(user.name.isEmpty ? "(none)" : user.name)")
+        out.line("  email:          \(user.email.isEmpty ? "(none)" : user.email)\(user.emailVerified ? " (verified)" : " (NOT verified)")")
+        out.line("  created:        \(user.createdAt?.iso8601 ?? "-")")
+        out.line("  updated:        \(user.updatedAt?.iso8601 ?? "-")")
+        if let image = user.image { out.line("  image:          \(image)") }
+        if let role = user.role { out.line("  role:           \(role)") }
+        if let ban = user.ban {
+            out.line("  banned:         " + (ban.banned ? "YES" + (ban.reason.map { " — \($0)" } ?? "") + (ban.expires.map { " until \($0.iso8601)" } ?? "") : "no"))
+        }
+        out.line("flags:")
+        if detail.flags.isEmpty { out.line("  (none)") }
+        for flag in detail.flags { out.line("  ! \(flag.message)") }
+
+        out.line("accounts (\(detail.accounts.count)):")
+        if detail.accounts.isEmpty { out.line("  (none)") }
+        for account in detail.accounts {
+            out.line("  \(account.providerId)  \(account.accountId)")
+            out.line("    id \(account.id)" + (account.issuer.map { ", issuer \($0)" } ?? ", issuer (not recorded: database before Better Auth 1.7)"))
+            out.line("    created \(account.createdAt?.iso8601 ?? "-"), updated \(account.updatedAt?.iso8601 ?? "-")")
+            if let scope = account.scope { out.line("    scopes \(scope)") }
+            let present = [("access token", account.hasAccessToken), ("refresh token", account.hasRefreshToken),
+                           ("id token", account.hasIdToken), ("password", account.hasPassword)]
+            out.line("    " + present.map { "\($0.0): \($0.1 ? "present" : "none")" }.joined(separator: ", "))
+            if let expires = account.accessTokenExpiresAt { out.line("    access token expires \(expires.iso8601)") }
+            if let expires = account.refreshTokenExpiresAt { out.line("    refresh token expires \(expires.iso8601)") }
+        }
+
+        out.line("sessions: \(detail.sessions.total) total, \(detail.sessions.unexpired) unexpired")
+        for session in detail.sessions.latest {
+            var line = "  \(session.createdAt?.iso8601 ?? "-")  \(session.ipAddress ?? "-")  expires \(session.expiresAt?.iso8601 ?? "-")\(session.expired ? " (expired)" : "")"
+            if let admin = session.impersonatedBy { line += "  IMPERSONATED by \(admin)" }
+            out.line(line)
+            if let agent = session.userAgent { out.line("    \(agent)") }
+        }
+
+        let sync = detail.sync
+        if let row = sync.user {
+            out.line("sync: users row \(row.id), sub \(sync.sub), created \(row.createdAt ?? "-")")
+        } else {
+            out.line("sync: UNPROVISIONED (no users row for \(sync.sub))")
+        }
+        if !sync.missingTables.isEmpty { out.line("  (this database has no sync table: \(sync.missingTables.joined(separator: ", ")))") }
+        out.line("  workspaces owned (\(sync.workspaces.count)):" + (sync.workspaces.isEmpty ? " none" : ""))
+        for workspace in sync.workspaces { out.line("    \(workspace.id)  \(workspace.name)  created \(workspace.createdAt ?? "-")") }
+        out.line("  subscriptions (\(sync.subscriptions.count)):" + (sync.subscriptions.isEmpty ? " none" : ""))
+        for subscription in sync.subscriptions {
+            out.line("    \(subscription.id)  \(subscription.plan)  \(subscription.status)  period ends \(subscription.currentPeriodEnd ?? "-")")
+        }
+        out.line("  allow-list roles: " + (sync.roles.isEmpty ? "none" : sync.roles.map { "\($0.role) (since \($0.grantedAt ?? "-"))" }.joined(separator: ", ")))
+
+        if !detail.merges.available {
+            out.line("merge history: none (merges are not recorded in this store yet)")
+        } else if detail.merges.records.isEmpty {
+            out.line("merge history: none")
+        } else {
+            out.line("merge history (\(detail.merges.records.count)):")
+            for record in detail.merges.records {
+                out.line("  " + record.fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
+            }
+        }
+    }
+
+    static func duplicates(_ invocation: Invocation) throws -> Int32 {
+        var minScore = 0.7
+        if let text = invocation.value("min-score") {
+            guard let value = Double(text), value.isFinite, (0...1).contains(value) else {
+                throw invocation.usage("--min-score must be a number from 0 to 1, got \"\(text.prefix(40))\"")
+            }
+            minScore = value
+        }
+        let limit = try invocation.integer("limit", default: 50, range: 1...10_000)
+        let window = try invocation.integer("window", default: 30, range: 1...3650)
+        let report = try SplitIdentityFinder(store: invocation.openStore()).find(minScore: minScore, limit: limit, windowDays: window)
+        if invocation.json { try invocation.output.json(report); return 0 }
+        let out = invocation.output
+        out.line("\(report.pairsFound) pair(s) scoring at least \(String(format: "%.2f", report.minScore)) among \(report.usersScanned) users "
+                 + "(\(report.nameGroups) shared names, \(report.pairsScored) pairs scored)"
+                 + (report.pairsFound > report.candidates.count ? "; showing the best \(report.candidates.count)" : ""))
+        if report.mergeRecordsChecked { out.line("users already in a merge record are left out (\(report.usersExcludedAsMerged))") }
+        for (number, candidate) in report.candidates.enumerated() {
+            out.line("")
+            out.line("\(number + 1). score \(String(format: "%.2f", candidate.score))")
+            for user in [candidate.earlier, candidate.later] {
+                out.line("   \(user.id)  \(user.email)  \"\(user.name)\"  \(user.providers.isEmpty ? "no accounts" : user.providers.joined(separator: "+"))  created \(user.createdAt?.iso8601 ?? "-")")
+            }
+            for reason in candidate.reasons { out.line("   +\(String(format: "%.2f", Double(reason.points) / 100))  \(reason.detail)") }
+        }
+        return 0
+    }
+}
