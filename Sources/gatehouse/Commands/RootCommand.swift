@@ -14,6 +14,7 @@ enum RootCommand {
                 AuditCommands.make(),
                 DemoCommands.make(),
                 PolicyCommands.make(),
+                AdminsCommands.make(),
                 ServeCommand.make(),
             ],
             examples: [
