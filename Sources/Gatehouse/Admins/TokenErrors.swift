@@ -31,12 +31,13 @@ public struct TokenError: Error, Sendable, Equatable, CustomStringConvertible {
 /// A refused login. The client learns only that the credentials were refused, or that it must wait.
 public enum LoginError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidCredentials
-    case throttled(until: Timestamp)
+    /// Locked until `until`; `retryAfter` is the wait from the time of the attempt.
+    case throttled(until: Timestamp, retryAfter: Seconds)
 
     public var description: String {
         switch self {
         case .invalidCredentials: return "the username or password is wrong, or the account is disabled"
-        case .throttled(let until): return "too many failed logins; try again after \(until.iso8601)"
+        case .throttled(let until, _): return "too many failed logins; try again after \(until.iso8601)"
         }
     }
 }

@@ -62,7 +62,7 @@ public struct TokenService {
     /// Exchanges a username and password for a new token family.
     public func login(username: String, password: AdminPassword, now: Timestamp) throws -> TokenBundle {
         if let until = try Store.withStoreErrors(store.path, { try throttle.lockedUntil(username: username, now: now) }) {
-            throw LoginError.throttled(until: until)
+            throw LoginError.throttled(until: until, retryAfter: Seconds(max(1, (until.milliseconds - now.milliseconds + 999) / 1000)))
         }
         // The slow part runs outside any transaction, so it never holds the write lock.
         let (admin, refusal) = try directory.verify(username: username, password: password)
@@ -164,7 +164,7 @@ public struct TokenService {
     /// A wrong password counts as a failed login (throttled and audited) but does not end the session.
     public func reauthenticate(_ session: AdminSession, password: AdminPassword, now: Timestamp) throws {
         if let until = try Store.withStoreErrors(store.path, { try throttle.lockedUntil(username: session.admin.username, now: now) }) {
-            throw LoginError.throttled(until: until)
+            throw LoginError.throttled(until: until, retryAfter: Seconds(max(1, (until.milliseconds - now.milliseconds + 999) / 1000)))
         }
         let (admin, refusal) = try directory.verify(username: session.admin.username, password: password)
         guard admin?.id == session.admin.id else {
