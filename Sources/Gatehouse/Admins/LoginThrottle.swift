@@ -1,9 +1,10 @@
 import Storage
 
 /// Slows password guessing at the console's login, per account and overall (every client is
-/// 127.0.0.1, so "overall" stands in for "per client"). After `threshold` failures within `window`,
+/// 127.0.0.1, so "overall" stands in for "per client"). After `threshold` failures within `window`
+/// (`overallThreshold` for the overall scope),
 /// each further failure locks the scope for `base` × 2^(failures − threshold), at most `maxLockout`.
-/// A scope forgets its failures once `maxLockout` passes without one; a successful login clears the
+/// A scope forgets its failures once `maxLockout` passes without one (after its lock ended); a successful login clears the
 /// account's scope (not the overall one). While a scope is locked, attempts are refused without
 /// checking the password, so a locked console spends no CPU on guesses.
 ///
@@ -12,13 +13,19 @@ import Storage
 public struct LoginThrottle {
     /// The throttle's settings.
     public struct Rules: Sendable {
+        /// Failures of one account before it locks.
         public var threshold: Int
+        /// Failures across all accounts before the whole login locks (every client is 127.0.0.1, so this
+        /// is what stops a spray of guesses over many usernames). Successful logins do not reset it.
+        public var overallThreshold: Int
         public var window: Seconds
         public var base: Seconds
         public var maxLockout: Seconds
 
-        public init(threshold: Int = 5, window: Seconds = Seconds(300), base: Seconds = Seconds(30), maxLockout: Seconds = Seconds(900)) {
+        public init(threshold: Int = 5, overallThreshold: Int = 5, window: Seconds = Seconds(300), base: Seconds = Seconds(30),
+                    maxLockout: Seconds = Seconds(900)) {
             self.threshold = threshold
+            self.overallThreshold = overallThreshold
             self.window = window
             self.base = base
             self.maxLockout = maxLockout
@@ -53,8 +60,8 @@ public struct LoginThrottle {
     /// Counts a failure against the account and overall; returns the lock now in force, if any.
     /// Runs inside the caller's write transaction.
     func recordFailure(username: String, now: Timestamp) throws -> (failures: Int, lockedUntil: Timestamp?) {
-        let account = try bump(Self.accountScope(username), now: now)
-        let overall = try bump(Self.overallScope, now: now)
+        let account = try bump(Self.accountScope(username), threshold: rules.threshold, now: now)
+        let overall = try bump(Self.overallScope, threshold: rules.overallThreshold, now: now)
         let lock = [account.1, overall.1].compactMap { $0 }.max()
         return (account.0, lock)
     }
@@ -64,23 +71,26 @@ public struct LoginThrottle {
         try store.db.execute("DELETE FROM gatehouse_login_failures WHERE scope = ?", [Self.accountScope(username)])
     }
 
-    private func bump(_ scope: String, now: Timestamp) throws -> (Int, Timestamp?) {
+    private func bump(_ scope: String, threshold: Int, now: Timestamp) throws -> (Int, Timestamp?) {
         let row = try store.db.row("SELECT * FROM gatehouse_login_failures WHERE scope = ?", [scope])
         var failures = 1
         var first = now
         if let row, let last = row["last_failure_at"].string.flatMap(Timestamp.init(iso8601:)),
            let start = row["first_failure_at"].string.flatMap(Timestamp.init(iso8601:)) {
             let count = Int(row["failures"].int64 ?? 0)
-            let stale = last < now.adding(seconds: -rules.maxLockout.value)
-            let windowOver = count < rules.threshold && start < now.adding(seconds: -rules.window.value)
+            // Forgotten after `maxLockout` without a failure, counted from the end of any lock.
+            let lockEnd = row["locked_until"].string.flatMap(Timestamp.init(iso8601:))
+            let quietSince = max(last, lockEnd ?? last)
+            let stale = quietSince < now.adding(seconds: -rules.maxLockout.value)
+            let windowOver = count < threshold && start < now.adding(seconds: -rules.window.value)
             if !stale && !windowOver {
                 failures = count + 1
                 first = start
             }
         }
         var lockedUntil: Timestamp?
-        if failures >= rules.threshold {
-            let doublings = min(failures - rules.threshold, 30)
+        if failures >= threshold {
+            let doublings = min(failures - threshold, 30)
             let (scaled, overflow) = rules.base.value.multipliedReportingOverflow(by: Int64(1) << Int64(doublings))
             lockedUntil = now.adding(seconds: overflow ? rules.maxLockout.value : min(scaled, rules.maxLockout.value))
         }
