@@ -2,10 +2,10 @@ import Storage
 
 /// Slows password guessing at the console's login, per account and overall (every client is
 /// 127.0.0.1, so "overall" stands in for "per client"). After `threshold` failures within `window`
-/// (`overallThreshold` for the overall scope),
-/// each further failure locks the scope for `base` × 2^(failures − threshold), at most `maxLockout`.
-/// A scope forgets its failures once `maxLockout` passes without one (after its lock ended); a successful login clears the
-/// account's scope (not the overall one). While a scope is locked, attempts are refused without
+/// (`overallThreshold` for the overall scope), each further failure locks the scope for
+/// `base` × 2^(failures − threshold), at most `maxLockout`. A scope forgets its failures once
+/// `maxLockout` passes without one (counted from the end of its lock); a successful login clears the
+/// account's scope, not the overall one. While a scope is locked, attempts are refused without
 /// checking the password, so a locked console spends no CPU on guesses.
 ///
 /// With the standard rules: the 5th failure in 5 minutes locks for 30 s, the 6th for 1 min, then
