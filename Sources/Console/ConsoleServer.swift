@@ -21,9 +21,12 @@ public final class ConsoleServer: Sendable {
         public var threads: Int
         /// Writes one line per request (method, path without query, status, time) to stderr.
         public var logRequests: Bool
+        /// Token lifetimes (`GATEHOUSE_ACCESS_TOKEN_TTL` shortens the access token's), login throttle, clock.
+        public var auth: AuthSettings
 
         public init(storePath: String, configurationPath: String? = nil, publicDirectory: String, address: String = "127.0.0.1",
-                    port: UInt16 = 8787, allowRemote: Bool = false, threads: Int = 4, logRequests: Bool = true) {
+                    port: UInt16 = 8787, allowRemote: Bool = false, threads: Int = 4, logRequests: Bool = true,
+                    auth: AuthSettings = AuthSettings()) {
             self.storePath = storePath
             self.configurationPath = configurationPath
             self.publicDirectory = publicDirectory
@@ -32,6 +35,7 @@ public final class ConsoleServer: Sendable {
             self.allowRemote = allowRemote
             self.threads = threads
             self.logRequests = logRequests
+            self.auth = auth
         }
     }
 
@@ -45,14 +49,16 @@ public final class ConsoleServer: Sendable {
         let files: StaticFiles
         let router: Router
         let logRequests: Bool
+        let auth: AuthSettings
         private let lock = NSLock()
         private var guardValue: RequestGuard?
 
-        init(stores: StorePool, files: StaticFiles, router: Router, logRequests: Bool) {
+        init(stores: StorePool, files: StaticFiles, router: Router, logRequests: Bool, auth: AuthSettings) {
             self.stores = stores
             self.files = files
             self.router = router
             self.logRequests = logRequests
+            self.auth = auth
         }
 
         var requestGuard: RequestGuard? {
@@ -75,7 +81,7 @@ public final class ConsoleServer: Sendable {
         }
         var router = Router()
         APIRoutes.register(on: &router)
-        let state = State(stores: stores, files: files, router: router, logRequests: options.logRequests)
+        let state = State(stores: stores, files: files, router: router, logRequests: options.logRequests, auth: options.auth)
         self.state = state
         let configuration = HTTPServerConfiguration(address: options.address, port: options.port, threadPoolSize: options.threads,
                                                     connectionLimit: 512, connectionTimeoutSeconds: 30, maxBodyBytes: 1 << 20)
@@ -146,9 +152,14 @@ public final class ConsoleServer: Sendable {
         switch state.router.match(method: request.method, path: request.path) {
         case .failure(let error):
             return JSONBody.error(error)
-        case .success(let (handler, parameters)):
+        case .success(let (route, parameters)):
             do {
-                return try handler(RequestContext(request: request, requestID: requestID, parameters: parameters, stores: state.stores))
+                let context = RequestContext(request: request, requestID: requestID, parameters: parameters, stores: state.stores,
+                                             auth: state.auth, now: state.auth.clock(), session: nil)
+                return try AuthMiddleware.handle(context, access: route.access) { context in
+                    try JSONBody.requireJSONIfPresent(context.request)
+                    return try route.handler(context)
+                }
             } catch {
                 let apiError = APIError.from(error)
                 if apiError.status >= 500 {

@@ -4,23 +4,43 @@ import XCTest
 import Gatehouse
 import HTTPTestSupport
 
-/// A console on a free loopback port over a small seeded store, torn down after the test.
+/// A clock the tests move by hand: tokens expire and locks lift without waiting.
+final class TestClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current = Timestamp(milliseconds: 1_800_000_000_000)
+    var now: Timestamp { lock.withLock { current } }
+    func advance(seconds: Int64) { lock.withLock { current = current.adding(seconds: seconds) } }
+}
+
+/// A console on a free loopback port over a small seeded store, torn down after the test. It has three
+/// admins, one per role, all with `ConsoleHarness.password`.
 final class ConsoleHarness {
     let directory: URL
     let storePath: String
     let console: ConsoleServer
+    let clock = TestClock()
     var port: UInt16 { console.port }
+
+    static let password = "correct horse battery staple"
+    /// Cheap hashes for test admins: verification reads the cost from the stored hash.
+    static let testHasher = PasswordHasher(iterations: 1000)
 
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    init(users: Int = 50) throws {
+    init(users: Int = 50, lifetimes: TokenLifetimes = .standard, throttle: LoginThrottle.Rules = .standard) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-console-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         storePath = directory.appendingPathComponent("console.sqlite").path
         let (store, _) = try Store.initialize(path: storePath, actor: Actor("tester"))
         _ = try DemoSeeder(seed: 1, anchor: Timestamp(milliseconds: 1_764_460_800_000)).seed(store, users: users)
+        let admins = AdminDirectory(store: store, hasher: Self.testHasher)
+        for (name, role) in [("root", AdminRole.admin), ("sam", .support), ("vera", .viewer)] {
+            try admins.add(try AdminUsername(name), role: role, password: try AdminPassword(Self.password), actor: Actor("tester"), now: .now())
+        }
+        let clock = self.clock
         console = try ConsoleServer(options: .init(storePath: storePath, publicDirectory: Self.packageRoot.appendingPathComponent("Public").path,
-                                                   port: 0, threads: 2, logRequests: false))
+                                                   port: 0, threads: 2, logRequests: false,
+                                                   auth: AuthSettings(lifetimes: lifetimes, throttle: throttle, clock: { clock.now })))
         try console.start()
     }
 
@@ -43,5 +63,56 @@ final class ConsoleHarness {
 
     func json(_ response: RawResponse) throws -> [String: Any] {
         try XCTUnwrap(JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+    }
+
+    /// A request with the right Host, an optional bearer token and an optional body.
+    func request(_ method: String, _ path: String, token: String? = nil, body: String? = nil,
+                 contentType: String? = "application/json", headers: [String] = []) throws -> RawResponse {
+        var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        if let token { text += "Authorization: Bearer \(token)\r\n" }
+        for header in headers { text += header + "\r\n" }
+        if let body {
+            if let contentType { text += "Content-Type: \(contentType)\r\n" }
+            text += "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        } else {
+            text += "\r\n"
+        }
+        return try exchange(text)
+    }
+
+    /// A JSON body from an Encodable-ish dictionary.
+    func body(_ object: [String: Any]) throws -> String {
+        String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    /// `POST /api/auth/login`.
+    func login(_ username: String, _ password: String = ConsoleHarness.password) throws -> RawResponse {
+        try request("POST", "/api/auth/login", body: try body(["username": username, "password": password]))
+    }
+
+    /// Logs in and returns the token bundle, failing the test if the login is refused.
+    func tokens(_ username: String, file: StaticString = #filePath, line: UInt = #line) throws -> (access: String, refresh: String) {
+        let response = try login(username)
+        XCTAssertEqual(response.status, 200, response.bodyText, file: file, line: line)
+        let bundle = try json(response)
+        return (try XCTUnwrap(bundle["accessToken"] as? String), try XCTUnwrap(bundle["refreshToken"] as? String))
+    }
+
+    /// `POST /api/auth/refresh`.
+    func refresh(_ refreshToken: String) throws -> RawResponse {
+        try request("POST", "/api/auth/refresh", body: try body(["refreshToken": refreshToken]))
+    }
+
+    /// The `error.code` of a JSON error response.
+    func errorCode(_ response: RawResponse) -> String? {
+        ((try? json(response))?["error"] as? [String: Any])?["code"] as? String
+    }
+
+    /// Every audit entry's actor, action, subject and details as text, for "no secret here" checks.
+    func auditText() throws -> String {
+        let store = try Store.open(path: storePath)
+        return try store.db.rows("SELECT actor, action, subject, details FROM gatehouse_audit").map { row in
+            [row["actor"].string, row["action"].string, row["subject"].string, row["details"].string].compactMap { $0 }.joined(separator: " ")
+        }.joined(separator: "\n")
     }
 }

@@ -1,18 +1,14 @@
 import Gatehouse
 import HTTPServer
 
-/// Every route of the JSON API. Each feature registers its routes from its own file.
+/// Every route of the JSON API. Each feature registers its routes from its own file
+/// (`API/<Feature>Routes.swift`, an enum with `static func register(on:)`), and is listed here once.
+/// Each route declares its minimum role (`viewer`, `support`, `admin`) or `addPublic`; see `Router`.
 enum APIRoutes {
     static func register(on router: inout Router) {
         StatusRoutes.register(on: &router)
-    }
-}
-
-/// `GET /api/status`: version, store path, schema and counts.
-enum StatusRoutes {
-    static func register(on router: inout Router) {
-        router.add("GET", "/api/status") { context in
-            try JSONBody.response(try context.stores.withStore { try StoreStatus.read($0) })
-        }
+        AuthRoutes.register(on: &router)
+        PolicyRoutes.register(on: &router)
+        AuditRoutes.register(on: &router)
     }
 }

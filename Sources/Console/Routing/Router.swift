@@ -2,27 +2,23 @@ import Foundation
 import Gatehouse
 import HTTPServer
 
-/// What a route handler gets: the request, its path parameters, and the console's services.
-public struct RequestContext: Sendable {
-    public let request: HTTPRequest
-    /// A short id for correlating a response with the server's log.
-    public let requestID: String
-    /// Values of `:name` segments in the route pattern.
-    public let parameters: [String: String]
-    public let stores: StorePool
-
-    /// The query item `name`, if present.
-    public func query(_ name: String) -> String? { request.queryItems().first { $0.name == name }?.value }
-}
-
-/// Routes by method and path pattern (`/api/users/:id`). No business rule lives here: handlers call
-/// the Gatehouse service layer.
+/// Routes by method and path pattern (`/api/users/:id`). Every route declares who may call it: a
+/// minimum role, or `public` (only login, refresh and the status line the login page shows). There
+/// is no role-less `add`, so a new route cannot be left open by omission. No business rule lives
+/// here: handlers call the Gatehouse service layer.
+///
+///     router.add("GET", "/api/policy", role: .viewer) { ctx in
+///         try JSONBody.response(try ctx.stores.withStore { try PolicyStore(store: $0).snapshot(now: ctx.now) })
+///     }
 public struct Router: Sendable {
+    /// A route's work: the request context in, a response out.
     public typealias Handler = @Sendable (RequestContext) throws -> HTTPResponse
 
+    /// A registered route.
     struct Route: Sendable {
         let method: String
         let segments: [String]
+        let access: RouteAccess
         let handler: Handler
     }
 
@@ -30,12 +26,29 @@ public struct Router: Sendable {
 
     public init() {}
 
-    public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
-        routes.append(Route(method: method, segments: pattern.split(separator: "/").map(String.init), handler: handler))
+    /// Adds a route that needs a signed-in admin with at least `role`.
+    public mutating func add(_ method: String, _ pattern: String, role: AdminRole, _ handler: @escaping Handler) {
+        append(method, pattern, .role(role), handler)
     }
 
-    /// The handler and parameters for a request path, or the error to answer.
-    func match(method: String, path: String) -> Result<(Handler, [String: String]), APIError> {
+    /// Adds a route anyone may call (the login page's own needs only).
+    public mutating func addPublic(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+        append(method, pattern, .public, handler)
+    }
+
+    private mutating func append(_ method: String, _ pattern: String, _ access: RouteAccess, _ handler: @escaping Handler) {
+        let segments = pattern.split(separator: "/").map(String.init)
+        precondition(!routes.contains { $0.method == method && $0.segments == segments }, "route \(method) \(pattern) registered twice")
+        routes.append(Route(method: method, segments: segments, access: access, handler: handler))
+    }
+
+    /// Every route as `METHOD /path (access)`, for documentation and tests.
+    public var table: [String] {
+        routes.map { "\($0.method) /\($0.segments.joined(separator: "/")) (\($0.access))" }
+    }
+
+    /// The route and parameters for a request path, or the error to answer.
+    func match(method: String, path: String) -> Result<(Route, [String: String]), APIError> {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         var pathMatched = false
         for route in routes where route.segments.count == segments.count {
@@ -52,7 +65,7 @@ public struct Router: Sendable {
             }
             guard matched else { continue }
             pathMatched = true
-            if route.method == method || (method == "HEAD" && route.method == "GET") { return .success((route.handler, parameters)) }
+            if route.method == method || (method == "HEAD" && route.method == "GET") { return .success((route, parameters)) }
         }
         return .failure(pathMatched ? APIError(status: 405, code: "method_not_allowed", message: "\(method) is not allowed here") : .notFound())
     }

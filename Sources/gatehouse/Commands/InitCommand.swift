@@ -1,6 +1,6 @@
 import Gatehouse
 
-/// `gatehouse init`: create or upgrade a store.
+/// `gatehouse init`: create or upgrade a store, and create the console's first admin.
 enum InitCommand {
     static func make() -> CommandSpec {
         CommandSpec(
@@ -12,17 +12,48 @@ enum InitCommand {
                 sync server's tables if absent) and never alters Better Auth's tables or rows. A database missing a column Gatehouse
                 needs is reported, table and column, and left unchanged. Also creates the master key file
                 <store>.key (mode 0600) that seals secrets at rest, unless GATEHOUSE_MASTER_KEY is set.
+                When the store has no console admin yet, creates the first one (role admin) and prints its
+                generated password once, or reads it from --admin-password-file. Later admins: `gatehouse admins`.
                 """,
-            options: [.json],
-            examples: ["gatehouse init --store /var/lib/gatehouse/auth.sqlite"],
+            options: [
+                .value("admin", "USER", "the first console admin's username (default: admin)"),
+                .value("admin-password-file", "FILE", "read the first admin's password from the first line of FILE (- for stdin)"),
+                .json,
+            ],
+            examples: ["gatehouse init --store /var/lib/gatehouse/auth.sqlite",
+                       "gatehouse init --store auth.sqlite --admin alice --admin-password-file alice.pw"],
             run: run
         )
     }
 
+    /// The first admin, as `--json` reports it: the password only when it was generated.
+    struct FirstAdmin: Encodable {
+        let username: String
+        let created: Bool
+        let generatedPassword: String?
+    }
+
+    struct Report: Encodable {
+        let store: Store.InitReport
+        let admin: FirstAdmin
+    }
+
     static func run(_ invocation: Invocation) throws -> Int32 {
-        let (_, report) = try Store.initialize(path: invocation.storePath(), configurationPath: invocation.value("config") ?? invocation.environment["GATEHOUSE_CONFIG"],
-                                               actor: invocation.actor)
-        if invocation.json { try invocation.output.json(report); return 0 }
+        // Bad admin input is refused before the store is touched.
+        let username = try AdminUsername(invocation.value("admin") ?? "admin")
+        let suppliedPassword = try invocation.value("admin-password-file").map { try PasswordFile.read($0, option: "--admin-password-file") }
+        let (store, report) = try Store.initialize(path: invocation.storePath(), configurationPath: invocation.value("config") ?? invocation.environment["GATEHOUSE_CONFIG"],
+                                                   actor: invocation.actor)
+        let directory = AdminDirectory(store: store)
+        var firstAdmin = FirstAdmin(username: username.rawValue, created: false, generatedPassword: nil)
+        if try directory.count() == 0 {
+            var generated: String?
+            let password: AdminPassword
+            if let suppliedPassword { password = suppliedPassword } else { (password, generated) = try AdminPassword.generate() }
+            try directory.add(username, role: .admin, password: password, actor: invocation.actor, now: .now())
+            firstAdmin = FirstAdmin(username: username.rawValue, created: true, generatedPassword: generated)
+        }
+        if invocation.json { try invocation.output.json(Report(store: report, admin: firstAdmin)); return 0 }
         let out = invocation.output
         out.line(report.created ? "Created store \(report.path)" : "Store \(report.path)")
         out.line("  schema: \(report.shape)")
@@ -31,6 +62,15 @@ enum InitCommand {
         for name in report.skipped { out.line("  kept existing tables, skipped \(name)") }
         for name in report.indexesCreated { out.line("  added index \(name)") }
         if let key = report.masterKeyCreated { out.line("  created master key file \(key) (mode 0600): back it up; sealed keys cannot be opened without it") }
+        if firstAdmin.created {
+            out.line("  created the console admin \(firstAdmin.username) (role admin)")
+            if let generated = firstAdmin.generatedPassword {
+                out.line("  password for \(firstAdmin.username) (shown once; store it in your password manager now):")
+                out.line("    \(generated)")
+            }
+        } else if invocation.value("admin") != nil || suppliedPassword != nil {
+            out.line("  the store already has console admins; none created (manage them with `gatehouse admins`)")
+        }
         return 0
     }
 }

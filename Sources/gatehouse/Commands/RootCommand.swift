@@ -16,6 +16,7 @@ enum RootCommand {
                 UsersCommands.make(),
                 AccountsCommands.make(),
                 PolicyCommands.make(),
+                AdminsCommands.make(),
                 ServeCommand.make(),
                 HealthCommand.make(),
             ],

@@ -1,0 +1,169 @@
+// The console's API client and its token lifecycle (the SDK guide's, in a browser):
+//
+// - Tokens live in sessionStorage (this tab only; gone when the tab closes).
+// - A 401 with x-auth-error: token_expired drives ONE refresh and ONE retry, invisible to the page.
+//   Concurrent requests that all hit it share a single in-flight refresh: refresh tokens are
+//   single-use, and presenting a consumed one would revoke the whole login (token_reuse).
+// - token_reuse, token_revoked and invalid_token are never retried: the tokens are dropped and the
+//   shell shows the login view (see onSignedOut).
+
+const STORAGE_KEY = "gatehouse.tokens";
+const TERMINAL = new Set(["token_reuse", "token_revoked", "invalid_token"]);
+
+/** A refused request: status, the server's code, message and fix. */
+export class APIError extends Error {
+  constructor(status, code, message, fix) {
+    super(message);
+    this.name = "APIError";
+    this.status = status;
+    this.code = code;
+    this.fix = fix;
+  }
+}
+
+/** The login has ended (reason: token_reuse, token_revoked, invalid_token, or logged_out). */
+export class SignedOut extends Error {
+  constructor(reason) {
+    super(reason === "token_reuse" ? "Your session was ended because a refresh token was used twice. Log in again."
+      : reason === "logged_out" ? "You have logged out."
+      : "Your session has ended. Log in again.");
+    this.name = "SignedOut";
+    this.reason = reason;
+  }
+}
+
+let inFlightRefresh = null;
+const listeners = new Set();
+
+function load() {
+  try { return JSON.parse(sessionStorage.getItem(STORAGE_KEY) ?? "null"); } catch { return null; }
+}
+
+function store(bundle) {
+  sessionStorage.setItem(STORAGE_KEY, JSON.stringify({
+    accessToken: bundle.accessToken, refreshToken: bundle.refreshToken, username: bundle.username, role: bundle.role,
+  }));
+}
+
+function drop(reason) {
+  sessionStorage.removeItem(STORAGE_KEY);
+  for (const listener of listeners) listener(reason);
+}
+
+/** Calls `listener(reason)` whenever the login ends (terminal 401, logout). */
+export function onSignedOut(listener) { listeners.add(listener); }
+
+/** {username, role} of the signed-in admin, or null. */
+export function session() {
+  const tokens = load();
+  return tokens ? { username: tokens.username, role: tokens.role } : null;
+}
+
+const ROLE_RANK = { viewer: 0, support: 1, admin: 2 };
+/** Whether the signed-in admin's role includes `role`. */
+export function hasRole(role) {
+  const current = session();
+  return current !== null && ROLE_RANK[current.role] >= ROLE_RANK[role];
+}
+
+async function readBody(response) {
+  const text = await response.text();
+  if (!text) return null;
+  try { return JSON.parse(text); } catch { return { error: { code: "not_json", message: text.slice(0, 200) } }; }
+}
+
+function errorFrom(response, body) {
+  const error = body?.error ?? {};
+  return new APIError(response.status, error.code ?? `http_${response.status}`, error.message ?? `HTTP ${response.status}`, error.fix);
+}
+
+/** Exchanges a username and password for tokens. Throws APIError (invalid_credentials, throttled). */
+export async function login(username, password) {
+  const response = await fetch("/api/auth/login", {
+    method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" },
+    body: JSON.stringify({ username, password }),
+  });
+  const body = await readBody(response);
+  if (!response.ok) throw errorFrom(response, body);
+  store(body);
+  return session();
+}
+
+/** Ends the login on the server (the whole token family) and here. */
+export async function logout() {
+  try { await request("POST", "/api/auth/logout"); } catch { /* the tokens are dropped either way */ }
+  drop("logged_out");
+}
+
+// One refresh for every request that met token_expired at about the same time.
+function refreshOnce() {
+  if (!inFlightRefresh) {
+    inFlightRefresh = (async () => {
+      const tokens = load();
+      if (!tokens) throw new SignedOut("invalid_token");
+      const response = await fetch("/api/auth/refresh", {
+        method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" },
+        body: JSON.stringify({ refreshToken: tokens.refreshToken }),
+      });
+      const body = await readBody(response);
+      if (!response.ok) {
+        // Any refused refresh means a new login, whatever x-auth-error says.
+        const reason = response.headers.get("x-auth-error") ?? "invalid_token";
+        drop(reason);
+        throw new SignedOut(reason);
+      }
+      store(body);
+    })().finally(() => { inFlightRefresh = null; });
+  }
+  return inFlightRefresh;
+}
+
+function send(method, path, body) {
+  const headers = { Accept: "application/json" };
+  const tokens = load();
+  if (tokens) headers.Authorization = `Bearer ${tokens.accessToken}`;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  return fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+}
+
+/**
+ * Calls the API and returns the parsed JSON. Throws APIError for a refusal, SignedOut when the login
+ * has ended (the shell then shows the login view).
+ */
+export async function request(method, path, body) {
+  const sentWith = load()?.accessToken;
+  let response = await send(method, path, body);
+  if (response.status === 401 && response.headers.get("x-auth-error") === "token_expired") {
+    // Another request may have refreshed already while this one was out: then just retry.
+    if (load()?.accessToken === sentWith) await refreshOnce();
+    response = await send(method, path, body);
+  }
+  const reason = response.headers.get("x-auth-error");
+  if (response.status === 401 && reason) {
+    if (TERMINAL.has(reason) || reason === "token_expired") {
+      drop(reason);
+      throw new SignedOut(reason);
+    }
+  }
+  const parsed = await readBody(response);
+  if (!response.ok) throw errorFrom(response, parsed);
+  return parsed;
+}
+
+/** A query string from an object, skipping empty values: query({limit: 5}) → "?limit=5". */
+export function query(params) {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== "") search.set(key, String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}
+
+/** What every page gets as `api`. */
+export const api = {
+  get: (path, params = {}) => request("GET", path + query(params)),
+  post: (path, body = {}) => request("POST", path, body),
+  session,
+  hasRole,
+};

@@ -1,0 +1,75 @@
+// The console's shell: the login view, the navigation, and hash routes (#/overview, #/policy?x=y).
+// Each page is a module in pages/ exporting render(container, api); see pages/README.md.
+import { api, hasRole, logout, onSignedOut, session, SignedOut } from "./api.js";
+import { clear, el, errorBanner } from "./dom.js";
+import { pages, defaultRoute } from "./pages/registry.js";
+import * as loginPage from "./pages/login.js";
+
+const view = document.getElementById("view");
+const nav = document.getElementById("nav");
+const navList = document.getElementById("nav-list");
+const who = document.getElementById("who");
+const whoName = document.getElementById("who-name");
+let cleanup = null;
+let renderCount = 0;
+let signedOutReason = null;
+
+/** The current hash route: {route, params}. */
+function currentRoute() {
+  const hash = location.hash.replace(/^#\/?/, "");
+  const [route, search = ""] = hash.split("?");
+  return { route: route || defaultRoute, params: new URLSearchParams(search) };
+}
+
+function renderChrome() {
+  const current = session();
+  nav.hidden = who.hidden = current === null;
+  clear(navList);
+  if (!current) return;
+  whoName.textContent = `${current.username} (${current.role})`;
+  const { route } = currentRoute();
+  for (const page of pages.filter((p) => hasRole(p.role))) {
+    navList.append(el("li", {}, el("a", { href: `#/${page.route}`, "aria-current": page.route === route ? "page" : false, text: page.title })));
+  }
+}
+
+async function show() {
+  const token = ++renderCount;
+  if (typeof cleanup === "function") { try { cleanup(); } catch { /* a page's cleanup must not block navigation */ } }
+  cleanup = null;
+  renderChrome();
+  clear(view);
+  if (!session()) {
+    document.title = "Log in · Gatehouse";
+    loginPage.render(view, { message: signedOutReason, onLoggedIn: () => { signedOutReason = null; show(); } });
+    return;
+  }
+  const { route, params } = currentRoute();
+  const page = pages.find((p) => p.route === route && hasRole(p.role));
+  if (!page) {
+    view.append(el("section", { class: "card" }, el("h1", { text: "Not found" }), el("p", {}, "No page ", el("code", { text: `#/${route}` }), ". ", el("a", { href: `#/${defaultRoute}`, text: "Go to the overview" }))));
+    return;
+  }
+  document.title = `${page.title} · Gatehouse`;
+  const container = el("div", { class: "page", "data-page": page.route });
+  view.append(container);
+  try {
+    const module = await import(page.module);
+    if (token !== renderCount) return;
+    cleanup = await module.render(container, { ...api, params, navigate: (hash) => { location.hash = hash; } });
+  } catch (error) {
+    if (error instanceof SignedOut || token !== renderCount) return;
+    container.append(errorBanner(error));
+  }
+  // Tests (and impatient scripts) wait for this marker rather than for a fixed time.
+  container.setAttribute("data-ready", "true");
+}
+
+onSignedOut((reason) => {
+  signedOutReason = reason === "logged_out" ? "You have logged out." : new SignedOut(reason).message;
+  show();
+});
+
+document.getElementById("logout").addEventListener("click", () => logout());
+window.addEventListener("hashchange", () => { show(); view.focus({ preventScroll: true }); });
+show();

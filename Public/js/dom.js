@@ -1,0 +1,74 @@
+// Builds DOM nodes. Text is always set with textContent or text nodes, never parsed as HTML.
+
+const PROPERTIES = new Set(["value", "checked", "disabled", "selected", "hidden", "required", "readOnly", "open"]);
+
+/** el("button", {class: "primary", onclick: f, type: "button"}, "Save") → a <button>. */
+export function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props ?? {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "innerHTML" || key === "outerHTML") throw new Error("el(): HTML strings are not allowed");
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = String(value);
+    else if (key.startsWith("on") && typeof value === "function") node.addEventListener(key.slice(2), value);
+    else if (PROPERTIES.has(key)) node[key] = value;
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  append(node, children);
+  return node;
+}
+
+/** Appends children: nodes, strings (as text), arrays; skips null/false. */
+export function append(node, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** Removes every child. */
+export function clear(node) {
+  while (node.firstChild) node.firstChild.remove();
+  return node;
+}
+
+/** A section card with a heading. */
+export function card(title, ...children) {
+  const id = `h-${title.toLowerCase().replace(/[^a-z0-9]+/g, "-")}-${Math.random().toString(36).slice(2, 7)}`;
+  return el("section", { class: "card", "aria-labelledby": id }, el("h2", { id, text: title }), ...children);
+}
+
+/** A table in a horizontally scrolling wrapper; rows are arrays of cells (strings or nodes). */
+export function table(headers, rows, { caption, empty = "Nothing to show." } = {}) {
+  if (rows.length === 0) return el("p", { class: "muted", text: empty });
+  return el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": caption ?? headers.join(", ") },
+    el("table", {},
+      caption ? el("caption", { class: "visually-hidden", text: caption }) : null,
+      el("thead", {}, el("tr", {}, headers.map((h) => el("th", { scope: "col", text: h })))),
+      // data-label lets a narrow window show each row as a stacked card (see console.css).
+      el("tbody", {}, rows.map((cells) => el("tr", {}, cells.map((c, i) => el("td", { "data-label": headers[i] }, c)))))));
+}
+
+/** A definition list from [term, value] pairs. */
+export function facts(pairs) {
+  return el("dl", { class: "facts" }, pairs.flatMap(([term, value]) => [el("dt", { text: term }), el("dd", {}, value)]));
+}
+
+/** An error banner (role=alert) for a failed request. */
+export function errorBanner(error) {
+  const message = error?.message ?? String(error);
+  return el("div", { class: "banner error", role: "alert" },
+    el("strong", { text: "Error: " }), message, error?.fix ? el("div", { class: "fix", text: `What to do: ${error.fix}` }) : null);
+}
+
+/** A short UTC time: 2026-11-30 04:17:53Z (the full ISO form in the tooltip). */
+export function time(iso) {
+  if (!iso) return "—";
+  return el("time", { datetime: iso, title: iso, text: iso.replace("T", " ").replace(/\.\d+Z$/, "Z") });
+}
+
+/** A value as compact JSON text (true, ["google"]). */
+export function json(value) {
+  return el("code", { text: JSON.stringify(value) });
+}

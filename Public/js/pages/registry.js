@@ -1,0 +1,10 @@
+// The console's pages, in navigation order. Adding a page: write pages/<name>.js (see README.md in
+// this folder) and add one line here. `role` is the least role that sees the page in the navigation;
+// the API enforces roles on its own, this only hides what would be refused.
+export const pages = [
+  { route: "overview", title: "Overview", module: "./pages/overview.js", role: "viewer" },
+  { route: "policy", title: "Policy", module: "./pages/policy.js", role: "viewer" },
+  { route: "audit", title: "Audit", module: "./pages/audit.js", role: "viewer" },
+];
+
+export const defaultRoute = "overview";

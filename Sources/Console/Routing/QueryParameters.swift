@@ -1,0 +1,29 @@
+import Gatehouse
+
+extension RequestContext {
+    /// An integer query item within bounds, or 400 naming it.
+    public func integerQuery(_ name: String, default defaultValue: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let text = query(name), !text.isEmpty else { return defaultValue }
+        guard let value = Int(text), range.contains(value) else {
+            throw APIError.badRequest("?\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
+    /// A time query item: ISO-8601 (`2026-11-01`, `2026-11-01T12:00:00Z`) or a duration before now (`24h`, `7d`).
+    public func timeQuery(_ name: String) throws -> Timestamp? {
+        guard let text = query(name), !text.isEmpty else { return nil }
+        if let time = Timestamp(iso8601: text) { return time }
+        guard let duration = try? Seconds.parse(text) else {
+            throw APIError.badRequest("?\(name) is neither an ISO-8601 time nor a duration", fix: "use e.g. 2026-11-01, 2026-11-01T12:00:00Z, 24h or 7d")
+        }
+        return now.adding(seconds: -duration.value)
+    }
+
+    /// A text query item, empty meaning absent, refused over `maxLength` characters.
+    public func textQuery(_ name: String, maxLength: Int = 200) throws -> String? {
+        guard let text = query(name), !text.isEmpty else { return nil }
+        guard text.count <= maxLength else { throw APIError.badRequest("?\(name) is longer than \(maxLength) characters") }
+        return text
+    }
+}

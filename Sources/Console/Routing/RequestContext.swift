@@ -1,0 +1,53 @@
+import Foundation
+import Gatehouse
+import HTTPServer
+
+/// What a route handler gets: the request, its path parameters, the signed-in admin (on routes that
+/// need one), the console's services and the time of the request.
+///
+///     router.add("POST", "/api/policy", role: .admin) { ctx in
+///         let body = try ctx.body(PolicySetRequest.self)
+///         let result = try ctx.stores.withStore { try PolicyStore(store: $0).set(body.change(), actor: try ctx.actor, now: ctx.now) }
+///         return try JSONBody.response(result)
+///     }
+public struct RequestContext: Sendable {
+    public let request: HTTPRequest
+    /// A short id for correlating a response with the server's log.
+    public let requestID: String
+    /// Values of `:name` segments in the route pattern.
+    public let parameters: [String: String]
+    public let stores: StorePool
+    /// Token lifetimes, throttle rules and the clock.
+    public let auth: AuthSettings
+    /// The time this request is handled at (from the console's clock, so tests can move it).
+    public let now: Timestamp
+    /// The signed-in admin's session; set by `AuthMiddleware` on every non-public route.
+    public internal(set) var session: AdminSession?
+
+    /// The signed-in admin. Throws on a public route, where nobody is signed in.
+    public var admin: Admin {
+        get throws { try requireSession().admin }
+    }
+
+    /// The audit actor for changes made in this request: `console:<username>`.
+    public var actor: Actor {
+        get throws { try requireSession().actor }
+    }
+
+    /// The session, or a 401 (a route that needs one was registered as public by mistake).
+    public func requireSession() throws -> AdminSession {
+        guard let session else { throw APIError.unauthenticated(.invalid) }
+        return session
+    }
+
+    /// The query item `name`, if present.
+    public func query(_ name: String) -> String? { request.queryItems().first { $0.name == name }?.value }
+
+    /// The JSON request body decoded as `T` (415 if it is not JSON, 400 if it does not decode).
+    public func body<T: Decodable>(_ type: T.Type) throws -> T { try JSONBody.decode(type, from: request) }
+
+    /// The token service over `store`, with the console's lifetimes and throttle.
+    public func tokens(_ store: Store) -> TokenService {
+        TokenService(store: store, lifetimes: auth.lifetimes, throttle: auth.throttle)
+    }
+}

@@ -1,0 +1,30 @@
+import Gatehouse
+import HTTPServer
+
+/// Wraps every `/api` route: a route with a minimum role needs `Authorization: Bearer <access token>`
+/// of an admin with that role. Refusals are 401 with `x-auth-error` (`token_expired`, `token_reuse`,
+/// `token_revoked`, `invalid_token`), or 403 `forbidden_role` when the role is too low.
+enum AuthMiddleware {
+    static func handle(_ context: RequestContext, access: RouteAccess, next: Router.Handler) throws -> HTTPResponse {
+        guard case .role(let required) = access else { return try next(context) }
+        guard let token = bearerToken(context.request) else { throw APIError.unauthenticated(.invalid) }
+        let session = try context.stores.withStore { try context.tokens($0).authenticate(accessToken: token, now: context.now) }
+        guard session.admin.role.allows(required) else {
+            throw APIError(status: 403, code: "forbidden_role",
+                           message: "this needs the \(required.rawValue) role; \(session.admin.username) is \(session.admin.role.rawValue)",
+                           fix: "ask an admin to run `gatehouse admins` to change roles, or sign in as another admin")
+        }
+        var authenticated = context
+        authenticated.session = session
+        return try next(authenticated)
+    }
+
+    /// The token of an `Authorization: Bearer …` header.
+    static func bearerToken(_ request: HTTPRequest) -> String? {
+        guard let value = request.header("authorization") else { return nil }
+        let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
+    }
+}

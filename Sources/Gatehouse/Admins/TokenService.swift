@@ -1,0 +1,214 @@
+import Foundation
+import JOSE
+import Storage
+
+/// What a login or a refresh hands the console's client.
+public struct TokenBundle: Sendable, Codable, Equatable {
+    /// Sent as `Authorization: Bearer …` on every API request; short-lived.
+    public let accessToken: String
+    /// Exchanged once for a new bundle when the access token expires.
+    public let refreshToken: String
+    /// The access token's lifetime in seconds.
+    public let expiresIn: Int64
+    public let username: String
+    public let role: AdminRole
+}
+
+/// A request's authenticated admin: who, with which role, under which login (token family).
+public struct AdminSession: Sendable, Equatable {
+    public let admin: Admin
+    /// The login this access token belongs to.
+    public let familyID: String
+    public let expiresAt: Timestamp
+
+    /// The actor for changes made through the console: `console:<username>`.
+    public var actor: Actor { admin.consoleActor }
+}
+
+/// The console's login and token lifecycle:
+///
+/// - `login` checks the password (throttled, every failure audited) and starts a token family: an
+///   access token (15 minutes) and a single-use refresh token.
+/// - `refresh` consumes the refresh token and issues a new pair in the same family. Presenting a
+///   consumed refresh token again revokes the whole family (`token_reuse`): whoever holds either copy
+///   has to log in again.
+/// - `authenticate` checks an access token: unknown → `invalid_token`, family revoked →
+///   `token_revoked`, past its lifetime → `token_expired`.
+/// - `logout` revokes the family.
+///
+/// Tokens are 256 random bits; the store keeps only their SHA-256. `now` is injected for tests.
+public struct TokenService {
+    public let store: Store
+    public let lifetimes: TokenLifetimes
+    public let throttle: LoginThrottle
+    public let directory: AdminDirectory
+
+    /// The actor recorded for failed logins (nobody is authenticated yet).
+    public static let anonymousActor = Actor("console (login)")
+
+    public init(store: Store, lifetimes: TokenLifetimes = .standard, throttle: LoginThrottle.Rules = .standard,
+                hasher: PasswordHasher = .standard) {
+        self.store = store
+        self.lifetimes = lifetimes
+        self.throttle = LoginThrottle(store: store, rules: throttle)
+        self.directory = AdminDirectory(store: store, hasher: hasher)
+    }
+
+    static let accessPrefix = "gha_"
+    static let refreshPrefix = "ghr_"
+
+    // MARK: Login
+
+    /// Exchanges a username and password for a new token family.
+    public func login(username: String, password: AdminPassword, now: Timestamp) throws -> TokenBundle {
+        if let until = try Store.withStoreErrors(store.path, { try throttle.lockedUntil(username: username, now: now) }) {
+            throw LoginError.throttled(until: until, retryAfter: Seconds(max(1, (until.milliseconds - now.milliseconds + 999) / 1000)))
+        }
+        // The slow part runs outside any transaction, so it never holds the write lock.
+        let (admin, refusal) = try directory.verify(username: username, password: password)
+        guard let admin else {
+            try Store.withStoreErrors(store.path) {
+                try store.db.write {
+                    let (failures, lockedUntil) = try throttle.recordFailure(username: username, now: now)
+                    var details: [String: AuditValue] = ["refusal": .string((refusal ?? .wrongPassword).rawValue), "failures": .int(Int64(failures))]
+                    if let lockedUntil { details["locked_until"] = .string(lockedUntil.iso8601) }
+                    try store.audit.append(store.db, actor: Self.anonymousActor, action: "console.login.failed",
+                                           subject: AdminUsername.printable(username), details: details, at: now)
+                }
+            }
+            throw LoginError.invalidCredentials
+        }
+        return try Store.withStoreErrors(store.path) {
+            try store.db.write {
+                try throttle.recordSuccess(username: admin.username)
+                // Housekeeping: tokens a day past their lifetime can no longer matter.
+                try store.db.execute("DELETE FROM gatehouse_tokens WHERE expires_at < ?", [now.adding(seconds: -86_400).iso8601])
+                let family = try SecureRandom.alphanumeric(22)
+                let bundle = try issue(admin: admin, family: family, now: now)
+                try store.audit.append(store.db, actor: admin.consoleActor, action: "console.login", subject: admin.username,
+                                       details: ["family": .string(family), "role": .string(admin.role.rawValue)], at: now)
+                return bundle
+            }
+        }
+    }
+
+    // MARK: Refresh
+
+    /// Consumes a refresh token and issues a new pair in its family.
+    public func refresh(_ refreshToken: String, now: Timestamp) throws -> TokenBundle {
+        guard let hash = Self.hash(refreshToken, prefix: Self.refreshPrefix) else { throw TokenError(.invalid) }
+        enum Outcome { case issued(TokenBundle), refused(TokenFailure) }
+        let outcome: Outcome = try Store.withStoreErrors(store.path) {
+            try store.db.write {
+                guard let row = try store.db.row("""
+                    SELECT t.family_id, t.expires_at, t.consumed_at, t.revoked_at, a.id, a.username, a.role, a.disabled, a.created_at, a.updated_at
+                    FROM gatehouse_tokens t JOIN gatehouse_admins a ON a.id = t.admin_id WHERE t.token_hash = ? AND t.kind = 'refresh'
+                    """, [hash]) else { return .refused(.invalid) }
+                let admin = try Admin(row: row)
+                let family = try row.string("family_id")
+                if row["revoked_at"].string != nil { return .refused(.revoked) }
+                if row["consumed_at"].string != nil {
+                    // Two parties hold this family's tokens: end it for both. Committed, then refused.
+                    try revoke(family: family, now: now)
+                    try store.audit.append(store.db, actor: admin.consoleActor, action: "console.token.reuse", subject: admin.username,
+                                           details: ["family": .string(family)], at: now)
+                    return .refused(.reuse)
+                }
+                if admin.disabled {
+                    try revoke(family: family, now: now)
+                    return .refused(.revoked)
+                }
+                guard let expires = row["expires_at"].string.flatMap(Timestamp.init(iso8601:)), expires > now else { return .refused(.expired) }
+                try store.db.execute("UPDATE gatehouse_tokens SET consumed_at = ? WHERE token_hash = ?", [now.iso8601, hash])
+                return .issued(try issue(admin: admin, family: family, now: now))
+            }
+        }
+        switch outcome {
+        case .issued(let bundle): return bundle
+        case .refused(let failure): throw TokenError(failure)
+        }
+    }
+
+    // MARK: Authenticate
+
+    /// The session an access token belongs to, or the reason it is refused.
+    public func authenticate(accessToken: String, now: Timestamp) throws -> AdminSession {
+        guard let hash = Self.hash(accessToken, prefix: Self.accessPrefix) else { throw TokenError(.invalid) }
+        let row = try Store.withStoreErrors(store.path) {
+            try store.db.row("""
+                SELECT t.family_id, t.expires_at, t.revoked_at, a.id, a.username, a.role, a.disabled, a.created_at, a.updated_at
+                FROM gatehouse_tokens t JOIN gatehouse_admins a ON a.id = t.admin_id WHERE t.token_hash = ? AND t.kind = 'access'
+                """, [hash])
+        }
+        guard let row else { throw TokenError(.invalid) }
+        let admin = try Admin(row: row)
+        if row["revoked_at"].string != nil || admin.disabled { throw TokenError(.revoked) }
+        guard let expires = row["expires_at"].string.flatMap(Timestamp.init(iso8601:)), expires > now else { throw TokenError(.expired) }
+        return AdminSession(admin: admin, familyID: try row.string("family_id"), expiresAt: expires)
+    }
+
+    // MARK: Logout
+
+    /// Ends a login: every token of its family is revoked.
+    public func logout(_ session: AdminSession, now: Timestamp) throws {
+        try Store.withStoreErrors(store.path) {
+            try store.db.write {
+                try revoke(family: session.familyID, now: now)
+                try store.audit.append(store.db, actor: session.actor, action: "console.logout", subject: session.admin.username,
+                                       details: ["family": .string(session.familyID)], at: now)
+            }
+        }
+    }
+
+    /// Checks the signed-in admin's password again, before an action that reveals or exports a secret.
+    /// A wrong password counts as a failed login (throttled and audited) but does not end the session.
+    public func reauthenticate(_ session: AdminSession, password: AdminPassword, now: Timestamp) throws {
+        if let until = try Store.withStoreErrors(store.path, { try throttle.lockedUntil(username: session.admin.username, now: now) }) {
+            throw LoginError.throttled(until: until, retryAfter: Seconds(max(1, (until.milliseconds - now.milliseconds + 999) / 1000)))
+        }
+        let (admin, refusal) = try directory.verify(username: session.admin.username, password: password)
+        guard admin?.id == session.admin.id else {
+            try Store.withStoreErrors(store.path) {
+                try store.db.write {
+                    let (failures, lockedUntil) = try throttle.recordFailure(username: session.admin.username, now: now)
+                    var details: [String: AuditValue] = ["refusal": .string((refusal ?? .wrongPassword).rawValue), "failures": .int(Int64(failures))]
+                    if let lockedUntil { details["locked_until"] = .string(lockedUntil.iso8601) }
+                    try store.audit.append(store.db, actor: session.actor, action: "console.reauth.failed", subject: session.admin.username,
+                                           details: details, at: now)
+                }
+            }
+            throw LoginError.invalidCredentials
+        }
+    }
+
+    // MARK: Internals
+
+    private func issue(admin: Admin, family: String, now: Timestamp) throws -> TokenBundle {
+        let access = Self.accessPrefix + Self.base64url(try SecureRandom.bytes(32))
+        let refresh = Self.refreshPrefix + Self.base64url(try SecureRandom.bytes(32))
+        let insert = "INSERT INTO gatehouse_tokens (token_hash, kind, family_id, admin_id, issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)"
+        try store.db.execute(insert, [SHA256.hex(access), "access", family, admin.id, now.iso8601, now.adding(seconds: lifetimes.access.value).iso8601])
+        try store.db.execute(insert, [SHA256.hex(refresh), "refresh", family, admin.id, now.iso8601, now.adding(seconds: lifetimes.refresh.value).iso8601])
+        return TokenBundle(accessToken: access, refreshToken: refresh, expiresIn: lifetimes.access.value, username: admin.username, role: admin.role)
+    }
+
+    private func revoke(family: String, now: Timestamp) throws {
+        try store.db.execute("UPDATE gatehouse_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL", [now.iso8601, family])
+    }
+
+    /// The stored hash of a well-formed token with `prefix`, or nil for anything else.
+    static func hash(_ token: String, prefix: String) -> String? {
+        guard token.utf8.count == prefix.utf8.count + 43, token.hasPrefix(prefix),
+              token.utf8.dropFirst(prefix.utf8.count).allSatisfy({ isBase64URL($0) }) else { return nil }
+        return SHA256.hex(token)
+    }
+
+    private static func isBase64URL(_ byte: UInt8) -> Bool {
+        (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2d || byte == 0x5f
+    }
+
+    static func base64url(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Gatehouse
+
+/// `gatehouse admins`: the console's admins. There is no first-login setup page: admins exist only
+/// through `gatehouse init` and these commands.
+enum AdminsCommands {
+    static func make() -> CommandSpec {
+        let passwordFile = OptionSpec.value("password-file", "FILE", "read the password from the first line of FILE (- for stdin); without it a random one is generated and printed once")
+        return CommandSpec(
+            name: "admins",
+            summary: "the console's admins: add, list, passwd, disable, enable, remove",
+            discussion: """
+                Roles: viewer (every read), support (plus merges and the link simulator), admin (everything, including
+                Apple keys, policy, gates and admins). Passwords are at least \(AdminPassword.minLength) characters and are stored as
+                PBKDF2-SHA256 hashes (\(PasswordHasher.standardIterations) iterations); a generated password is printed once and
+                never stored in clear. Changing a password, disabling or removing an admin ends their console sessions.
+                """,
+            subcommands: [
+                CommandSpec(name: "add", summary: "add an admin",
+                            arguments: [ArgumentSpec(name: "USER", help: "1–64 of a-z, 0-9, '.', '_', '-'")],
+                            options: [.value("role", "ROLE", "viewer (default), support or admin"), passwordFile, .json],
+                            examples: ["gatehouse admins add alice --role support", "gatehouse admins add bob --role admin --password-file bob.pw"],
+                            run: add),
+                CommandSpec(name: "list", summary: "every admin, their role and whether they are disabled", options: [.json], run: list),
+                CommandSpec(name: "passwd", summary: "set a new password (ends the admin's sessions)",
+                            arguments: [ArgumentSpec(name: "USER", help: "the admin")], options: [passwordFile, .json], run: passwd),
+                CommandSpec(name: "disable", summary: "stop an admin from logging in (ends their sessions)",
+                            arguments: [ArgumentSpec(name: "USER", help: "the admin")], options: [.json], run: disable),
+                CommandSpec(name: "enable", summary: "let a disabled admin log in again",
+                            arguments: [ArgumentSpec(name: "USER", help: "the admin")], options: [.json], run: enable),
+                CommandSpec(name: "remove", summary: "delete an admin and their tokens",
+                            arguments: [ArgumentSpec(name: "USER", help: "the admin")], options: [.json], run: remove),
+            ],
+            defaultSubcommand: "list",
+            examples: ["gatehouse admins add alice --role support", "gatehouse admins list --json", "gatehouse admins disable alice"]
+        )
+    }
+
+    /// What `add` and `passwd` print with --json: the password only when it was generated.
+    struct PasswordResult: Encodable {
+        let admin: Admin
+        let generatedPassword: String?
+    }
+
+    static func username(_ invocation: Invocation) throws -> AdminUsername {
+        try AdminUsername(invocation.argument("USER") ?? "")
+    }
+
+    /// The password from --password-file, or a generated one (returned as text to print once).
+    static func password(_ invocation: Invocation) throws -> (AdminPassword, String?) {
+        if let path = invocation.value("password-file") { return (try PasswordFile.read(path, option: "--password-file"), nil) }
+        let (password, text) = try AdminPassword.generate()
+        return (password, text)
+    }
+
+    static func add(_ invocation: Invocation) throws -> Int32 {
+        let name = try username(invocation)
+        let role = try invocation.value("role").map { try AdminRole.named($0) } ?? .viewer
+        let (password, generated) = try password(invocation)
+        let admin = try AdminDirectory(store: invocation.openStore()).add(name, role: role, password: password, actor: invocation.actor, now: .now())
+        if invocation.json { try invocation.output.json(PasswordResult(admin: admin, generatedPassword: generated)); return 0 }
+        invocation.output.line("Added admin \(admin.username) (\(admin.role.rawValue))")
+        if let generated { printOnce(generated, for: admin.username, invocation) }
+        return 0
+    }
+
+    static func list(_ invocation: Invocation) throws -> Int32 {
+        let admins = try AdminDirectory(store: invocation.openStore()).list()
+        if invocation.json { try invocation.output.json(admins); return 0 }
+        if admins.isEmpty { invocation.output.line("no admins yet: add one with `gatehouse admins add NAME --role admin`"); return 0 }
+        invocation.output.table(["USERNAME", "ROLE", "STATUS", "CREATED", "UPDATED"], admins.map {
+            [$0.username, $0.role.rawValue, $0.disabled ? "disabled" : "enabled", $0.createdAt.iso8601, $0.updatedAt.iso8601]
+        })
+        return 0
+    }
+
+    static func passwd(_ invocation: Invocation) throws -> Int32 {
+        let name = try username(invocation)
+        let (password, generated) = try password(invocation)
+        let directory = AdminDirectory(store: try invocation.openStore())
+        try directory.setPassword(name, password: password, actor: invocation.actor, now: .now())
+        if invocation.json {
+            guard let admin = try directory.find(name) else { return 1 }
+            try invocation.output.json(PasswordResult(admin: admin, generatedPassword: generated))
+            return 0
+        }
+        invocation.output.line("Changed the password of \(name); their console sessions have ended")
+        if let generated { printOnce(generated, for: name.rawValue, invocation) }
+        return 0
+    }
+
+    static func disable(_ invocation: Invocation) throws -> Int32 {
+        let admin = try AdminDirectory(store: invocation.openStore()).disable(try username(invocation), actor: invocation.actor, now: .now())
+        if invocation.json { try invocation.output.json(admin); return 0 }
+        invocation.output.line("Disabled \(admin.username); their console sessions have ended")
+        return 0
+    }
+
+    static func enable(_ invocation: Invocation) throws -> Int32 {
+        let admin = try AdminDirectory(store: invocation.openStore()).enable(try username(invocation), actor: invocation.actor, now: .now())
+        if invocation.json { try invocation.output.json(admin); return 0 }
+        invocation.output.line("Enabled \(admin.username)")
+        return 0
+    }
+
+    static func remove(_ invocation: Invocation) throws -> Int32 {
+        let name = try username(invocation)
+        try AdminDirectory(store: invocation.openStore()).remove(name, actor: invocation.actor, now: .now())
+        if invocation.json { try invocation.output.json(["removed": name.rawValue]); return 0 }
+        invocation.output.line("Removed \(name)")
+        return 0
+    }
+
+    /// Prints a generated password, the only time it is ever shown.
+    static func printOnce(_ password: String, for username: String, _ invocation: Invocation) {
+        invocation.output.line("Password for \(username) (shown once; store it in your password manager now):")
+        invocation.output.line("  \(password)")
+    }
+}

@@ -1,0 +1,91 @@
+"""Fixtures for the console's browser tests: a seeded store, `gatehouse serve`, headless Chromium."""
+import os
+import pathlib
+import subprocess
+import tempfile
+import time
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = os.environ.get("GATEHOUSE_BIN") or str(ROOT / ".build/debug/gatehouse")
+SCREENSHOTS = ROOT / ".build/screenshots"
+PASSWORD = "browser-test-password-1"
+# Short enough that a test can wait past it; long enough that a page load fits inside it.
+ACCESS_TTL = 3
+
+
+class Console:
+    """A running `gatehouse serve` over a seeded store."""
+
+    def __init__(self, directory):
+        self.directory = pathlib.Path(directory)
+        self.store = str(self.directory / "console.sqlite")
+        self.log_path = self.directory / "serve.log"
+        self.process = None
+        self.url = None
+
+    def run(self, *args):
+        result = subprocess.run([BIN, *args, "--store", self.store], capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, f"gatehouse {' '.join(args)}: {result.stdout}{result.stderr}"
+        return result
+
+    def start(self):
+        self.run("demo", "seed", "--users", "300", "--seed", "7", "-q")
+        password_file = self.directory / "admin.pw"
+        password_file.write_text(PASSWORD + "\n")
+        init = self.run("init", "--admin-password-file", str(password_file))
+        assert PASSWORD not in init.stdout + init.stderr
+        self.run("admins", "add", "vera", "--role", "viewer", "--password-file", str(password_file))
+        env = dict(os.environ, GATEHOUSE_ACCESS_TOKEN_TTL=str(ACCESS_TTL))
+        self.stdout = open(self.directory / "serve.out", "w+")
+        self.stderr = open(self.log_path, "w+")
+        self.process = subprocess.Popen([BIN, "serve", "--store", self.store, "--listen", "127.0.0.1:0"],
+                                        stdout=self.stdout, stderr=self.stderr, env=env, cwd=ROOT)
+        deadline = time.time() + 20
+        while time.time() < deadline and self.url is None:
+            time.sleep(0.05)
+            for word in (self.directory / "serve.out").read_text().split():
+                if word.startswith("http://127.0.0.1:"):
+                    self.url = word
+            assert self.process.poll() is None, self.log_path.read_text()
+        assert self.url, "gatehouse serve printed no URL"
+
+    def log(self):
+        """The server's request log so far (one line per request)."""
+        return self.log_path.read_text()
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def console():
+    with tempfile.TemporaryDirectory(prefix="gatehouse-browser-") as directory:
+        server = Console(directory)
+        server.start()
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,800",
+                     "--hide-scrollbars", "--force-device-scale-factor=1"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver.set_window_size(1280, 800)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        yield driver
+    finally:
+        driver.quit()
