@@ -107,7 +107,7 @@ final class ConsoleAuthTests: XCTestCase {
             XCTAssertEqual(response.status, 401, "\(line): \(response.bodyText)")
             XCTAssertEqual(response.header("x-auth-error"), "invalid_token", line)
         }
-        XCTAssertEqual(publicRoutes.sorted(), ["GET /api/status", "POST /api/auth/login", "POST /api/auth/refresh"])
+        XCTAssertEqual(publicRoutes.sorted(), ["POST /api/auth/login", "POST /api/auth/refresh"])
     }
 
     func testRolesAreEnforcedPerRoute() throws {

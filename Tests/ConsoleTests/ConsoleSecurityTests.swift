@@ -9,7 +9,8 @@ final class ConsoleSecurityTests: XCTestCase {
     override func tearDown() { harness = nil }
 
     func testStatusAnswersWithSecurityHeadersAndNoStore() throws {
-        let response = try harness.get("/api/status")
+        XCTAssertEqual(try harness.get("/api/status").status, 401, "the store's path and size are for signed-in admins")
+        let response = try harness.request("GET", "/api/status", token: try harness.tokens("vera").access)
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(response.header("content-security-policy"), "default-src 'self'; frame-ancestors 'none'")
         XCTAssertEqual(response.header("x-content-type-options"), "nosniff")
@@ -27,7 +28,8 @@ final class ConsoleSecurityTests: XCTestCase {
             XCTAssertEqual(try harness.json(response)["error"].flatMap { ($0 as? [String: Any])?["code"] as? String }, "forbidden_host")
         }
         for host in ["localhost:\(harness.port)", "127.0.0.1:\(harness.port)"] {
-            XCTAssertEqual(try harness.get("/api/status", host: host).status, 200, host)
+            XCTAssertEqual(try harness.get("/", host: host).status, 200, host)
+            XCTAssertEqual(try harness.get("/api/status", host: host).status, 401, "past the host check, on to authentication")
         }
         let missing = try harness.exchange("GET / HTTP/1.0\r\n\r\n")
         XCTAssertEqual(missing.status, 403)

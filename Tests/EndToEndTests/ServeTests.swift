@@ -7,7 +7,11 @@ final class ServeTests: XCTestCase {
     func testServeAnswersAndStopsOnSignals() throws {
         let scratch = try Scratch()
         let store = scratch.path("s.sqlite")
+        let passwordFile = scratch.path("admin-password")
+        try "a long enough password".write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try CLI().run(["init", "--store", store, "--admin", "ops", "--admin-password-file", passwordFile]).status, 0)
         XCTAssertEqual(try CLI().run(["demo", "seed", "--store", store, "--users", "20", "-q"]).status, 0)
+        let login = #"{"username":"ops","password":"a long enough password"}"#
         for signal in [SIGTERM, SIGINT] {
             let process = try CLI().start(["serve", "--store", store, "--listen", "127.0.0.1:0"])
             var url: String?
@@ -19,13 +23,18 @@ final class ServeTests: XCTestCase {
             let base = try XCTUnwrap(url, "serve printed no URL")
             let port = try XCTUnwrap(UInt16(base.dropFirst("http://127.0.0.1:".count).dropLast()))
             let client = try RawHTTPClient(port: port)
-            try client.send("GET /api/status HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
-            let status = try JSONSerialization.jsonObject(with: Data(try client.readResponse().body)) as? [String: Any]
+            try client.send("POST /api/auth/login HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\nContent-Length: \(login.utf8.count)\r\nConnection: close\r\n\r\n\(login)")
+            let tokens = try JSONSerialization.jsonObject(with: Data(try client.readResponse().body)) as? [String: Any]
+            let access = try XCTUnwrap(tokens?["accessToken"] as? String)
+            let second = try RawHTTPClient(port: port)
+            try second.send("GET /api/status HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: Bearer \(access)\r\nConnection: close\r\n\r\n")
+            let status = try JSONSerialization.jsonObject(with: Data(try second.readResponse().body)) as? [String: Any]
             XCTAssertEqual((status?["counts"] as? [String: Any])?["users"] as? Int, 20)
             kill(process.process.processIdentifier, signal)
             let result = try process.finish()
             XCTAssertEqual(result.status, 0, result.all)
             XCTAssertTrue(result.stderr.contains("GET /api/status 200"), result.stderr)
+            XCTAssertFalse(result.stderr.contains("a long enough password"), "no password in the request log")
         }
     }
 

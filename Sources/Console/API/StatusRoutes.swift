@@ -1,14 +1,11 @@
 import Gatehouse
 import HTTPServer
 
-/// `GET /api/status`: version, store path, schema and row counts.
-///
-/// Public for now: `gatehouse serve`'s end-to-end test and monitoring read it without a token. It
-/// reveals row counts and the store path to anyone who can reach 127.0.0.1 (no other origin can read
-/// it: no CORS, Host checked). To require a login, change `addPublic` to `add(..., role: .viewer)`.
+/// `GET /api/status`: version, store path, schema and row counts, for signed-in admins (it names the
+/// store's path and the size of the user base, which no anonymous local process needs to know).
 enum StatusRoutes {
     static func register(on router: inout Router) {
-        router.addPublic("GET", "/api/status") { context in
+        router.add("GET", "/api/status", role: .viewer) { context in
             try JSONBody.response(try context.stores.withStore { try StoreStatus.read($0) })
         }
     }
