@@ -37,7 +37,7 @@ public struct ClientSecretInspector {
         self.ring = ring
     }
 
-    /// A secret expiring sooner than this gets a warning.
+    /// A secret expiring sooner than this (or than a quarter of its lifetime, for short-lived ones) gets a warning.
     public static let expiryWarning: Int64 = 7 * 86_400
     /// Clock skew tolerated for `iat` in the future.
     public static let clockSkew: Int64 = 60
@@ -174,7 +174,7 @@ public struct ClientSecretInspector {
                 error("expired", "the secret expired at \(at), \(Seconds(nowSeconds - exp)) ago", fix: "mint a new one: gatehouse apple secret mint, and redeploy it")
             } else if exp - nowSeconds > ClientSecretMinter.maxLifetimeSeconds {
                 error("exp_over_cap", "exp is \(exp - nowSeconds) s from now, over Apple's cap of 15,777,000 s")
-            } else if exp - nowSeconds < Self.expiryWarning {
+            } else if exp - nowSeconds < min(Self.expiryWarning, max(0, (lifetime ?? Self.expiryWarning * 4) / 4)) {
                 findings.append(AppleFinding(.warning, "expires_soon", "the secret expires at \(at), in \(Seconds(exp - nowSeconds))", fix: "mint and deploy a new one before then"))
             } else {
                 findings.append(AppleFinding(.ok, "exp", "the secret expires at \(at), in \(Seconds(exp - nowSeconds))"))

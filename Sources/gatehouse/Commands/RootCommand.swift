@@ -14,6 +14,9 @@ enum RootCommand {
                 AuditCommands.make(),
                 DemoCommands.make(),
                 PolicyCommands.make(),
+                AppleCommands.make(),
+                ProvidersCommands.make(),
+                TokenCommands.make(),
                 ServeCommand.make(),
             ],
             examples: [
