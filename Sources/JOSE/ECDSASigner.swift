@@ -63,10 +63,10 @@ final class ECDSASigner: @unchecked Sendable {
 }
 
 /// Converts between the two encodings of an ECDSA P-256 signature: DER `ECDSA-Sig-Value` (OpenSSL, X.509) and the
-/// fixed 64-byte r‖s of JWS (RFC 7518 §3.4).
-enum ECDSASignature {
+/// fixed 64-byte r‖s of JWS (RFC 7518 §3.4). Public so that a diagnosis can recognise a DER-encoded JWS signature.
+public enum ECDSASignature {
     /// r‖s from DER, nil when `der` is not exactly one well-formed signature.
-    static func raw(fromDER der: [UInt8]) -> [UInt8]? {
+    public static func raw(fromDER der: [UInt8]) -> [UInt8]? {
         der.withUnsafeBufferPointer { raw(fromDER: $0) }
     }
 
