@@ -103,3 +103,70 @@ final class HealthCLITests: XCTestCase {
         XCTAssertEqual(try cli.run(["health", "--store", store, "--expect-every", "10s"]).status, 2)
     }
 }
+
+/// The Apple checks of `gatehouse health`: the ring and tracked client secrets.
+final class AppleHealthCLITests: XCTestCase {
+    let cli = CLI()
+    var scratch: Scratch!
+    var store: String!
+
+    override func setUpWithError() throws {
+        scratch = try Scratch()
+        store = scratch.path("a.sqlite")
+        XCTAssertEqual(try cli.run(["demo", "seed", "--store", store, "--users", "10", "-q"]).status, 0)
+        let key = try AppleTools.p256Key("HEALTH1234", in: scratch.url.path)
+        XCTAssertEqual(try cli.run(["apple", "key", "import", key, "--team-id", "TEAMID1234", "--store", store]).status, 0)
+        XCTAssertEqual(try cli.run(["apple", "key", "activate", "HEALTH1234", "--store", store]).status, 0)
+        XCTAssertEqual(try cli.run(["providers", "set", "apple", "--team-id", "TEAMID1234", "--services-id", "com.example.web", "--bundle-id", "com.example.app", "--store", store]).status, 0)
+    }
+
+    private func report(_ extra: [String] = []) throws -> (Int32, [String: String]) {
+        let result = try cli.run(["health", "--store", store, "--json"] + extra)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], result.all)
+        let checks = (object["checks"] as? [[String: Any]] ?? []).reduce(into: [String: String]()) { $0[$1["id"] as! String] = $1["status"] as? String }
+        return (result.status, checks)
+    }
+
+    func testActiveKeyPassesAndASoonExpiringSecretAlarms() throws {
+        var (status, checks) = try report()
+        XCTAssertEqual(status, 0)
+        XCTAssertEqual(checks["apple.active_key"], "ok")
+        XCTAssertEqual(checks["apple.master_key"], "ok")
+        // A static secret with 20 days left warns; one with 10 days left is critical.
+        for (ttl, expected, code) in [("20d", "warning", Int32(1)), ("10d", "critical", Int32(2))] {
+            let minted = try cli.run(["apple", "secret", "mint", "--ttl", ttl, "--store", store])
+            XCTAssertEqual(minted.status, 0, minted.all)
+            let token = minted.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").last.map(String.init) ?? ""
+            XCTAssertEqual(try cli.run(["apple", "secret", "track", "-", "--store", store], stdin: token).status, 0)
+            (status, checks) = try report()
+            XCTAssertEqual(checks["apple.secret.com.example.web"], expected, "\(checks)")
+            XCTAssertEqual(status, code)
+        }
+        let textfile = scratch.path("g.prom")
+        _ = try cli.run(["health", "--store", store, "--prometheus", textfile])
+        let metrics = try String(contentsOfFile: textfile, encoding: .utf8)
+        XCTAssertTrue(metrics.contains("gatehouse_secret_expiry_timestamp_seconds{key_id=\"HEALTH1234\",kind=\"tracked\"}"), metrics)
+        XCTAssertFalse(metrics.contains("eyJ"), "no token in the textfile")
+    }
+
+    func testLostMasterKeyIsCritical() throws {
+        try FileManager.default.removeItem(atPath: store + ".key")
+        let (status, checks) = try report()
+        XCTAssertEqual(status, 2)
+        XCTAssertEqual(checks["apple.master_key"], "critical")
+        let other = CLI(environment: ["GATEHOUSE_MASTER_KEY": String(repeating: "ab", count: 32)])
+        let result = try other.run(["health", "--store", store])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.stdout.contains("does not open 1 sealed key(s): HEALTH1234"), result.stdout)
+    }
+
+    func testThirdLiveKeyWarns() throws {
+        for id in ["SECOND1234", "THIRDK1234"] {
+            let key = try AppleTools.p256Key(id, in: scratch.url.path)
+            XCTAssertEqual(try cli.run(["apple", "key", "import", key, "--team-id", "TEAMID1234", "--store", store]).status, 0)
+        }
+        let (status, checks) = try report()
+        XCTAssertEqual(checks["apple.live_keys"], "warning", "\(checks)")
+        XCTAssertEqual(status, 1)
+    }
+}

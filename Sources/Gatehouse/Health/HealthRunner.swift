@@ -19,6 +19,7 @@ public struct HealthRunner: Sendable {
     public static let providers: [HealthCheckProvider] = [
         StoreHealthChecks(),
         PolicyHealthChecks(),
+        AppleHealthChecks(),
         TimerHealthCheck(),
     ]
 
