@@ -22,6 +22,10 @@ public struct MergePlan: Sendable, Codable {
     public let steps: [MergeStep]
     public let conflicts: [MergeConflict]
     public let warnings: [String]
+    /// Rows the plan read and leaves alone but relies on (U1's user row, U1's sync row).
+    public let unchanged: [MergeRowImage]
+    /// Row counts per person-referencing column, before and after.
+    public let counts: [MergeCount]
     /// Every foreign key the merge follows (`workspaces.owner_id → users.id`).
     public let references: [String]
 

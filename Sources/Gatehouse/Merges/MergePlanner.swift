@@ -68,12 +68,50 @@ public struct MergePlanner {
         let resolved = builder.conflicts.allSatisfy { !$0.isUnresolved }
         let id = resolved ? "mp_" + String(SHA256.hex("\(read.fingerprint)|\(decisions.canonical)").prefix(24)) : nil
         let graph = read.graph
+        let touched = Set(builder.steps.map { "\($0.table)|\($0.key)" })
+        let unchanged = ([read.targetUser] + (read.targetSync.map { [$0] } ?? [])).filter {
+            !touched.contains("\($0.table)|\(read.shapes[$0.table]!.key(of: $0))")
+        }
         return MergePlan(id: id, fingerprint: read.fingerprint, groupHashes: read.groupHashes, source: read.sourceID, target: read.targetID,
                          sourceEmail: read.sourceUser[store.schema.user.columns["email"] ?? "email"].string ?? "",
                          targetEmail: read.targetUser[store.schema.user.columns["email"] ?? "email"].string ?? "",
                          decisions: decisions, createdAt: now, actor: actor.name, steps: builder.steps,
-                         conflicts: builder.conflicts, warnings: builder.warnings,
+                         conflicts: builder.conflicts, warnings: builder.warnings, unchanged: unchanged,
+                         counts: MergeCount.derive(watchedCounts(read), steps: builder.steps),
                          references: (graph.toSyncUsers + graph.toAuthUser + graph.toAuthSession).map(\.description))
+    }
+
+    /// The (table, column, value) counts the emitted SQL checks: every person-referencing column, for each user.
+    private func watchedCounts(_ read: MergeReadSet) -> [(table: String, column: String, value: MergeValue, before: Int)] {
+        let schema = store.schema
+        var items: [(table: String, column: String, value: MergeValue, before: Int)] = []
+        func add(_ table: String, _ column: String, _ value: SQLValue, _ count: Int) {
+            guard !value.isNull else { return }
+            items.append((table, column, MergeValue(value), count))
+        }
+        let userID = schema.user.columns["id"] ?? "id"
+        add(schema.user.name, userID, read.targetUser[userID], 1)
+        add(schema.user.name, userID, read.sourceUser[userID], 1)
+        add(schema.account.name, schema.account.columns["userId"] ?? "userId", .text(read.targetID.rawValue), read.targetAccounts.count)
+        add(schema.account.name, schema.account.columns["userId"] ?? "userId", .text(read.sourceID.rawValue), read.sourceAccounts.count)
+        add(schema.session.name, schema.session.columns["userId"] ?? "userId", .text(read.sourceID.rawValue), read.sourceSessions.count)
+        for plugin in read.plugins {
+            add(plugin.reference.table, plugin.reference.column, read.targetUser[plugin.reference.parentColumn], plugin.target.count)
+            add(plugin.reference.table, plugin.reference.column, read.sourceUser[plugin.reference.parentColumn], plugin.source.count)
+        }
+        if let table = read.graph.syncUsersTable {
+            add(table, "sub", .text(read.targetID.syncSub.rawValue), read.targetSync == nil ? 0 : 1)
+            add(table, "sub", .text(read.sourceID.syncSub.rawValue), read.sourceSync == nil ? 0 : 1)
+        }
+        for sync in read.sync {
+            if let row = read.targetSync { add(sync.reference.table, sync.reference.column, row[sync.reference.parentColumn], sync.target.count) }
+            if let row = read.sourceSync { add(sync.reference.table, sync.reference.column, row[sync.reference.parentColumn], sync.source.count) }
+        }
+        if let roles = read.rolesTable {
+            add(roles, "sub", .text(read.targetID.syncSub.rawValue), read.targetRoles.count)
+            add(roles, "sub", .text(read.sourceID.syncSub.rawValue), read.sourceRoles.count)
+        }
+        return items
     }
 
     /// Turns a read set into steps, conflicts and warnings.

@@ -16,6 +16,7 @@ enum RootCommand {
                 PolicyCommands.make(),
                 ServeCommand.make(),
                 HealthCommand.make(),
+                MergeCommands.make(),
             ],
             examples: [
                 "gatehouse init --store auth.sqlite",
