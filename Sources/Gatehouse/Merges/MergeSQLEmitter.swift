@@ -7,11 +7,11 @@ import Storage
 ///
 /// The guard technique, in plain SQLite:
 /// 1. `BEGIN IMMEDIATE`, foreign-key checks deferred to the commit.
-/// 2. A temp table `gatehouse_merge_ready` gets one row only if the planned before-state holds: every
-///    untouched row the plan relies on is unchanged and every person-referencing column holds as many
-///    rows for each user as when planned.
-/// 3. Each statement names its row by key **and** by every column's planned value (`IS`, so NULLs
-///    match), and runs only while `gatehouse_merge_ready` has its row: a row that differs is left alone.
+/// 2. A temp table `gatehouse_merge_ready` gets one row per chunk of checks that holds: every row the
+///    plan changes or relies on is exactly as planned (every column, `IS` so NULLs match) and every
+///    person-referencing column holds as many rows for each user as when planned.
+/// 3. Each statement names its row by key **and** by every column's planned value, and runs only while
+///    `gatehouse_merge_ready` has all its rows: on a copy that differs, nothing runs at all.
 /// 4. Checks insert into the temp table `gatehouse_merge_check`, whose temp trigger runs
 ///    `RAISE(ROLLBACK, …)` unless every row ended exactly as planned and every count is as planned.
 ///    The rollback undoes everything, temp tables included; the statements after it then fail on the
@@ -42,11 +42,18 @@ public enum MergeSQLEmitter {
             -- The planned before-state.
 
             """
-        var before = plan.unchanged.map { "EXISTS (SELECT 1 FROM \(Database.quote($0.table)) WHERE \(match($0)))" }
+        // Every row the plan changes, and every row it relies on, exactly as planned; every count as planned.
+        // (Checking only each statement's own row is not enough: a delete's ON DELETE CASCADE could sweep
+        // away a row that differs from the plan, and the result would look as planned.)
+        var before = (plan.unchanged + plan.steps.map(\.before)).map { "EXISTS (SELECT 1 FROM \(Database.quote($0.table)) WHERE \(match($0)))" }
         before += plan.counts.map { "(SELECT count(*) FROM \(Database.quote($0.table)) WHERE \(Database.quote($0.column)) = \(literal($0.value.sql))) = \($0.before)" }
-        out += "INSERT INTO gatehouse_merge_ready (ok) SELECT 1 WHERE " + (before.isEmpty ? "1" : before.joined(separator: "\n  AND ")) + ";\n\n"
+        let chunks = stride(from: 0, to: max(before.count, 1), by: checksPerStatement).map { Array(before[$0..<min(before.count, $0 + checksPerStatement)]) }
+        for chunk in chunks {
+            out += "INSERT INTO gatehouse_merge_ready (ok) SELECT 1 WHERE " + (chunk.isEmpty ? "1" : chunk.joined(separator: "\n  AND ")) + ";\n"
+        }
+        out += "\n"
         out += "-- The merge, row by row.\n"
-        let ready = "EXISTS (SELECT 1 FROM temp.gatehouse_merge_ready)"
+        let ready = "(SELECT count(*) FROM temp.gatehouse_merge_ready) = \(chunks.count)"
         var after: [String] = ["\(ready)"]
         for step in plan.steps {
             let table = Database.quote(step.table)
