@@ -22,6 +22,7 @@ enum RootCommand {
                 TokenCommands.make(),
                 ServeCommand.make(),
                 HealthCommand.make(),
+                MergeCommands.make(),
             ],
             examples: [
                 "gatehouse init --store auth.sqlite",

@@ -1,0 +1,111 @@
+import Foundation
+import Storage
+
+/// Applies a stored plan in one `BEGIN IMMEDIATE` transaction: re-reads every row the plan read and
+/// refuses ("the users changed since the plan; plan again") on any difference, runs the steps with
+/// foreign-key checks deferred to the commit, records the merge with everything needed to undo it,
+/// and audits it with the actor and the ticket. A crash or kill at any point leaves the store as it
+/// was: SQLite rolls the open transaction back.
+///
+/// `GATEHOUSE_TEST_MERGE_DELAY_MS` (tests only) sleeps that long after each step inside the
+/// transaction, so a test can kill the process while the transaction is open.
+///
+///     let result = try MergeApplier(store: store).apply(planID: "mp_…", ticket: "SUP-1234", actor: actor)
+public struct MergeApplier {
+    /// The store.
+    public let store: Store
+
+    /// The longest ticket reference accepted.
+    public static let maxTicketLength = 200
+    /// The environment variable that slows apply down for crash tests.
+    public static let delayVariable = "GATEHOUSE_TEST_MERGE_DELAY_MS"
+
+    public init(store: Store) { self.store = store }
+
+    /// What an apply did.
+    public struct Result: Sendable, Codable {
+        public let mergeID: Int64
+        public let planID: String
+        public let source: BetterAuthUserID
+        public let target: BetterAuthUserID
+        public let ticket: String
+        public let appliedAt: Timestamp
+        /// Rows changed and deleted, per group (`accounts`, `sessions`, `sync:workspaces`, ...).
+        public let updated: [String: Int]
+        public let deleted: [String: Int]
+        /// Wall time from `BEGIN IMMEDIATE` to `COMMIT`, inclusive.
+        public let transactionMilliseconds: Double
+    }
+
+    /// Checks a ticket reference: required, one line, at most `maxTicketLength` characters.
+    public static func validate(ticket: String) throws -> String {
+        let text = ticket.trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty else { throw GatehouseError.invalid("--ticket is empty", fix: "pass the support ticket, e.g. --ticket SUP-1234") }
+        guard text.count <= maxTicketLength else {
+            throw GatehouseError.invalid("--ticket is \(text.count) characters; at most \(maxTicketLength)", fix: "pass the ticket's reference, not its text")
+        }
+        guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
+            throw GatehouseError.invalid("--ticket holds control characters", fix: "pass the ticket's reference on one line")
+        }
+        return text
+    }
+
+    /// Loads a stored plan.
+    public func plan(_ planID: String) throws -> MergePlan {
+        guard planID.count <= 100, let text = try store.db.scalar("SELECT plan FROM gatehouse_merge_plans WHERE id = ?", [planID]).string else {
+            let shown = planID.count > 40 ? String(planID.prefix(40)) + "…" : planID
+            throw GatehouseError.notFound("no merge plan \"\(shown)\"", fix: "make one with `gatehouse merge plan --from U2 --into U1`; it prints the plan id")
+        }
+        return try MergeJSON.decode(MergePlan.self, text, what: "merge plan \(planID)")
+    }
+
+    /// Applies a plan.
+    public func apply(planID: String, ticket: String, actor: Actor, now: Timestamp = .now()) throws -> Result {
+        let ticket = try Self.validate(ticket: ticket)
+        let delay = ProcessInfo.processInfo.environment[Self.delayVariable].flatMap(UInt32.init).map { min($0, 10_000) } ?? 0
+        return try Store.withStoreErrors(store.path) {
+            let plan = try self.plan(planID)
+            let db = store.db
+            let started = DispatchTime.now()
+            let mergeID: Int64 = try db.write {
+                try db.execute("PRAGMA defer_foreign_keys = ON")
+                if let applied = try db.scalar("SELECT id FROM gatehouse_merges WHERE plan_id = ? AND status = 'applied'", [planID]).int64 {
+                    throw GatehouseError.conflict("plan \(planID) was already applied (merge \(applied))", fix: "see `gatehouse merge show \(applied)`")
+                }
+                let read = try MergeReadSet.read(store, source: plan.source, target: plan.target)
+                guard read.fingerprint == plan.fingerprint else {
+                    let changed = read.changedGroups(since: plan.groupHashes)
+                    throw GatehouseError.conflict("the users changed since the plan; plan again (changed: \(changed.joined(separator: ", ")))",
+                                                  fix: "run `gatehouse merge plan --from \(plan.source) --into \(plan.target)` again, review it, and apply the new plan id")
+                }
+                var writer = MergeStepWriter(db: db)
+                for step in plan.steps {
+                    try writer.apply(step, at: now)
+                    if delay > 0 { usleep(delay * 1000) }
+                }
+                let entries = try plan.steps.map { step in
+                    MergeUndoData.Entry(step: step, after: step.operation == .update ? try writer.after(step) : nil)
+                }
+                let undo = MergeUndoData(format: 1, appliedAt: now, steps: entries)
+                let summary = MergeRecords.Summary(steps: plan.steps)
+                try db.execute("""
+                    INSERT INTO gatehouse_merges (plan_id, source_user_id, target_user_id, ticket, actor, status, planned_at, applied_at, summary_json, undo_data)
+                    VALUES (?, ?, ?, ?, ?, 'applied', ?, ?, ?, ?)
+                    """, [planID, plan.source.rawValue, plan.target.rawValue, ticket, actor.name, plan.createdAt.iso8601, now.iso8601,
+                          try MergeJSON.string(summary), try MergeJSON.string(undo)])
+                let id = db.lastInsertRowID
+                try store.audit.append(db, actor: actor, action: "merge.apply", subject: String(id), details: [
+                    "plan_id": .string(planID), "ticket": .string(ticket),
+                    "source_user_id": .string(plan.source.rawValue), "target_user_id": .string(plan.target.rawValue),
+                    "rows_updated": .int(Int64(plan.steps.filter { $0.operation == .update }.count)),
+                    "rows_deleted": .int(Int64(plan.steps.filter { $0.operation == .delete }.count)),
+                ], at: now)
+                return id
+            }
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000
+            let summary = MergeRecords.Summary(steps: plan.steps)
+            return Result(mergeID: mergeID, planID: planID, source: plan.source, target: plan.target, ticket: ticket, appliedAt: now,
+                          updated: summary.updated, deleted: summary.deleted, transactionMilliseconds: (elapsed * 100).rounded() / 100)
+        }
+    }
+}

@@ -1,0 +1,337 @@
+import Foundation
+import JOSE
+import Storage
+
+/// Plans a merge of U2 (source) into U1 (target), reading everything in one snapshot:
+///
+/// - U1 keeps its Better Auth user id, so `better_auth|U1` and everything keyed on it stay.
+/// - U2's accounts move to U1. Two credential accounts, two accounts of one provider, and a relay U1
+///   email against a real U2 email are conflicts that need a decision.
+/// - U2's sessions are deleted (its devices sign in again and land on U1); verification rows for
+///   U2's email are dropped.
+/// - Every row referencing U2's sync `users` row (found through foreign keys) moves to U1's; two live
+///   subscriptions need `--keep-subscription`; roles only U2 had are dropped unless `--carry-roles`.
+///   U2's `users` row is removed, so a token with sub `better_auth|U2` fails closed. When only U2 has a
+///   sync row, that row is re-keyed to sub `better_auth|U1` instead: it keeps its id, so nothing that
+///   references it has to move, and no row with sub `better_auth|U2` is left.
+/// - U2's user row is deleted.
+///
+///     let plan = try MergePlanner(store: store).plan(source: "ana@gmail.com", target: "k3x9@privaterelay.appleid.com",
+///                                                    decisions: MergeDecisions(keepEmail: .source), actor: actor)
+public struct MergePlanner {
+    /// The store.
+    public let store: Store
+
+    /// Subscription statuses that still bill or grant access.
+    public static let liveSubscriptionStatuses: Set<String> = ["active", "trialing", "past_due"]
+
+    public init(store: Store) { self.store = store }
+
+    /// Plans the merge and, when every conflict is decided, stores it (audited) under its id.
+    public func plan(source sourceInput: String, target targetInput: String, decisions: MergeDecisions,
+                     actor: Actor, now: Timestamp = .now()) throws -> MergePlan {
+        try Store.withStoreErrors(store.path) {
+            let resolver = MergeUserResolver(store: store)
+            let (source, target) = try store.db.read {
+                (try resolver.resolve(sourceInput, role: "--from"), try resolver.resolve(targetInput, role: "--into"))
+            }
+            guard source != target else {
+                throw GatehouseError.invalid("--from and --into are the same user (\(source))", fix: "merge two different users: --from U2 --into U1")
+            }
+            let plan = try store.db.read {
+                try build(try MergeReadSet.read(store, source: source, target: target), decisions: decisions, actor: actor, now: now)
+            }
+            if let id = plan.id { try save(plan, id: id, actor: actor, now: now) }
+            return plan
+        }
+    }
+
+    /// Stores a plan and audits it; planning the same merge of the same rows again gives the same id.
+    private func save(_ plan: MergePlan, id: String, actor: Actor, now: Timestamp) throws {
+        try store.db.write {
+            try store.db.execute("""
+                INSERT OR IGNORE INTO gatehouse_merge_plans (id, fingerprint, source_user_id, target_user_id, decisions, created_at, actor, plan)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, [id, plan.fingerprint, plan.source.rawValue, plan.target.rawValue, try MergeJSON.string(plan.decisions),
+                      now.iso8601, actor.name, try MergeJSON.string(plan)])
+            try store.audit.append(store.db, actor: actor, action: "merge.plan", subject: id, details: [
+                "source_user_id": .string(plan.source.rawValue), "target_user_id": .string(plan.target.rawValue),
+                "decisions": .string(plan.decisions.canonical), "steps": .int(Int64(plan.steps.count)),
+            ], at: now)
+        }
+    }
+
+    /// The plan for a read set: pure, so apply and the tests can rebuild it.
+    func build(_ read: MergeReadSet, decisions: MergeDecisions, actor: Actor, now: Timestamp) throws -> MergePlan {
+        var builder = Builder(read: read, schema: store.schema, decisions: decisions)
+        try builder.run()
+        let resolved = builder.conflicts.allSatisfy { !$0.isUnresolved }
+        let id = resolved ? "mp_" + String(SHA256.hex("\(read.fingerprint)|\(decisions.canonical)").prefix(24)) : nil
+        let graph = read.graph
+        let touched = Set(builder.steps.map { "\($0.table)|\($0.key)" })
+        let unchanged = ([read.targetUser] + (read.targetSync.map { [$0] } ?? [])).filter {
+            !touched.contains("\($0.table)|\(read.shapes[$0.table]!.key(of: $0))")
+        }
+        return MergePlan(id: id, fingerprint: read.fingerprint, groupHashes: read.groupHashes, source: read.sourceID, target: read.targetID,
+                         sourceEmail: read.sourceUser[store.schema.user.columns["email"] ?? "email"].string ?? "",
+                         targetEmail: read.targetUser[store.schema.user.columns["email"] ?? "email"].string ?? "",
+                         decisions: decisions, createdAt: now, actor: actor.name, steps: builder.steps,
+                         conflicts: builder.conflicts, warnings: builder.warnings, unchanged: unchanged,
+                         counts: MergeCount.derive(watchedCounts(read), steps: builder.steps),
+                         references: (graph.toSyncUsers + graph.toAuthUser + graph.toAuthSession).map(\.description))
+    }
+
+    /// The (table, column, value) counts the emitted SQL checks: every person-referencing column, for each user.
+    private func watchedCounts(_ read: MergeReadSet) -> [(table: String, column: String, value: MergeValue, before: Int)] {
+        let schema = store.schema
+        var items: [(table: String, column: String, value: MergeValue, before: Int)] = []
+        func add(_ table: String, _ column: String, _ value: SQLValue, _ count: Int) {
+            guard !value.isNull else { return }
+            items.append((table, column, MergeValue(value), count))
+        }
+        let userID = schema.user.columns["id"] ?? "id"
+        add(schema.user.name, userID, read.targetUser[userID], 1)
+        add(schema.user.name, userID, read.sourceUser[userID], 1)
+        add(schema.account.name, schema.account.columns["userId"] ?? "userId", .text(read.targetID.rawValue), read.targetAccounts.count)
+        add(schema.account.name, schema.account.columns["userId"] ?? "userId", .text(read.sourceID.rawValue), read.sourceAccounts.count)
+        add(schema.session.name, schema.session.columns["userId"] ?? "userId", .text(read.sourceID.rawValue), read.sourceSessions.count)
+        for plugin in read.plugins {
+            add(plugin.reference.table, plugin.reference.column, read.targetUser[plugin.reference.parentColumn], plugin.target.count)
+            add(plugin.reference.table, plugin.reference.column, read.sourceUser[plugin.reference.parentColumn], plugin.source.count)
+        }
+        if let table = read.graph.syncUsersTable {
+            add(table, "sub", .text(read.targetID.syncSub.rawValue), read.targetSync == nil ? 0 : 1)
+            add(table, "sub", .text(read.sourceID.syncSub.rawValue), read.sourceSync == nil ? 0 : 1)
+        }
+        for sync in read.sync {
+            if let row = read.targetSync { add(sync.reference.table, sync.reference.column, row[sync.reference.parentColumn], sync.target.count) }
+            if let row = read.sourceSync { add(sync.reference.table, sync.reference.column, row[sync.reference.parentColumn], sync.source.count) }
+        }
+        if let roles = read.rolesTable {
+            add(roles, "sub", .text(read.targetID.syncSub.rawValue), read.targetRoles.count)
+            add(roles, "sub", .text(read.sourceID.syncSub.rawValue), read.sourceRoles.count)
+        }
+        return items
+    }
+
+    /// Turns a read set into steps, conflicts and warnings.
+    private struct Builder {
+        let read: MergeReadSet
+        let schema: AuthSchema
+        let decisions: MergeDecisions
+        var steps: [MergeStep] = []
+        var conflicts: [MergeConflict] = []
+        var warnings: [String] = []
+
+        init(read: MergeReadSet, schema: AuthSchema, decisions: MergeDecisions) {
+            self.read = read
+            self.schema = schema
+            self.decisions = decisions
+        }
+
+        var u1: String { read.targetID.rawValue }
+        var u2: String { read.sourceID.rawValue }
+
+        func shape(_ table: String) -> MergeTableShape { read.shapes[table]! }
+        func column(_ table: AuthSchema.Table, _ field: String) -> String { table.columns[field] ?? field }
+
+        mutating func update(_ group: String, _ row: MergeRowImage, set: [String: SQLValue], touch: [String: DateEncoding] = [:], _ reason: String) {
+            steps.append(MergeStep(group: group, operation: .update, table: row.table, key: shape(row.table).key(of: row), before: row,
+                                   set: set.mapValues(MergeValue.init), touch: touch, reason: reason))
+        }
+
+        mutating func delete(_ group: String, _ row: MergeRowImage, _ reason: String) {
+            steps.append(MergeStep(group: group, operation: .delete, table: row.table, key: shape(row.table).key(of: row), before: row, reason: reason))
+        }
+
+        mutating func run() throws {
+            planSync()
+            planRoles()
+            planPlugins()
+            planAccounts()
+            planSessions()
+            planUsers()
+        }
+
+        // MARK: Sync server
+
+        mutating func planSync() {
+            let subscriptions = read.sync.filter { $0.reference.table == "subscriptions" && shape($0.reference.table).columns.contains("status") }
+            let live = { (row: MergeRowImage) in MergePlanner.liveSubscriptionStatuses.contains(row["status"].string ?? "") }
+            let targetLive = subscriptions.flatMap(\.target).filter(live), sourceLive = subscriptions.flatMap(\.source).filter(live)
+            var cancel: Set<String> = []
+            if !targetLive.isEmpty && !sourceLive.isEmpty {
+                let describe = { (rows: [MergeRowImage]) in rows.map { "\($0["id"].string ?? "?") (\($0["plan"].string ?? "?"), \($0["status"].string ?? "?"))" }.joined(separator: ", ") }
+                let decision: String?
+                switch decisions.keepSubscription {
+                case .target?:
+                    decision = "U1's stays; U2's is marked canceled here (cancel it with the payment provider too)"
+                    cancel = Set(sourceLive.map(\.fingerprintText))
+                case .source?:
+                    decision = "U2's stays (moved to U1); U1's is marked canceled here (cancel it with the payment provider too)"
+                    cancel = Set(targetLive.map(\.fingerprintText))
+                case nil:
+                    decision = nil
+                }
+                conflicts.append(MergeConflict(kind: "subscription", message: "both users have a live subscription: U1 \(describe(targetLive)); U2 \(describe(sourceLive))",
+                                               decision: decision, option: "--keep-subscription target|source"))
+            } else if !sourceLive.isEmpty {
+                warnings.append("U2 has a live subscription; it moves to U1")
+            }
+            guard let sourceSync = read.sourceSync else { return }
+            let targetSub = read.targetID.syncSub.rawValue
+            if let targetSync = read.targetSync {
+                for referencing in read.sync {
+                    let reference = referencing.reference
+                    let group = "sync:\(reference.table)"
+                    for row in referencing.source {
+                        var set: [String: SQLValue] = [reference.column: targetSync[reference.parentColumn]]
+                        if cancel.contains(row.fingerprintText) { set["status"] = .text("canceled") }
+                        update(group, row, set: set, "\(reference) moves from U2's users row to U1's" + (set["status"] != nil ? "; marked canceled" : ""))
+                    }
+                    for row in referencing.target where cancel.contains(row.fingerprintText) {
+                        update(group, row, set: ["status": .text("canceled")], "U1's subscription: marked canceled (--keep-subscription source)")
+                    }
+                }
+                delete("sync:users", sourceSync, "U2's users row is removed: a token with sub better_auth|\(u2) fails closed")
+            } else {
+                // Only U2 is provisioned: its row becomes U1's. References by id stay; references by sub follow.
+                for referencing in read.sync where referencing.reference.parentColumn == "sub" {
+                    for row in referencing.source {
+                        update("sync:\(referencing.reference.table)", row, set: [referencing.reference.column: .text(targetSub)],
+                               "\(referencing.reference) follows the re-keyed users row")
+                    }
+                }
+                update("sync:users", sourceSync, set: ["sub": .text(targetSub)],
+                       "U1 has no users row: U2's is re-keyed to sub \(targetSub) (its id and everything referencing it stay; no row keeps better_auth|\(u2))")
+            }
+        }
+
+        mutating func planRoles() {
+            guard read.rolesTable != nil else { return }
+            let held = Set(read.targetRoles.compactMap { $0["role"].string })
+            if read.sourceRoles.contains(where: { $0["role"].string == "admin" }) { warnings.append("U2 is an admin (allow_list)") }
+            for row in read.sourceRoles {
+                let role = row["role"].string ?? "?"
+                if held.contains(role) {
+                    delete("roles", row, "U2's role \(role): U1 already has it")
+                    continue
+                }
+                conflicts.append(MergeConflict(kind: "role", message: "U2 has the allow-list role \(role); U1 does not",
+                                               decision: decisions.carryRoles ? "granted to U1 (--carry-roles)" : "dropped (pass --carry-roles to grant it to U1)",
+                                               option: "--carry-roles"))
+                if decisions.carryRoles {
+                    update("roles", row, set: ["sub": .text(read.targetID.syncSub.rawValue)], "U2's role \(role) is granted to U1 (--carry-roles)")
+                } else {
+                    delete("roles", row, "U2's role \(role) is dropped (not carried)")
+                }
+            }
+        }
+
+        // MARK: Better Auth
+
+        mutating func planPlugins() {
+            for referencing in read.plugins where !referencing.source.isEmpty {
+                let reference = referencing.reference
+                if !referencing.target.isEmpty {
+                    warnings.append("both users have rows in \(reference.table); if it allows one row per user, apply refuses")
+                }
+                for row in referencing.source {
+                    update("plugin:\(reference.table)", row, set: [reference.column: read.targetUser[reference.parentColumn]], "\(reference) moves to U1")
+                }
+            }
+        }
+
+        mutating func planAccounts() {
+            let account = schema.account
+            let provider = column(account, "providerId"), userID = column(account, "userId"), accountID = column(account, "accountId")
+            let touch: [String: DateEncoding] = account.has("updatedAt") ? [column(account, "updatedAt"): account.encoding("updatedAt")] : [:]
+            let targetProviders = Set(read.targetAccounts.compactMap { $0[provider].string })
+            var sameProviderNoted: Set<String> = []
+            for row in read.sourceAccounts {
+                let name = row[provider].string ?? "?"
+                if name == "credential" && targetProviders.contains("credential") {
+                    let decision: String?
+                    switch decisions.keepPassword {
+                    case .target?: decision = "U1's password stays; U2's credential account is deleted"
+                    case .source?: decision = "U1's credential account takes U2's password hash; U2's credential account is deleted"
+                    case nil: decision = nil
+                    }
+                    conflicts.append(MergeConflict(kind: "password", message: "both users have a password (credential account)", decision: decision,
+                                                   option: "--keep-password target|source"))
+                    if decisions.keepPassword == .source, account.has("password"),
+                       let mine = read.targetAccounts.first(where: { $0[provider].string == "credential" }) {
+                        update("accounts", mine, set: [column(account, "password"): row[column(account, "password")]], touch: touch,
+                               "U1's credential account takes U2's password (--keep-password source)")
+                    }
+                    delete("accounts", row, "U2's credential account is deleted (one password per user)")
+                    continue
+                }
+                if name != "credential" && targetProviders.contains(name) {
+                    if !sameProviderNoted.contains(name) {
+                        sameProviderNoted.insert(name)
+                        let decision: String?
+                        switch decisions.sameProvider {
+                        case .both?: decision = "both \(name) accounts stay on U1; either signs in"
+                        case .target?: decision = "U1's \(name) account stays; U2's is deleted"
+                        case .source?: decision = "U2's \(name) account moves to U1; U1's is deleted"
+                        case nil: decision = nil
+                        }
+                        conflicts.append(MergeConflict(kind: "provider", message: "both users have a \(name) account", decision: decision,
+                                                       option: "--same-provider both|target|source"))
+                        if decisions.sameProvider == .source {
+                            for mine in read.targetAccounts where mine[provider].string == name {
+                                delete("accounts", mine, "U1's \(name) account is deleted (--same-provider source)")
+                            }
+                        }
+                    }
+                    if decisions.sameProvider == .target {
+                        delete("accounts", row, "U2's \(name) account is deleted (--same-provider target)")
+                        continue
+                    }
+                }
+                var set: [String: SQLValue] = [userID: .text(u1)]
+                // Better Auth names a credential account by its user id.
+                if name == "credential" && row[accountID].string == u2 { set[accountID] = .text(u1) }
+                update("accounts", row, set: set, touch: touch, "U2's \(name) account moves to U1")
+            }
+        }
+
+        mutating func planSessions() {
+            for (reference, rows) in read.sessionDependents {
+                for row in rows { delete("sessions", row, "\(reference): belongs to a session of U2 that is deleted") }
+            }
+            if !read.sourceSessions.isEmpty {
+                warnings.append("U2's \(read.sourceSessions.count) session(s) are deleted: those devices sign in again and land on U1")
+            }
+            for row in read.sourceSessions { delete("sessions", row, "U2's session is deleted") }
+            for row in read.verifications { delete("verification", row, "a verification row for U2's email is dropped") }
+        }
+
+        mutating func planUsers() {
+            let user = schema.user
+            let email = column(user, "email"), verified = column(user, "emailVerified")
+            let targetEmail = read.targetUser[email].string ?? "", sourceEmail = read.sourceUser[email].string ?? ""
+            let required = LinkSimulator.isRelayAddress(targetEmail) && !LinkSimulator.isRelayAddress(sourceEmail)
+            let decision: String?
+            switch decisions.keepEmail {
+            case .source?: decision = "U1 takes U2's email \(sourceEmail)"
+            case .target?: decision = "U1 keeps \(targetEmail)"
+            case nil: decision = required ? nil : "U1 keeps \(targetEmail) (default)"
+            }
+            conflicts.append(MergeConflict(kind: "email", message: required ? "U1's email \(targetEmail) is a private relay; U2's \(sourceEmail) is real"
+                                                                            : "U1's email is \(targetEmail); U2's is \(sourceEmail)",
+                                           decision: decision, option: "--keep-email target|source"))
+            if user.has("role"), let role = read.sourceUser[column(user, "role")].string, role.contains("admin") {
+                warnings.append("U2 is an admin (user.role = \(role)); U1 does not become one by this merge")
+            }
+            delete("user", read.sourceUser, "U2's user row is deleted")
+            if decisions.keepEmail == .source {
+                var touch: [String: DateEncoding] = [:]
+                if user.has("updatedAt") { touch[column(user, "updatedAt")] = user.encoding("updatedAt") }
+                update("user", read.targetUser, set: [email: .text(sourceEmail), verified: read.sourceUser[verified]], touch: touch,
+                       "U1 takes U2's email (--keep-email source)")
+            }
+        }
+    }
+}

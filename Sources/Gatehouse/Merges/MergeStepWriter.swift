@@ -1,0 +1,72 @@
+import Storage
+
+/// Runs merge steps against the store, forwards (apply) and backwards (undo). Every statement names
+/// its row by key and must change exactly that one row.
+struct MergeStepWriter {
+    let db: Database
+    private var shapes: [String: MergeTableShape] = [:]
+
+    init(db: Database) { self.db = db }
+
+    mutating func shape(_ table: String) throws -> MergeTableShape {
+        if let known = shapes[table] { return known }
+        let shape = try MergeTableShape.read(db, table: table)
+        shapes[table] = shape
+        return shape
+    }
+
+    /// Applies one step at `time`.
+    mutating func apply(_ step: MergeStep, at time: Timestamp) throws {
+        let shape = try shape(step.table)
+        switch step.operation {
+        case .delete:
+            try db.execute("DELETE FROM \(shape.sql) WHERE \(step.key.whereClause)", step.key.values.map(\.sql))
+            try expectOneChange(step)
+        case .update:
+            let values = step.assignments(at: time).sorted { $0.key < $1.key }
+            let assignments = values.map { "\(Database.quote($0.key)) = ?" }.joined(separator: ", ")
+            try db.execute("UPDATE \(shape.sql) SET \(assignments) WHERE \(step.key.whereClause)", values.map(\.value.sql) + step.key.values.map(\.sql))
+            try expectOneChange(step)
+        }
+    }
+
+    /// The row an applied update left (named by its key after the update), read back after every step ran.
+    mutating func after(_ step: MergeStep) throws -> MergeRowImage? {
+        let shape = try shape(step.table)
+        return try shape.current(db, key: shape.key(of: step.before.with(step.set)))
+    }
+
+    /// Reverses one step: an update gets its changed columns' old values back; a deleted row is
+    /// inserted again with every column, and its old rowid when that is still free.
+    mutating func reverse(_ step: MergeStep) throws {
+        let shape = try shape(step.table)
+        switch step.operation {
+        case .update:
+            let columns = step.changedColumns
+            let assignments = columns.map { "\(Database.quote($0)) = ?" }.joined(separator: ", ")
+            // After the undo the key may differ (a key column was changed): name the row by its merged key.
+            let mergedKey = shape.key(of: step.before.with(step.set))
+            try db.execute("UPDATE \(shape.sql) SET \(assignments) WHERE \(mergedKey.whereClause)",
+                           columns.map { step.before[$0] } + mergedKey.values.map(\.sql))
+            try expectOneChange(step)
+        case .delete:
+            var columns = shape.columns.filter { step.before.values[$0] != nil }
+            var values = columns.map { step.before[$0] }
+            if shape.hasRowid, !shape.rowidIsKey, let rowid = step.before.rowid,
+               try db.scalar("SELECT count(*) FROM \(shape.sql) WHERE rowid = ?", [rowid]).int64 == 0 {
+                columns.insert("rowid", at: 0)
+                values.insert(.integer(rowid), at: 0)
+            }
+            let names = columns.map { $0 == "rowid" ? "rowid" : Database.quote($0) }.joined(separator: ", ")
+            let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+            try db.execute("INSERT INTO \(shape.sql) (\(names)) VALUES (\(marks))", values)
+        }
+    }
+
+    private func expectOneChange(_ step: MergeStep) throws {
+        guard db.changes == 1 else {
+            throw GatehouseError.conflict("\(step.table) \(step.key) was not there to \(step.operation.rawValue) (\(db.changes) rows matched); nothing was changed",
+                                          fix: "the users changed since the plan; plan again")
+        }
+    }
+}

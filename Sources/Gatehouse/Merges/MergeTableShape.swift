@@ -1,0 +1,65 @@
+import Foundation
+import Storage
+
+/// How a merge reads, addresses and writes back the rows of one table: its columns in order, the
+/// key that names a row (the primary key, or the rowid for a table without one), and whether the
+/// table has a rowid of its own that undo must give back to a re-inserted row.
+public struct MergeTableShape: Sendable, Equatable {
+    /// The table.
+    public let name: String
+    /// Its columns, in order.
+    public let columns: [String]
+    /// The primary-key columns in key order; empty when rows are named by rowid.
+    public let keyColumns: [String]
+    /// False for a `WITHOUT ROWID` table.
+    public let hasRowid: Bool
+    /// True when the primary key is an `INTEGER PRIMARY KEY`, i.e. the rowid itself.
+    public let rowidIsKey: Bool
+
+    /// Reads a table's shape.
+    public static func read(_ db: Database, table: String) throws -> MergeTableShape {
+        let info = try db.columns(of: table)
+        guard !info.isEmpty else { throw GatehouseError.notFound("table \"\(table)\" does not exist") }
+        let keys = info.filter { $0.primaryKeyPosition > 0 }.sorted { $0.primaryKeyPosition < $1.primaryKeyPosition }
+        let ddl = try db.scalar("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [table]).string ?? ""
+        let withoutRowid = ddl.uppercased().replacingOccurrences(of: "\\s+", with: " ", options: .regularExpression).contains("WITHOUT ROWID")
+        let integerKey = !withoutRowid && keys.count == 1 && keys[0].declaredType.uppercased() == "INTEGER"
+        return MergeTableShape(name: table, columns: info.map(\.name), keyColumns: keys.map(\.name),
+                               hasRowid: !withoutRowid, rowidIsKey: integerKey)
+    }
+
+    /// The quoted table name.
+    var sql: String { Database.quote(name) }
+
+    /// `rowid, "a", "b"`: what every read selects, so an image holds the whole row.
+    var selectList: String {
+        (hasRowid ? "rowid, " : "") + columns.map(Database.quote).joined(separator: ", ")
+    }
+
+    /// The row's image from a result selected with `selectList`.
+    func image(_ row: Row) -> MergeRowImage {
+        let offset = hasRowid ? 1 : 0
+        var values: [String: MergeValue] = [:]
+        for (index, column) in columns.enumerated() { values[column] = MergeValue(row[index + offset]) }
+        return MergeRowImage(table: name, rowid: hasRowid ? row[0].int64 : nil, values: values)
+    }
+
+    /// Rows where `column` holds `value`, as full images, in key order.
+    func rows(_ db: Database, where column: String, is value: SQLValue) throws -> [MergeRowImage] {
+        guard !value.isNull else { return [] }
+        return try db.rows("SELECT \(selectList) FROM \(sql) WHERE \(Database.quote(column)) = ? ORDER BY \(orderList)", [value]).map(image)
+    }
+
+    /// The key that names a row.
+    func key(of image: MergeRowImage) -> MergeRowKey {
+        if keyColumns.isEmpty { return MergeRowKey(columns: ["rowid"], values: [MergeValue(image.rowid.map { .integer($0) } ?? .null)]) }
+        return MergeRowKey(columns: keyColumns, values: keyColumns.map { MergeValue(image[$0]) })
+    }
+
+    /// The row a key names now, if any.
+    func current(_ db: Database, key: MergeRowKey) throws -> MergeRowImage? {
+        try db.row("SELECT \(selectList) FROM \(sql) WHERE \(key.whereClause)", key.values.map(\.sql)).map(image)
+    }
+
+    var orderList: String { keyColumns.isEmpty ? "rowid" : keyColumns.map(Database.quote).joined(separator: ", ") }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import Gatehouse
+
+/// `gatehouse merge`: support-driven merges of a split identity (U2 into U1): plan, apply, undo, list, show.
+enum MergeCommands {
+    static func make() -> CommandSpec {
+        CommandSpec(
+            name: "merge",
+            summary: "merge a split identity: plan, apply atomically, undo, emit SQL",
+            discussion: """
+                A person with two users (U1 from Apple with a relay email, U2 from Google) is merged U2 into U1. U1 keeps its
+                id (so the sub better_auth|U1 is unchanged); U2's accounts move to U1; U2's sessions and the verification rows
+                for its email are deleted; every sync row referencing U2's users row (found through foreign keys) moves to
+                U1's, and U2's users row is removed (a token with sub better_auth|U2 fails closed; when only U2 has a users
+                row it is re-keyed to better_auth|U1); U2's user row is deleted. Users are named by Better Auth id, exact
+                email, or sub better_auth|<id>. Plan first, review, then apply the plan id: apply refuses if any row the
+                plan read has changed since. Every merge can be undone while nothing has touched its rows.
+                """,
+            subcommands: [
+                CommandSpec(name: "plan", summary: "show what a merge would do, with its conflicts and decisions, and store it under a plan id",
+                            options: [
+                                .value("from", "U2", "the user merged away (source)", required: true),
+                                .value("into", "U1", "the user kept (target)", required: true),
+                                .value("keep-email", "target|source", "which email U1 ends with (required when U1's is a relay and U2's is real)"),
+                                .value("keep-subscription", "target|source", "which live subscription stays live when both have one"),
+                                .value("keep-password", "target|source", "whose password U1 keeps when both have one"),
+                                .value("same-provider", "both|target|source", "two accounts of one provider: keep both, U1's or U2's"),
+                                .flag("carry-roles", "grant U1 the allow-list roles only U2 had (otherwise they are dropped)"),
+                                .value("emit-sql", "FILE", "also write the merge as a guarded SQL script for a remote copy (D1)"),
+                                .json,
+                            ],
+                            examples: [
+                                "gatehouse merge plan --from ana@gmail.com --into better_auth|U1ID --keep-email source",
+                                "gatehouse merge plan --from U2ID --into U1ID --keep-subscription target --emit-sql merge.sql",
+                            ],
+                            run: plan),
+                CommandSpec(name: "apply", summary: "apply a plan in one transaction, if nothing changed since it was made",
+                            discussion: "Without --yes it asks on a terminal, and refuses when stdin is not a terminal.",
+                            arguments: [ArgumentSpec(name: "PLAN_ID", help: "the id `merge plan` printed (mp_…)")],
+                            options: [
+                                .value("ticket", "REF", "the support ticket (kept in the merge record and the audit log)", required: true),
+                                .flag("yes", "apply without asking"),
+                                .json,
+                            ],
+                            examples: ["gatehouse merge apply mp_0123456789abcdef01234567 --ticket SUP-1234 --yes"],
+                            run: apply),
+                CommandSpec(name: "undo", summary: "restore every row a merge changed, if nothing touched them since",
+                            arguments: [ArgumentSpec(name: "MERGE_ID", help: "the merge's number (see `merge list`)")],
+                            options: [.value("reason", "TEXT", "why (kept in the merge record and the audit log)", required: true), .json],
+                            examples: ["gatehouse merge undo 3 --reason \"wrong person, SUP-1240\""],
+                            run: undo),
+                CommandSpec(name: "list", summary: "merges, newest first",
+                            options: [.value("limit", "N", "at most N merges (default 100, at most 10000)"), .json], run: list),
+                CommandSpec(name: "show", summary: "one merge: who, when, ticket, and every row it touched (never values)",
+                            arguments: [ArgumentSpec(name: "ID", help: "the merge's number")], options: [.json], run: show),
+            ],
+            defaultSubcommand: "list"
+        )
+    }
+
+    static func side<T: RawRepresentable & CaseIterable>(_ invocation: Invocation, _ name: String, _ type: T.Type) throws -> T? where T.RawValue == String {
+        guard let text = invocation.value(name) else { return nil }
+        guard let value = T(rawValue: text.lowercased()) else {
+            throw invocation.usage("--\(name) must be \(T.allCases.map(\.rawValue).joined(separator: " or ")), got \"\(text.prefix(40))\"")
+        }
+        return value
+    }
+
+    static func plan(_ invocation: Invocation) throws -> Int32 {
+        let decisions = MergeDecisions(keepEmail: try side(invocation, "keep-email", MergeDecisions.Side.self),
+                                       keepSubscription: try side(invocation, "keep-subscription", MergeDecisions.Side.self),
+                                       keepPassword: try side(invocation, "keep-password", MergeDecisions.Side.self),
+                                       sameProvider: try side(invocation, "same-provider", MergeDecisions.SameProvider.self),
+                                       carryRoles: invocation.flag("carry-roles"))
+        let store = try invocation.openStore()
+        let plan = try MergePlanner(store: store).plan(source: try invocation.required("from"), target: try invocation.required("into"),
+                                                       decisions: decisions, actor: invocation.actor)
+        let view = MergePlanView(plan)
+        if invocation.json { try invocation.output.json(view) } else { render(view, invocation.output) }
+        guard plan.id != nil else {
+            let options = plan.unresolved.map { "\($0.option) (\($0.kind))" }.joined(separator: ", ")
+            throw GatehouseError.conflict("\(plan.unresolved.count) conflict(s) need a decision; the plan was not stored",
+                                          fix: "plan again with \(options)")
+        }
+        if let path = invocation.value("emit-sql") {
+            let script = try MergeSQLEmitter.script(for: plan, at: .now())
+            do { try Data(script.utf8).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
+                throw GatehouseError("cannot write the SQL script to \(path) (\(error.localizedDescription))", fix: "check the folder exists and is writable")
+            }
+            if !invocation.json { invocation.output.line("SQL script written to \(path) (\(plan.steps.count) guarded statements, one transaction)") }
+        }
+        return 0
+    }
+
+    static func render(_ view: MergePlanView, _ out: Output) {
+        out.line(view.planID.map { "merge plan \($0)" } ?? "merge plan (not stored: conflicts need a decision)")
+        out.line("  from U2: \(view.source)  \(view.sourceEmail)")
+        out.line("  into U1: \(view.target)  \(view.targetEmail)")
+        out.line("conflicts and decisions:")
+        for conflict in view.conflicts {
+            out.line("  \(conflict.kind): \(conflict.message)")
+            out.line("    → " + (conflict.decision ?? "UNDECIDED: pass \(conflict.option)"))
+        }
+        if !view.warnings.isEmpty {
+            out.line("warnings:")
+            for warning in view.warnings { out.line("  ! \(warning)") }
+        }
+        out.line("changes: \(view.rowsUpdated) row(s) updated, \(view.rowsDeleted) deleted")
+        var groups: [String] = []
+        for change in view.changes where !groups.contains(change.group) { groups.append(change.group) }
+        for group in groups {
+            let changes = view.changes.filter { $0.group == group }
+            out.line("  \(group): \(changes.count)")
+            for change in changes.prefix(8) {
+                let set = change.set.sorted { $0.key < $1.key }.map { "\($0.key) → \($0.value)" }.joined(separator: ", ")
+                out.line("    \(change.operation) \(change.table) \(change.key)\(set.isEmpty ? "" : ": " + set)  (\(change.reason))")
+            }
+            if changes.count > 8 { out.line("    … and \(changes.count - 8) more") }
+        }
+        out.line("follows foreign keys: " + (view.references.isEmpty ? "(none)" : view.references.joined(separator: ", ")))
+        if let id = view.planID { out.line("apply with: gatehouse merge apply \(id) --ticket REF") }
+    }
+
+    static func apply(_ invocation: Invocation) throws -> Int32 {
+        let planID = invocation.argument("PLAN_ID") ?? ""
+        let ticket = try invocation.required("ticket")
+        let store = try invocation.openStore()
+        let applier = MergeApplier(store: store)
+        _ = try MergeApplier.validate(ticket: ticket)
+        if !invocation.flag("yes") {
+            guard isatty(0) == 1 else {
+                throw GatehouseError.invalid("refusing to apply merge plan \(planID.prefix(40)) without confirmation: stdin is not a terminal",
+                                             fix: "review the plan, then pass --yes")
+            }
+            let plan = try Store.withStoreErrors(store.path) { try applier.plan(planID) }
+            let view = MergePlanView(plan)
+            render(view, invocation.output)
+            invocation.output.write("Merge \(plan.source) into \(plan.target) (\(view.rowsUpdated) updated, \(view.rowsDeleted) deleted)? [y/N] ")
+            let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+            guard answer == "y" || answer == "yes" else { invocation.output.line("not applied"); return 1 }
+        }
+        let result = try applier.apply(planID: planID, ticket: ticket, actor: invocation.actor)
+        if invocation.json { try invocation.output.json(result); return 0 }
+        invocation.output.line("merge \(result.mergeID) applied: \(result.source) merged into \(result.target) (ticket \(result.ticket))")
+        invocation.output.line("  updated: \(counts(result.updated)); deleted: \(counts(result.deleted))")
+        invocation.output.line("  in \(result.transactionMilliseconds) ms inside the transaction; undo with: gatehouse merge undo \(result.mergeID) --reason TEXT")
+        return 0
+    }
+
+    static func counts(_ counts: [String: Int]) -> String {
+        counts.isEmpty ? "none" : counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+    }
+
+    static func undo(_ invocation: Invocation) throws -> Int32 {
+        let result = try MergeUndo(store: invocation.openStore())
+            .undo(mergeID: invocation.argument("MERGE_ID") ?? "", reason: try invocation.required("reason"), actor: invocation.actor)
+        if invocation.json { try invocation.output.json(result); return 0 }
+        invocation.output.line("merge \(result.mergeID) undone: \(result.rowsRestored) row(s) restored; \(result.source) and \(result.target) are separate users again")
+        return 0
+    }
+
+    static func list(_ invocation: Invocation) throws -> Int32 {
+        let records = try MergeRecords(store: invocation.openStore()).list(limit: try invocation.integer("limit", default: 100, range: 1...10_000))
+        if invocation.json { try invocation.output.json(records); return 0 }
+        if records.isEmpty { invocation.output.line("no merges yet"); return 0 }
+        invocation.output.table(["ID", "STATUS", "APPLIED", "FROM (U2)", "INTO (U1)", "TICKET", "ACTOR"], records.map {
+            [String($0.id), $0.status, $0.appliedAt, $0.source, $0.target, $0.ticket, $0.actor]
+        })
+        return 0
+    }
+
+    static func show(_ invocation: Invocation) throws -> Int32 {
+        let record = try MergeRecords(store: invocation.openStore()).show(invocation.argument("ID") ?? "")
+        if invocation.json { try invocation.output.json(record); return 0 }
+        let out = invocation.output
+        out.line("merge \(record.id) (\(record.status)), plan \(record.planID)")
+        out.line("  from U2: \(record.source)")
+        out.line("  into U1: \(record.target)")
+        out.line("  ticket \(record.ticket), applied \(record.appliedAt) by \(record.actor) (planned \(record.plannedAt))")
+        if let at = record.undoneAt { out.line("  undone \(at) by \(record.undoneBy ?? "?"): \(record.undoReason ?? "")") }
+        out.line("  updated: \(counts(record.summary.updated)); deleted: \(counts(record.summary.deleted))")
+        for row in record.rows ?? [] { out.line("    \(row)") }
+        return 0
+    }
+}
