@@ -44,7 +44,8 @@ final class UsersCommandsTests: XCTestCase {
             XCTAssertEqual((detail["user"] as? [String: Any])?["id"] as? String, id)
             XCTAssertEqual((detail["accounts"] as? [[String: Any]])?.first?["hasAccessToken"] as? Bool, true)
             XCTAssertNotNil(detail["sync"] as? [String: Any])
-            XCTAssertEqual((detail["merges"] as? [String: Any])?["available"] as? Bool, false)
+            XCTAssertEqual((detail["merges"] as? [String: Any])?["available"] as? Bool, true)
+            XCTAssertEqual(((detail["merges"] as? [String: Any])?["records"] as? [Any])?.count, 0)
             for secret in secrets + sessionTokens {
                 XCTAssertFalse(shown.stdout.contains(secret), "token value printed")
                 XCTAssertFalse(try cli.run(["users", "show", reference, "--json", "--store", store]).stdout.contains(secret))

@@ -31,9 +31,10 @@ enum Fixtures {
 /// Every row of the named tables, as text, for before/after comparisons.
 func dump(_ db: Database, tables: [String]) throws -> [String] {
     try tables.flatMap { table in
-        try db.rows("SELECT * FROM \(Database.quote(table)) ORDER BY rowid").map { row in
+        // Sorted text, not rowid order: some tables are WITHOUT ROWID.
+        try db.rows("SELECT * FROM \(Database.quote(table))").map { row in
             table + ":" + row.values.map { "\($0)" }.joined(separator: "|")
-        }
+        }.sorted()
     }
 }
 
@@ -46,3 +47,15 @@ func ddl(_ db: Database, tables: [String]) throws -> [String] {
 }
 
 let tester = Actor("tester")
+
+/// Records a merge of `source` into `target` the way `merge apply` does, with a stand-in plan and undo data.
+func recordMerge(_ db: Database, id: Int64 = 1, source: String, target: String, undoData: String = "{}") throws {
+    try db.execute("""
+        INSERT INTO gatehouse_merge_plans (id, fingerprint, source_user_id, target_user_id, decisions, created_at, actor, plan)
+        VALUES (?, 'fp', ?, ?, '{}', '2026-01-01T00:00:00.000Z', 'tester', '{}')
+        """, ["mp_\(id)", source, target])
+    try db.execute("""
+        INSERT INTO gatehouse_merges (id, plan_id, source_user_id, target_user_id, ticket, actor, status, planned_at, applied_at, undo_data)
+        VALUES (?, ?, ?, ?, 'T-1', 'tester', 'applied', '2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z', ?)
+        """, [id, "mp_\(id)", source, target, undoData])
+}

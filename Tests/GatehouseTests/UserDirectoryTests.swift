@@ -31,7 +31,8 @@ final class UserDirectoryTests: XCTestCase {
         XCTAssertEqual(ana.sessions.latest.first?.ipAddress, "81.2.3.4")
         XCTAssertFalse(ana.sync.provisioned)
         XCTAssertEqual(ana.flags.map(\.code), ["unprovisioned"])
-        XCTAssertFalse(ana.merges.available)
+        XCTAssertTrue(ana.merges.available)
+        XCTAssertEqual(ana.merges.records.count, 0)
         XCTAssertNil(ana.user.ban)
         let json = String(decoding: try JSONEncoder().encode(ana), as: UTF8.self)
         XCTAssertFalse(json.contains("secret-access-token"), json)
@@ -133,10 +134,9 @@ final class UserDirectoryTests: XCTestCase {
         try store.db.executeScript("""
             ALTER TABLE "user" ADD COLUMN "banned" integer; ALTER TABLE "user" ADD COLUMN "banReason" text; ALTER TABLE "user" ADD COLUMN "banExpires" date;
             ALTER TABLE "user" ADD COLUMN "role" text;
-            CREATE TABLE gatehouse_merges (id TEXT PRIMARY KEY, source_user_id TEXT, target_user_id TEXT, undo_data TEXT, applied_at TEXT);
             """)
         try store.db.execute("UPDATE \"user\" SET banned = 1, banReason = 'spam', role = 'user' WHERE id = ?", [id])
-        try store.db.execute("INSERT INTO gatehouse_merges VALUES ('m1', 'gone', ?, '{\"accessToken\":\"secret-undo-token\"}', '2026-01-02T00:00:00.000Z')", [id])
+        try recordMerge(store.db, source: "gone", target: id, undoData: #"{"accessToken":"secret-undo-token"}"#)
         let reopened = try Store.open(path: path)
         let detail = try UserDirectory(store: reopened).show(id)
         XCTAssertTrue(detail.sync.provisioned)
