@@ -1,3 +1,4 @@
+import Foundation
 import Storage
 
 /// Fills a store with deterministic, realistic demo data, written exactly as Better Auth writes it:
@@ -8,7 +9,7 @@ import Storage
 /// one person as an Apple-relay user and, days later, a separate Google user with the same name
 /// and similar sessions. Sync `users` rows (a few unprovisioned), workspaces, subscriptions and
 /// allow-list roles complete it.
-public struct DemoSeeder {
+public struct DemoSeeder: Sendable {
     /// What was written.
     public struct Report: Sendable, Codable {
         public var users = 0
@@ -21,6 +22,12 @@ public struct DemoSeeder {
         public var splitIdentities = 0
         public var verifications = 0
         public var seconds = 0.0
+
+        mutating func add(_ other: Report) {
+            users += other.users; accounts += other.accounts; sessions += other.sessions; syncUsers += other.syncUsers
+            workspaces += other.workspaces; subscriptions += other.subscriptions; roles += other.roles
+            splitIdentities += other.splitIdentities; verifications += other.verifications
+        }
         public var rows: Int { users + accounts + sessions + syncUsers + workspaces + subscriptions + roles + verifications }
     }
 
@@ -28,7 +35,7 @@ public struct DemoSeeder {
     /// The "now" the data is built around; the same seed and anchor give the same rows.
     public let anchor: Timestamp
     /// Users per write transaction.
-    public var batchSize = 50_000
+    public var batchSize = 4_000
 
     public init(seed: UInt64, anchor: Timestamp) {
         self.seed = seed
@@ -59,28 +66,49 @@ public struct DemoSeeder {
     /// The kinds of person the demo population holds.
     enum Kind { case apple, google, email, linked, split }
 
-    /// Seeds `count` users (a split identity counts as two).
+    /// One batch of rows and what it adds to the report.
+    struct Batch: Sendable {
+        let rows: [SeedRow]
+        let report: Report
+    }
+
+    /// Seeds `count` users (a split identity counts as two). One thread builds rows while this one inserts
+    /// them, a batch per write transaction, so the two cores share the work.
     public func seed(_ store: Store, users count: Int, progress: ((Int) -> Void)? = nil) throws -> Report {
         let started = Timestamp.now()
-        var report = Report()
-        var random = DemoRandom(seed: seed)
-        let writer = try RowWriter(store: store)
         let db = store.db
         // A bigger page cache for the bulk load; the default 2 MB would thrash the random-key indexes.
-        try db.execute("PRAGMA cache_size = -98304")
-        defer { try? db.execute("PRAGMA cache_size = -2000") }
-        var person = try db.scalar("SELECT count(*) FROM \(store.schema.user.sql)").int64.map(Int.init) ?? 0
-        let limit = report.users + count
-        while report.users < limit {
-            try db.write {
-                let batchEnd = min(limit, report.users + batchSize)
-                while report.users < batchEnd {
-                    person += 1
-                    try seedPerson(person, room: batchEnd - report.users, random: &random, writer: writer, report: &report)
-                }
-            }
-            progress?(report.users)
+        try db.execute("PRAGMA cache_size = -65536")
+        // Demo data can be seeded again; it is not worth an fsync per checkpoint while a bulk load runs.
+        try db.execute("PRAGMA synchronous = OFF")
+        defer {
+            try? db.execute("PRAGMA cache_size = -2000")
+            try? db.execute("PRAGMA synchronous = NORMAL")
         }
+        let firstPerson = try db.scalar("SELECT count(*) FROM \(store.schema.user.sql)").int64.map(Int.init) ?? 0
+        let layout = SeedLayout(schema: store.schema)
+        let inserter = try SeedInserter(store: store, layout: layout)
+        let queue = BoundedQueue<Batch>(capacity: 1)
+        let done = DispatchSemaphore(value: 0)
+        let producer = Thread { [self] in
+            build(count: count, firstPerson: firstPerson, layout: layout, into: queue)
+            done.signal()
+        }
+        producer.stackSize = 1 << 20
+        producer.start()
+        var report = Report()
+        do {
+            while let batch = queue.pop() {
+                try db.write { try inserter.insert(batch.rows) }
+                report.add(batch.report)
+                progress?(report.users)
+            }
+        } catch {
+            queue.cancel()
+            done.wait()
+            throw error
+        }
+        done.wait()
         try store.audit.append(db, actor: Actor("demo-seeder"), action: "demo.seed", subject: store.path, details: [
             "users": .int(Int64(report.users)), "seed": .string(String(seed)), "anchor": .string(anchor.iso8601),
         ])
@@ -88,7 +116,26 @@ public struct DemoSeeder {
         return report
     }
 
-    private func seedPerson(_ index: Int, room: Int, random: inout DemoRandom, writer: RowWriter, report: inout Report) throws {
+    /// The producer: builds batches of `batchSize` users and hands them over until `count` are built.
+    private func build(count: Int, firstPerson: Int, layout: SeedLayout, into queue: BoundedQueue<Batch>) {
+        defer { queue.finish() }
+        var random = DemoRandom(seed: seed)
+        let writer = SeedRowBuilder(layout: layout)
+        var person = firstPerson
+        var built = 0
+        while built < count {
+            var report = Report()
+            let batchEnd = min(count, built + batchSize)
+            while built + report.users < batchEnd {
+                person += 1
+                seedPerson(person, room: batchEnd - built - report.users, random: &random, writer: writer, report: &report)
+            }
+            built += report.users
+            guard queue.push(Batch(rows: writer.takeBatch(), report: report)) else { return }
+        }
+    }
+
+    private func seedPerson(_ index: Int, room: Int, random: inout DemoRandom, writer: SeedRowBuilder, report: inout Report) {
         let roll = random.below(1000)
         var kind: Kind = roll < 300 ? .apple : roll < 620 ? .google : roll < 820 ? .email : roll < 960 ? .linked : .split
         if kind == .split && room < 2 { kind = .google }
@@ -105,37 +152,37 @@ public struct DemoSeeder {
         case .apple:
             let relay = random.chance(0.34)
             let email = relay ? Self.relayAddress(&random) : "\(local)@\(domain)"
-            let id = try writer.user(name: name, email: email, verified: true, created: created, random: &random)
-            try writer.account(user: id, provider: "apple", created: created, random: &random)
-            try finishUser(id, created: created, ip: ip, agent: agent, random: &random, writer: writer, report: &report, accounts: 1)
+            let id = writer.user(name: name, email: email, verified: true, created: created, random: &random)
+            writer.account(user: id, provider: "apple", created: created, random: &random)
+            finishUser(id, created: created, ip: ip, agent: agent, random: &random, writer: writer, report: &report, accounts: 1)
         case .google:
-            let id = try writer.user(name: name, email: "\(local)@gmail.com", verified: true, created: created, random: &random)
-            try writer.account(user: id, provider: "google", created: created, random: &random)
-            try finishUser(id, created: created, ip: ip, agent: agent, random: &random, writer: writer, report: &report, accounts: 1)
+            let id = writer.user(name: name, email: "\(local)@gmail.com", verified: true, created: created, random: &random)
+            writer.account(user: id, provider: "google", created: created, random: &random)
+            finishUser(id, created: created, ip: ip, agent: agent, random: &random, writer: writer, report: &report, accounts: 1)
         case .email:
-            let id = try writer.user(name: name, email: "\(local)@\(domain)", verified: random.chance(0.7), created: created, random: &random)
-            try writer.account(user: id, provider: "credential", created: created, random: &random)
-            try finishUser(id, created: created, ip: ip, agent: agent, random: &random, writer: writer, report: &report, accounts: 1)
+            let id = writer.user(name: name, email: "\(local)@\(domain)", verified: random.chance(0.7), created: created, random: &random)
+            writer.account(user: id, provider: "credential", created: created, random: &random)
+            finishUser(id, created: created, ip: ip, agent: agent, random: &random, writer: writer, report: &report, accounts: 1)
         case .linked:
-            let id = try writer.user(name: name, email: "\(local)@gmail.com", verified: true, created: created, random: &random)
-            try writer.account(user: id, provider: "google", created: created, random: &random)
-            try writer.account(user: id, provider: "apple", created: created.adding(seconds: Int64(random.below(60 * 86_400))), random: &random)
-            try finishUser(id, created: created, ip: ip, agent: agent, random: &random, writer: writer, report: &report, accounts: 2)
+            let id = writer.user(name: name, email: "\(local)@gmail.com", verified: true, created: created, random: &random)
+            writer.account(user: id, provider: "google", created: created, random: &random)
+            writer.account(user: id, provider: "apple", created: created.adding(seconds: Int64(random.below(60 * 86_400))), random: &random)
+            finishUser(id, created: created, ip: ip, agent: agent, random: &random, writer: writer, report: &report, accounts: 2)
         case .split:
             // The same human twice: Apple with Hide My Email on iOS, then Google on the desktop days later.
-            let apple = try writer.user(name: name, email: Self.relayAddress(&random), verified: true, created: created, random: &random)
-            try writer.account(user: apple, provider: "apple", created: created, random: &random)
-            try finishUser(apple, created: created, ip: ip, agent: Self.userAgents[0], random: &random, writer: writer, report: &report, accounts: 1)
+            let apple = writer.user(name: name, email: Self.relayAddress(&random), verified: true, created: created, random: &random)
+            writer.account(user: apple, provider: "apple", created: created, random: &random)
+            finishUser(apple, created: created, ip: ip, agent: Self.userAgents[0], random: &random, writer: writer, report: &report, accounts: 1)
             let later = created.adding(seconds: Int64(2 + random.below(19)) * 86_400 + Int64(random.below(86_400)))
-            let google = try writer.user(name: name, email: "\(local)@gmail.com", verified: true, created: later, random: &random)
-            try writer.account(user: google, provider: "google", created: later, random: &random)
-            try finishUser(google, created: later, ip: ip, agent: Self.userAgents[6], random: &random, writer: writer, report: &report, accounts: 1)
+            let google = writer.user(name: name, email: "\(local)@gmail.com", verified: true, created: later, random: &random)
+            writer.account(user: google, provider: "google", created: later, random: &random)
+            finishUser(google, created: later, ip: ip, agent: Self.userAgents[6], random: &random, writer: writer, report: &report, accounts: 1)
             report.splitIdentities += 1
         }
     }
 
     private func finishUser(_ id: String, created: Timestamp, ip: String, agent: String, random: inout DemoRandom,
-                            writer: RowWriter, report: inout Report, accounts: Int) throws {
+                            writer: SeedRowBuilder, report: inout Report, accounts: Int) {
         report.users += 1
         report.accounts += accounts
         let sessions = random.below(4)
@@ -144,28 +191,28 @@ public struct DemoSeeder {
             let sessionIP = number == 0 || random.chance(0.6) ? ip : Self.ipAddress(&random)
             let sessionAgent = number == 0 || random.chance(0.7) ? agent : random.pick(Self.userAgents)
             let start = Timestamp(milliseconds: max(created.milliseconds, anchor.milliseconds - Int64(random.below(20 * 86_400)) * 1000))
-            try writer.session(user: id, created: start, expires: start.adding(seconds: 7 * 86_400), ip: sessionIP, agent: sessionAgent, random: &random)
+            writer.session(user: id, created: start, expires: start.adding(seconds: 7 * 86_400), ip: sessionIP, agent: sessionAgent, random: &random)
         }
         report.sessions += sessions
         guard random.chance(0.97) else { return } // a few are never provisioned on the sync server
-        let syncID = try writer.syncUser(sub: "better_auth|" + id, created: created.adding(seconds: 2))
+        let syncID = writer.syncUser(sub: "better_auth|" + id, created: created.adding(seconds: 2))
         report.syncUsers += 1
         let workspaces = random.chance(0.85) ? 1 + (random.chance(0.15) ? random.below(3) : 0) : 0
         for number in 0..<workspaces {
-            try writer.workspace(owner: syncID, name: number == 0 ? "Personal" : "Project \(number)", created: created.adding(seconds: 60 + Int64(number) * 86_400), random: &random)
+            writer.workspace(owner: syncID, name: number == 0 ? "Personal" : "Project \(number)", created: created.adding(seconds: 60 + Int64(number) * 86_400), random: &random)
         }
         report.workspaces += workspaces
         if random.chance(0.25) {
             let status = random.pick(["active", "active", "active", "trialing", "past_due", "canceled"])
-            try writer.subscription(user: syncID, plan: random.pick(Self.plans), status: status,
+            writer.subscription(user: syncID, plan: random.pick(Self.plans), status: status,
                                     periodEnd: anchor.adding(seconds: Int64(random.below(30 * 86_400))), created: created.adding(seconds: 3600), random: &random)
             report.subscriptions += 1
         }
         if random.chance(0.002) {
-            try writer.role(sub: "better_auth|" + id, role: random.chance(0.3) ? "admin" : "dev", granted: created.adding(seconds: 86_400))
+            writer.role(sub: "better_auth|" + id, role: random.chance(0.3) ? "admin" : "dev", granted: created.adding(seconds: 86_400))
             report.roles += 1
         }
-        if random.chance(0.01), try writer.verification(identifier: "email-verification", created: anchor, random: &random) {
+        if random.chance(0.01), writer.verification(identifier: "email-verification", created: anchor, random: &random) {
             report.verifications += 1
         }
     }
