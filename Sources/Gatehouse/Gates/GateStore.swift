@@ -42,6 +42,7 @@ public struct GateStore {
     /// membership without its renewal date, and a past expiry on `met` unless `force`.
     @discardableResult
     public func set(_ change: GateChange, actor: Actor, now: Timestamp) throws -> GateSetResult {
+        if change.requirement.source == .derived { throw try derivedRefusal(change.requirement, platform: change.platform, now: now) }
         let evidence = try validate(change, now: now)
         return try Store.withStoreErrors(store.path) {
             try store.db.write {
@@ -91,11 +92,20 @@ public struct GateStore {
         }
     }
 
+    /// Why a derived requirement cannot be set, with where it stands now and how it is met.
+    func derivedRefusal(_ requirement: GateRequirement, platform: GatePlatform?, now: Timestamp) throws -> GatehouseError {
+        let on = platform.flatMap { requirement.platforms.contains($0) ? $0 : nil } ?? requirement.platforms[0]
+        let status = try board(now: now).gate(requirement.provider, on).requirements.first { $0.requirement == requirement }
+        let current = status.map { " It is \($0.isMet ? "met" : "unmet") on \(on.rawValue) now: \($0.detail)." } ?? ""
+        return GatehouseError("\(requirement.rawValue) cannot be set by hand: it is derived from the store (\(requirement.summary)).\(current)",
+                              fix: status?.fix ?? requirement.howToMeet(platform: platform), code: "derived")
+    }
+
     /// Checks a declaration before any transaction opens; returns the evidence as stored.
     func validate(_ change: GateChange, now: Timestamp) throws -> String {
         let requirement = change.requirement
         guard requirement.source == .operator else {
-            throw GatehouseError("\(requirement.rawValue) is derived from the store and cannot be set by hand: it is met when there is \(requirement.summary)",
+            throw GatehouseError("\(requirement.rawValue) cannot be set by hand: it is derived from the store (\(requirement.summary))",
                                  fix: requirement.howToMeet(platform: change.platform), code: "derived")
         }
         if let platform = change.platform {
