@@ -23,33 +23,45 @@ public struct GateRequirementStatus: Sendable, Codable, Equatable {
         case expired
     }
 
+    /// The requirement.
     public let requirement: GateRequirement
+    /// Operator-declared or derived.
     public let source: GateRequirement.Source
+    /// Met, unmet, undeclared or expired.
     public let condition: Condition
     /// What is known, in words.
     public let detail: String
     /// The declaration's evidence, scope (`all` or a platform), expiry, author and time; nil for derived ones.
     public let evidence: String?
+    /// `all` or the platform the declaration in force was made for.
     public let declaredFor: String?
+    /// When a met declaration stops being met.
     public let expiresAt: Timestamp?
+    /// Who declared it, and when.
     public let setBy: String?
     public let setAt: Timestamp?
     /// How to meet it; nil when it is met.
     public let fix: String?
 
+    /// Whether it counts as met now.
     public var isMet: Bool { condition == .met }
 }
 
 /// One provider on one platform.
 public struct GateStatus: Sendable, Codable, Equatable {
+    /// The provider.
     public let provider: GateProvider
+    /// The platform.
     public let platform: GatePlatform
+    /// Blocked, ready, live or lapsed.
     public let state: GateState
+    /// Whether an operator enabled it (live or lapsed).
     public let enabled: Bool
     /// When it was last enabled or disabled, by whom and why; nil when never.
     public let since: Timestamp?
     public let changedBy: String?
     public let reason: String?
+    /// Every requirement that applies on the platform.
     public let requirements: [GateRequirementStatus]
     /// The requirements not met, by name.
     public let unmet: [String]
@@ -80,6 +92,7 @@ public struct GateBoard: Sendable, Codable, Equatable {
     public let gates: [GateStatus]
     /// The membership's renewal; nil when no membership is declared met.
     public let membership: MembershipRenewal?
+    /// Whether the board complies with App Store Review Guideline 4.8.
     public let guideline48: Guideline48.Verdict
     /// The earliest expiry on the board.
     public let nextExpiry: Timestamp?

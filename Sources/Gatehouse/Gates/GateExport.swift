@@ -6,15 +6,19 @@
 public struct GateExport: Sendable, Codable, Equatable {
     /// A provider the app should not offer on a platform, and why.
     public struct Withheld: Sendable, Codable, Equatable {
+        /// The provider, the platform and the gate's state there.
         public let provider: GateProvider
         public let platform: GatePlatform
         public let state: GateState
+        /// Why it is not offered.
         public let reason: String
     }
 
+    /// The time the export was computed for.
     public let generatedAt: Timestamp
     /// Platform name → the providers to offer there, Apple first.
     public let offer: [String: [GateProvider]]
+    /// Every provider × platform not offered, with why.
     public let withheld: [Withheld]
     /// The earliest expiry among the offered gates' requirements: read the export again after it.
     public let validUntil: Timestamp?

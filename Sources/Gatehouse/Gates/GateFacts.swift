@@ -2,14 +2,17 @@ import Storage
 
 /// An operator's declaration about one requirement (`gatehouse_gate_requirements`).
 public struct GateDeclaration: Sendable, Codable, Equatable {
+    /// The provider and the requirement declared.
     public let provider: GateProvider
     public let requirement: GateRequirement
     /// nil: declared for every platform the requirement applies to.
     public let platform: GatePlatform?
+    /// Met or not, and what was checked.
     public let met: Bool
     public let evidence: String
     /// When a met requirement stops being met.
     public let expiresAt: Timestamp?
+    /// Who declared it, and when.
     public let setBy: String
     public let setAt: Timestamp
 
@@ -19,9 +22,11 @@ public struct GateDeclaration: Sendable, Codable, Equatable {
 
 /// Whether a provider is offered on a platform (`gatehouse_gates`).
 public struct GateEnablement: Sendable, Codable, Equatable {
+    /// Whether the provider is offered there.
     public let enabled: Bool
     /// When it was last enabled or disabled.
     public let since: Timestamp
+    /// Who changed it last, and why.
     public let changedBy: String
     public let reason: String
 }

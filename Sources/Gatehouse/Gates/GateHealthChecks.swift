@@ -2,7 +2,9 @@
 /// Review Guideline 4.8 (Google live on ios without Apple is critical), and every gate (lapsed is critical).
 /// Blocked and ready gates are reported ok: before Apple is live, the gate is reported, not alarmed.
 public struct GateHealthChecks: HealthCheckProvider {
+    /// The group name, used when the whole group fails.
     public let group = "gates"
+    /// The checks; stateless.
     public init() {}
 
     /// The Prometheus metric carrying the membership's renewal date.

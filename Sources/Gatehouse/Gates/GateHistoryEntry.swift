@@ -5,10 +5,13 @@ public struct GateHistoryEntry: Sendable, Codable, Equatable {
     /// What was done.
     public enum Action: String, Sendable, Codable { case set, enable, disable }
 
+    /// The row id: the order changes were made in.
     public let id: Int64
+    /// When, by whom, and what.
     public let at: Timestamp
     public let actor: String
     public let action: Action
+    /// The provider changed.
     public let provider: String
     /// The platform, or `all` for a requirement declared for every platform.
     public let platform: String

@@ -203,9 +203,11 @@ public struct GateStore {
 
 /// A declaration to make with `GateStore.set`.
 public struct GateChange: Sendable {
+    /// The operator requirement declared.
     public var requirement: GateRequirement
     /// nil: for every platform the requirement applies to.
     public var platform: GatePlatform?
+    /// Met or unmet.
     public var met: Bool
     /// What was checked, and where: required, at most 2000 characters.
     public var evidence: String
@@ -214,6 +216,7 @@ public struct GateChange: Sendable {
     /// Accept an expiry in the past (it then reads as expired).
     public var force: Bool
 
+    /// A declaration; see the properties.
     public init(requirement: GateRequirement, platform: GatePlatform? = nil, met: Bool, evidence: String, expires: Timestamp? = nil, force: Bool = false) {
         self.requirement = requirement
         self.platform = platform
@@ -228,12 +231,14 @@ public struct GateChange: Sendable {
 public struct GateTransition: Sendable, Codable, Equatable {
     /// `apple/ios`.
     public let gate: String
+    /// The state before and after.
     public let from: GateState
     public let to: GateState
 }
 
 /// What `GateStore.set` did.
 public struct GateSetResult: Sendable, Codable {
+    /// What was declared: provider, requirement, scope, met, expiry.
     public let provider: GateProvider
     public let requirement: GateRequirement
     /// `all` or the platform.
@@ -244,7 +249,9 @@ public struct GateSetResult: Sendable, Codable {
     public let previous: GateDeclaration?
     /// Gates whose state moved.
     public let transitions: [GateTransition]
+    /// Gates that lapsed, a forced past date, a new Guideline 4.8 breach.
     public let warnings: [String]
+    /// The board after the change.
     public let board: GateBoard
 }
 
@@ -254,5 +261,6 @@ public struct GateEnableResult: Sendable, Codable {
     public let gate: GateStatus
     /// False when it already was enabled (or disabled).
     public let changed: Bool
+    /// The board after the change.
     public let board: GateBoard
 }

@@ -10,8 +10,10 @@ public enum Guideline48 {
     public struct Verdict: Sendable, Codable, Equatable {
         /// Google is live on ios while Apple is not.
         public let breached: Bool
+        /// The two gates the rule ties together.
         public let appleOnIOS: GateState
         public let googleOnIOS: GateState
+        /// One line for people.
         public let message: String
     }
 
