@@ -19,7 +19,6 @@ public struct HealthRunner: Sendable {
     public static let providers: [HealthCheckProvider] = [
         StoreHealthChecks(),
         PolicyHealthChecks(),
-        PolicyHealthChecks(),
         AppleHealthChecks(),
         GateHealthChecks(),
         TimerHealthCheck(),
