@@ -20,6 +20,7 @@ public struct HealthRunner: Sendable {
         StoreHealthChecks(),
         PolicyHealthChecks(),
         AppleHealthChecks(),
+        GateHealthChecks(),
         TimerHealthCheck(),
     ]
 

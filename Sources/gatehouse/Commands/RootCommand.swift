@@ -16,6 +16,7 @@ enum RootCommand {
                 UsersCommands.make(),
                 AccountsCommands.make(),
                 PolicyCommands.make(),
+                GatesCommands.make(),
                 AdminsCommands.make(),
                 AppleCommands.make(),
                 ProvidersCommands.make(),
