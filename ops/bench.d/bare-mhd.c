@@ -17,9 +17,15 @@
 
 static struct MHD_Response *constant;
 
+static int seen;
+
 static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, const char *url, const char *method,
                               const char *version, const char *upload_data, size_t *upload_data_size, void **state) {
-    (void)cls; (void)url; (void)method; (void)version; (void)upload_data; (void)upload_data_size; (void)state;
+    (void)cls; (void)url; (void)method; (void)version; (void)upload_data;
+    /* The first call only announces the request; answering before the (empty) body is read would make
+       libmicrohttpd close the connection after every response, which is not what a real server does. */
+    if (*state == NULL) { *state = &seen; return MHD_YES; }
+    if (*upload_data_size != 0) { *upload_data_size = 0; return MHD_YES; }
     return MHD_queue_response(connection, MHD_HTTP_OK, constant);
 }
 
