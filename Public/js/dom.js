@@ -72,3 +72,60 @@ export function time(iso) {
 export function json(value) {
   return el("code", { text: JSON.stringify(value) });
 }
+
+/** A labelled form control: <div class="field"><label for=id>…</label>control<small>hint</small></div>. */
+export function field(label, control, hint) {
+  return el("div", { class: "field" }, el("label", { for: control.id, text: label }), control, hint ? el("small", { class: "muted", text: hint }) : null);
+}
+
+/** A status pill: ok, warning, critical, unknown (health) or a key state (staged, active, retired, revoked). */
+export function pill(value, label = value) {
+  return el("span", { class: `pill status-${String(value).replace(/[^a-z_]/g, "")}`, text: String(label).toUpperCase() });
+}
+
+/** How long from `fromIso` to `nowIso`, coarse: "45 s", "12 min", "5 h", "17 d". */
+export function age(fromIso, nowIso) {
+  if (!fromIso) return "—";
+  const seconds = Math.max(0, Math.round((Date.parse(nowIso ?? new Date().toISOString()) - Date.parse(fromIso)) / 1000));
+  if (seconds < 90) return `${seconds} s`;
+  if (seconds < 90 * 60) return `${Math.round(seconds / 60)} min`;
+  if (seconds < 48 * 3600) return `${Math.round(seconds / 3600)} h`;
+  return `${Math.round(seconds / 86400)} d`;
+}
+
+/** Findings ({severity, message, fix?}) as a list, each marked with its severity; nothing (an empty fragment) when there are none. */
+export function findings(list, { id, empty } = {}) {
+  if (!list || list.length === 0) return empty ? el("p", { class: "muted", id, text: empty }) : document.createDocumentFragment();
+  return el("ul", { class: "findings", id }, list.map((f) => el("li", { class: `finding ${f.severity}` },
+    el("strong", { text: `${String(f.severity).toUpperCase()}: ` }), f.message,
+    f.fix ? el("div", { class: "fix muted small", text: `What to do: ${f.fix}` }) : null)));
+}
+
+/** A button that copies `text()` to the clipboard and says so in `status` (an aria-live region). */
+export function copyButton(text, { id, label = "Copy" } = {}) {
+  const status = el("span", { class: "muted small", role: "status" });
+  const button = el("button", { type: "button", class: "secondary", id, text: label });
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(text());
+      status.textContent = " Copied.";
+    } catch {
+      status.textContent = " Copying was refused by the browser: select the text and copy it by hand.";
+    }
+  });
+  return el("span", { class: "copy" }, button, status);
+}
+
+/**
+ * An inline confirmation: shows `question` with Confirm and Cancel buttons in `slot` and calls
+ * `action()` on Confirm. Focus moves to Confirm, and back to `returnTo` on Cancel.
+ */
+export function confirmInline(slot, { question, confirmLabel, danger = false, returnTo, action }) {
+  const confirm = el("button", { type: "button", class: danger ? "danger" : "primary", "data-confirm": "yes", text: confirmLabel });
+  const cancel = el("button", { type: "button", class: "secondary", text: "Cancel" });
+  const box = el("div", { class: "confirm", role: "group", "aria-label": "Confirm" }, el("p", { text: question }), el("div", { class: "actions" }, confirm, cancel));
+  cancel.addEventListener("click", () => { clear(slot); returnTo?.focus(); });
+  confirm.addEventListener("click", () => { confirm.disabled = cancel.disabled = true; action(); });
+  clear(slot).append(box);
+  confirm.focus();
+}

@@ -1,19 +1,24 @@
-// Overview: the store's counts, the linkSocial switch, and the newest audit entries. It shows only
-// what the API has today; jobs that land later add their own cards here.
-import { card, el, facts, json, table, time } from "../dom.js";
+// Overview: the latest recorded health run, the active Apple key and its age, the store's counts, the
+// linkSocial switch, and the newest audit entries. It shows only what the API has today; jobs that
+// land later add their own cards here.
+import { age, card, el, facts, findings, json, pill, table, time } from "../dom.js";
 
 const SWITCH = "linkSocial.allowDifferentEmails";
 
 export async function render(container, api) {
-  const [status, policy, audit] = await Promise.all([
+  const [status, policy, audit, health, ring] = await Promise.all([
     api.get("/api/status"),
     api.get("/api/policy"),
     api.get("/api/audit", { limit: 10 }),
+    api.get("/api/health/history", { limit: 1 }),
+    api.get("/api/apple/keys"),
   ]);
   const entry = policy.entries.find((e) => e.key === SWITCH);
   container.append(
     el("h1", { text: "Overview" }),
     el("div", { class: "grid" },
+      healthCard(health[0], ring.now),
+      appleKeyCard(ring),
       switchCard(entry, policy),
       card("Store",
         facts([["Gatehouse", status.version], ["Store", status.store], ["Schema", status.schema], ["Migrations", String(status.migrations)]]),
@@ -43,4 +48,31 @@ function switchCard(entry, policy) {
     ]),
     policy.risks.length ? el("ul", { class: "risks" }, policy.risks.map((r) => el("li", { class: r.severity, text: `${r.severity.toUpperCase()}: ${r.message}` }))) : null,
     el("p", {}, el("a", { href: "#/policy", text: "Change it on the Policy page →" })));
+}
+
+function healthCard(run, now) {
+  if (!run) {
+    return card("Health",
+      el("p", { id: "overview-health", class: "muted", text: "No recorded run yet: the timer records one with `gatehouse health --record`." }),
+      el("p", {}, el("a", { href: "#/health", text: "Run the checks now on the Health page →" })));
+  }
+  const notOK = run.checks.filter((c) => c.status !== "ok");
+  return card("Health",
+    el("p", { class: "switch-state", id: "overview-health" }, pill(run.status), ` latest recorded run, ${age(run.at, now)} ago`),
+    facts([["At", time(run.at)], ["Checks", `${run.checks.length - notOK.length} of ${run.checks.length} OK`]]),
+    notOK.length ? el("ul", { class: "risks" }, notOK.map((c) => el("li", { class: c.status }, el("code", { text: c.id }), `: ${c.summary}`))) : null,
+    el("p", {}, el("a", { href: "#/health", text: "Checks now and history →" })));
+}
+
+function appleKeyCard(ring) {
+  const key = ring.active;
+  return card("Apple signing key",
+    key
+      ? el("div", {},
+        el("p", { class: "switch-state", id: "overview-apple-key" }, pill(key.state), " ", el("code", { text: key.keyID }), ` active for ${age(key.activatedAt, ring.now)}`),
+        facts([["Team ID", key.teamID], ["Activated", time(key.activatedAt)], ["Imported", `${age(key.importedAt, ring.now)} ago`],
+          ["Fingerprint", el("code", { title: key.fingerprint, text: `${key.fingerprint.slice(0, 16)}…` })]]))
+      : el("p", { id: "overview-apple-key", class: "muted", text: ring.keys.length ? "No key is active." : "The key ring is empty." }),
+    findings(ring.warnings),
+    el("p", {}, el("a", { href: "#/apple", text: "Apple keys →" })));
 }

@@ -10,5 +10,10 @@ enum APIRoutes {
         AuthRoutes.register(on: &router)
         PolicyRoutes.register(on: &router)
         AuditRoutes.register(on: &router)
+        AppleRoutes.register(on: &router)
+        ProviderRoutes.register(on: &router)
+        UserRoutes.register(on: &router)
+        AccountRoutes.register(on: &router)
+        HealthRoutes.register(on: &router)
     }
 }

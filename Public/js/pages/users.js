@@ -1,0 +1,138 @@
+// Users: search by email prefix, name, user id, sub or provider account id; one user's detail with
+// linked accounts (never token values, only whether each is present), flags, sessions, the sync row,
+// workspaces, subscriptions, roles and merge history; and the integrity check of the whole store.
+// The query and the open user live in the hash (#/users?q=ana&id=…) so a view can be linked.
+import { append, card, clear, el, errorBanner, facts, field, table, time } from "../dom.js";
+
+const KINDS = [["", "Recognise it"], ["email", "Email prefix"], ["name", "Name"], ["id", "User id"], ["sub", "Sync sub"], ["account", "Provider account id"]];
+const LIMITS = ["20", "50", "200"];
+
+export async function render(container, api) {
+  const params = Object.fromEntries(api.params);
+  container.append(el("h1", { text: params.id ? "User" : "Users" }));
+  if (params.id) {
+    container.append(el("p", {}, el("a", { href: searchHash(params), text: "← Back to the search" })));
+    container.append(await renderDetail(await api.get(`/api/users/${encodeURIComponent(params.id)}`, { sessions: 10 }), params));
+    return;
+  }
+  container.append(searchCard(api, params));
+  if (params.q) container.append(await renderResults(api, params));
+  container.append(integrityCard(api));
+}
+
+function searchHash(params) {
+  const search = new URLSearchParams(Object.entries({ q: params.q, by: params.by, limit: params.limit }).filter(([, v]) => v));
+  return `#/users${search.toString() ? `?${search}` : ""}`;
+}
+
+function searchCard(api, params) {
+  const q = el("input", { id: "user-q", name: "q", type: "search", value: params.q ?? "", required: true, maxlength: "512", spellcheck: "false",
+    placeholder: "ana@, Ana Costa, a user id, better_auth|…, a provider account id" });
+  const by = el("select", { id: "user-by", name: "by" }, KINDS.map(([value, label]) => el("option", { value, selected: value === (params.by ?? ""), text: label })));
+  const limit = el("select", { id: "user-limit", name: "limit" }, LIMITS.map((n) => el("option", { value: n, selected: n === (params.limit ?? "20"), text: n })));
+  const form = el("form", { class: "filters", role: "search", "aria-label": "Search users" },
+    el("div", { class: "field span-2" }, el("label", { for: "user-q", text: "Find a user" }), q), field("Match as", by), field("At most", limit),
+    el("div", { class: "actions" }, el("button", { type: "submit", class: "primary", id: "user-search", text: "Search" })));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    api.navigate(searchHash({ q: q.value.trim(), by: by.value, limit: limit.value }));
+  });
+  return card("Search", form,
+    el("p", { class: "muted small", text: "Emails match by prefix, names by case- and accent-insensitive substring; % and _ are ordinary characters." }));
+}
+
+async function renderResults(api, params) {
+  const results = el("div", { id: "user-results", "aria-live": "polite" });
+  try {
+    const found = await api.get("/api/users", { q: params.q, by: params.by, limit: params.limit });
+    const rows = found.users.map((u) => [
+      el("a", { href: `${searchHash(params)}${searchHash(params).includes("?") ? "&" : "?"}id=${encodeURIComponent(u.id)}`, class: "user-link", text: u.name || u.email || u.id }),
+      u.email || "—", u.providers.length ? u.providers.join(", ") : "none", time(u.createdAt), u.matchedBy,
+      flagList(u.flags),
+    ]);
+    results.append(
+      el("p", { class: "muted", id: "user-count", text: `${found.users.length} user${found.users.length === 1 ? "" : "s"} (tried: ${found.kinds.join(", ")})${found.truncated ? `; more than ${found.limit} match, narrow the query` : ""}` }),
+      table(["User", "Email", "Providers", "Created", "Matched by", "Flags"], rows, { caption: "Matching users", empty: `No user matches “${found.query}”.` }));
+  } catch (error) {
+    results.append(errorBanner(error));
+  }
+  return card("Results", results);
+}
+
+function flagList(flags) {
+  if (!flags || flags.length === 0) return "—";
+  return el("ul", { class: "flags" }, flags.map((f) => el("li", { class: `flag ${f.code}`, title: f.message, text: f.code.replaceAll("_", " ") })));
+}
+
+async function renderDetail(detail, params) {
+  const user = detail.user;
+  const sync = detail.sync;
+  const present = (yes) => (yes ? "present" : "none");
+  const wrap = el("div", { id: "user-detail" });
+  wrap.append(
+    el("div", { class: "grid two" },
+      card(user.name || user.email || user.id,
+        facts([["User id", el("code", { text: user.id })], ["Sync sub", el("code", { text: sync.sub })], ["Name", user.name || "(none)"],
+          ["Email", `${user.email || "(none)"}${user.emailVerified ? " (verified)" : " (NOT verified)"}`], ["Created", time(user.createdAt)],
+          ["Updated", time(user.updatedAt)], user.role ? ["Role", user.role] : null,
+          user.ban ? ["Banned", user.ban.banned ? `yes${user.ban.reason ? ` — ${user.ban.reason}` : ""}` : "no"] : null].filter(Boolean))),
+      card("Flags", detail.flags.length
+        ? el("ul", { class: "findings", id: "user-flags" }, detail.flags.map((f) => el("li", { class: "finding warning" }, el("strong", { text: `${f.code.replaceAll("_", " ")}: ` }), f.message)))
+        : el("p", { class: "muted", id: "user-flags", text: "Nothing to notice." }))),
+    card(`Linked accounts (${detail.accounts.length})`,
+      el("div", { id: "user-accounts" }, table(["Provider", "Issuer", "Account id", "Created", "Updated", "Scopes", "Tokens"], detail.accounts.map((a) => [
+        el("strong", { text: a.providerId }), a.issuer ?? el("small", { class: "muted", text: "not recorded (before Better Auth 1.7)" }),
+        el("code", { text: a.accountId }), time(a.createdAt), time(a.updatedAt), a.scope ?? "—",
+        el("small", { text: `access ${present(a.hasAccessToken)}, refresh ${present(a.hasRefreshToken)}, id ${present(a.hasIdToken)}, password ${present(a.hasPassword)}` }),
+      ]), { caption: "Linked accounts", empty: "No account rows: this user cannot sign in." })),
+      el("p", { class: "muted small", text: "Token and password values are never read; only whether each is present." })),
+    card(`Sessions (${detail.sessions.total} in all, ${detail.sessions.unexpired} unexpired)`,
+      table(["Created", "Expires", "IP address", "User agent", "Impersonated by"], detail.sessions.latest.map((s) => [
+        time(s.createdAt), el("span", {}, time(s.expiresAt), s.expired ? el("small", { class: "muted", text: " (expired)" }) : null),
+        s.ipAddress ?? "—", el("small", { class: "details", text: s.userAgent ?? "—" }), s.impersonatedBy ?? "—",
+      ]), { caption: "Latest sessions", empty: "No sessions." })),
+    el("div", { class: "grid two" },
+      card("Sync server",
+        el("p", { id: "user-sync" }, sync.user
+          ? el("span", {}, "users row ", el("code", { text: String(sync.user.id) }), ", created ", sync.user.createdAt ?? "—")
+          : el("strong", { class: "bad", text: "UNPROVISIONED: no users row for this sub" })),
+        sync.missingTables.length ? el("p", { class: "muted", text: `This database has no sync table: ${sync.missingTables.join(", ")}.` }) : null,
+        el("h3", { text: `Workspaces owned (${sync.workspaces.length})` }),
+        table(["Id", "Name", "Created"], sync.workspaces.map((w) => [el("code", { text: w.id }), w.name, w.createdAt ?? "—"]), { caption: "Workspaces", empty: "None." }),
+        el("h3", { text: `Subscriptions (${sync.subscriptions.length})` }),
+        table(["Id", "Plan", "Status", "Period ends"], sync.subscriptions.map((s) => [el("code", { text: s.id }), s.plan, s.status, s.currentPeriodEnd ?? "—"]), { caption: "Subscriptions", empty: "None." }),
+        el("h3", { text: "Allow-list roles" }),
+        table(["Role", "Granted"], sync.roles.map((r) => [r.role, r.grantedAt ?? "—"]), { caption: "Allow-list roles", empty: "None." })),
+      card("Merge history",
+        !detail.merges.available ? el("p", { class: "muted", text: "Merges are not recorded in this store yet." })
+          : detail.merges.records.length === 0 ? el("p", { class: "muted", text: "No merge names this user." })
+            : el("ul", {}, detail.merges.records.map((r) => el("li", { class: "details", text: Object.entries(r.fields).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}=${v}`).join(" ") }))))));
+  return wrap;
+}
+
+function integrityCard(api) {
+  const run = el("button", { type: "button", class: "secondary", id: "integrity-run", text: "Check the store" });
+  const result = el("div", { id: "integrity-result", "aria-live": "polite" });
+  run.addEventListener("click", async () => {
+    run.disabled = true;
+    clear(result).append(el("p", { class: "muted", text: "Checking every user, account, session and sync row…" }));
+    try {
+      const report = await api.get("/api/accounts/check");
+      append(clear(result), [
+        el("p", { class: "muted", text: `Schema: ${report.schema}; checked ${report.checkedAt.replace("T", " ").replace(/\.\d+Z$/, "Z")}.` }),
+        table(["Finding", "Count", "Samples", "What to do"], report.findings.map((f) => [
+          el("span", { class: f.count === 0 ? "" : f.severity === "error" ? "bad" : "warn", text: f.title }),
+          el("span", { class: "number", text: f.count.toLocaleString("en") }),
+          f.samples.length ? el("ul", { class: "samples" }, f.samples.map((s) => el("li", { class: "details", text: s }))) : "—",
+          f.count ? f.fix : "—",
+        ]), { caption: "Integrity findings" }),
+        report.skipped.length ? el("p", { class: "muted", text: `Skipped (no sync-server tables): ${report.skipped.join(", ")}.` }) : null,
+        report.missingIndexes.length ? el("p", { class: "banner info", text: `Missing indexes: ${report.missingIndexes.join(", ")} — run gatehouse accounts index.` }) : null]);
+    } catch (error) {
+      clear(result).append(errorBanner(error));
+    } finally {
+      run.disabled = false;
+    }
+  });
+  return card("Integrity check", el("p", { class: "muted", text: "Orphaned accounts and sessions, users without accounts, malformed or dangling subs, unprovisioned users, accounts attached twice. It reads the whole store." }), run, result);
+}

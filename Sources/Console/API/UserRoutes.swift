@@ -1,0 +1,54 @@
+import Gatehouse
+import HTTPServer
+
+/// Finding users and reading one, over `UserDirectory` and `SplitIdentityFinder`:
+///
+/// - `GET /api/users?q&by&limit` → the matching users (viewer). `by` is `email`, `name`, `id`, `sub`
+///   or `account`; without it the query's form decides. `%` and `_` are ordinary characters.
+/// - `GET /api/users/duplicates?minScore&limit&window` → likely split identities, best first (support)
+/// - `GET /api/users/:id?sessions` → one user (id, email or sub): linked accounts, flags, sessions,
+///   sync row, workspaces, subscriptions, roles, merge history — never a token or password value (viewer)
+enum UserRoutes {
+    static func register(on router: inout Router) {
+        router.add("GET", "/api/users", role: .viewer) { ctx in
+            let query = ctx.query("q") ?? ""
+            let kind = try kindQuery(ctx)
+            let limit = try ctx.integerQuery("limit", default: 20, range: 1...UserDirectory.maxLimit)
+            return try JSONBody.response(try ctx.stores.withStore { try UserDirectory(store: $0).search(query, by: kind, limit: limit) })
+        }
+        // Before `/api/users/:id`, which would otherwise take "duplicates" for a user reference.
+        router.add("GET", "/api/users/duplicates", role: .support) { ctx in
+            let minScore = try scoreQuery(ctx, "minScore", default: 0.7)
+            let limit = try ctx.integerQuery("limit", default: 50, range: 1...10_000)
+            let window = try ctx.integerQuery("window", default: 30, range: 1...3650)
+            return try JSONBody.response(try ctx.stores.withStore {
+                try SplitIdentityFinder(store: $0).find(minScore: minScore, limit: limit, windowDays: window)
+            })
+        }
+        router.add("GET", "/api/users/:id", role: .viewer) { ctx in
+            let reference = ctx.parameters["id"] ?? ""
+            let sessions = try ctx.integerQuery("sessions", default: 5, range: 0...100)
+            return try JSONBody.response(try ctx.stores.withStore {
+                try UserDirectory(store: $0).show(reference, now: ctx.now, latestSessions: sessions)
+            })
+        }
+    }
+
+    /// `?by=`, one of `UserQueryKind`'s names, or nil.
+    static func kindQuery(_ ctx: RequestContext) throws -> UserQueryKind? {
+        guard let text = try ctx.textQuery("by", maxLength: 20) else { return nil }
+        guard let kind = UserQueryKind(rawValue: text) else {
+            throw APIError.badRequest("?by must be one of \(UserQueryKind.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return kind
+    }
+
+    /// A score from 0 to 1, or 400 naming the query item.
+    static func scoreQuery(_ ctx: RequestContext, _ name: String, default defaultValue: Double) throws -> Double {
+        guard let text = try ctx.textQuery(name, maxLength: 20) else { return defaultValue }
+        guard let value = Double(text), value.isFinite, (0...1).contains(value) else {
+            throw APIError.badRequest("?\(name) must be a number from 0 to 1")
+        }
+        return value
+    }
+}

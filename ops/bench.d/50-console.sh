@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# The console under load (wrk, 32 connections): authenticated GET /api/users/{id} on ~1000 random
+# users of the 1,000,000-user store (requests/s, p99), static GET / against a bare libmicrohttpd
+# server answering a constant body (bare-mhd.c, built here) measured in the same run, and the
+# server's memory after about 1,000,000 requests. Works on a copy of BENCH_STORE; the original is
+# never modified.
+#
+# BENCH_CONSOLE_SECONDS (default 10): the measured API run. BENCH_CONSOLE_REQUESTS (default 1000000):
+# requests to reach before reading the memory. BENCH_CONSOLE_MAX_SECONDS (default 300): the most
+# extra load time spent reaching them; the count reached is reported either way.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
+source "$here/../lib/setup.sh"
+ensure_debs wrk libmicrohttpd-dev pkg-config gcc
+
+seconds=${BENCH_CONSOLE_SECONDS:-10}
+want=${BENCH_CONSOLE_REQUESTS:-1000000}
+max_extra=${BENCH_CONSOLE_MAX_SECONDS:-300}
+connections=32
+work="$BENCH_DIR/console"
+rm -rf "$work"
+mkdir -p "$work"
+store="$work/console.sqlite"
+"$SQLITE3" "$BENCH_STORE" ".backup '$store'"
+cp "$BENCH_STORE.key" "$store.key"
+chmod 600 "$store.key"
+
+# An admin for the bench: a password file, a viewer (the route's minimum role).
+head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$work/admin.pw"
+"$GATEHOUSE_BIN" admins add bench --role viewer --password-file "$work/admin.pw" --store "$store" >/dev/null
+
+server_pid=""
+bare_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
+  [ -n "$bare_pid" ] && kill "$bare_pid" 2>/dev/null || true
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+"$GATEHOUSE_BIN" serve --store "$store" --listen 127.0.0.1:0 --quiet > "$work/serve.out" 2> "$work/serve.err" &
+server_pid=$!
+url=""
+for _ in $(seq 200); do
+  url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/serve.out" | head -1 || true)
+  [ -n "$url" ] && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$work/serve.err" >&2; exit 1; }
+  sleep 0.05
+done
+[ -n "$url" ] || { echo "50-console: gatehouse serve printed no URL" >&2; exit 1; }
+
+# Log in with curl; the token goes to the Lua script through the environment, never to the output.
+python3 -c 'import json,sys; print(json.dumps({"username": "bench", "password": open(sys.argv[1]).read().strip()}))' "$work/admin.pw" > "$work/login.json"
+curl -sf -H 'Content-Type: application/json' --data-binary @"$work/login.json" "$url/api/auth/login" > "$work/bundle.json"
+TOKEN=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["accessToken"])' "$work/bundle.json")
+export TOKEN
+rm -f "$work/login.json" "$work/bundle.json"
+
+# ~1000 random users.
+"$SQLITE3" "$store" "SELECT id FROM \"user\" ORDER BY random() LIMIT 1000" > "$work/ids.txt"
+export IDS_FILE="$work/ids.txt"
+id=$(head -1 "$IDS_FILE")
+status=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$url/api/users/$id")
+[ "$status" = 200 ] || { echo "50-console: GET /api/users/$id answered $status" >&2; exit 1; }
+
+cat > "$work/users.lua" <<'LUA'
+-- Rotates through the user ids, with the bench admin's bearer token on every request.
+local ids = {}
+for line in io.lines(os.getenv("IDS_FILE")) do ids[#ids + 1] = line end
+wrk.headers["Authorization"] = "Bearer " .. os.getenv("TOKEN")
+local counter = math.random(#ids)
+request = function()
+  counter = counter % #ids + 1
+  return wrk.format("GET", "/api/users/" .. ids[counter])
+end
+LUA
+
+# wrk_run OUT DURATION URL [wrk options]: runs wrk, keeps its report in OUT.
+wrk_run() {
+  local out=$1 duration=$2 target=$3; shift 3
+  wrk -t2 -c"$connections" -d"${duration}s" --latency "$@" "$target" > "$out"
+}
+requests_per_second() { awk '/^Requests\/sec:/ { print int($2) }' "$1"; }
+total_requests() { awk '/requests in/ { print $1 }' "$1"; }
+non_2xx() { awk '/Non-2xx/ { print $NF }' "$1"; }
+# The 99th percentile in milliseconds (wrk prints us, ms or s).
+p99_ms() {
+  awk '$1 == "99%" { v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v);
+         if (u == "us") v /= 1000; else if (u == "s") v *= 1000; else if (u == "m") v *= 60000; printf "%.2f", v }' "$1"
+}
+
+# Static GET /: the console and the bare server, one after the other in this run.
+cc -O2 -o "$work/bare-mhd" "$here/bare-mhd.c" $(pkg-config --cflags --libs libmicrohttpd)
+"$work/bare-mhd" "$GATEHOUSE_ROOT/Public/index.html" > "$work/bare.out" &
+bare_pid=$!
+bare_port=""
+for _ in $(seq 100); do bare_port=$(head -1 "$work/bare.out" 2>/dev/null || true); [ -n "$bare_port" ] && break; sleep 0.05; done
+wrk_run "$work/static-console.txt" 5 "$url/"
+wrk_run "$work/static-bare.txt" 5 "http://127.0.0.1:$bare_port/"
+kill "$bare_pid" 2>/dev/null || true
+bare_pid=""
+console_static=$(requests_per_second "$work/static-console.txt")
+bare_static=$(requests_per_second "$work/static-bare.txt")
+row "console: static GET / at $connections connections" "$console_static" "req/s" "" "bare libmicrohttpd: $bare_static req/s"
+row "console: static GET / vs bare libmicrohttpd" "$(ratio "$console_static" "$bare_static")" "ratio" ">= 0.70" "same run, same body ($(wc -c < "$GATEHOUSE_ROOT/Public/index.html") bytes)"
+
+# Authenticated user detail.
+wrk_run "$work/users.txt" "$seconds" "$url" -s "$work/users.lua"
+rps=$(requests_per_second "$work/users.txt")
+errors=$(non_2xx "$work/users.txt")
+row "console: GET /api/users/{id}, $connections connections" "$rps" "req/s" ">= 5000" "1000 random users of $BENCH_USERS; non-2xx: ${errors:-0}"
+row "console: GET /api/users/{id} p99 latency" "$(p99_ms "$work/users.txt")" "ms" "< 20 ms" "wrk --latency, ${seconds} s"
+
+# Memory after about 1,000,000 requests (every request so far counts).
+done_requests=$(( $(total_requests "$work/static-console.txt") + $(total_requests "$work/users.txt") ))
+if [ "$done_requests" -lt "$want" ] && [ "$rps" -gt 0 ]; then
+  extra=$(( (want - done_requests) / rps + 2 ))
+  [ "$extra" -gt "$max_extra" ] && extra=$max_extra
+  wrk_run "$work/users-more.txt" "$extra" "$url" -s "$work/users.lua"
+  done_requests=$(( done_requests + $(total_requests "$work/users-more.txt") ))
+fi
+rss_kb=$(awk '/^VmRSS:/ { print $2 }' "/proc/$server_pid/status")
+row "console: server RSS after load" "$(awk -v k="$rss_kb" 'BEGIN { printf "%.1f", k / 1024 }')" "MB" "< 100 MB" "after $done_requests requests"
