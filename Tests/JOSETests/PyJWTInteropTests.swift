@@ -122,9 +122,10 @@ final class PyJWTInteropTests: XCTestCase {
         XCTAssertThrowsError(try JWT.verify(token("truncated"), keySet: jwks)) {
             XCTAssertEqual($0 as? JWTError, .invalidSignature)
         }
-        // Cutting characters rather than bytes leaves set trailing bits: refused before any key is used.
+        // Cutting characters rather than bytes usually leaves set trailing bits (refused before any key is
+        // used); one time in sixteen the bits happen to be zero and the 61-byte signature fails to verify.
         XCTAssertThrowsError(try JWT.verify(token("truncated_text"), keySet: jwks)) {
-            XCTAssertEqual($0 as? JWTError, .invalidBase64URL(.signature))
+            XCTAssertTrue([.invalidBase64URL(.signature), .invalidSignature].contains($0 as? JWTError), "\($0)")
         }
     }
 
