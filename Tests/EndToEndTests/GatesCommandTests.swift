@@ -116,6 +116,7 @@ final class GatesCommandTests: XCTestCase {
         XCTAssertTrue(health.stdout.contains("[critical] gates.guideline_4_8"), health.stdout)
         XCTAssertTrue(health.stdout.contains("[critical] gates.apple.ios: apple on ios is enabled but has lapsed: p8_key (unmet)"), health.stdout)
         XCTAssertTrue(health.stdout.contains("[ok] gates.apple.web"), health.stdout)
+        XCTAssertTrue(health.stdout.contains("[critical] apple.active_key: Apple is live but no key is active"), health.stdout)
         let withheld = try json(try gates(["export", "--json"])) as! [String: Any]
         XCTAssertEqual((withheld["offer"] as? [String: [String]])?["ios"], [])
         // The way out: Google first, then Apple.

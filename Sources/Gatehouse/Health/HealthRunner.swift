@@ -19,7 +19,10 @@ public struct HealthRunner: Sendable {
     public static let providers: [HealthCheckProvider] = [
         StoreHealthChecks(),
         PolicyHealthChecks(),
-        AppleHealthChecks(),
+        AppleHealthChecks(isAppleLive: { store, now in
+            // Enabled on some platform: live, or lapsed because a requirement (such as the key) went away.
+            try GateStore(store: store).board(now: now).gates.contains { $0.provider == .apple && ($0.state == .live || $0.state == .lapsed) }
+        }),
         GateHealthChecks(),
         TimerHealthCheck(),
     ]
