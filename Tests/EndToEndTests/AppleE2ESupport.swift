@@ -5,29 +5,8 @@ import XCTest
 enum AppleTools {
     /// Runs an executable; returns (status, stdout, stderr).
     static func run(_ executable: String, _ arguments: [String], in directory: String? = nil, stdin: String? = nil) throws -> (Int32, String, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("apple-out-\(UUID().uuidString)")
-        let err = FileManager.default.temporaryDirectory.appendingPathComponent("apple-err-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        if let stdin {
-            let pipe = Pipe()
-            process.standardInput = pipe
-            try process.run()
-            pipe.fileHandleForWriting.write(Data(stdin.utf8))
-            try pipe.fileHandleForWriting.close()
-        } else {
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-        }
-        process.waitUntilExit()
-        return (process.terminationStatus, (try? String(contentsOf: out, encoding: .utf8)) ?? "", (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+        let result = try Tool.run(executable, arguments, in: directory, stdin: stdin)
+        return (result.status, result.stdout, result.stderr)
     }
 
     /// openssl with `arguments` in `directory`; fails the test on a non-zero exit.

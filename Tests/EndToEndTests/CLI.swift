@@ -49,15 +49,24 @@ struct CLI {
     }
 
     func start(_ arguments: [String], stdin: String? = nil) throws -> Running {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CLI.binary)
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "GATEHOUSE_STORE")
         env.removeValue(forKey: "GATEHOUSE_MASTER_KEY")
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        // Files, not pipes: a chatty child can never block on a full pipe.
+        return try Tool.start(CLI.binary, arguments, environment: env, stdin: stdin)
+    }
+}
+
+/// Any program run as a child process, with stdout and stderr captured in files (not pipes, so a chatty
+/// child can never block on a full pipe).
+enum Tool {
+    static func start(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+                      in directory: String? = nil, stdin: String? = nil) throws -> CLI.Running {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let tmp = FileManager.default.temporaryDirectory
         let out = tmp.appendingPathComponent("gh-out-\(UUID().uuidString)"), err = tmp.appendingPathComponent("gh-err-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
@@ -74,7 +83,13 @@ struct CLI {
             process.standardInput = FileHandle.nullDevice
             try process.run()
         }
-        return Running(process: process, out: out, err: err)
+        return CLI.Running(process: process, out: out, err: err)
+    }
+
+    /// Runs a program to completion.
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+                    in directory: String? = nil, stdin: String? = nil) throws -> CLI.Result {
+        try start(executable, arguments, environment: environment, in: directory, stdin: stdin).finish()
     }
 }
 
@@ -89,21 +104,10 @@ final class Scratch {
     deinit { try? FileManager.default.removeItem(at: url) }
 }
 
-/// Runs the system's `sqlite3` shell, an independent reader of the store.
+/// Runs the system's `sqlite3` shell, an independent reader of the store; SQL goes in on stdin.
 func sqlite3(_ path: String, _ sql: String) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-    process.arguments = [path]
-    let pipe = Pipe(), input = Pipe()
-    process.standardInput = input
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    input.fileHandleForWriting.write(Data((sql + "\n").utf8))
-    try input.fileHandleForWriting.close()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    let result = try Tool.run("/usr/bin/sqlite3", [path], stdin: sql + "\n")
+    return (result.stdout + result.stderr).trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 func fixture(_ name: String) -> String {

@@ -69,17 +69,8 @@ final class HealthCLITests: XCTestCase {
         }
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir), ["gatehouse.prom"], "no temporary file left behind")
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/promtool") {
-            let check = Process()
-            check.executableURL = URL(fileURLWithPath: "/usr/bin/promtool")
-            check.arguments = ["check", "metrics"]
-            check.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: file))
-            let pipe = Pipe()
-            check.standardOutput = pipe
-            check.standardError = pipe
-            try check.run()
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            check.waitUntilExit()
-            XCTAssertEqual(check.terminationStatus, 0, output)
+            let check = try Tool.run("/usr/bin/promtool", ["check", "metrics"], stdin: text)
+            XCTAssertEqual(check.status, 0, check.all)
         }
         let missing = try cli.run(["health", "--store", store, "--prometheus", scratch.path("nowhere/g.prom")])
         XCTAssertEqual(missing.status, 3, "results that cannot be written are not OK")

@@ -6,16 +6,8 @@ final class OpsFilesTests: XCTestCase {
     let ops = CLI.packageRoot.appendingPathComponent("ops")
 
     private func run(_ tool: String, _ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
+        let result = try Tool.run(tool, arguments)
+        return (result.status, result.all)
     }
 
     func testSystemdUnitsVerify() throws {
