@@ -55,7 +55,8 @@ final class RunbookTests: XCTestCase {
         XCTAssertEqual(outcome.failedBlock?.line, 12, outcome.report)
         XCTAssertTrue(outcome.report.contains("count is 1"), "variables carry across blocks:\n\(outcome.report)")
         XCTAssertTrue(outcome.report.contains("NOSUCHKEY1"), outcome.report)
-        XCTAssertFalse(outcome.report.contains("never printed"), outcome.report)
+        let printed = outcome.report.components(separatedBy: "--- its output:").last ?? ""
+        XCTAssertFalse(printed.contains("never printed"), "the script stops at the failing command:\n\(outcome.report)")
     }
 
     func testRunnerFlagsPrintedSecrets() throws {
