@@ -20,11 +20,11 @@ export async function render(container, api) {
   async function load() {
     const [answer, history, exported] = await Promise.all([api.get("/api/gates"), api.get("/api/gates/history", { limit: 50 }), api.get("/api/gates/export")]);
     catalog = answer.requirements;
-    append(clear(summary), summaryView(answer));
-    append(clear(board), boardTable(answer.board));
-    append(clear(details), gateDetails(answer.board));
-    append(clear(historySlot), historyTable(history));
-    append(clear(exportSlot), exportView(exported));
+    append(clear(summary), [summaryView(answer)]);
+    append(clear(board), [boardTable(answer.board)]);
+    append(clear(details), [gateDetails(answer.board)]);
+    append(clear(historySlot), [historyTable(history)]);
+    append(clear(exportSlot), [exportView(exported)]);
   }
   async function reload() {
     try { await load(); } catch (error) { clear(summary).append(errorBanner(error)); }
@@ -35,10 +35,10 @@ export async function render(container, api) {
     el("h1", { text: "Gates" }),
     summary,
     card("Board", el("p", { class: "muted", text: "Blocked: a requirement is unmet. Ready: all met, may be enabled. Live: enabled and all met, the app offers it. Lapsed: enabled, but a requirement has since lapsed." }), board),
-    card("Requirements per gate", details),
     el("div", { class: "grid" },
       requirementForm(api, () => catalog, canChange, reload),
       toggleForm(api, canChange, reload)),
+    card("Requirements per gate", el("p", { class: "muted small", text: "Open a gate for each requirement: what is known, its evidence and expiry, and how to meet it." }), details),
     card("What the app offers (export)", exportSlot),
     card("History", historySlot));
 }
@@ -83,7 +83,7 @@ function todo(board) {
 }
 
 function gateDetails(board) {
-  return board.gates.map((gate) => el("details", { class: "gate", open: gate.state === "blocked" || gate.state === "lapsed" },
+  return board.gates.map((gate) => el("details", { class: "gate", open: gate.state === "lapsed" },
     el("summary", {}, `${gate.provider} on ${gate.platform}: `, pill(gate.state),
       gate.unmet.length ? el("span", { class: "muted small", text: ` ${gate.unmet.length} unmet` }) : null),
     gate.since ? el("p", { class: "small" }, gate.enabled ? "Enabled " : "Disabled ", time(gate.since), ` by ${gate.changedBy ?? "?"}: ${gate.reason ?? ""}`) : null,

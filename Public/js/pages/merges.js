@@ -23,8 +23,9 @@ export async function render(container, api) {
     return;
   }
   const list = el("div", { id: "merge-list", "aria-live": "polite" });
-  const reloadList = () => loadList(api, list, canChange);
-  container.append(planCard(api, params, canChange, reloadList), card("Merges", list));
+  const undoSlot = el("div", { id: "merge-undo" });
+  const reloadList = () => loadList(api, list, undoSlot, canChange);
+  container.append(planCard(api, params, canChange, reloadList), card("Merges", list, undoSlot));
   await reloadList();
 }
 
@@ -171,10 +172,9 @@ function applyForm(api, plan, reloadList) {
 
 // MARK: Merges
 
-async function loadList(api, list, canChange) {
+async function loadList(api, list, undoSlot, canChange) {
   try {
     const records = await api.get("/api/merges", { limit: 100 });
-    const undoSlot = el("div", { id: "merge-undo" });
     clear(list).append(
       table(["Id", "Status", "Applied", "From (U2)", "Into (U1)", "Ticket", "By", ""], records.map((r) => [
         el("a", { href: `#/merges?id=${r.id}`, class: "merge-link", text: String(r.id) }),
@@ -182,10 +182,9 @@ async function loadList(api, list, canChange) {
         el("code", { class: "details", text: r.source }), el("code", { class: "details", text: r.target }), r.ticket, r.actor,
         canChange && r.status === "applied"
           ? el("button", { type: "button", class: "secondary small-button", id: `merge-undo-${r.id}`, text: "Undo…",
-            onclick: (event) => undoForm(api, undoSlot, r, event.currentTarget, () => loadList(api, list, canChange)) })
+            onclick: (event) => undoForm(api, undoSlot, r, event.currentTarget, () => loadList(api, list, undoSlot, canChange)) })
           : "",
-      ]), { caption: "Merges, newest first", empty: "No merges yet." }),
-      undoSlot);
+      ]), { caption: "Merges, newest first", empty: "No merges yet." }));
   } catch (error) {
     clear(list).append(errorBanner(error));
   }

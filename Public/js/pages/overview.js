@@ -70,7 +70,7 @@ function gatesCard(board) {
   const verdict = board.guideline48;
   const renewal = board.membership;
   return card("Gates",
-    el("div", { id: "overview-gates" },
+    el("div", { id: "overview-gates", class: "compact" },
       table(["Provider", "ios", "desktop", "web"], ["apple", "google"].map((provider) => [provider,
         ...["ios", "desktop", "web"].map((platform) => pill(board.gates.find((g) => g.provider === provider && g.platform === platform)?.state ?? "unknown"))]),
       { caption: "Gate states, provider by platform" }),
