@@ -45,14 +45,19 @@ function planCard(api, params, canChange, reloadList) {
   const result = el("div", { id: "merge-plan", "aria-live": "polite" });
   let decisions = {};
 
-  async function plan() {
+  /** Plans with the form's users and the decisions so far; `focusId` gets the focus back after a choice re-plans. */
+  async function plan(focusId) {
     const body = { from: from.value.trim(), into: into.value.trim(), ...decisions };
     if ("carryRoles" in body) body.carryRoles = body.carryRoles === "true";
     submit.disabled = true;
     clear(result).append(el("p", { class: "muted", text: "Planning…" }));
     try {
       const answer = await api.post("/api/merges/plan", body);
-      clear(result).append(planView(api, answer, (fieldName, value) => { decisions = { ...decisions, [fieldName]: value }; plan(); }, reloadList));
+      clear(result).append(planView(api, answer, (fieldName, value) => {
+        decisions = { ...decisions, [fieldName]: value };
+        plan(`merge-${fieldName}-${value}`);
+      }, reloadList));
+      if (focusId) document.getElementById(focusId)?.focus();
     } catch (error) {
       clear(result).append(errorBanner(error));
     } finally {
