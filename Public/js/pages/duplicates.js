@@ -27,9 +27,10 @@ export async function render(container, api) {
         el("p", { class: "muted", id: "dup-summary", text: `${report.pairsFound} pair${report.pairsFound === 1 ? "" : "s"} scoring at least ${report.minScore.toFixed(2)} among ${report.usersScanned.toLocaleString("en")} users`
           + ` (${report.nameGroups} shared names, ${report.pairsScored} pairs scored)${report.pairsFound > report.candidates.length ? `; the best ${report.candidates.length} are shown` : ""}.`
           + (report.mergeRecordsChecked ? ` Users already in a merge record are left out (${report.usersExcludedAsMerged}).` : "") }),
-        table(["Score", "Earlier user", "Later user", "Why"], report.candidates.map((c) => [
+        table(["Score", "Earlier user", "Later user", "Why", ""], report.candidates.map((c) => [
           el("span", { class: "score", text: c.score.toFixed(2) }), userCell(c.earlier), userCell(c.later),
           el("ul", { class: "reasons" }, c.reasons.map((r) => el("li", {}, el("span", { class: "points", text: `+${(r.points / 100).toFixed(2)} ` }), r.detail))),
+          el("a", { href: `#/merges?from=${encodeURIComponent(c.later.id)}&into=${encodeURIComponent(c.earlier.id)}`, class: "plan-merge", text: "Plan a merge" }),
         ]), { caption: "Likely split identities", empty: "No pair scores that high." }));
     } catch (error) {
       clear(results).append(errorBanner(error));

@@ -1,17 +1,18 @@
-// Overview: the latest recorded health run, the active Apple key and its age, the store's counts, the
-// linkSocial switch, and the newest audit entries. It shows only what the API has today; jobs that
+// Overview: the latest recorded health run, the active Apple key and its age, the gate board, the
+// store's counts, the linkSocial switch, and the newest audit entries. It shows only what the API has today; jobs that
 // land later add their own cards here.
 import { age, card, el, facts, findings, json, pill, table, time } from "../dom.js";
 
 const SWITCH = "linkSocial.allowDifferentEmails";
 
 export async function render(container, api) {
-  const [status, policy, audit, health, ring] = await Promise.all([
+  const [status, policy, audit, health, ring, gates] = await Promise.all([
     api.get("/api/status"),
     api.get("/api/policy"),
     api.get("/api/audit", { limit: 10 }),
     api.get("/api/health/history", { limit: 1 }),
     api.get("/api/apple/keys"),
+    api.get("/api/gates"),
   ]);
   const entry = policy.entries.find((e) => e.key === SWITCH);
   container.append(
@@ -19,6 +20,7 @@ export async function render(container, api) {
     el("div", { class: "grid" },
       healthCard(health[0], ring.now),
       appleKeyCard(ring),
+      gatesCard(gates.board),
       switchCard(entry, policy),
       card("Store",
         facts([["Gatehouse", status.version], ["Store", status.store], ["Schema", status.schema], ["Migrations", String(status.migrations)]]),
@@ -62,6 +64,21 @@ function healthCard(run, now) {
     facts([["At", time(run.at)], ["Checks", `${run.checks.length - notOK.length} of ${run.checks.length} OK`]]),
     notOK.length ? el("ul", { class: "risks" }, notOK.map((c) => el("li", { class: c.status }, el("code", { text: c.id }), `: ${c.summary}`))) : null,
     el("p", {}, el("a", { href: "#/health", text: "Checks now and history →" })));
+}
+
+function gatesCard(board) {
+  const verdict = board.guideline48;
+  const renewal = board.membership;
+  return card("Gates",
+    el("div", { id: "overview-gates", class: "compact" },
+      table(["Provider", "ios", "desktop", "web"], ["apple", "google"].map((provider) => [provider,
+        ...["ios", "desktop", "web"].map((platform) => pill(board.gates.find((g) => g.provider === provider && g.platform === platform)?.state ?? "unknown"))]),
+      { caption: "Gate states, provider by platform" }),
+      el("p", { class: verdict.breached ? "bad" : "", id: "overview-guideline", text: `${verdict.breached ? "CRITICAL: " : ""}${verdict.message}` }),
+      el("p", { class: renewal && renewal.level !== "ok" ? "warn" : "muted", text: renewal
+        ? `${renewal.level === "ok" ? "" : `${renewal.level.toUpperCase()}: `}${renewal.message}`
+        : "Membership not declared met: every Apple gate is blocked until it is." })),
+    el("p", {}, el("a", { href: "#/gates", text: "Gates →" })));
 }
 
 function appleKeyCard(ring) {

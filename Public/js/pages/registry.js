@@ -5,8 +5,10 @@ export const pages = [
   { route: "overview", title: "Overview", module: "./pages/overview.js", role: "viewer" },
   { route: "users", title: "Users", module: "./pages/users.js", role: "viewer" },
   { route: "duplicates", title: "Duplicates", module: "./pages/duplicates.js", role: "support" },
+  { route: "merges", title: "Merges", module: "./pages/merges.js", role: "viewer" },
   { route: "apple", title: "Apple keys", module: "./pages/apple.js", role: "viewer" },
   { route: "policy", title: "Policy", module: "./pages/policy.js", role: "viewer" },
+  { route: "gates", title: "Gates", module: "./pages/gates.js", role: "viewer" },
   { route: "health", title: "Health", module: "./pages/health.js", role: "viewer" },
   { route: "audit", title: "Audit", module: "./pages/audit.js", role: "viewer" },
 ];

@@ -11,7 +11,8 @@ export async function render(container, api) {
   const params = Object.fromEntries(api.params);
   container.append(el("h1", { text: params.id ? "User" : "Users" }));
   if (params.id) {
-    container.append(el("p", {}, el("a", { href: searchHash(params), text: "← Back to the search" })));
+    container.append(el("p", { class: "actions wrap" }, el("a", { href: searchHash(params), text: "← Back to the search" }),
+      el("a", { href: `#/merges?into=${encodeURIComponent(params.id)}`, id: "user-plan-merge", text: "Plan a merge into this user" })));
     container.append(await renderDetail(await api.get(`/api/users/${encodeURIComponent(params.id)}`, { sessions: 10 }), params));
     return;
   }

@@ -15,5 +15,7 @@ enum APIRoutes {
         UserRoutes.register(on: &router)
         AccountRoutes.register(on: &router)
         HealthRoutes.register(on: &router)
+        MergeRoutes.register(on: &router)
+        GateRoutes.register(on: &router)
     }
 }

@@ -1,0 +1,86 @@
+import Gatehouse
+
+/// `POST /api/merges/plan`: {from, into, keepEmail?, keepSubscription?, keepPassword?, sameProvider?, carryRoles?}.
+///
+/// `from` is U2 (merged away) and `into` is U1 (kept), each a Better Auth user id, an exact email or a sub
+/// `better_auth|<id>`. A decision left out (or empty) is undecided; the planner says which ones it needs.
+struct MergePlanRequest: Decodable, Sendable {
+    let from: String
+    let into: String
+    let keepEmail: String?
+    let keepSubscription: String?
+    let keepPassword: String?
+    let sameProvider: String?
+    let carryRoles: Bool?
+
+    /// The decisions, each checked against the values `MergeDecisions` knows.
+    func decisions() throws -> MergeDecisions {
+        MergeDecisions(keepEmail: try Self.choice(keepEmail, "keepEmail", MergeDecisions.Side.self),
+                       keepSubscription: try Self.choice(keepSubscription, "keepSubscription", MergeDecisions.Side.self),
+                       keepPassword: try Self.choice(keepPassword, "keepPassword", MergeDecisions.Side.self),
+                       sameProvider: try Self.choice(sameProvider, "sameProvider", MergeDecisions.SameProvider.self),
+                       carryRoles: carryRoles ?? false)
+    }
+
+    /// One of `T`'s raw values, nil for an absent or empty field, else 400 naming the field (never echoing the value).
+    static func choice<T: RawRepresentable & CaseIterable>(_ text: String?, _ field: String, _ type: T.Type) throws -> T?
+    where T.RawValue == String {
+        guard let text, !text.isEmpty else { return nil }
+        guard let value = T(rawValue: text.lowercased()) else {
+            throw APIError.badRequest("\"\(field)\" must be \(T.allCases.map(\.rawValue).joined(separator: " or "))")
+        }
+        return value
+    }
+}
+
+/// `POST /api/merges/:planId/apply`: {ticket}.
+struct MergeApplyRequest: Decodable, Sendable {
+    let ticket: String
+}
+
+/// `POST /api/merges/:id/undo`: {reason}.
+struct MergeUndoRequest: Decodable, Sendable {
+    let reason: String
+}
+
+/// What `POST /api/merges/plan` answers: the plan exactly as `gatehouse merge plan --json` prints it
+/// (no token value, no password hash), and for each kind of conflict in it the request field that
+/// decides it and the values that field takes, so the page can offer them as choices.
+struct MergePlanResponse: Encodable, Sendable {
+    /// A request field that decides a kind of conflict.
+    struct Decision: Encodable, Sendable {
+        /// The conflict's kind: `email`, `subscription`, `password`, `provider`, `role`.
+        let kind: String
+        /// The request field: `keepEmail`, `keepSubscription`, `keepPassword`, `sameProvider`, `carryRoles`.
+        let field: String
+        /// The values it takes (`target`, `source`; `both` too for `sameProvider`; `true`, `false` for `carryRoles`).
+        let values: [String]
+        /// The value this plan was made with, nil while undecided.
+        let chosen: String?
+    }
+
+    let plan: MergePlanView
+    let decisions: [Decision]
+
+    /// The answer for a plan, with a decision entry for each kind of conflict it found.
+    init(_ plan: MergePlan) {
+        let view = MergePlanView(plan)
+        var kinds: [String] = []
+        for conflict in view.conflicts where !kinds.contains(conflict.kind) { kinds.append(conflict.kind) }
+        let made = view.decisions
+        let sides = MergeDecisions.Side.allCases.map(\.rawValue)
+        self.plan = view
+        decisions = kinds.compactMap { kind in
+            switch kind {
+            case "email": return Decision(kind: kind, field: "keepEmail", values: sides, chosen: made.keepEmail?.rawValue)
+            case "subscription": return Decision(kind: kind, field: "keepSubscription", values: sides, chosen: made.keepSubscription?.rawValue)
+            case "password": return Decision(kind: kind, field: "keepPassword", values: sides, chosen: made.keepPassword?.rawValue)
+            case "provider":
+                return Decision(kind: kind, field: "sameProvider", values: MergeDecisions.SameProvider.allCases.map(\.rawValue),
+                                chosen: made.sameProvider?.rawValue)
+            case "role": return Decision(kind: kind, field: "carryRoles", values: ["true", "false"], chosen: String(made.carryRoles))
+            default: return nil
+            }
+        }
+    }
+}
