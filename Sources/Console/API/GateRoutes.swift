@@ -11,30 +11,27 @@ import HTTPServer
 /// - `GET /api/gates/history?limit` → declarations, enables and disables, newest first (viewer)
 /// - `GET /api/gates/export` → which providers the app should offer on each platform (viewer)
 ///
-/// Refusals keep the service's words; the gate's own codes get an HTTP status here: `guideline_4_8` 409,
-/// `derived` 400.
+/// Refusals keep the service's words (the gate's own codes get their HTTP status in `APIError`).
 enum GateRoutes {
     static func register(on router: inout Router) {
         router.add("GET", "/api/gates", role: .viewer) { ctx in
             try JSONBody.response(GateBoardResponse(board: try ctx.stores.withStore { try GateStore(store: $0).board(now: ctx.now) }))
         }
         router.add("POST", "/api/gates/requirements", role: .admin) { ctx in
-            let change = try refusals { try ctx.body(GateSetRequest.self).change() }
+            let change = try ctx.body(GateSetRequest.self).change()
             let actor = try ctx.actor
-            return try JSONBody.response(try refusals { try ctx.stores.withStore { try GateStore(store: $0).set(change, actor: actor, now: ctx.now) } })
+            return try JSONBody.response(try ctx.stores.withStore { try GateStore(store: $0).set(change, actor: actor, now: ctx.now) })
         }
         for (path, enable) in [("/api/gates/enable", true), ("/api/gates/disable", false)] {
             router.add("POST", path, role: .admin) { ctx in
                 let body = try ctx.body(GateToggleRequest.self)
                 let (provider, platform) = try body.gate()
                 let actor = try ctx.actor
-                return try JSONBody.response(try refusals {
-                    try ctx.stores.withStore { store in
+                return try JSONBody.response(try ctx.stores.withStore { store in
                         let gates = GateStore(store: store)
                         return enable
                             ? try gates.enable(provider, on: platform, reason: body.reason, actor: actor, now: ctx.now)
                             : try gates.disable(provider, on: platform, reason: body.reason, actor: actor, now: ctx.now)
-                    }
                 })
             }
         }
@@ -44,19 +41,6 @@ enum GateRoutes {
         }
         router.add("GET", "/api/gates/export", role: .viewer) { ctx in
             try JSONBody.response(try ctx.stores.withStore { try GateStore(store: $0).export(now: ctx.now) })
-        }
-    }
-
-    /// HTTP statuses for the gate's own refusal codes, which the generic mapping would answer with 500.
-    static let statuses = ["guideline_4_8": 409, "derived": 400]
-
-    /// Runs `body`, answering a gate refusal with its status and the service's message and fix.
-    static func refusals<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as GatehouseError {
-            guard let status = statuses[error.code] else { throw error }
-            throw APIError(status: status, code: error.code, message: error.message, fix: error.fix)
         }
     }
 }

@@ -49,7 +49,8 @@ public struct APIError: Error, Sendable {
             switch error.code {
             case "not_found": status = 404
             case "invalid": status = 400
-            case "conflict": status = 409
+            case "conflict", "guideline_4_8": status = 409
+            case "derived": status = 400
             case "takeover_risk": status = 422
             case "busy": status = 503
             default: status = 500
