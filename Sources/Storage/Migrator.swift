@@ -92,12 +92,15 @@ public struct Migrator: Sendable {
     @discardableResult
     public func migrate(_ db: Database, _ migrations: [Migration], now: String,
                         shouldRun: (Migration, Database) throws -> Bool = { _, _ in true }) throws -> [Migration] {
-        try db.write {
-            try db.execute("""
+        // Only an empty store takes the write lock for this: every command opens the store, many at once.
+        if try !db.tableExists(table) {
+            try db.write {
+                try db.execute("""
                 CREATE TABLE IF NOT EXISTS \(Database.quote(table)) (
                     id INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL,
                     applied_at TEXT NOT NULL, ran INTEGER NOT NULL DEFAULT 1)
                 """)
+            }
         }
         var appliedNow: [Migration] = []
         for migration in try pending(db, migrations) {

@@ -108,7 +108,7 @@ final class GatesCommandTests: XCTestCase {
         XCTAssertEqual(try run(["health"]).status, 0)
 
         // The key is revoked in Apple's portal: Apple lapses, Google on ios is a Guideline 4.8 breach and withheld.
-        try run(["apple", "key", "revoke", "ABCDEFGHIJ"])
+        try run(["apple", "key", "revoke", "ABCDEFGHIJ", "--force"])
         let lapsed = try gates(["show"])
         XCTAssertTrue(lapsed.stdout.contains("apple     lapsed  blocked  blocked"), lapsed.stdout)
         XCTAssertTrue(lapsed.stdout.contains("CRITICAL: Guideline 4.8 breach: google is live on ios but apple is lapsed there"), lapsed.stdout)

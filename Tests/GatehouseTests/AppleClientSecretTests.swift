@@ -79,7 +79,7 @@ final class AppleClientSecretTests: XCTestCase {
         XCTAssertTrue(unknown.acceptable)
         XCTAssertFalse(unknown.signatureChecked)
         XCTAssertEqual(unknown.findings.first?.code, "unknown_kid")
-        try AppleKeyRing(store: store).revoke(kid, actor: tester, now: now)
+        try AppleKeyRing(store: store).revoke(kid, force: true, actor: tester, now: now)
         XCTAssertEqual(try codes(try JWT.sign(header: header, claims: claims, key: key)), ["revoked_key"])
         XCTAssertTrue(try inspect(try JWT.sign(header: header, claims: claims, key: key)).verdict.hasPrefix("Apple would answer invalid_client: kid ABCDEFGHIJ names a key revoked"))
     }

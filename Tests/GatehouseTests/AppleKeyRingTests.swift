@@ -111,8 +111,13 @@ final class AppleKeyRingTests: XCTestCase {
             XCTAssertTrue("\($0)".contains("can never be activated again"), "\($0)")
         }
         XCTAssertThrowsError(try ring.rollback(actor: tester, now: t0)) { XCTAssertTrue("\($0)".contains("no retired key"), "\($0)") }
-        // Revoking the active key leaves none active, and says so.
-        let revoked = try ring.revoke(a, actor: tester, now: t0.adding(seconds: 50))
+        // Revoking the active key needs force (a mistyped id must not be an outage); then none is active, and it says so.
+        XCTAssertThrowsError(try ring.revoke(a, actor: tester, now: t0.adding(seconds: 45))) {
+            XCTAssertEqual(($0 as? GatehouseError)?.code, "conflict")
+            XCTAssertTrue("\($0)".contains("--force"), "\($0)")
+        }
+        XCTAssertEqual(try ring.key(a).state, .active)
+        let revoked = try ring.revoke(a, force: true, actor: tester, now: t0.adding(seconds: 50))
         XCTAssertEqual(revoked.warnings.first?.code, "active_key_revoked")
         XCTAssertTrue(ring.warnings(try ring.list()).contains { $0.code == "no_active_key" })
         XCTAssertThrowsError(try ring.activate(try KeyID("NOSUCHKEY1"), actor: tester, now: t0)) { XCTAssertEqual(($0 as? GatehouseError)?.code, "not_found") }

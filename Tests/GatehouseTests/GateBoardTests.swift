@@ -63,7 +63,7 @@ final class GateBoardTests: XCTestCase {
         try f.everythingReady()
         try f.gates.enable(.apple, on: .ios, reason: "r", actor: tester, now: f.t0)
         let ring = AppleKeyRing(store: f.store)
-        try ring.revoke(try KeyID("ABCDEFGHIJ"), actor: tester, now: f.t0)
+        try ring.revoke(try KeyID("ABCDEFGHIJ"), force: true, actor: tester, now: f.t0)
         let board = try f.gates.board(now: f.t0)
         XCTAssertEqual(board.gate(.apple, .ios).state, .lapsed)
         let p8 = board.gate(.apple, .ios).requirements.first { $0.requirement == .p8Key }!

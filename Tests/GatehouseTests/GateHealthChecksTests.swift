@@ -54,7 +54,7 @@ final class GateHealthChecksTests: XCTestCase {
         XCTAssertEqual(checks["gates.apple.ios"]?.status, .ok)
         XCTAssertEqual(checks["gates.apple.ios"]?.summary, "apple on ios is live")
         XCTAssertEqual(checks["gates.apple.desktop"]?.status, .ok, "ready is not alarmed")
-        try AppleKeyRing(store: f.store).revoke(try KeyID("ABCDEFGHIJ"), actor: tester, now: f.t0)
+        try AppleKeyRing(store: f.store).revoke(try KeyID("ABCDEFGHIJ"), force: true, actor: tester, now: f.t0)
         checks = try self.checks(at: f.t0)
         XCTAssertEqual(checks["gates.apple.ios"]?.status, .critical)
         XCTAssertTrue(checks["gates.apple.ios"]!.summary.contains("enabled but has lapsed: p8_key (unmet)"))

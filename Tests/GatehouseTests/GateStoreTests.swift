@@ -155,7 +155,7 @@ final class GateStoreTests: XCTestCase {
                       "disable google on ios first: gatehouse gates disable google --platform ios")
         XCTAssertEqual(try footprint(), before)
         // Still refused when Apple itself has lapsed: Google must go first.
-        try AppleKeyRing(store: f.store).revoke(try KeyID("ABCDEFGHIJ"), actor: tester, now: f.t0)
+        try AppleKeyRing(store: f.store).revoke(try KeyID("ABCDEFGHIJ"), force: true, actor: tester, now: f.t0)
         assertRefused(try f.gates.disable(.apple, on: .ios, reason: "key revoked", actor: tester, now: f.t0), code: "guideline_4_8")
         // Apple elsewhere is not affected.
         XCTAssertTrue(try f.gates.disable(.apple, on: .desktop, reason: "x", actor: tester, now: f.t0).changed == false)

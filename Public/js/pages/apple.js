@@ -78,8 +78,11 @@ function keyActions(key, ring, api, outcome, refresh) {
   if (key.state !== "revoked") {
     const revoke = button("revoke", "Revoke", "danger");
     revoke.addEventListener("click", () => confirmInline(outcome, {
-      question: `Record that ${id} was revoked in Apple's portal? This is final: it can never be activated again.`, confirmLabel: `Revoke ${id}`, danger: true, returnTo: revoke,
-      action: () => change(outcome, () => api.post(`/api/apple/keys/${encodeURIComponent(id)}/revoke`), refresh),
+      question: key.state === "active"
+        ? `${id} is the ACTIVE key: revoking it stops Sign in with Apple until another key is activated. Only do this if it leaked or Apple already revoked it. This is final.`
+        : `Record that ${id} was revoked in Apple's portal? This is final: it can never be activated again.`,
+      confirmLabel: `Revoke ${id}`, danger: true, returnTo: revoke,
+      action: () => change(outcome, () => api.post(`/api/apple/keys/${encodeURIComponent(id)}/revoke`, key.state === "active" ? { force: true } : undefined), refresh),
     }));
   }
   return el("div", { class: "actions wrap" }, buttons);

@@ -42,8 +42,11 @@ enum AppleRoutes {
             return try JSONBody.response(try ctx.stores.withStore { try AppleKeyRing(store: $0).activate(id, actor: actor, now: ctx.now) })
         }
         router.add("POST", "/api/apple/keys/:id/revoke", role: .admin) { ctx in
+            /// `{"force": true}` is needed to revoke the active key (the page asks for it explicitly).
+            struct RevokeRequest: Decodable { let force: Bool? }
             let (id, actor) = (try keyID(ctx), try ctx.actor)
-            return try JSONBody.response(try ctx.stores.withStore { try AppleKeyRing(store: $0).revoke(id, actor: actor, now: ctx.now) })
+            let force = ctx.request.body.isEmpty ? false : (try ctx.body(RevokeRequest.self).force ?? false)
+            return try JSONBody.response(try ctx.stores.withStore { try AppleKeyRing(store: $0).revoke(id, force: force, actor: actor, now: ctx.now) })
         }
         router.add("POST", "/api/apple/keys/:id/selftest", role: .admin) { ctx in
             let id = try keyID(ctx)

@@ -51,7 +51,9 @@ public enum AccountIndexes {
     /// Creates the missing indexes in one write transaction; returns their names.
     @discardableResult
     public static func create(_ db: Database, schema: AuthSchema) throws -> [String] {
-        try db.write {
+        // Checked before taking the write lock: on a store that has them, this writes nothing.
+        guard try !missing(db, schema: schema).isEmpty else { return [] }
+        return try db.write {
             let wanted = try AccountIndexes.missing(db, schema: schema)
             for plan in wanted { try db.execute(plan.sql) }
             return wanted.map(\.name)

@@ -218,10 +218,16 @@ public struct AppleKeyRing {
     }
 
     /// Records that the key was revoked in Apple's portal. Final: it can never be activated again.
+    /// Revoking the active key takes Sign in with Apple down until another is activated, so it needs
+    /// `force` (Apple revoked it, or it leaked) — a mistyped id during a rotation must not be an outage.
     @discardableResult
-    public func revoke(_ id: KeyID, actor: Actor, now: Timestamp) throws -> Transition {
+    public func revoke(_ id: KeyID, force: Bool = false, actor: Actor, now: Timestamp) throws -> Transition {
         let key = try self.key(id)
         if key.state == .revoked { return Transition(key: key, retired: nil, selfTest: nil, changed: false, warnings: []) }
+        if key.state == .active && !force {
+            throw GatehouseError.conflict("\(id) is the active key: revoking it stops client secrets from working (Apple answers invalid_client)",
+                                          fix: "activate the new key first (gatehouse apple key activate <KEYID>), then revoke \(id); if \(id) leaked or Apple already revoked it, pass --force")
+        }
         try store.change(actor: actor, action: "apple.key.revoke", subject: id.rawValue, details: [
             "key_id": .string(id.rawValue), "fingerprint": .string(key.fingerprint), "from_state": .string(key.state.rawValue),
         ]) {

@@ -160,7 +160,7 @@ public final class Store {
     public static func describe(_ error: DatabaseError, path: String) -> GatehouseError {
         switch error.code {
         case 5, 6: // BUSY, LOCKED
-            return GatehouseError("the store \(path) stayed locked by another process for \(busyTimeout / 1000) s",
+            return GatehouseError("the store \(path) stayed locked by another process for \(busyTimeout / 1000) s (SQLite code \(error.extendedCode))",
                                   fix: "retry; if it persists, find the process holding it with `fuser \(path)`", code: "busy")
         case 8: // READONLY
             return GatehouseError("the store \(path) is read-only for this user (the file, its -wal/-shm files, or its folder)",

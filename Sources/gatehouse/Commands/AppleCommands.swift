@@ -31,7 +31,8 @@ enum AppleCommands {
                                 CommandSpec(name: "rollback", summary: "re-activate the most recently retired key that is not revoked",
                                             options: [.json], run: rollback),
                                 CommandSpec(name: "revoke", summary: "record that a key was revoked in Apple's portal (it can never be activated again)",
-                                            arguments: [ArgumentSpec(name: "ID", help: "the Key ID")], options: [.json], run: revoke),
+                                            arguments: [ArgumentSpec(name: "ID", help: "the Key ID")],
+                                            options: [.flag("force", "revoke even the active key (it leaked, or Apple already revoked it)"), .json], run: revoke),
                                 CommandSpec(name: "selftest", summary: "open a sealed key, mint a client secret and verify it",
                                             arguments: [ArgumentSpec(name: "ID", help: "the Key ID (default: the active key)", optional: true)],
                                             options: [.json], run: selftest),
@@ -127,7 +128,7 @@ enum AppleCommands {
     }
 
     static func revoke(_ invocation: Invocation) throws -> Int32 {
-        let result = try AppleKeyRing(store: try invocation.openStore()).revoke(try keyID(invocation), actor: invocation.actor, now: .now())
+        let result = try AppleKeyRing(store: try invocation.openStore()).revoke(try keyID(invocation), force: invocation.flag("force"), actor: invocation.actor, now: .now())
         return try report(result, verb: "recorded as revoked:", invocation)
     }
 

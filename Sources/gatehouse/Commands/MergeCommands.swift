@@ -84,10 +84,14 @@ enum MergeCommands {
         }
         if let path = invocation.value("emit-sql") {
             let script = try MergeSQLEmitter.script(for: plan, at: .now())
-            do { try Data(script.utf8).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
+            // The script carries the planned rows' full images (session and OAuth tokens among them): owner-only.
+            do {
+                try Data(script.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+                try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+            } catch {
                 throw GatehouseError("cannot write the SQL script to \(path) (\(error.localizedDescription))", fix: "check the folder exists and is writable")
             }
-            if !invocation.json { invocation.output.line("SQL script written to \(path) (\(plan.steps.count) guarded statements, one transaction)") }
+            if !invocation.json { invocation.output.line("SQL script written to \(path) (mode 0600: it holds token values; \(plan.steps.count) guarded statements, one transaction)") }
         }
         return 0
     }
