@@ -72,6 +72,12 @@ final class HealthCLITests: XCTestCase {
             let check = try Tool.run("/usr/bin/promtool", ["check", "metrics"], stdin: text)
             XCTAssertEqual(check.status, 0, check.all)
         }
+        // A store that cannot be opened is UNKNOWN, and the textfile says so at once.
+        let unknown = try cli.run(["health", "--store", scratch.path("absent.sqlite"), "--prometheus", file])
+        XCTAssertEqual(unknown.status, 3)
+        let unknownText = try String(contentsOfFile: file, encoding: .utf8)
+        XCTAssertTrue(unknownText.contains("gatehouse_health_status 3\n"), unknownText)
+        XCTAssertTrue(unknownText.contains("gatehouse_check_status{check=\"store.open\"} 3\n"), unknownText)
         let missing = try cli.run(["health", "--store", store, "--prometheus", scratch.path("nowhere/g.prom")])
         XCTAssertEqual(missing.status, 3, "results that cannot be written are not OK")
         XCTAssertTrue(missing.stderr.contains("does not exist"), missing.stderr)
@@ -149,6 +155,29 @@ final class AppleHealthCLITests: XCTestCase {
         let result = try other.run(["health", "--store", store])
         XCTAssertEqual(result.status, 2)
         XCTAssertTrue(result.stdout.contains("does not open 1 sealed key(s): HEALTH1234"), result.stdout)
+    }
+
+    func testSecretSignedByARevokedKeyIsCriticalUntilUntracked() throws {
+        let minted = try cli.run(["apple", "secret", "mint", "--ttl", "90d", "--store", store])
+        let token = minted.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").last.map(String.init) ?? ""
+        XCTAssertEqual(try cli.run(["apple", "secret", "track", "-", "--store", store], stdin: token).status, 0)
+        XCTAssertEqual(try report().1["apple.secret.com.example.web"], "ok")
+        // The key leaked and was revoked: the deployed secret no longer works at Apple.
+        XCTAssertEqual(try cli.run(["apple", "key", "revoke", "HEALTH1234", "--store", store]).status, 1, "the active key needs --force")
+        XCTAssertEqual(try cli.run(["apple", "key", "revoke", "HEALTH1234", "--force", "--store", store]).status, 0)
+        var (status, checks) = try report()
+        XCTAssertEqual(checks["apple.secret.com.example.web"], "critical")
+        XCTAssertEqual(status, 2)
+        // Untracking needs a real fingerprint prefix.
+        let list = try cli.run(["apple", "secret", "list", "--json", "--store", store])
+        let fingerprint = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])?.first?["fingerprint"] as? String)
+        XCTAssertEqual(try cli.run(["apple", "secret", "untrack", "abc", "--store", store]).status, 1)
+        XCTAssertEqual(try cli.run(["apple", "secret", "untrack", "'; DROP TABLE x; --", "--store", store]).status, 1)
+        XCTAssertEqual(try cli.run(["apple", "secret", "untrack", "00000000", "--store", store]).status, 1)
+        XCTAssertEqual(try cli.run(["apple", "secret", "untrack", String(fingerprint.prefix(12)), "--store", store]).status, 0)
+        (status, checks) = try report()
+        XCTAssertNil(checks["apple.secret.com.example.web"])
+        XCTAssertEqual(try cli.run(["audit", "list", "--action", "apple.secret.untrack", "--json", "--store", store]).stdout.contains(fingerprint), true)
     }
 
     func testThirdLiveKeyWarns() throws {

@@ -103,6 +103,30 @@ public struct ClientSecretService {
         return TrackResult(tracked: try tracked().first { $0.id == id }!, inspection: inspection)
     }
 
+    /// Stops watching a deployed secret (replaced, or the runtime now mints per request). `fingerprint` is the
+    /// SHA-256 `apple secret list` shows, or a prefix of at least 8 characters naming exactly one secret.
+    @discardableResult
+    public func untrack(fingerprint prefix: String, actor: Actor, now: Timestamp) throws -> Tracked {
+        let wanted = prefix.lowercased()
+        guard wanted.count >= 8, wanted.count <= 64, wanted.allSatisfy({ $0.isHexDigit }) else {
+            throw GatehouseError.invalid("\"\(prefix.prefix(70))\" is not a secret's fingerprint", fix: "give 8 to 64 hex characters of the FINGERPRINT column of `gatehouse apple secret list`")
+        }
+        let matches = try tracked().filter { $0.fingerprint.hasPrefix(wanted) }
+        guard let secret = matches.first else {
+            throw GatehouseError.notFound("no tracked secret has a fingerprint starting \(wanted)", fix: "see `gatehouse apple secret list`")
+        }
+        guard matches.count == 1 else {
+            throw GatehouseError.invalid("\(matches.count) tracked secrets have fingerprints starting \(wanted)", fix: "give more characters of the fingerprint")
+        }
+        try store.change(actor: actor, action: "apple.secret.untrack", subject: secret.keyID, details: [
+            "key_id": .string(secret.keyID), "client_id": .string(secret.clientID), "fingerprint": .string(secret.fingerprint),
+            "expires_at": .string(secret.expiresAt.iso8601),
+        ]) {
+            try store.db.execute("DELETE FROM gatehouse_tracked_secrets WHERE id = ?", [secret.id])
+        }
+        return secret
+    }
+
     /// Every tracked secret, soonest expiry first.
     public func tracked() throws -> [Tracked] {
         try Store.withStoreErrors(store.path) {

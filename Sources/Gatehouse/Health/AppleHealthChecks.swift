@@ -24,7 +24,7 @@ public struct AppleHealthChecks: HealthCheckProvider {
         checks.append(try sealedKeys(ring, keys, context))
         checks.append(try activeKey(ring, keys, store, context))
         checks += lifecycle(keys, context)
-        checks += try trackedSecrets(store, context)
+        checks += try trackedSecrets(store, keys, context)
         return checks
     }
 
@@ -94,7 +94,7 @@ public struct AppleHealthChecks: HealthCheckProvider {
     }
 
     /// The most recently tracked secret per client id is the deployed one; earlier ones were replaced.
-    func trackedSecrets(_ store: Store, _ context: HealthContext) throws -> [HealthCheck] {
+    func trackedSecrets(_ store: Store, _ keys: [AppleKey], _ context: HealthContext) throws -> [HealthCheck] {
         let tracked = try ClientSecretService(store: store).tracked()
         var newest: [String: ClientSecretService.Tracked] = [:]
         for secret in tracked where (newest[secret.clientID]?.id ?? .min) < secret.id {
@@ -105,6 +105,12 @@ public struct AppleHealthChecks: HealthCheckProvider {
             let sample = HealthSample(metric: "gatehouse_secret_expiry_timestamp_seconds", labels: ["kind": "tracked", "key_id": secret.keyID],
                                       value: Double(secret.expiresAt.seconds), help: "When each tracked (static) Apple client secret expires.")
             let lifetime = (secret.expiresAt.milliseconds - secret.issuedAt.milliseconds) / 1000
+            let signer = keys.first { $0.keyID.rawValue == secret.keyID }
+            if signer == nil || signer?.state == .revoked {
+                return HealthCheck(id: id, status: .critical,
+                                   summary: "the deployed secret for \(secret.clientID) is signed by key \(secret.keyID), which is \(signer == nil ? "not in the ring" : "revoked"): Apple answers invalid_client",
+                                   action: "mint one with the active key, deploy it, track it, and untrack the old one (gatehouse apple secret untrack <FINGERPRINT>)", samples: [sample])
+            }
             if lifetime > ClientSecretMinter.maxLifetimeSeconds {
                 return HealthCheck(id: id, status: .critical,
                                    summary: "the deployed secret for \(secret.clientID) has a lifetime of \(lifetime) s, over Apple's cap of \(ClientSecretMinter.maxLifetimeSeconds) s: Apple answers invalid_client",
@@ -116,7 +122,7 @@ public struct AppleHealthChecks: HealthCheckProvider {
                 ? "the deployed secret for \(secret.clientID) (key \(secret.keyID)) expired at \(secret.expiresAt.iso8601)"
                 : "the deployed secret for \(secret.clientID) (key \(secret.keyID)) expires in \(days) days (\(secret.expiresAt.iso8601))"
             return HealthCheck(id: id, status: status, summary: summary,
-                               action: status == .ok ? nil : "mint, deploy and track a new secret, or switch the runtime to minting per request: ops/runbooks/rotate-apple-key.md",
+                               action: status == .ok ? nil : "mint, deploy and track a new secret (or switch the runtime to minting per request and untrack this one): ops/runbooks/rotate-apple-key.md",
                                samples: [sample])
         }
     }

@@ -8,6 +8,11 @@ public struct HealthReport: Sendable, Codable {
     public let durationMilliseconds: Int
     public let checks: [HealthCheck]
     public let version: String
+
+    /// A report of one check that says the run could not happen (the store cannot be opened).
+    public static func unknown(_ check: HealthCheck, at time: Timestamp) -> HealthReport {
+        HealthReport(at: time, status: .unknown, durationMilliseconds: 0, checks: [check], version: GatehouseVersion.current)
+    }
 }
 
 /// Runs every feature's checks and records runs for the console's history.

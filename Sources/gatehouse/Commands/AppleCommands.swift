@@ -57,6 +57,9 @@ enum AppleCommands {
                                             arguments: [ArgumentSpec(name: "JWT", help: "the client secret, or - to read it from stdin")],
                                             options: [.json], run: inspect),
                                 CommandSpec(name: "list", summary: "tracked secrets, soonest expiry first", options: [.json], run: tracked),
+                                CommandSpec(name: "untrack", summary: "stop watching a deployed secret (replaced, or the runtime now mints per request)",
+                                            arguments: [ArgumentSpec(name: "FINGERPRINT", help: "the secret's fingerprint from `apple secret list` (at least 8 characters)")],
+                                            options: [.json], run: untrack),
                                 CommandSpec(name: "bench", summary: "benchmark: mint client secrets from a throwaway key on one thread for N seconds",
                                             discussion: "A benchmark for ops/bench, comparable with `openssl speed ecdsap256` (one thread). Touches no store.",
                                             options: [.value("seconds", "N", "how long to mint (default 3, at most 60)"), .json],
@@ -197,6 +200,14 @@ enum AppleCommands {
         invocation.output.table(["KEY ID", "CLIENT ID", "ISSUED", "EXPIRES", "FINGERPRINT", "TRACKED BY"], secrets.map {
             [$0.keyID, $0.clientID, $0.issuedAt.iso8601, $0.expiresAt.iso8601, String($0.fingerprint.prefix(16)) + "…", $0.trackedBy]
         })
+        return 0
+    }
+
+    static func untrack(_ invocation: Invocation) throws -> Int32 {
+        let secret = try ClientSecretService(store: try invocation.openStore())
+            .untrack(fingerprint: invocation.argument("FINGERPRINT") ?? "", actor: invocation.actor, now: .now())
+        if invocation.json { try invocation.output.json(secret); return 0 }
+        invocation.output.line("no longer tracking the secret for \(secret.clientID) (key \(secret.keyID), expires \(secret.expiresAt.iso8601))")
         return 0
     }
 

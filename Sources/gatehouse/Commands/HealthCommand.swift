@@ -47,6 +47,11 @@ enum HealthCommand {
             // The checks cannot run at all: UNKNOWN, as a check plugin reports it.
             invocation.output.error("gatehouse: \(error)")
             if invocation.json { try invocation.output.json(["status": "unknown", "error": error.message]) }
+            // The textfile still says so, or alerting would only notice hours later that it went stale.
+            if let path = invocation.value("prometheus") {
+                let report = HealthReport.unknown(HealthCheck(id: "store.open", status: .unknown, summary: error.message, action: error.fix), at: .now())
+                try? PrometheusTextfile.write(report, to: path)
+            }
             return HealthStatus.unknown.exitCode
         }
         let runner = HealthRunner()
