@@ -94,6 +94,27 @@ final class HealthCLITests: XCTestCase {
         XCTAssertTrue(stale.stdout.contains("[warning] health.last_run"), stale.stdout)
     }
 
+    func testRecentUnprovisionedSignupsAndDanglingAccountsWarn() throws {
+        // A signup from an hour ago whose sync row is missing: provisioning is broken now.
+        _ = try sqlite3(store, """
+            UPDATE user SET createdAt = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 hour') WHERE id = (SELECT substr(sub, 13) FROM users LIMIT 1);
+            DELETE FROM workspaces WHERE owner_id = (SELECT id FROM users LIMIT 1);
+            DELETE FROM subscriptions WHERE user_id = (SELECT id FROM users LIMIT 1);
+            DELETE FROM users WHERE id = (SELECT id FROM users LIMIT 1);
+            """)
+        var result = try cli.run(["health", "--store", store])
+        XCTAssertEqual(result.status, 1, result.all)
+        XCTAssertTrue(result.stdout.contains("[warning] accounts.unprovisioned: 1 signup(s) of the last 4w2d have no sync users row"), result.stdout)
+        // An account row whose user is gone (written with foreign keys off, as a buggy import would).
+        _ = try sqlite3(store, """
+            PRAGMA foreign_keys = OFF;
+            INSERT INTO account (id, issuer, accountId, providerId, userId, createdAt, updatedAt)
+            VALUES ('dangling0000000000000000000000001', 'https://accounts.google.com', '1999', 'google', 'nobody', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');
+            """)
+        result = try cli.run(["health", "--store", store])
+        XCTAssertTrue(result.stdout.contains("[warning] accounts.dangling: 1 account row(s) belong to no user"), result.stdout)
+    }
+
     func testBadOptionsAreUsageErrors() throws {
         XCTAssertEqual(try cli.run(["health", "--store", store, "--warn-days", "5", "--crit-days", "10"]).status, 2)
         XCTAssertEqual(try cli.run(["health", "--store", store, "--warn-days", "-1"]).status, 2)

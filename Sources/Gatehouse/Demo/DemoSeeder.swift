@@ -194,7 +194,10 @@ public struct DemoSeeder: Sendable {
             writer.session(user: id, created: start, expires: start.adding(seconds: 7 * 86_400), ip: sessionIP, agent: sessionAgent, random: &random)
         }
         report.sessions += sessions
-        guard random.chance(0.97) else { return } // a few are never provisioned on the sync server
+        // A few older users were never provisioned on the sync server (they signed up before signup was wired to
+        // provisionBetterAuthUser); every recent signup is.
+        let provisioned = random.chance(0.97) || created.milliseconds > anchor.milliseconds - AccountHealthChecks.recentWindow.value * 1000
+        guard provisioned else { return }
         let syncID = writer.syncUser(sub: "better_auth|" + id, created: created.adding(seconds: 2))
         report.syncUsers += 1
         let workspaces = random.chance(0.85) ? 1 + (random.chance(0.15) ? random.below(3) : 0) : 0

@@ -23,6 +23,7 @@ public struct HealthRunner: Sendable {
     /// Every feature's checks, in the order they are reported.
     public static let providers: [HealthCheckProvider] = [
         StoreHealthChecks(),
+        AccountHealthChecks(),
         PolicyHealthChecks(),
         AppleHealthChecks(isAppleLive: { store, now in
             // Enabled on some platform: live, or lapsed because a requirement (such as the key) went away.
