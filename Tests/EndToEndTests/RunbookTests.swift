@@ -150,7 +150,7 @@ final class RunbookTests: XCTestCase {
         for alert in alerts {
             XCTAssertTrue(headings.contains(alert), "health-alerts.md has no section for the alert \(alert)")
         }
-        for family in ["store.integrity", "store.audit_chain", "policy.", "apple.", "gates.", "health.last_run"] {
+        for family in ["store.integrity", "store.audit_chain", "accounts.", "policy.", "apple.", "gates.", "health.last_run"] {
             XCTAssertTrue(headings.contains(family), "health-alerts.md has no section for \(family)")
         }
     }
