@@ -227,9 +227,11 @@ struct Population {
         let s = store.schema, db = store.db
         var population = Population()
         var normalizer = NameNormalizer()
-        var indexByID: [UInt64: Int32] = [:]
+        // Sessions are read on a second connection meanwhile (both cores); its snapshot may be a moment newer,
+        // and a session whose user this scan did not see is skipped, as a session of a missing user always is.
+        let background = SecondConnection(path: store.path) { db in try SessionKeys.read(db, schema: s) }
         let userCount = Int(try db.scalar("SELECT count(*) FROM \(s.user.sql)").int64 ?? 0)
-        indexByID.reserveCapacity(userCount)
+        var indexByID = UserKeyTable(capacity: userCount)
         for array in [\Population.nameKey, \.mailboxKey, \.domainKey] { population[keyPath: array].reserveCapacity(userCount) }
         population.rowids.reserveCapacity(userCount)
         population.created.reserveCapacity(userCount)
@@ -240,33 +242,36 @@ struct Population {
         while try users.step() {
             guard let id = users.value(at: 1).string else { continue }
             let index = Int32(population.rowids.count)
-            indexByID[FNV1a.hash(id)] = index
+            indexByID.set(FNV1a.hash(id), index)
             population.rowids.append(users.value(at: 0).int64 ?? 0)
             let isMerged = !merged.isEmpty && merged.contains(id)
             population.excluded.append(isMerged)
             if isMerged { population.excludedCount += 1 }
             population.nameKey.append(normalizer.key(users.value(at: 2).string ?? ""))
-            let address = EmailAddress(users.value(at: 3).string ?? "")
-            population.relay.append(address.isPrivateRelay)
-            let usable = address.isPresent && !address.isPrivateRelay && address.mailbox.utf8.count >= 3
-            population.mailboxKey.append(usable ? FNV1a.hash(address.mailbox) : 0)
-            population.domainKey.append(usable ? FNV1a.hash(address.domain) : 0)
-            population.created.append(DateEncoding.decode(users.value(at: 4))?.milliseconds ?? unknownTime)
+            let email = EmailKeys(users.value(at: 3).string ?? "")
+            population.relay.append(email.isPrivateRelay)
+            population.mailboxKey.append(email.mailbox)
+            population.domainKey.append(email.domain)
+            population.created.append(createdMilliseconds(users.value(at: 4)))
         }
 
         // Sessions: keys only, then grouped by user (a counting sort).
-        var owner: [Int32] = [], ips: [UInt64] = [], agents: [UInt64] = []
-        let sessions = try db.statement("SELECT \(s.session.col("userId")), \(s.session.col("ipAddress")), \(s.session.col("userAgent")) FROM \(s.session.sql)")
-        try sessions.bind([])
-        defer { sessions.reset() }
-        while try sessions.step() {
-            guard let userID = sessions.value(at: 0).string, let index = indexByID[FNV1a.hash(userID)] else { continue }
-            let ip = sessions.value(at: 1).string ?? "", agent = sessions.value(at: 2).string ?? ""
-            owner.append(index)
-            ips.append(ip.isEmpty ? 0 : FNV1a.hash(ip))
-            agents.append(agent.isEmpty ? 0 : FNV1a.hash(agent))
+        let sessionKeys: SessionKeys
+        do {
+            sessionKeys = try background.wait()
+        } catch {
+            sessionKeys = try SessionKeys.read(db, schema: s) // no second connection (e.g. a read-only folder): one core
         }
-        indexByID = [:]
+        var owner: [Int32] = [], ips: [UInt64] = [], agents: [UInt64] = []
+        owner.reserveCapacity(sessionKeys.owners.count)
+        ips.reserveCapacity(sessionKeys.owners.count)
+        agents.reserveCapacity(sessionKeys.owners.count)
+        for position in sessionKeys.owners.indices {
+            guard let index = indexByID.value(sessionKeys.owners[position]) else { continue }
+            owner.append(index)
+            ips.append(sessionKeys.ips[position])
+            agents.append(sessionKeys.agents[position])
+        }
         var start = [Int32](repeating: 0, count: population.count + 1)
         for index in owner { start[Int(index) + 1] += 1 }
         for index in 0..<population.count { start[index + 1] += start[index] }
@@ -282,6 +287,33 @@ struct Population {
         population.sessionStart = start
         population.groupSize = [Int32](repeating: 1, count: population.count)
         return population
+    }
+
+    /// A creation time in milliseconds (`unknownTime` when unreadable). Better Auth's own form,
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, is read in place; every other form goes through `DateEncoding`.
+    static func createdMilliseconds(_ value: SQLValue) -> Int64 {
+        if case .text(var text) = value, let milliseconds = text.withUTF8(isoMilliseconds) { return milliseconds }
+        return DateEncoding.decode(value)?.milliseconds ?? unknownTime
+    }
+
+    /// Milliseconds of exactly `YYYY-MM-DDTHH:MM:SS.mmmZ`, with the ranges `Timestamp(iso8601:)` accepts; nil otherwise.
+    static func isoMilliseconds(_ utf8: UnsafeBufferPointer<UInt8>) -> Int64? {
+        guard utf8.count == 24, utf8[4] == UInt8(ascii: "-"), utf8[7] == UInt8(ascii: "-"), utf8[10] == UInt8(ascii: "T"),
+              utf8[13] == UInt8(ascii: ":"), utf8[16] == UInt8(ascii: ":"), utf8[19] == UInt8(ascii: "."), utf8[23] == UInt8(ascii: "Z")
+        else { return nil }
+        func number(_ start: Int, _ width: Int) -> Int64? {
+            var value: Int64 = 0
+            for offset in start..<(start + width) {
+                let digit = utf8[offset] &- UInt8(ascii: "0")
+                guard digit < 10 else { return nil }
+                value = value * 10 + Int64(digit)
+            }
+            return value
+        }
+        guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
+              let minute = number(14, 2), let second = number(17, 2), let fraction = number(20, 3),
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+        return Timestamp.days(year: year, month: month, day: day) * 86_400_000 + ((hour * 60 + minute) * 60 + second) * 1000 + fraction
     }
 
     /// Whether users a and b have a session key in common (0 means "none recorded").
@@ -340,9 +372,16 @@ struct PairScorer {
     /// Groups by normalised name; inside a group, pairs created within the window (a sliding window
     /// over the group sorted by time) and pairs sharing a session IP address.
     mutating func scoreNameGroups() {
-        var order = (0..<population.count).filter { population.nameKey[$0] != 0 && !population.excluded[$0] }.map(Int32.init)
         let nameKey = population.nameKey, created = population.created
-        order.sort { (nameKey[Int($0)], created[Int($0)]) < (nameKey[Int($1)], created[Int($1)]) }
+        // Sorting the keys themselves (not indexes into the key arrays) keeps the comparisons in cache.
+        var keyed: [(UInt64, Int64, Int32)] = []
+        keyed.reserveCapacity(population.count)
+        for index in 0..<population.count where nameKey[index] != 0 && !population.excluded[index] {
+            keyed.append((nameKey[index], created[index], Int32(index)))
+        }
+        keyed.sort { $0 < $1 }
+        let order = keyed.map(\.2)
+        keyed = []
         var start = 0
         while start < order.count {
             var end = start + 1
@@ -403,9 +442,14 @@ struct PairScorer {
 
     /// Groups by email mailbox (`ana.costa` at two domains); pairs the name pass already scored are skipped.
     mutating func scoreMailboxGroups() {
-        var order = (0..<population.count).filter { population.mailboxKey[$0] != 0 && !population.excluded[$0] }.map(Int32.init)
         let mailbox = population.mailboxKey
-        order.sort { mailbox[Int($0)] < mailbox[Int($1)] }
+        var keyed: [(UInt64, Int32)] = []
+        for index in 0..<population.count where mailbox[index] != 0 && !population.excluded[index] {
+            keyed.append((mailbox[index], Int32(index)))
+        }
+        keyed.sort { $0 < $1 }
+        let order = keyed.map(\.1)
+        keyed = []
         var start = 0
         while start < order.count {
             var end = start + 1
