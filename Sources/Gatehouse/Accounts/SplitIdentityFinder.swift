@@ -194,14 +194,14 @@ public struct SplitIdentityFinder {
 }
 
 /// A pair that reached the minimum score, by population index.
-struct ScoredPair {
+struct ScoredPair: Sendable {
     let first: Int32
     let second: Int32
     let points: Int
 }
 
 /// Every user reduced to a few 64-bit keys, plus each user's session IP and user-agent keys.
-struct Population {
+struct Population: Sendable {
     var rowids: [Int64] = []
     var nameKey: [UInt64] = []
     var created: [Int64] = []
@@ -316,8 +316,15 @@ struct Population {
         return Timestamp.days(year: year, month: month, day: day) * 86_400_000 + ((hour * 60 + minute) * 60 + second) * 1000 + fraction
     }
 
-    /// Whether users a and b have a session key in common (0 means "none recorded").
-    func share(_ keys: [UInt64], _ a: Int, _ b: Int) -> Bool {
+    /// Whether users a and b have a session IP address in common.
+    func shareIP(_ a: Int, _ b: Int) -> Bool { sessionStart.withUnsafeBufferPointer { start in ipKeys.withUnsafeBufferPointer { Self.share($0, start, a, b) } } }
+
+    /// Whether users a and b have a session user agent in common.
+    func shareAgent(_ a: Int, _ b: Int) -> Bool { sessionStart.withUnsafeBufferPointer { start in agentKeys.withUnsafeBufferPointer { Self.share($0, start, a, b) } } }
+
+    /// Whether users a and b have a session key in common (0 means "none recorded"), among their first 64 sessions.
+    /// Called for every scored pair (tens of millions): it reads the arrays in place, without retaining them.
+    private static func share(_ keys: UnsafeBufferPointer<UInt64>, _ sessionStart: UnsafeBufferPointer<Int32>, _ a: Int, _ b: Int) -> Bool {
         let aStart = Int(sessionStart[a]), aEnd = min(Int(sessionStart[a + 1]), aStart + 64)
         let bStart = Int(sessionStart[b]), bEnd = min(Int(sessionStart[b + 1]), bStart + 64)
         guard aStart < aEnd, bStart < bEnd else { return false }
@@ -359,9 +366,9 @@ struct PairScorer {
         }
         // The session checks cost the most: skip them when they cannot lift the pair over the threshold.
         if points + SplitIdentityFinder.Points.sharedIP + SplitIdentityFinder.Points.sharedUserAgent < minPoints { return }
-        if population.share(population.ipKeys, a, b) { points += SplitIdentityFinder.Points.sharedIP }
+        if population.shareIP(a, b) { points += SplitIdentityFinder.Points.sharedIP }
         // Once the pair is kept, the user agent is checked too, so that its rank matches its explained score.
-        if points + SplitIdentityFinder.Points.sharedUserAgent >= minPoints, population.share(population.agentKeys, a, b) {
+        if points + SplitIdentityFinder.Points.sharedUserAgent >= minPoints, population.shareAgent(a, b) {
             points += SplitIdentityFinder.Points.sharedUserAgent
         }
         if points >= minPoints {
@@ -382,18 +389,31 @@ struct PairScorer {
         keyed.sort { $0 < $1 }
         let order = keyed.map(\.2)
         keyed = []
+        var groups: [Range<Int>] = []
         var start = 0
         while start < order.count {
             var end = start + 1
             while end < order.count && nameKey[Int(order[end])] == nameKey[Int(order[start])] { end += 1 }
             if end - start >= 2 {
-                nameGroups += 1
-                let group = order[start..<end].map(Int.init)
-                for member in group { population.groupSize[member] = Int32(group.count) }
-                scoreGroup(group)
+                groups.append(start..<end)
+                for member in order[start..<end] { population.groupSize[Int(member)] = Int32(end - start) }
             }
             start = end
         }
+        nameGroups = groups.count
+        // Groups are independent: every other one is scored on the second core, by a scorer of its own that
+        // shares the (no longer changing) population. The pairs are sorted by score later, so the order in
+        // which the two halves are found does not show.
+        let population = self.population, minPoints = self.minPoints, groupRanges = groups
+        let odd = BackgroundJob { () -> ([ScoredPair], Int) in
+            var scorer = PairScorer(population: population, minPoints: minPoints)
+            for k in stride(from: 1, to: groupRanges.count, by: 2) { scorer.scoreGroup(order[groupRanges[k]].map(Int.init)) }
+            return (scorer.found, scorer.pairsScored)
+        }
+        for k in stride(from: 0, to: groups.count, by: 2) { scoreGroup(order[groups[k]].map(Int.init)) }
+        let (found, scored) = odd.wait()
+        self.found += found
+        pairsScored += scored
     }
 
     private mutating func scoreGroup(_ group: [Int]) {
@@ -461,7 +481,7 @@ struct PairScorer {
                         guard population.domainKey[a] != population.domainKey[b] else { continue }
                         let sameName = population.nameKey[a] != 0 && population.nameKey[a] == population.nameKey[b]
                         let scoredByName = population.groupSize[a] <= Int32(SplitIdentityFinder.Points.uncommonNameLimit)
-                            || population.close(a, b) || population.share(population.ipKeys, a, b)
+                            || population.close(a, b) || population.shareIP(a, b)
                         if sameName && scoredByName { continue }
                         score(a, b)
                     }
