@@ -160,4 +160,28 @@ final class SplitIdentityKeyTests: XCTestCase {
             }
         }
     }
+
+    func testCreationTimesReadInPlaceMatchDateEncoding() {
+        let values: [SQLValue] = [.text("2026-11-30T03:48:03.123Z"), .text("1999-02-28T23:59:60.999Z"), .text("2026-13-01T00:00:00.000Z"),
+                                  .text("2026-11-30T24:00:00.000Z"), .text("2026-11-30 03:48:03.123Z"), .text("2026-11-30T03:48:03Z"),
+                                  .text("2026-11-30T03:48:03.12Z"), .text("0001-01-01T00:00:00.000Z"), .text("+026-11-30T03:48:03.123Z"),
+                                  .text("1764474483123"), .integer(1_764_474_483), .integer(1_764_474_483_123), .null, .text("")]
+        for value in values {
+            XCTAssertEqual(Population.createdMilliseconds(value), DateEncoding.decode(value)?.milliseconds ?? Population.unknownTime, "\(value)")
+        }
+    }
+
+    func testUserKeyTableBehavesLikeADictionary() {
+        var table = UserKeyTable(capacity: 4) // grows past its capacity
+        var dictionary: [UInt64: Int32] = [:]
+        for n in 0..<1000 {
+            let key = FNV1a.hash("user-\(n % 700)")
+            table.set(key, Int32(n))
+            dictionary[key] = Int32(n)
+        }
+        for n in 0..<800 {
+            let key = FNV1a.hash("user-\(n)")
+            XCTAssertEqual(table.value(key), dictionary[key], "user-\(n)")
+        }
+    }
 }
