@@ -85,7 +85,7 @@ timed() {
     echo "$(( (end - start) / 1000000 )) $rss"
 }
 # stats: reads "ms kb" lines; prints "median_ms min_ms max_ms max_kb".
-stats() { sort -n | awk '{ ms[NR] = $1; if ($2 > kb) kb = $2 } END { printf "%d %d %d %d", ms[int((NR + 1) / 2)], ms[1], ms[NR], kb }'; }
+stats() { sort -n | awk '{ ms[NR] = $1; if ($2 > kb) kb = $2 } END { printf "%d %d %d %d\n", ms[int((NR + 1) / 2)], ms[1], ms[NR], kb }'; }
 
 # users duplicates: wall time and peak resident memory.
 for _ in $(seq "$HEAVY"); do timed "$BIN" users duplicates --json; done > "$DIR/dup.runs"
@@ -128,7 +128,7 @@ OLD_RUNS=$RUNS; RUNS=1
 antijoin_ms=$(median_ms "$SQL" -readonly "$STORE" ".read $DIR/check-antijoin.sql")
 except_ms=$(median_ms "$SQL" -readonly "$STORE" ".read $DIR/check-except.sql")
 RUNS=$OLD_RUNS
-emit accounts_check_ms "$check_ms" ms 5000 "seven integrity checks in one snapshot; median of $HEAVY (range $check_min-$check_max)"
-emit accounts_check_sqlite3_antijoin_ms "$antijoin_ms" ms - "sqlite3 CLI: the checks as per-row anti-joins (the old plan); counts only (EXCEPT counts distinct keys)"
-emit accounts_check_sqlite3_except_ms "$except_ms" ms - "sqlite3 CLI: the link checks as EXCEPT"
+emit accounts_check_ms "$check_ms" ms 5000 "seven integrity checks (merge walks; sessions on a second connection); median of $HEAVY (range $check_min-$check_max)"
+emit accounts_check_sqlite3_antijoin_ms "$antijoin_ms" ms - "sqlite3 CLI: the seven checks as per-row anti-joins (the old plan), counts only"
+emit accounts_check_sqlite3_except_ms "$except_ms" ms - "sqlite3 CLI: the link checks as EXCEPT (counts distinct keys)"
 emit accounts_check_ratio "$(ratio "$check_ms" "$antijoin_ms")" x - "gatehouse / sqlite3 anti-joins"
