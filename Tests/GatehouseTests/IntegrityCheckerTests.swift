@@ -77,3 +77,79 @@ final class IntegrityCheckerTests: XCTestCase {
         }
     }
 }
+
+/// The sorted merge behind `accounts check` agrees with the SQL anti-joins it replaces.
+final class IntegrityMergeScanTests: XCTestCase {
+    var scratch: Scratch!
+    override func setUpWithError() throws { scratch = try Scratch() }
+
+    /// Every finding with all its rows as samples, samples sorted: comparable across scan orders.
+    func everything(_ store: Store, merge: Bool) throws -> [String: [String]] {
+        var checker = IntegrityChecker(store: store)
+        checker.sampleLimit = 10_000
+        checker.usesMergeScan = merge
+        let report = try checker.run()
+        return Dictionary(uniqueKeysWithValues: report.findings.map { ("\($0.code) ×\($0.count)", $0.samples.sorted()) })
+    }
+
+    /// Problems spread through the id order: before the first user, between users, after the last, and
+    /// ids that share a prefix (`u1`, `u10`), so that the merge must compare bytes, not lengths.
+    func brokenStore() throws -> Store {
+        let (store, _) = try Store.initialize(path: scratch.path("interleaved.sqlite"), actor: tester)
+        let db = store.db
+        let now = "2026-01-01T00:00:00.000Z"
+        try db.execute("PRAGMA foreign_keys = OFF")
+        let users = ["u1", "u10", "u100", "u2", "u3", "u5", "u50", "u9", "é-user", "Z"]
+        for id in users {
+            try db.execute(#"INSERT INTO "user" (id, name, email, emailVerified, createdAt, updatedAt) VALUES (?, ?, ?, 1, ?, ?)"#, [id, id, "\(id)@example.com", now, now])
+        }
+        let accountOwners = ["0-ghost", "u1", "u1", "u100", "u11", "u3", "u4", "u50", "u50", "u6", "é-user", "zz-ghost", "zz-ghost"]
+        for (n, owner) in accountOwners.enumerated() {
+            try db.execute(#"INSERT INTO account (id, issuer, accountId, providerId, userId, createdAt, updatedAt) VALUES (?, 'https://accounts.google.com', ?, 'google', ?, ?, ?)"#,
+                           ["a\(n)", "g\(n)", owner, now, now])
+        }
+        let sessionOwners = ["", "u1", "u1", "u12", "u2", "u7", "u9", "é-user", "é", "zzz"]
+        for (n, owner) in sessionOwners.enumerated() {
+            try db.execute(#"INSERT INTO session (id, expiresAt, token, createdAt, updatedAt, userId) VALUES (?, ?, ?, ?, ?, ?)"#, ["s\(n)", now, "t\(n)", now, now, owner])
+        }
+        let subs = ["auth0|x", "better_auth", "better_auth|", "better_auth|0", "better_auth|u1", "better_auth|u10", "better_auth|u1000",
+                    "better_auth|u3", "better_auth|u4", "better_auth|é-user", "better_auth|Z", "better_auth}", "zzz"]
+        for sub in subs { try db.execute("INSERT INTO users (sub, created_at) VALUES (?, ?)", [sub, now]) }
+        try db.execute("PRAGMA foreign_keys = ON")
+        return store
+    }
+
+    func testTheMergeAgreesWithTheAntiJoins() throws {
+        let store = try brokenStore()
+        let merged = try everything(store, merge: true), joined = try everything(store, merge: false)
+        XCTAssertEqual(merged, joined)
+        let counts = Dictionary(uniqueKeysWithValues: try IntegrityChecker(store: store).run().findings.map { ($0.code, $0.count) })
+        XCTAssertEqual(counts, ["account_user_missing": 6, "user_without_accounts": 5, "sync_sub_malformed": 5, "sync_sub_user_missing": 3,
+                                "user_unprovisioned": 5, "duplicate_provider_account": 0, "session_user_missing": 5])
+    }
+
+    func testAKeyThatIsNotTextFallsBackToTheAntiJoins() throws {
+        let store = try brokenStore()
+        try store.db.execute("PRAGMA foreign_keys = OFF")
+        try store.db.execute(#"INSERT INTO session (id, expiresAt, token, createdAt, updatedAt, userId) VALUES ('blob', 'x', 'tb', 'x', 'x', X'7531')"#)
+        let scan = IntegrityMergeScan(db: store.db, schema: store.schema, sampleLimit: 5)
+        XCTAssertThrowsError(try scan.sessions()) { error in
+            XCTAssertTrue(error is IndexOrderUnavailable, "\(error)")
+        }
+        XCTAssertEqual(try scan.accountsAndSubs(withSync: true)["account_user_missing"]?.count, 6)
+        let merged = try everything(store, merge: true), joined = try everything(store, merge: false)
+        XCTAssertEqual(merged, joined)
+        XCTAssertNotNil(merged.keys.first { $0 == "session_user_missing ×6" })
+    }
+
+    func testByteOrderIsSQLiteBinaryCollation() {
+        XCTAssertLessThan(ByteOrder.compare("u1", "u10"), 0)
+        XCTAssertLessThan(ByteOrder.compare("Z", "a"), 0)
+        XCTAssertLessThan(ByteOrder.compare("z", "é"), 0)
+        XCTAssertEqual(ByteOrder.compare("better_auth|u1", from: 12, "u1"), 0)
+        XCTAssertGreaterThan(ByteOrder.compare("better_auth|u10", from: 12, "u1"), 0)
+        XCTAssertEqual(ByteOrder.compare("", ""), 0)
+        // Swift's String order treats canonically equivalent text as equal; SQLite (and the merge) does not.
+        XCTAssertNotEqual(ByteOrder.compare("e\u{301}", "\u{e9}"), 0)
+    }
+}

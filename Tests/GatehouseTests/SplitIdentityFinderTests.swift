@@ -127,3 +127,61 @@ final class SplitIdentityFinderTests: XCTestCase {
         XCTAssertEqual(after.candidates.count, before.candidates.count - before.candidates.filter { [$0.earlier.id, $0.later.id].contains(pair.later.id) }.count)
     }
 }
+
+/// The ASCII fast paths of the duplicates scan give exactly the keys of the general path.
+final class SplitIdentityKeyTests: XCTestCase {
+    func testASCIINameKeysMatchTheGeneralNormalizer() {
+        let names = ["", " ", "Ana Costa", "  ana   COSTA ", "O'Brien-Smith", "o`brien smith", "J.R.R. Tolkien", "a%_b", "x,y", "\t\nTab\u{7f}",
+                     "---", "'", "A1 b2", "Zoë", "José  O'Brien-García"]
+        for name in names {
+            var normalizer = NameNormalizer()
+            let general = normalizer.bytes(name)
+            let expected: UInt64 = general.isEmpty ? 0 : FNV1a.hash(general)
+            if name.utf8.allSatisfy({ $0 < 0x80 }) {
+                XCTAssertEqual(NameNormalizer.asciiKey(name), expected, name)
+            } else {
+                XCTAssertNil(NameNormalizer.asciiKey(name), name)
+            }
+            XCTAssertEqual(normalizer.key(name), expected, name)
+        }
+    }
+
+    func testASCIIEmailKeysMatchEmailAddress() {
+        let emails = ["", "@", "a@", "@b.com", "ana.costa@gmail.com", "Ana.Costa+news@Gmail.COM", "+tag@x.com", "ab@x.com", "abc@x.com",
+                      "x@y@z.com", "abc123@PrivateRelay.AppleID.com", "abc@private.icloud.com", "abc@icloud.com", "no-at-sign",
+                      "anna+@x.org", "José@exemple.fr", "user@exämple.de"]
+        for email in emails {
+            let expected = EmailKeys(address: EmailAddress(email))
+            XCTAssertEqual(EmailKeys(email), expected, email)
+            if email.utf8.allSatisfy({ $0 < 0x80 }) {
+                XCTAssertEqual(EmailKeys.ascii(email), expected, email)
+            } else {
+                XCTAssertNil(EmailKeys.ascii(email), email)
+            }
+        }
+    }
+
+    func testCreationTimesReadInPlaceMatchDateEncoding() {
+        let values: [SQLValue] = [.text("2026-11-30T03:48:03.123Z"), .text("1999-02-28T23:59:60.999Z"), .text("2026-13-01T00:00:00.000Z"),
+                                  .text("2026-11-30T24:00:00.000Z"), .text("2026-11-30 03:48:03.123Z"), .text("2026-11-30T03:48:03Z"),
+                                  .text("2026-11-30T03:48:03.12Z"), .text("0001-01-01T00:00:00.000Z"), .text("+026-11-30T03:48:03.123Z"),
+                                  .text("1764474483123"), .integer(1_764_474_483), .integer(1_764_474_483_123), .null, .text("")]
+        for value in values {
+            XCTAssertEqual(Population.createdMilliseconds(value), DateEncoding.decode(value)?.milliseconds ?? Population.unknownTime, "\(value)")
+        }
+    }
+
+    func testUserKeyTableBehavesLikeADictionary() {
+        var table = UserKeyTable(capacity: 4) // grows past its capacity
+        var dictionary: [UInt64: Int32] = [:]
+        for n in 0..<1000 {
+            let key = FNV1a.hash("user-\(n % 700)")
+            table.set(key, Int32(n))
+            dictionary[key] = Int32(n)
+        }
+        for n in 0..<800 {
+            let key = FNV1a.hash("user-\(n)")
+            XCTAssertEqual(table.value(key), dictionary[key], "user-\(n)")
+        }
+    }
+}

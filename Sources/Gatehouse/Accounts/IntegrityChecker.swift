@@ -29,11 +29,18 @@ public struct IntegrityReport: Sendable, Codable, Equatable {
 }
 
 /// Finds rows that break the links between Better Auth's tables and the sync server's: the service
-/// behind `accounts check`. Each check is one indexed anti-join over the store, all in one snapshot.
+/// behind `accounts check`.
+///
+/// The link checks walk `user.id`, `account.userId`, `session.userId` and `users.sub` in index order and
+/// compare the sorted streams (`IntegrityMergeScan`), instead of probing one index per row, the sessions on a
+/// second connection in parallel; where a column does not come back in byte order (or holds non-text keys)
+/// its checks run as SQL anti-joins.
 public struct IntegrityChecker {
     public let store: Store
     /// Samples kept per finding.
     public var sampleLimit = 5
+    /// Whether the link checks may use the sorted merge (`IntegrityMergeScan`); off, every check is its SQL anti-join.
+    var usesMergeScan = true
 
     public init(store: Store) { self.store = store }
 
@@ -44,7 +51,7 @@ public struct IntegrityChecker {
         let fix: String
         let needsSync: Bool
         let sql: String
-        let describe: (Row) throws -> String
+        let describe: ([SQLValue]) throws -> String
     }
 
     /// Runs every check.
@@ -55,7 +62,7 @@ public struct IntegrityChecker {
         let prefixLength = SyncSub.prefix.utf8.count
         // Each scan selects only indexed columns (ids, rowids), so SQLite walks covering indexes instead of
         // reading every row of the wide tables; samples are then looked up by key, five at most.
-        func userSample(_ row: Row) throws -> String {
+        func userSample(_ row: [SQLValue]) throws -> String {
             let id = row[0].string ?? "?"
             let email = try db.scalar("SELECT \(user.col("email")) FROM \(user.sql) WHERE \(user.col("id")) = ?", [id]).string ?? ""
             return "user \(id) <\(email)>"
@@ -100,24 +107,43 @@ public struct IntegrityChecker {
                   }),
         ]
         return try Store.withStoreErrors(store.path) {
-            // A larger page cache for the scans: the probed indexes then stay in memory.
             let previousCache = try db.scalar("PRAGMA cache_size").int64 ?? -2000
-            try db.execute("PRAGMA cache_size = -131072")
             defer { try? db.execute("PRAGMA cache_size = \(previousCache)") }
             return try db.read {
                 let hasSync = try db.tableExists("users")
+                // A column not in byte order (IndexOrderUnavailable) leaves its checks to the anti-joins below:
+                // the same answers, slower.
+                var tallies: [String: IntegrityTally] = [:]
+                if usesMergeScan {
+                    let limit = sampleLimit
+                    // The sessions walk runs on a second connection (the other core) while this one walks accounts
+                    // and subs. Its snapshot is taken at the same moment; each check reads one snapshot throughout.
+                    let sessionWalk = SecondConnection(path: store.path) { db in
+                        try IntegrityMergeScan(db: db, schema: s, sampleLimit: limit).sessions()
+                    }
+                    let scan = IntegrityMergeScan(db: db, schema: s, sampleLimit: sampleLimit)
+                    do { tallies.merge(try scan.accountsAndSubs(withSync: hasSync)) { $1 } } catch is IndexOrderUnavailable {}
+                    do {
+                        tallies.merge(try sessionWalk.wait()) { $1 }
+                    } catch is IndexOrderUnavailable {
+                    } catch {
+                        // No second connection (a read-only folder without the WAL index, say): walk here.
+                        do { tallies.merge(try scan.sessions()) { $1 } } catch is IndexOrderUnavailable {}
+                    }
+                }
                 var findings: [IntegrityFinding] = []
                 var skipped: [String] = []
                 for check in checks {
                     if check.needsSync && !hasSync { skipped.append(check.code); continue }
-                    var count = 0
-                    var samples: [String] = []
-                    try db.forEach(check.sql) { row in
-                        count += 1
-                        if samples.count < sampleLimit { samples.append(try check.describe(row)) }
+                    var tally = tallies[check.code] ?? IntegrityTally(limit: sampleLimit)
+                    if tallies[check.code] == nil {
+                        // An anti-join probes an index per row: a larger page cache keeps the probed index in memory.
+                        // (The merge walks read each page once and need none.)
+                        if check.code != "duplicate_provider_account" { try db.execute("PRAGMA cache_size = -131072") }
+                        try db.forEach(check.sql) { tally.add($0.values) }
                     }
-                    findings.append(IntegrityFinding(code: check.code, severity: check.severity, title: check.title, count: count,
-                                                     samples: samples, fix: check.fix))
+                    findings.append(IntegrityFinding(code: check.code, severity: check.severity, title: check.title, count: tally.count,
+                                                     samples: try tally.samples.map(check.describe), fix: check.fix))
                 }
                 let missing = try AccountIndexes.missing(db, schema: s).map(\.name)
                 return IntegrityReport(checkedAt: now, schema: s.shape, findings: findings, skipped: skipped, missingIndexes: missing)

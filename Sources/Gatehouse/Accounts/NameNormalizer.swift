@@ -20,8 +20,35 @@ public struct NameNormalizer {
 
     /// A 64-bit key of the normalized name; 0 when the name has no letters or digits (no evidence).
     public mutating func key(_ name: String) -> UInt64 {
+        if let key = Self.asciiKey(name) { return key }
         let normalized = bytes(name)
         return normalized.isEmpty ? 0 : FNV1a.hash(normalized)
+    }
+
+    /// `key` for an all-ASCII name, hashed as it is normalized (no array, no Unicode lookups); nil when the
+    /// name has a non-ASCII byte and needs the full path. The rules are the ASCII branch of `bytes`.
+    static func asciiKey(_ name: String) -> UInt64? {
+        var name = name
+        return name.withUTF8 { utf8 -> UInt64? in
+            var hash = FNV1a.offsetBasis
+            var empty = true, pendingSpace = false
+            for byte in utf8 {
+                let out: UInt8
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): out = byte
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"): out = byte + 32
+                case UInt8(ascii: "'"), UInt8(ascii: "`"): continue
+                case 0...0x20, UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: ","), 0x7F: pendingSpace = true; continue
+                case 0x80...: return nil
+                default: out = byte
+                }
+                if pendingSpace && !empty { hash = (hash ^ 0x20) &* FNV1a.prime }
+                pendingSpace = false
+                empty = false
+                hash = (hash ^ UInt64(out)) &* FNV1a.prime
+            }
+            return empty ? 0 : (hash == 0 ? 1 : hash)
+        }
     }
 
     /// The normalized name as UTF-8 bytes.
@@ -68,11 +95,14 @@ public struct NameNormalizer {
 
 /// FNV-1a, 64 bits: a fast, stable hash for grouping keys (not for anything secret).
 enum FNV1a {
+    static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
+    static let prime: UInt64 = 0x0000_0100_0000_01b3
+
     static func hash<Bytes: Sequence>(_ bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var hash = offsetBasis
         for byte in bytes {
             hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
+            hash = hash &* prime
         }
         return hash == 0 ? 1 : hash
     }

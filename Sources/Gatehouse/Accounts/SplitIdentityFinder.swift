@@ -194,14 +194,14 @@ public struct SplitIdentityFinder {
 }
 
 /// A pair that reached the minimum score, by population index.
-struct ScoredPair {
+struct ScoredPair: Sendable {
     let first: Int32
     let second: Int32
     let points: Int
 }
 
 /// Every user reduced to a few 64-bit keys, plus each user's session IP and user-agent keys.
-struct Population {
+struct Population: Sendable {
     var rowids: [Int64] = []
     var nameKey: [UInt64] = []
     var created: [Int64] = []
@@ -227,9 +227,11 @@ struct Population {
         let s = store.schema, db = store.db
         var population = Population()
         var normalizer = NameNormalizer()
-        var indexByID: [UInt64: Int32] = [:]
+        // Sessions are read on a second connection meanwhile (both cores); its snapshot may be a moment newer,
+        // and a session whose user this scan did not see is skipped, as a session of a missing user always is.
+        let background = SecondConnection(path: store.path) { db in try SessionKeys.read(db, schema: s) }
         let userCount = Int(try db.scalar("SELECT count(*) FROM \(s.user.sql)").int64 ?? 0)
-        indexByID.reserveCapacity(userCount)
+        var indexByID = UserKeyTable(capacity: userCount)
         for array in [\Population.nameKey, \.mailboxKey, \.domainKey] { population[keyPath: array].reserveCapacity(userCount) }
         population.rowids.reserveCapacity(userCount)
         population.created.reserveCapacity(userCount)
@@ -240,33 +242,36 @@ struct Population {
         while try users.step() {
             guard let id = users.value(at: 1).string else { continue }
             let index = Int32(population.rowids.count)
-            indexByID[FNV1a.hash(id)] = index
+            indexByID.set(FNV1a.hash(id), index)
             population.rowids.append(users.value(at: 0).int64 ?? 0)
             let isMerged = !merged.isEmpty && merged.contains(id)
             population.excluded.append(isMerged)
             if isMerged { population.excludedCount += 1 }
             population.nameKey.append(normalizer.key(users.value(at: 2).string ?? ""))
-            let address = EmailAddress(users.value(at: 3).string ?? "")
-            population.relay.append(address.isPrivateRelay)
-            let usable = address.isPresent && !address.isPrivateRelay && address.mailbox.utf8.count >= 3
-            population.mailboxKey.append(usable ? FNV1a.hash(address.mailbox) : 0)
-            population.domainKey.append(usable ? FNV1a.hash(address.domain) : 0)
-            population.created.append(DateEncoding.decode(users.value(at: 4))?.milliseconds ?? unknownTime)
+            let email = EmailKeys(users.value(at: 3).string ?? "")
+            population.relay.append(email.isPrivateRelay)
+            population.mailboxKey.append(email.mailbox)
+            population.domainKey.append(email.domain)
+            population.created.append(createdMilliseconds(users.value(at: 4)))
         }
 
         // Sessions: keys only, then grouped by user (a counting sort).
-        var owner: [Int32] = [], ips: [UInt64] = [], agents: [UInt64] = []
-        let sessions = try db.statement("SELECT \(s.session.col("userId")), \(s.session.col("ipAddress")), \(s.session.col("userAgent")) FROM \(s.session.sql)")
-        try sessions.bind([])
-        defer { sessions.reset() }
-        while try sessions.step() {
-            guard let userID = sessions.value(at: 0).string, let index = indexByID[FNV1a.hash(userID)] else { continue }
-            let ip = sessions.value(at: 1).string ?? "", agent = sessions.value(at: 2).string ?? ""
-            owner.append(index)
-            ips.append(ip.isEmpty ? 0 : FNV1a.hash(ip))
-            agents.append(agent.isEmpty ? 0 : FNV1a.hash(agent))
+        let sessionKeys: SessionKeys
+        do {
+            sessionKeys = try background.wait()
+        } catch {
+            sessionKeys = try SessionKeys.read(db, schema: s) // no second connection (e.g. a read-only folder): one core
         }
-        indexByID = [:]
+        var owner: [Int32] = [], ips: [UInt64] = [], agents: [UInt64] = []
+        owner.reserveCapacity(sessionKeys.owners.count)
+        ips.reserveCapacity(sessionKeys.owners.count)
+        agents.reserveCapacity(sessionKeys.owners.count)
+        for position in sessionKeys.owners.indices {
+            guard let index = indexByID.value(sessionKeys.owners[position]) else { continue }
+            owner.append(index)
+            ips.append(sessionKeys.ips[position])
+            agents.append(sessionKeys.agents[position])
+        }
         var start = [Int32](repeating: 0, count: population.count + 1)
         for index in owner { start[Int(index) + 1] += 1 }
         for index in 0..<population.count { start[index + 1] += start[index] }
@@ -284,8 +289,42 @@ struct Population {
         return population
     }
 
-    /// Whether users a and b have a session key in common (0 means "none recorded").
-    func share(_ keys: [UInt64], _ a: Int, _ b: Int) -> Bool {
+    /// A creation time in milliseconds (`unknownTime` when unreadable). Better Auth's own form,
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, is read in place; every other form goes through `DateEncoding`.
+    static func createdMilliseconds(_ value: SQLValue) -> Int64 {
+        if case .text(var text) = value, let milliseconds = text.withUTF8(isoMilliseconds) { return milliseconds }
+        return DateEncoding.decode(value)?.milliseconds ?? unknownTime
+    }
+
+    /// Milliseconds of exactly `YYYY-MM-DDTHH:MM:SS.mmmZ`, with the ranges `Timestamp(iso8601:)` accepts; nil otherwise.
+    static func isoMilliseconds(_ utf8: UnsafeBufferPointer<UInt8>) -> Int64? {
+        guard utf8.count == 24, utf8[4] == UInt8(ascii: "-"), utf8[7] == UInt8(ascii: "-"), utf8[10] == UInt8(ascii: "T"),
+              utf8[13] == UInt8(ascii: ":"), utf8[16] == UInt8(ascii: ":"), utf8[19] == UInt8(ascii: "."), utf8[23] == UInt8(ascii: "Z")
+        else { return nil }
+        func number(_ start: Int, _ width: Int) -> Int64? {
+            var value: Int64 = 0
+            for offset in start..<(start + width) {
+                let digit = utf8[offset] &- UInt8(ascii: "0")
+                guard digit < 10 else { return nil }
+                value = value * 10 + Int64(digit)
+            }
+            return value
+        }
+        guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
+              let minute = number(14, 2), let second = number(17, 2), let fraction = number(20, 3),
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+        return Timestamp.days(year: year, month: month, day: day) * 86_400_000 + ((hour * 60 + minute) * 60 + second) * 1000 + fraction
+    }
+
+    /// Whether users a and b have a session IP address in common.
+    func shareIP(_ a: Int, _ b: Int) -> Bool { sessionStart.withUnsafeBufferPointer { start in ipKeys.withUnsafeBufferPointer { Self.share($0, start, a, b) } } }
+
+    /// Whether users a and b have a session user agent in common.
+    func shareAgent(_ a: Int, _ b: Int) -> Bool { sessionStart.withUnsafeBufferPointer { start in agentKeys.withUnsafeBufferPointer { Self.share($0, start, a, b) } } }
+
+    /// Whether users a and b have a session key in common (0 means "none recorded"), among their first 64 sessions.
+    /// Called for every scored pair (tens of millions): it reads the arrays in place, without retaining them.
+    private static func share(_ keys: UnsafeBufferPointer<UInt64>, _ sessionStart: UnsafeBufferPointer<Int32>, _ a: Int, _ b: Int) -> Bool {
         let aStart = Int(sessionStart[a]), aEnd = min(Int(sessionStart[a + 1]), aStart + 64)
         let bStart = Int(sessionStart[b]), bEnd = min(Int(sessionStart[b + 1]), bStart + 64)
         guard aStart < aEnd, bStart < bEnd else { return false }
@@ -327,9 +366,9 @@ struct PairScorer {
         }
         // The session checks cost the most: skip them when they cannot lift the pair over the threshold.
         if points + SplitIdentityFinder.Points.sharedIP + SplitIdentityFinder.Points.sharedUserAgent < minPoints { return }
-        if population.share(population.ipKeys, a, b) { points += SplitIdentityFinder.Points.sharedIP }
+        if population.shareIP(a, b) { points += SplitIdentityFinder.Points.sharedIP }
         // Once the pair is kept, the user agent is checked too, so that its rank matches its explained score.
-        if points + SplitIdentityFinder.Points.sharedUserAgent >= minPoints, population.share(population.agentKeys, a, b) {
+        if points + SplitIdentityFinder.Points.sharedUserAgent >= minPoints, population.shareAgent(a, b) {
             points += SplitIdentityFinder.Points.sharedUserAgent
         }
         if points >= minPoints {
@@ -340,21 +379,41 @@ struct PairScorer {
     /// Groups by normalised name; inside a group, pairs created within the window (a sliding window
     /// over the group sorted by time) and pairs sharing a session IP address.
     mutating func scoreNameGroups() {
-        var order = (0..<population.count).filter { population.nameKey[$0] != 0 && !population.excluded[$0] }.map(Int32.init)
         let nameKey = population.nameKey, created = population.created
-        order.sort { (nameKey[Int($0)], created[Int($0)]) < (nameKey[Int($1)], created[Int($1)]) }
+        // Sorting the keys themselves (not indexes into the key arrays) keeps the comparisons in cache.
+        var keyed: [(UInt64, Int64, Int32)] = []
+        keyed.reserveCapacity(population.count)
+        for index in 0..<population.count where nameKey[index] != 0 && !population.excluded[index] {
+            keyed.append((nameKey[index], created[index], Int32(index)))
+        }
+        keyed.sort { $0 < $1 }
+        let order = keyed.map(\.2)
+        keyed = []
+        var groups: [Range<Int>] = []
         var start = 0
         while start < order.count {
             var end = start + 1
             while end < order.count && nameKey[Int(order[end])] == nameKey[Int(order[start])] { end += 1 }
             if end - start >= 2 {
-                nameGroups += 1
-                let group = order[start..<end].map(Int.init)
-                for member in group { population.groupSize[member] = Int32(group.count) }
-                scoreGroup(group)
+                groups.append(start..<end)
+                for member in order[start..<end] { population.groupSize[Int(member)] = Int32(end - start) }
             }
             start = end
         }
+        nameGroups = groups.count
+        // Groups are independent: every other one is scored on the second core, by a scorer of its own that
+        // shares the (no longer changing) population. The pairs are sorted by score later, so the order in
+        // which the two halves are found does not show.
+        let population = self.population, minPoints = self.minPoints, groupRanges = groups
+        let odd = BackgroundJob { () -> ([ScoredPair], Int) in
+            var scorer = PairScorer(population: population, minPoints: minPoints)
+            for k in stride(from: 1, to: groupRanges.count, by: 2) { scorer.scoreGroup(order[groupRanges[k]].map(Int.init)) }
+            return (scorer.found, scorer.pairsScored)
+        }
+        for k in stride(from: 0, to: groups.count, by: 2) { scoreGroup(order[groups[k]].map(Int.init)) }
+        let (found, scored) = odd.wait()
+        self.found += found
+        pairsScored += scored
     }
 
     private mutating func scoreGroup(_ group: [Int]) {
@@ -403,9 +462,14 @@ struct PairScorer {
 
     /// Groups by email mailbox (`ana.costa` at two domains); pairs the name pass already scored are skipped.
     mutating func scoreMailboxGroups() {
-        var order = (0..<population.count).filter { population.mailboxKey[$0] != 0 && !population.excluded[$0] }.map(Int32.init)
         let mailbox = population.mailboxKey
-        order.sort { mailbox[Int($0)] < mailbox[Int($1)] }
+        var keyed: [(UInt64, Int32)] = []
+        for index in 0..<population.count where mailbox[index] != 0 && !population.excluded[index] {
+            keyed.append((mailbox[index], Int32(index)))
+        }
+        keyed.sort { $0 < $1 }
+        let order = keyed.map(\.1)
+        keyed = []
         var start = 0
         while start < order.count {
             var end = start + 1
@@ -417,7 +481,7 @@ struct PairScorer {
                         guard population.domainKey[a] != population.domainKey[b] else { continue }
                         let sameName = population.nameKey[a] != 0 && population.nameKey[a] == population.nameKey[b]
                         let scoredByName = population.groupSize[a] <= Int32(SplitIdentityFinder.Points.uncommonNameLimit)
-                            || population.close(a, b) || population.share(population.ipKeys, a, b)
+                            || population.close(a, b) || population.shareIP(a, b)
                         if sameName && scoredByName { continue }
                         score(a, b)
                     }

@@ -1,0 +1,150 @@
+import Storage
+
+/// How many rows one integrity check found, and the first few of them (as the check's SQL would select them).
+struct IntegrityTally: Sendable {
+    let limit: Int
+    private(set) var count = 0
+    private(set) var samples: [[SQLValue]] = []
+
+    init(limit: Int) { self.limit = limit }
+
+    mutating func add(_ row: @autoclosure () -> [SQLValue]) {
+        count += 1
+        if samples.count < limit { samples.append(row()) }
+    }
+}
+
+/// The link checks of `accounts check` as merges over sorted columns.
+///
+/// `user.id`, `account.userId`, `session.userId` and the sync `users.sub` all have an index, so each can be
+/// read once in order. Walking the user ids and advancing the other cursors alongside finds, in one pass over
+/// each index, every account whose user is missing, every user with no account, and (because `better_auth|`
+/// is a common prefix, the subs that carry it sort like the ids they name) every sync sub naming a missing user
+/// and every unprovisioned user; a second walk of the user ids against `session.userId` finds the sessions of
+/// missing users. The per-row anti-joins this replaces each cost a B-tree probe per row.
+///
+/// Both walks throw `IndexOrderUnavailable` when a column is not in byte order or holds non-text keys; the
+/// caller then runs the SQL anti-joins instead.
+struct IntegrityMergeScan {
+    let db: Database
+    let schema: AuthSchema
+    let sampleLimit: Int
+
+    /// `account_user_missing` and `user_without_accounts`; with the sync table, `sync_sub_malformed`,
+    /// `sync_sub_user_missing` and `user_unprovisioned`.
+    func accountsAndSubs(withSync: Bool) throws -> [String: IntegrityTally] {
+        let user = schema.user, account = schema.account
+        let prefixLength = SyncSub.prefix.utf8.count
+        var accountMissing = IntegrityTally(limit: sampleLimit), withoutAccounts = IntegrityTally(limit: sampleLimit)
+        var malformed = IntegrityTally(limit: sampleLimit), subMissing = IntegrityTally(limit: sampleLimit)
+        var unprovisioned = IntegrityTally(limit: sampleLimit)
+
+        let users = try userIDs()
+        let accounts = try IndexOrderCursor(db, "SELECT \(account.col("userId")), rowid FROM \(account.sql) ORDER BY 1", unique: false)
+        let subs = withSync ? try IndexOrderCursor(db, "SELECT sub, id FROM users ORDER BY 1", unique: true) : nil
+
+        /// Moves `subs` to the next well-formed `better_auth|<id>` sub, counting the malformed ones it passes.
+        func nextWellFormedSub() throws {
+            guard let subs else { return }
+            while !subs.isDone {
+                if subs.isNull { try subs.advance(); continue } // a NULL sub is neither malformed nor provisioned
+                let sub = subs.key!
+                if Self.isWellFormed(sub) { return }
+                malformed.add([subs.extra, .text(sub)])
+                try subs.advance()
+            }
+        }
+
+        try nextWellFormedSub()
+        while !users.isDone {
+            // A NULL primary key (SQLite allows it outside INTEGER PRIMARY KEY) matches nothing, as in SQL.
+            guard let id = users.key else {
+                withoutAccounts.add([.null])
+                if withSync { unprovisioned.add([.null]) }
+                try users.advance()
+                continue
+            }
+            if try !Self.pass(accounts, to: id, missing: &accountMissing) { withoutAccounts.add([.text(id)]) }
+            if let subs {
+                var matched = false
+                while !subs.isDone {
+                    let order = ByteOrder.compare(subs.key!, from: prefixLength, id)
+                    if order > 0 { break }
+                    if order < 0 { subMissing.add([subs.extra, .text(subs.key!)]) } else { matched = true }
+                    try subs.advance()
+                    try nextWellFormedSub()
+                    if matched { break }
+                }
+                if !matched { unprovisioned.add([.text(id)]) }
+            }
+            try users.advance()
+        }
+        _ = try Self.pass(accounts, to: nil, missing: &accountMissing)
+        while let subs, !subs.isDone {
+            subMissing.add([subs.extra, .text(subs.key!)])
+            try subs.advance()
+            try nextWellFormedSub()
+        }
+
+        var tallies = ["account_user_missing": accountMissing, "user_without_accounts": withoutAccounts]
+        if withSync {
+            tallies["sync_sub_malformed"] = malformed
+            tallies["sync_sub_user_missing"] = subMissing
+            tallies["user_unprovisioned"] = unprovisioned
+        }
+        return tallies
+    }
+
+    /// `session_user_missing`.
+    func sessions() throws -> [String: IntegrityTally] {
+        let session = schema.session
+        var sessionMissing = IntegrityTally(limit: sampleLimit)
+        let users = try userIDs()
+        let sessions = try IndexOrderCursor(db, "SELECT \(session.col("userId")), rowid FROM \(session.sql) ORDER BY 1", unique: false)
+        while !users.isDone {
+            if let id = users.key { _ = try Self.pass(sessions, to: id, missing: &sessionMissing) }
+            try users.advance()
+        }
+        _ = try Self.pass(sessions, to: nil, missing: &sessionMissing)
+        return ["session_user_missing": sessionMissing]
+    }
+
+    private func userIDs() throws -> IndexOrderCursor {
+        try IndexOrderCursor(db, "SELECT \(schema.user.col("id")) FROM \(schema.user.sql) ORDER BY 1", unique: true)
+    }
+
+    /// Advances `cursor` (rows of a table pointing at users) past user `id`: rows before it (or NULL) are
+    /// tallied as pointing at a missing user, rows at it are passed; returns whether there were any. A nil `id`
+    /// means past the last user.
+    private static func pass(_ cursor: IndexOrderCursor, to id: String?, missing: inout IntegrityTally) throws -> Bool {
+        while !cursor.isDone {
+            let order = cursor.isNull ? -1 : id.map { ByteOrder.compare(cursor.key!, $0) } ?? -1
+            if order > 0 { return false }
+            if order < 0 {
+                missing.add([cursor.extra, cursor.key.map(SQLValue.text) ?? .null])
+                try cursor.advance()
+                continue
+            }
+            repeat { try cursor.advance() } while !cursor.isDone && cursor.repeatsKey
+            return true
+        }
+        return false
+    }
+
+    /// `better_auth|` followed by at least one character, as the SQL check reads it: `length()` stops at a NUL,
+    /// so a NUL right after the prefix leaves the sub at the prefix's length, which is malformed.
+    static func isWellFormed(_ sub: String) -> Bool {
+        var sub = sub
+        return sub.withUTF8 { bytes in
+            let prefix = SyncSub.prefixBytes
+            guard bytes.count > prefix.count else { return false }
+            for offset in 0..<prefix.count where bytes[offset] != prefix[offset] { return false }
+            return bytes[prefix.count] != 0
+        }
+    }
+}
+
+extension SyncSub {
+    /// `prefix` as UTF-8.
+    static let prefixBytes = Array(prefix.utf8)
+}

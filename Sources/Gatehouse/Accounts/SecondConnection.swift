@@ -1,0 +1,27 @@
+import Storage
+
+/// Work that reads the store on a connection of its own, on another thread, so that a whole-store scan can
+/// use the second core while the calling thread scans something else. The connection is opened, used and
+/// closed on the worker thread (a connection never crosses threads), read-only, inside one read transaction.
+///
+///     let sessions = SecondConnection(path: store.path) { db in try SessionKeys.read(db, schema: schema) }
+///     … // scan something else on the caller's own connection
+///     let keys = try sessions.wait()
+final class SecondConnection<Value: Sendable> {
+    private let job: BackgroundJob<Result<Value, Error>>
+
+    /// Starts `body` at once on another thread.
+    init(path: String, _ body: @escaping @Sendable (Database) throws -> Value) {
+        job = BackgroundJob {
+            Result {
+                let db = try Database(path: path, options: Database.Options(readOnly: true))
+                return try db.read { try body(db) }
+            }
+        }
+    }
+
+    /// What `body` returned or threw, once it has finished.
+    func wait() throws -> Value {
+        try job.wait().get()
+    }
+}
