@@ -33,7 +33,7 @@ struct IntegrityMergeScan {
     /// `account_user_missing` and `user_without_accounts`; with the sync table, `sync_sub_malformed`,
     /// `sync_sub_user_missing` and `user_unprovisioned`.
     func accountsAndSubs(withSync: Bool) throws -> [String: IntegrityTally] {
-        let user = schema.user, account = schema.account
+        let account = schema.account
         let prefixLength = SyncSub.prefix.utf8.count
         var accountMissing = IntegrityTally(limit: sampleLimit), withoutAccounts = IntegrityTally(limit: sampleLimit)
         var malformed = IntegrityTally(limit: sampleLimit), subMissing = IntegrityTally(limit: sampleLimit)
