@@ -62,7 +62,9 @@ public struct Router: Sendable {
             var matched = true
             for (pattern, segment) in zip(route.segments, segments) {
                 if pattern.hasPrefix(":") {
-                    guard let decoded = segment.removingPercentEncoding, !decoded.isEmpty else { matched = false; break }
+                    // Foundation's decoding is costly for a hot route; most ids have nothing to decode.
+                    let decoded = segment.utf8.contains(UInt8(ascii: "%")) ? segment.removingPercentEncoding : segment
+                    guard let decoded, !decoded.isEmpty else { matched = false; break }
                     parameters[String(pattern.dropFirst())] = decoded
                 } else if pattern != segment {
                     matched = false
