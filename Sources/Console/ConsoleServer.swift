@@ -46,6 +46,9 @@ public final class ConsoleServer: Sendable {
     /// What the request handler needs; the guard is set once the port is known.
     final class State: @unchecked Sendable {
         let stores: StorePool
+        /// One store per connection thread, for inline routes: a connection thread must never wait for a
+        /// store that a slow handler on the pool holds.
+        let inlineStores: StorePool
         let files: StaticFiles
         let router: Router
         let logRequests: Bool
@@ -53,8 +56,9 @@ public final class ConsoleServer: Sendable {
         private let lock = NSLock()
         private var guardValue: RequestGuard?
 
-        init(stores: StorePool, files: StaticFiles, router: Router, logRequests: Bool, auth: AuthSettings) {
+        init(stores: StorePool, inlineStores: StorePool, files: StaticFiles, router: Router, logRequests: Bool, auth: AuthSettings) {
             self.stores = stores
+            self.inlineStores = inlineStores
             self.files = files
             self.router = router
             self.logRequests = logRequests
@@ -75,17 +79,25 @@ public final class ConsoleServer: Sendable {
         }
         self.options = options
         let stores = try StorePool(path: options.storePath, configurationPath: options.configurationPath, size: options.threads)
+        // libmicrohttpd's threads only read sockets and answer cheap requests: one per core is enough, and more
+        // would only take turns on the cores. Slow work gets `threads` handler threads of its own.
+        let connectionThreads = max(1, min(options.threads, ProcessInfo.processInfo.activeProcessorCount))
+        let inlineStores = try StorePool(path: options.storePath, configurationPath: options.configurationPath, size: connectionThreads)
         let files: StaticFiles
         do { files = try StaticFiles(directory: options.publicDirectory) } catch {
             throw GatehouseError("cannot read the console's files in \(options.publicDirectory)", fix: "set GATEHOUSE_PUBLIC to the Public/ folder")
         }
         var router = Router()
         APIRoutes.register(on: &router)
-        let state = State(stores: stores, files: files, router: router, logRequests: options.logRequests, auth: options.auth)
+        let state = State(stores: stores, inlineStores: inlineStores, files: files, router: router, logRequests: options.logRequests,
+                          auth: options.auth)
         self.state = state
-        let configuration = HTTPServerConfiguration(address: options.address, port: options.port, threadPoolSize: options.threads,
-                                                    connectionLimit: 512, connectionTimeoutSeconds: 30, maxBodyBytes: 1 << 20)
-        server = HTTPServer(configuration: configuration) { request in ConsoleServer.handle(request, state: state) }
+        let configuration = HTTPServerConfiguration(address: options.address, port: options.port, threadPoolSize: connectionThreads,
+                                                    handlerThreadCount: options.threads, connectionLimit: 512, connectionTimeoutSeconds: 30,
+                                                    maxBodyBytes: 1 << 20, maxHeaderBytes: Self.maxHeaderBytes)
+        server = HTTPServer(configuration: configuration, inline: { request in ConsoleServer.handleInline(request, state: state) }) { request in
+            ConsoleServer.handle(request, state: state)
+        }
     }
 
     /// Starts listening.
@@ -112,6 +124,11 @@ public final class ConsoleServer: Sendable {
         address == "::1" || address == "localhost" || address.hasPrefix("127.")
     }
 
+    /// libmicrohttpd's memory per connection, which bounds a request's headers. It zeroes all of it before each
+    /// request on a kept-alive connection, so a bigger pool costs time on every request: 16 KiB holds the
+    /// console's headers (a bearer token, no cookies) many times over.
+    static let maxHeaderBytes = 16 * 1024
+
     static let securityHeaders: [(String, String)] = [
         ("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'"),
         ("X-Content-Type-Options", "nosniff"),
@@ -119,17 +136,32 @@ public final class ConsoleServer: Sendable {
         ("X-Frame-Options", "DENY"),
     ]
 
+    /// Answers on the connection's thread what never waits: guard refusals, static files, 404/405, a missing
+    /// token, and routes registered `inline`; nil sends the request to the handler pool.
+    static func handleInline(_ request: HTTPRequest, state: State) -> HTTPResponse? {
+        respond(to: request, state: state, inline: true)
+    }
+
+    /// Answers any request; runs on the handler pool.
     static func handle(_ request: HTTPRequest, state: State) -> HTTPResponse {
+        respond(to: request, state: state, inline: false)
+            ?? JSONBody.error(APIError(status: 500, code: "internal", message: "internal error"))
+    }
+
+    /// The response, or nil when `inline` and the request needs the handler pool.
+    private static func respond(to request: HTTPRequest, state: State, inline: Bool) -> HTTPResponse? {
         let started = DispatchTime.now().uptimeNanoseconds
         let requestID = String(started % 0xFFFF_FFFF, radix: 36)
         var response: HTTPResponse
         let isAPI = request.path == "/api" || request.path.hasPrefix("/api/")
-        if let guardValue = state.requestGuard, let error = guardValue.check(request) {
+        let requestGuard = state.requestGuard
+        if let requestGuard, let error = requestGuard.check(request) {
             response = JSONBody.error(error)
-        } else if state.requestGuard == nil {
+        } else if requestGuard == nil {
             response = JSONBody.error(APIError(status: 503, code: "starting", message: "the console is starting"))
         } else if isAPI {
-            response = api(request, requestID: requestID, state: state)
+            guard let answered = api(request, requestID: requestID, state: state, inline: inline) else { return nil }
+            response = answered
         } else if request.method != "GET" && request.method != "HEAD" {
             response = JSONBody.error(APIError(status: 405, code: "method_not_allowed", message: "static files are read-only"))
         } else if let file = state.files.file(for: request.path) {
@@ -148,13 +180,22 @@ public final class ConsoleServer: Sendable {
         return response
     }
 
-    static func api(_ request: HTTPRequest, requestID: String, state: State) -> HTTPResponse {
+    /// The API response, or nil when `inline` and the route must run on the handler pool.
+    static func api(_ request: HTTPRequest, requestID: String, state: State, inline: Bool = false) -> HTTPResponse? {
         switch state.router.match(method: request.method, path: request.path) {
         case .failure(let error):
             return JSONBody.error(error)
         case .success(let (route, parameters)):
+            if inline && !route.inline {
+                // A request without a token is refused the same way wherever it runs; it needs no store.
+                if case .role = route.access, AuthMiddleware.bearerToken(request) == nil {
+                    return JSONBody.error(APIError.unauthenticated(.invalid))
+                }
+                return nil
+            }
             do {
-                let context = RequestContext(request: request, requestID: requestID, parameters: parameters, stores: state.stores,
+                let stores = inline ? state.inlineStores : state.stores
+                let context = RequestContext(request: request, requestID: requestID, parameters: parameters, stores: stores,
                                              auth: state.auth, now: state.auth.clock(), session: nil)
                 return try AuthMiddleware.handle(context, access: route.access) { context in
                     try JSONBody.requireJSONIfPresent(context.request)

@@ -3,9 +3,12 @@ import Foundation
 
 /// A small HTTP/1.1 server over libmicrohttpd: it reads whole requests, calls one handler, sends its response.
 ///
-/// Connections are served by a pool of libmicrohttpd threads and handlers run on a second pool of the same
-/// size, several at once, so a handler must be thread-safe; a slow handler holds only its own handler thread,
-/// never another connection. Bodies over ``HTTPServerConfiguration/maxBodyBytes`` are answered 413,
+/// Connections are served by a pool of libmicrohttpd threads and handlers run on a second pool of threads,
+/// several at once, so a handler must be thread-safe; a slow handler holds only its own handler thread,
+/// never another connection. Handing a request to that pool costs two thread switches, more than a cheap
+/// answer itself: an optional ``InlineHandler`` runs first on the connection's thread and may answer at once
+/// (a static file, a refusal) or return `nil` to send the request on to the pool.
+/// Bodies over ``HTTPServerConfiguration/maxBodyBytes`` are answered 413,
 /// malformed requests 400, both without calling the handler. There is no routing here.
 ///
 /// ```swift
@@ -16,14 +19,21 @@ import Foundation
 /// HTTPServer.waitForTermination()
 /// server.stop()
 /// ```
+///
+/// With a fast path: `HTTPServer(configuration: configuration, inline: { $0.path == "/health" ? .text(200, "ok\n") : nil }) { … }`.
 public final class HTTPServer: @unchecked Sendable {
     /// Turns a request into a response; called concurrently from the server's threads.
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+    /// Answers a request on the libmicrohttpd thread that read it, or returns `nil` to run ``Handler`` on the
+    /// handler pool. It holds up every other connection of that thread while it runs: it must never block
+    /// (no lock held by a handler, no waiting on a pool) and must finish in bounded, short time.
+    public typealias InlineHandler = @Sendable (HTTPRequest) -> HTTPResponse?
 
     /// The configuration the server was created with.
     public let configuration: HTTPServerConfiguration
 
     private let handler: Handler
+    private let inlineHandler: InlineHandler?
     /// The running daemon's context; libmicrohttpd holds it unretained, so it is kept until `MHD_stop_daemon` returns.
     private var context: ServerContext?
     /// Serializes `start()` and `stop()`; held while `MHD_stop_daemon` waits for handlers.
@@ -33,9 +43,11 @@ public final class HTTPServer: @unchecked Sendable {
     private var daemon: OpaquePointer?
     private var boundPort: UInt16 = 0
 
-    /// A server that is not yet listening; call ``start()``.
-    public init(configuration: HTTPServerConfiguration, handler: @escaping Handler) {
+    /// A server that is not yet listening; call ``start()``. `inline`, when given, is tried first on the
+    /// connection's thread for every complete request (see ``InlineHandler``).
+    public init(configuration: HTTPServerConfiguration, inline: InlineHandler? = nil, handler: @escaping Handler) {
         self.configuration = configuration
+        self.inlineHandler = inline
         self.handler = handler
     }
 
@@ -72,8 +84,9 @@ public final class HTTPServer: @unchecked Sendable {
             }
             let context = ServerContext(
                 handler: handler,
+                inlineHandler: inlineHandler,
                 maxBodyBytes: configuration.maxBodyBytes,
-                pool: HandlerPool(threadCount: configuration.threadPoolSize)
+                pool: HandlerPool(threadCount: configuration.handlerThreadCount)
             )
             let started = address.withSockAddr { sockAddr, _ in
                 gatehouse_mhd_start_daemon(

@@ -11,9 +11,11 @@ public struct HTTPServerConfiguration: Sendable {
     public var address: String
     /// The TCP port; 0 lets the system pick a free one, read back from ``HTTPServer/port`` after `start()`.
     public var port: UInt16
-    /// How many libmicrohttpd threads serve connections, and how many threads run handlers: at most this many
-    /// handlers run at once, and a slow one holds only its handler thread.
+    /// How many libmicrohttpd threads serve connections (and run the inline handler); about one per core.
     public var threadPoolSize: Int
+    /// How many threads run handlers: at most this many handlers run at once, and a slow one holds only its
+    /// handler thread. Defaults to ``threadPoolSize``.
+    public var handlerThreadCount: Int
     /// The most connections open at once (shared out among the threads); more are refused.
     public var connectionLimit: Int
     /// Seconds a connection may stay idle (nothing received or sent) before it is closed; 0 means never.
@@ -29,6 +31,7 @@ public struct HTTPServerConfiguration: Sendable {
         address: String = "127.0.0.1",
         port: UInt16 = 0,
         threadPoolSize: Int = 2,
+        handlerThreadCount: Int? = nil,
         connectionLimit: Int = 256,
         connectionTimeoutSeconds: Int = 30,
         maxBodyBytes: Int = 1 << 20,
@@ -37,6 +40,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.address = address
         self.port = port
         self.threadPoolSize = threadPoolSize
+        self.handlerThreadCount = handlerThreadCount ?? threadPoolSize
         self.connectionLimit = connectionLimit
         self.connectionTimeoutSeconds = connectionTimeoutSeconds
         self.maxBodyBytes = maxBodyBytes
@@ -50,6 +54,9 @@ public struct HTTPServerConfiguration: Sendable {
         }
         guard (1...256).contains(threadPoolSize) else {
             throw invalid("threadPoolSize is \(threadPoolSize); use 1 to 256 threads")
+        }
+        guard (1...256).contains(handlerThreadCount) else {
+            throw invalid("handlerThreadCount is \(handlerThreadCount); use 1 to 256 threads")
         }
         guard connectionLimit >= threadPoolSize, connectionLimit <= Int(UInt32.max) else {
             throw invalid("connectionLimit is \(connectionLimit); use at least one connection per thread (\(threadPoolSize))")

@@ -97,6 +97,10 @@ enum MicroHTTPDCallbacks {
         state.body = []
         state.headers = HTTPHeaders()
 
+        if let inline = context.inlineHandler, let response = inline(request) {
+            return respond(response, state: state, connection: connection)
+        }
+
         // Run the handler on the handler pool with the connection suspended, so this thread keeps serving
         // its other connections; the job resumes the connection and libmicrohttpd calls back here.
         let suspended = SuspendedConnection(pointer: connection)

@@ -52,11 +52,13 @@ final class RequestState: @unchecked Sendable {
 /// ``HTTPServer`` until `MHD_stop_daemon` has returned.
 final class ServerContext: Sendable {
     let handler: HTTPServer.Handler
+    let inlineHandler: HTTPServer.InlineHandler?
     let maxBodyBytes: Int
     let pool: HandlerPool
 
-    init(handler: @escaping HTTPServer.Handler, maxBodyBytes: Int, pool: HandlerPool) {
+    init(handler: @escaping HTTPServer.Handler, inlineHandler: HTTPServer.InlineHandler?, maxBodyBytes: Int, pool: HandlerPool) {
         self.handler = handler
+        self.inlineHandler = inlineHandler
         self.maxBodyBytes = maxBodyBytes
         self.pool = pool
     }

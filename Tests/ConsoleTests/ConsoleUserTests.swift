@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 @testable import Console
-import Gatehouse
+@testable import Gatehouse
 import HTTPTestSupport
 
 /// The user, duplicate, integrity and health APIs over a real socket: answers, hostile input, and
@@ -27,6 +27,37 @@ final class ConsoleUserTests: XCTestCase {
             : "SELECT \(user.col("id")), \(user.col("email")) FROM \(user.sql) ORDER BY \(user.col("id")) LIMIT 1"
         let row = try XCTUnwrap(try store.db.row(sql))
         return (try XCTUnwrap(row[0].string), try XCTUnwrap(row[1].string))
+    }
+
+    func testDetailJSONIsWhatJSONEncoderWrites() throws {
+        let store = try Store.open(path: harness.storePath)
+        let user = store.schema.user
+        let ids = try store.db.rows("SELECT \(user.col("id")) FROM \(user.sql) ORDER BY \(user.col("id")) LIMIT 40").compactMap { $0[0].string }
+        XCTAssertEqual(ids.count, 40)
+        for id in ids {
+            let response = try get("/api/users/\(id)?sessions=100")
+            XCTAssertEqual(response.status, 200, response.bodyText)
+            let detail = try UserDirectory(store: store).show(id, now: harness.clock.now, latestSessions: 100)
+            XCTAssertEqual(response.bodyText, String(decoding: try JSONBody.encoder.encode(detail), as: UTF8.self), id)
+        }
+    }
+
+    /// `show` picks the merge columns once per table definition; it must read what `MergeLedger.history` reads.
+    func testDetailMergeHistoryIsTheLedgers() throws {
+        let store = try Store.open(path: harness.storePath)
+        let user = store.schema.user
+        let ids = try store.db.rows("SELECT \(user.col("id")) FROM \(user.sql) ORDER BY \(user.col("id")) LIMIT 3").compactMap { $0[0].string }
+        try store.db.execute("PRAGMA foreign_keys = OFF")
+        try store.db.execute("""
+            INSERT INTO gatehouse_merges (plan_id, source_user_id, target_user_id, ticket, actor, status, planned_at, applied_at, undo_data)
+            VALUES ('plan-1', ?, ?, 'SUP-9', 'console:root', 'applied', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:01.000Z', '{"token":"never shown"}')
+            """, [ids[0], ids[1]])
+        for (index, id) in ids.enumerated() {
+            let merges = try UserDirectory(store: store).show(id).merges
+            XCTAssertEqual(merges, try MergeLedger.history(store.db, user: BetterAuthUserID(id)))
+            XCTAssertEqual(merges.records.count, index < 2 ? 1 : 0)
+            XCTAssertFalse(merges.records.contains { $0.fields.values.contains("never shown") })
+        }
     }
 
     func testSearchFindsByEmailPrefixAndSaysHowItMatched() throws {

@@ -30,11 +30,12 @@ extension XCTestCase {
     /// Starts a server on 127.0.0.1 and a free port, stopped when the test ends.
     func startServer(
         _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+        inline: HTTPServer.InlineHandler? = nil,
         handler: @escaping HTTPServer.Handler
     ) throws -> HTTPServer {
         var configuration = HTTPServerConfiguration()
         configure(&configuration)
-        let server = HTTPServer(configuration: configuration, handler: handler)
+        let server = HTTPServer(configuration: configuration, inline: inline, handler: handler)
         try server.start()
         addTeardownBlock { server.stop() }
         XCTAssertNotEqual(server.port, 0)

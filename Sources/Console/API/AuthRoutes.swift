@@ -48,7 +48,8 @@ enum AuthRoutes {
             try ctx.stores.withStore { try ctx.tokens($0).logout(session, now: ctx.now) }
             return try JSONBody.response(LoggedOut())
         }
-        router.add("GET", "/api/auth/me", role: .viewer) { ctx in
+        // Inline: the token check is one primary-key lookup.
+        router.add("GET", "/api/auth/me", role: .viewer, inline: true) { ctx in
             let session = try ctx.requireSession()
             return try JSONBody.response(Me(username: session.admin.username, role: session.admin.role, expiresAt: session.expiresAt))
         }

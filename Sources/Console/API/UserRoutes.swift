@@ -7,7 +7,8 @@ import HTTPServer
 ///   or `account`; without it the query's form decides. `%` and `_` are ordinary characters.
 /// - `GET /api/users/duplicates?minScore&limit&window` → likely split identities, best first (support)
 /// - `GET /api/users/:id?sessions` → one user (id, email or sub): linked accounts, flags, sessions,
-///   sync row, workspaces, subscriptions, roles, merge history — never a token or password value (viewer)
+///   sync row, workspaces, subscriptions, roles, merge history — never a token or password value (viewer);
+///   runs inline on the connection's thread, and its JSON is written by `UserDetailJSON`
 enum UserRoutes {
     static func register(on router: inout Router) {
         router.add("GET", "/api/users", role: .viewer) { ctx in
@@ -25,10 +26,11 @@ enum UserRoutes {
                 try SplitIdentityFinder(store: $0).find(minScore: minScore, limit: limit, windowDays: window)
             })
         }
-        router.add("GET", "/api/users/:id", role: .viewer) { ctx in
+        // Inline: a handful of primary-key and indexed lookups, at most 100 sessions.
+        router.add("GET", "/api/users/:id", role: .viewer, inline: true) { ctx in
             let reference = ctx.parameters["id"] ?? ""
             let sessions = try ctx.integerQuery("sessions", default: 5, range: 0...100)
-            return try JSONBody.response(try ctx.stores.withStore {
+            return UserDetailJSON.response(try ctx.stores.withStore {
                 try UserDirectory(store: $0).show(reference, now: ctx.now, latestSessions: sessions)
             })
         }

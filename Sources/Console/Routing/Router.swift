@@ -19,6 +19,8 @@ public struct Router: Sendable {
         let method: String
         let segments: [String]
         let access: RouteAccess
+        /// Runs on the connection's thread (see `add(_:_:role:inline:_:)`).
+        let inline: Bool
         let handler: Handler
     }
 
@@ -27,19 +29,23 @@ public struct Router: Sendable {
     public init() {}
 
     /// Adds a route that needs a signed-in admin with at least `role`.
-    public mutating func add(_ method: String, _ pattern: String, role: AdminRole, _ handler: @escaping Handler) {
-        append(method, pattern, .role(role), handler)
+    ///
+    /// `inline: true` runs it on the connection's thread, skipping the hand-off to the handler pool: only for
+    /// a read made of a few indexed lookups, whose time does not grow with the store (never a scan, never a
+    /// write, never a password hash), since every other connection of that thread waits for it.
+    public mutating func add(_ method: String, _ pattern: String, role: AdminRole, inline: Bool = false, _ handler: @escaping Handler) {
+        append(method, pattern, .role(role), inline, handler)
     }
 
     /// Adds a route anyone may call (the login page's own needs only).
     public mutating func addPublic(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
-        append(method, pattern, .public, handler)
+        append(method, pattern, .public, false, handler)
     }
 
-    private mutating func append(_ method: String, _ pattern: String, _ access: RouteAccess, _ handler: @escaping Handler) {
+    private mutating func append(_ method: String, _ pattern: String, _ access: RouteAccess, _ inline: Bool, _ handler: @escaping Handler) {
         let segments = pattern.split(separator: "/").map(String.init)
         precondition(!routes.contains { $0.method == method && $0.segments == segments }, "route \(method) \(pattern) registered twice")
-        routes.append(Route(method: method, segments: segments, access: access, handler: handler))
+        routes.append(Route(method: method, segments: segments, access: access, inline: inline, handler: handler))
     }
 
     /// Every route as `METHOD /path (access)`, for documentation and tests.
@@ -56,7 +62,9 @@ public struct Router: Sendable {
             var matched = true
             for (pattern, segment) in zip(route.segments, segments) {
                 if pattern.hasPrefix(":") {
-                    guard let decoded = segment.removingPercentEncoding, !decoded.isEmpty else { matched = false; break }
+                    // Foundation's decoding is costly for a hot route; most ids have nothing to decode.
+                    let decoded = segment.utf8.contains(UInt8(ascii: "%")) ? segment.removingPercentEncoding : segment
+                    guard let decoded, !decoded.isEmpty else { matched = false; break }
                     parameters[String(pattern.dropFirst())] = decoded
                 } else if pattern != segment {
                     matched = false

@@ -1,3 +1,4 @@
+import Foundation
 import Storage
 
 /// Finds users and reads everything about one: the service behind `users search` and `users show`
@@ -170,13 +171,13 @@ public struct UserDirectory {
         let text = try UserQuery.validate(reference, what: "the user")
         return try Store.withStoreErrors(store.path) {
             let id: BetterAuthUserID?
+            let sql = UserDetailSQL.for(store.schema)
             if text.hasPrefix(SyncSub.prefix) {
-                id = try SyncSub(text).userID.flatMap { try exists($0) ? $0 : nil }
+                id = try SyncSub(text).userID.flatMap { try db.row(sql.exists, [$0.rawValue]) != nil ? $0 : nil }
             } else if text.contains("@") {
-                id = try db.row("SELECT \(user.col("id")) FROM \(user.sql) WHERE \(user.col("email")) = ?", [text.lowercased()])?[0].string
-                    .map(BetterAuthUserID.init)
+                id = try db.row(sql.idByEmail, [text.lowercased()])?[0].string.map(BetterAuthUserID.init)
             } else {
-                id = try exists(BetterAuthUserID(text)) ? BetterAuthUserID(text) : nil
+                id = try db.row(sql.exists, [text]) != nil ? BetterAuthUserID(text) : nil
             }
             guard let id else {
                 throw GatehouseError.notFound("no such user: \(UserQuery.display(text))",
@@ -192,23 +193,22 @@ public struct UserDirectory {
         try Store.withStoreErrors(store.path) {
             try db.read {
                 let id = try resolve(reference)
-                let record = try userRecord(id)
-                let accounts = try accountRecords(id)
-                let sessions = try sessionOverview(id, now: now, latest: latestSessions)
+                let sql = UserDetailSQL.for(store.schema)
+                let record = try userRecord(id, sql: sql)
+                let accounts = try accountRecords(id, sql: sql)
+                let sessions = try sessionOverview(id, now: now, latest: latestSessions, sql: sql)
                 let sync = try syncRecord(id)
                 let providers = Array(Set(accounts.map(\.providerId))).sorted()
                 let flags = UserFlags.flags(email: record.email, emailVerified: record.emailVerified, providers: providers,
                                             provisioned: sync.missingTables.contains("users") ? nil : sync.provisioned)
                 return UserDetail(user: record, flags: flags, accounts: accounts, sessions: sessions, sync: sync,
-                                  merges: try MergeLedger.history(db, user: id))
+                                  merges: try mergeHistory(id))
             }
         }
     }
 
-    private func userRecord(_ id: BetterAuthUserID) throws -> UserRecord {
-        let fields = ["name", "email", "emailVerified", "image", "createdAt", "updatedAt", "role", "banned", "banReason", "banExpires"]
-        let select = fields.map { "\(user.col($0)) AS \(Database.quote($0))" }.joined(separator: ", ")
-        guard let row = try db.row("SELECT \(select) FROM \(user.sql) WHERE \(user.col("id")) = ?", [id.rawValue]) else {
+    private func userRecord(_ id: BetterAuthUserID, sql: UserDetailSQL) throws -> UserRecord {
+        guard let row = try db.row(sql.userRecord, [id.rawValue]) else {
             throw GatehouseError.notFound("no such user: \(UserQuery.display(id.rawValue))")
         }
         let ban = store.schema.hasAdminPlugin
@@ -220,18 +220,8 @@ public struct UserDirectory {
                           role: user.has("role") ? row.optionalString("role") : nil, ban: ban)
     }
 
-    /// Presence of a secret column, computed in SQL so the value never enters the process.
-    private func present(_ table: AuthSchema.Table, _ field: String) -> String {
-        table.has(field) ? "(\(table.col(field)) IS NOT NULL AND \(table.col(field)) <> '')" : "0"
-    }
-
-    private func accountRecords(_ id: BetterAuthUserID) throws -> [AccountRecord] {
-        let fields = ["id", "providerId", "issuer", "accountId", "createdAt", "updatedAt", "scope", "accessTokenExpiresAt", "refreshTokenExpiresAt"]
-        var select = fields.map { "\(account.col($0)) AS \(Database.quote($0))" }
-        select += [("accessToken", "hasAccessToken"), ("refreshToken", "hasRefreshToken"), ("idToken", "hasIdToken"), ("password", "hasPassword")]
-            .map { "\(present(account, $0.0)) AS \($0.1)" }
-        let rows = try db.rows("SELECT \(select.joined(separator: ", ")) FROM \(account.sql) WHERE \(account.col("userId")) = ? ORDER BY \(account.col("createdAt")), \(account.col("id"))",
-                               [id.rawValue])
+    private func accountRecords(_ id: BetterAuthUserID, sql: UserDetailSQL) throws -> [AccountRecord] {
+        let rows = try db.rows(sql.accountRecords, [id.rawValue])
         return rows.map { row in
             AccountRecord(id: row.optionalString("id") ?? "", providerId: row.optionalString("providerId") ?? "",
                           issuer: row.optionalString("issuer"), accountId: row.optionalString("accountId") ?? "",
@@ -244,14 +234,10 @@ public struct UserDirectory {
         }
     }
 
-    private func sessionOverview(_ id: BetterAuthUserID, now: Timestamp, latest: Int) throws -> SessionOverview {
-        let userId = session.col("userId"), expiresAt = session.col("expiresAt")
+    private func sessionOverview(_ id: BetterAuthUserID, now: Timestamp, latest: Int, sql: UserDetailSQL) throws -> SessionOverview {
         let nowValue = session.encoding("expiresAt").encode(now)
-        let counts = try db.row("SELECT count(*), coalesce(sum(\(expiresAt) > ?), 0) FROM \(session.sql) WHERE \(userId) = ?", [nowValue, id.rawValue])
-        let fields = ["id", "createdAt", "updatedAt", "expiresAt", "ipAddress", "userAgent", "impersonatedBy"]
-        let select = fields.map { "\(session.col($0)) AS \(Database.quote($0))" }.joined(separator: ", ")
-        let rows = try db.rows("SELECT \(select) FROM \(session.sql) WHERE \(userId) = ? ORDER BY \(session.col("createdAt")) DESC, \(session.col("id")) LIMIT ?",
-                               [id.rawValue, latest])
+        let counts = try db.row(sql.sessionCounts, [nowValue, id.rawValue])
+        let rows = try db.rows(sql.latestSessions, [id.rawValue, latest])
         return SessionOverview(total: Int(counts?[0].int64 ?? 0), unexpired: Int(counts?[1].int64 ?? 0), latest: rows.map { row in
             let expires = DateEncoding.decode(row["expiresAt"])
             return SessionRecord(id: row.optionalString("id") ?? "", createdAt: DateEncoding.decode(row["createdAt"]),
@@ -262,9 +248,29 @@ public struct UserDirectory {
         })
     }
 
+    /// What `MergeLedger.history` reads, with the choice of columns made once per definition of the merges
+    /// table: choosing them (a pragma and dozens of Foundation string searches) cost more than the rest of `show`.
+    private func mergeHistory(_ id: BetterAuthUserID) throws -> MergeHistory {
+        let definition = try db.row("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [MergeLedger.table])?[0].string
+        guard let definition else { return MergeHistory(available: false, records: []) }
+        guard let query = try MergeHistorySQL.for(definition: definition, db: db) else { return MergeHistory(available: true, records: []) }
+        let rows = try db.rows(query.sql, Array(repeating: id.rawValue, count: query.userColumnCount))
+        return MergeHistory(available: true, records: rows.map { row in
+            var fields: [String: String] = [:]
+            for (name, value) in row.pairs {
+                guard let text = value.string else { continue }
+                fields[name] = text.count > 200 ? String(text.prefix(200)) + "…" : text
+            }
+            return MergeRecordSummary(fields: fields)
+        })
+    }
+
     private func syncRecord(_ id: BetterAuthUserID) throws -> SyncRecord {
         let sub = id.syncSub
-        let missing = try ["users", "workspaces", "subscriptions", "allow_list"].filter { try !db.tableExists($0) }
+        let syncTables = ["users", "workspaces", "subscriptions", "allow_list"]
+        let present = Set(try db.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('users', 'workspaces', 'subscriptions', 'allow_list')")
+            .compactMap { $0[0].string })
+        let missing = syncTables.filter { !present.contains($0) }
         var syncUser: SyncUserRecord?
         if !missing.contains("users"), let row = try db.row("SELECT id, sub, display_name, created_at FROM users WHERE sub = ?", [sub.rawValue]) {
             syncUser = SyncUserRecord(id: row["id"].int64 ?? 0, sub: sub, displayName: row.optionalString("display_name"), createdAt: row.optionalString("created_at"))
@@ -292,5 +298,111 @@ public struct UserDirectory {
         }
         return SyncRecord(sub: sub, provisioned: syncUser != nil, user: syncUser, workspaces: workspaces, subscriptions: subscriptions,
                           roles: roles, missingTables: missing)
+    }
+}
+
+/// The SQL of `UserDirectory.show` and `resolve`, built once per schema: it depends only on the tables'
+/// names and columns, and building it on every call cost more than running it. The database's statement
+/// cache, keyed by this text, keeps each statement prepared.
+struct UserDetailSQL: Sendable {
+    let exists: String
+    let idByEmail: String
+    let userRecord: String
+    let accountRecords: String
+    let sessionCounts: String
+    let latestSessions: String
+
+    init(_ schema: AuthSchema) {
+        let user = schema.user, account = schema.account, session = schema.session
+        func select(_ table: AuthSchema.Table, _ fields: [String]) -> [String] {
+            fields.map { "\(table.col($0)) AS \(Database.quote($0))" }
+        }
+        // Presence of a secret column, computed in SQL so the value never enters the process.
+        func present(_ table: AuthSchema.Table, _ field: String) -> String {
+            table.has(field) ? "(\(table.col(field)) IS NOT NULL AND \(table.col(field)) <> '')" : "0"
+        }
+        exists = "SELECT 1 FROM \(user.sql) WHERE \(user.col("id")) = ?"
+        idByEmail = "SELECT \(user.col("id")) FROM \(user.sql) WHERE \(user.col("email")) = ?"
+        let userFields = select(user, ["name", "email", "emailVerified", "image", "createdAt", "updatedAt", "role", "banned", "banReason", "banExpires"])
+        userRecord = "SELECT \(userFields.joined(separator: ", ")) FROM \(user.sql) WHERE \(user.col("id")) = ?"
+        var accountFields = select(account, ["id", "providerId", "issuer", "accountId", "createdAt", "updatedAt", "scope",
+                                             "accessTokenExpiresAt", "refreshTokenExpiresAt"])
+        accountFields += [("accessToken", "hasAccessToken"), ("refreshToken", "hasRefreshToken"), ("idToken", "hasIdToken"), ("password", "hasPassword")]
+            .map { "\(present(account, $0.0)) AS \($0.1)" }
+        accountRecords = "SELECT \(accountFields.joined(separator: ", ")) FROM \(account.sql) WHERE \(account.col("userId")) = ?"
+            + " ORDER BY \(account.col("createdAt")), \(account.col("id"))"
+        let userId = session.col("userId")
+        sessionCounts = "SELECT count(*), coalesce(sum(\(session.col("expiresAt")) > ?), 0) FROM \(session.sql) WHERE \(userId) = ?"
+        let sessionFields = select(session, ["id", "createdAt", "updatedAt", "expiresAt", "ipAddress", "userAgent", "impersonatedBy"])
+        latestSessions = "SELECT \(sessionFields.joined(separator: ", ")) FROM \(session.sql) WHERE \(userId) = ?"
+            + " ORDER BY \(session.col("createdAt")) DESC, \(session.col("id")) LIMIT ?"
+    }
+
+    /// What the SQL depends on; two stores of one shape share their SQL.
+    private struct Shape: Equatable {
+        let user: String, account: String, session: String
+        let userColumns: [String: String], accountColumns: [String: String], sessionColumns: [String: String]
+
+        init(_ schema: AuthSchema) {
+            user = schema.user.name
+            account = schema.account.name
+            session = schema.session.name
+            userColumns = schema.user.columns
+            accountColumns = schema.account.columns
+            sessionColumns = schema.session.columns
+        }
+    }
+
+    private final class Cache: @unchecked Sendable {
+        let lock = NSLock()
+        var entries: [(shape: Shape, sql: UserDetailSQL)] = []
+    }
+
+    private static let cache = Cache()
+
+    /// The SQL for `schema`, built on first use of its shape.
+    static func `for`(_ schema: AuthSchema) -> UserDetailSQL {
+        let shape = Shape(schema)
+        if let found = cache.lock.withLock({ cache.entries.first { $0.shape == shape }?.sql }) { return found }
+        let sql = UserDetailSQL(schema)
+        cache.lock.withLock {
+            // A process opens stores of one or two shapes; the bound only guards against a pathological caller.
+            if cache.entries.count >= 16 { cache.entries.removeFirst() }
+            cache.entries.append((shape, sql))
+        }
+        return sql
+    }
+}
+
+/// The query of a user's merge records for one definition of `gatehouse_merges` (its `CREATE TABLE` text):
+/// the columns `MergeLedger` picks, chosen once.
+struct MergeHistorySQL: Sendable {
+    let sql: String
+    let userColumnCount: Int
+
+    private final class Cache: @unchecked Sendable {
+        let lock = NSLock()
+        /// By table definition; nil when the table has no column naming a user.
+        var entries: [String: MergeHistorySQL?] = [:]
+    }
+
+    private static let cache = Cache()
+
+    /// The query for the table `definition` describes (read from `db` on first use), or nil when no column names a user.
+    static func `for`(definition: String, db: Database) throws -> MergeHistorySQL? {
+        if let found = cache.lock.withLock({ cache.entries[definition] }) { return found }
+        var query: MergeHistorySQL?
+        if let userColumns = try MergeLedger.userColumns(db), !userColumns.isEmpty {
+            let shown = try MergeLedger.summaryColumns(db)
+            let condition = userColumns.map { "\(Database.quote($0)) = ?" }.joined(separator: " OR ")
+            let select = shown.isEmpty ? "rowid" : shown.map(Database.quote).joined(separator: ", ")
+            query = MergeHistorySQL(sql: "SELECT \(select) FROM \(Database.quote(MergeLedger.table)) WHERE \(condition) ORDER BY rowid LIMIT 100",
+                                    userColumnCount: userColumns.count)
+        }
+        cache.lock.withLock {
+            if cache.entries.count >= 16 { cache.entries.removeAll() }
+            cache.entries[definition] = .some(query)
+        }
+        return query
     }
 }
