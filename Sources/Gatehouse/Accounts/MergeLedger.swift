@@ -1,47 +1,21 @@
 import Storage
 
-/// Reads merge records, once merges exist. The merge feature owns `gatehouse_merges`; until it lands
-/// the table is absent and account inspection reports "no merge history" rather than creating it.
+/// Reads the merge records (`gatehouse_merges`, owned by the merge feature) that account inspection shows.
 ///
-/// Only identifying columns are read (ids, users, times, actor, ticket): a merge record also holds the
-/// rows needed to undo it, which may include token values that must never be printed.
+/// Only identifying columns are read (ids, users, times, actor, ticket, reason): a merge record also holds
+/// the rows needed to undo it, which include token values that must never be printed.
 enum MergeLedger {
     static let table = "gatehouse_merges"
 
-    /// Columns naming a user in a merge record.
-    static func userColumns(_ db: Database) throws -> [String]? {
-        guard try db.tableExists(table) else { return nil }
-        let names = try db.columns(of: table).map(\.name)
-        let exact: Set<String> = ["source", "target", "from_id", "into_id", "source_id", "target_id", "survivor_id", "absorbed_id"]
-        return names.filter { exact.contains($0.lowercased()) || $0.lowercased().contains("user") && !isBulky($0) }
-    }
+    /// The summary columns, in the order they are shown.
+    static let historySQL = """
+        SELECT id, plan_id, source_user_id, target_user_id, status, ticket, actor, planned_at, applied_at, undone_at, undone_by, undo_reason
+        FROM gatehouse_merges WHERE source_user_id = ? OR target_user_id = ? ORDER BY id LIMIT 100
+        """
 
-    /// Columns worth showing: identifiers, times and who/why.
-    static func summaryColumns(_ db: Database) throws -> [String] {
-        try db.columns(of: table).map(\.name).filter { name in
-            let lower = name.lowercased()
-            if isBulky(lower) { return false }
-            return lower == "id" || lower.hasSuffix("_id") || lower.hasSuffix("id") || lower.hasSuffix("_at") || lower.contains("user")
-                || ["actor", "ticket", "reason", "status", "state", "keep_email", "source", "target"].contains(lower)
-        }
-    }
-
-    private static func isBulky(_ name: String) -> Bool {
-        let lower = name.lowercased()
-        return ["undo", "data", "rows", "snapshot", "json", "plan", "before", "after", "token", "secret"].contains { lower.contains($0) }
-            && !lower.hasSuffix("_id") && !lower.hasSuffix("_at")
-    }
-
-    /// The user's merge records, or `available: false` when merges do not exist yet.
+    /// The user's merge records, as source or target.
     static func history(_ db: Database, user: BetterAuthUserID) throws -> MergeHistory {
-        guard let userColumns = try userColumns(db), !userColumns.isEmpty else {
-            return MergeHistory(available: try db.tableExists(table), records: [])
-        }
-        let shown = try summaryColumns(db)
-        let condition = userColumns.map { "\(Database.quote($0)) = ?" }.joined(separator: " OR ")
-        let select = shown.isEmpty ? "rowid" : shown.map(Database.quote).joined(separator: ", ")
-        let rows = try db.rows("SELECT \(select) FROM \(Database.quote(table)) WHERE \(condition) ORDER BY rowid LIMIT 100",
-                               Array(repeating: user.rawValue, count: userColumns.count))
+        let rows = try db.rows(historySQL, [user.rawValue, user.rawValue])
         return MergeHistory(available: true, records: rows.map { row in
             var fields: [String: String] = [:]
             for (name, value) in row.pairs {
@@ -52,14 +26,12 @@ enum MergeLedger {
         })
     }
 
-    /// Every user id named in a merge record (empty when merges do not exist yet).
+    /// Every user id named in a merge that is still applied (an undone merge split them again).
     static func mergedUserIDs(_ db: Database) throws -> Set<String> {
-        guard let columns = try userColumns(db) else { return [] }
         var ids = Set<String>()
-        for column in columns {
-            try db.forEach("SELECT DISTINCT \(Database.quote(column)) FROM \(Database.quote(table))") { row in
-                if let id = row[0].string { ids.insert(id) }
-            }
+        try db.forEach("SELECT source_user_id, target_user_id FROM gatehouse_merges WHERE status = 'applied'") { row in
+            if let source = row[0].string { ids.insert(source) }
+            if let target = row[1].string { ids.insert(target) }
         }
         return ids
     }

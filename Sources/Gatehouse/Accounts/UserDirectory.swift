@@ -202,7 +202,7 @@ public struct UserDirectory {
                 let flags = UserFlags.flags(email: record.email, emailVerified: record.emailVerified, providers: providers,
                                             provisioned: sync.missingTables.contains("users") ? nil : sync.provisioned)
                 return UserDetail(user: record, flags: flags, accounts: accounts, sessions: sessions, sync: sync,
-                                  merges: try mergeHistory(id))
+                                  merges: try MergeLedger.history(db, user: id))
             }
         }
     }
@@ -245,23 +245,6 @@ public struct UserDirectory {
                                  expired: expires.map { $0 <= now } ?? false,
                                  ipAddress: row.optionalString("ipAddress"), userAgent: row.optionalString("userAgent"),
                                  impersonatedBy: row.optionalString("impersonatedBy"))
-        })
-    }
-
-    /// What `MergeLedger.history` reads, with the choice of columns made once per definition of the merges
-    /// table: choosing them (a pragma and dozens of Foundation string searches) cost more than the rest of `show`.
-    private func mergeHistory(_ id: BetterAuthUserID) throws -> MergeHistory {
-        let definition = try db.row("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [MergeLedger.table])?[0].string
-        guard let definition else { return MergeHistory(available: false, records: []) }
-        guard let query = try MergeHistorySQL.for(definition: definition, db: db) else { return MergeHistory(available: true, records: []) }
-        let rows = try db.rows(query.sql, Array(repeating: id.rawValue, count: query.userColumnCount))
-        return MergeHistory(available: true, records: rows.map { row in
-            var fields: [String: String] = [:]
-            for (name, value) in row.pairs {
-                guard let text = value.string else { continue }
-                fields[name] = text.count > 200 ? String(text.prefix(200)) + "…" : text
-            }
-            return MergeRecordSummary(fields: fields)
         })
     }
 
@@ -371,38 +354,5 @@ struct UserDetailSQL: Sendable {
             cache.entries.append((shape, sql))
         }
         return sql
-    }
-}
-
-/// The query of a user's merge records for one definition of `gatehouse_merges` (its `CREATE TABLE` text):
-/// the columns `MergeLedger` picks, chosen once.
-struct MergeHistorySQL: Sendable {
-    let sql: String
-    let userColumnCount: Int
-
-    private final class Cache: @unchecked Sendable {
-        let lock = NSLock()
-        /// By table definition; nil when the table has no column naming a user.
-        var entries: [String: MergeHistorySQL?] = [:]
-    }
-
-    private static let cache = Cache()
-
-    /// The query for the table `definition` describes (read from `db` on first use), or nil when no column names a user.
-    static func `for`(definition: String, db: Database) throws -> MergeHistorySQL? {
-        if let found = cache.lock.withLock({ cache.entries[definition] }) { return found }
-        var query: MergeHistorySQL?
-        if let userColumns = try MergeLedger.userColumns(db), !userColumns.isEmpty {
-            let shown = try MergeLedger.summaryColumns(db)
-            let condition = userColumns.map { "\(Database.quote($0)) = ?" }.joined(separator: " OR ")
-            let select = shown.isEmpty ? "rowid" : shown.map(Database.quote).joined(separator: ", ")
-            query = MergeHistorySQL(sql: "SELECT \(select) FROM \(Database.quote(MergeLedger.table)) WHERE \(condition) ORDER BY rowid LIMIT 100",
-                                    userColumnCount: userColumns.count)
-        }
-        cache.lock.withLock {
-            if cache.entries.count >= 16 { cache.entries.removeAll() }
-            cache.entries[definition] = .some(query)
-        }
-        return query
     }
 }
