@@ -113,3 +113,28 @@ func sqlite3(_ path: String, _ sql: String) throws -> String {
 func fixture(_ name: String) -> String {
     CLI.packageRoot.appendingPathComponent("Tests/Fixtures/\(name)").path
 }
+
+/// A test case with a freshly initialised store and a `run` that passes `--store` and checks the exit status.
+class InitialisedStoreTestCase: XCTestCase {
+    let cli = CLI()
+    var scratch: Scratch!
+    var store: String!
+
+    override func setUpWithError() throws {
+        scratch = try Scratch()
+        store = scratch.path("s.sqlite")
+        let initialised = try cli.run(["init", "--store", store])
+        XCTAssertEqual(initialised.status, 0, initialised.all)
+    }
+
+    /// `gatehouse ARGUMENTS --store STORE`, expecting exit status `expected`.
+    @discardableResult
+    func run(_ arguments: [String], status expected: Int32 = 0, file: StaticString = #filePath, line: UInt = #line) throws -> CLI.Result {
+        let result = try cli.run(arguments + ["--store", store])
+        XCTAssertEqual(result.status, expected, "gatehouse \(arguments.joined(separator: " ").prefix(200)): \(result.all.prefix(3000))", file: file, line: line)
+        return result
+    }
+
+    /// The JSON a command printed.
+    func json(_ result: CLI.Result) throws -> Any { try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) }
+}

@@ -3,31 +3,12 @@ import XCTest
 
 /// `gatehouse gates` as an operator meets it: the built binary, its output and exit status, from a fresh store to
 /// Apple and Google live on iOS, a lapse, and every kind of bad input.
-final class GatesCommandTests: XCTestCase {
-    let cli = CLI()
-    var scratch: Scratch!
-    var store: String!
-
-    override func setUpWithError() throws {
-        scratch = try Scratch()
-        store = scratch.path("s.sqlite")
-        let initialised = try cli.run(["init", "--store", store])
-        XCTAssertEqual(initialised.status, 0, initialised.all)
-    }
-
-    @discardableResult
-    func run(_ arguments: [String], status expected: Int32 = 0, file: StaticString = #filePath, line: UInt = #line) throws -> CLI.Result {
-        let result = try cli.run(arguments + ["--store", store])
-        XCTAssertEqual(result.status, expected, "gatehouse \(arguments.joined(separator: " ").prefix(200)): \(result.all.prefix(3000))", file: file, line: line)
-        return result
-    }
-
+final class GatesCommandTests: InitialisedStoreTestCase {
     @discardableResult
     func gates(_ arguments: [String], status expected: Int32 = 0, file: StaticString = #filePath, line: UInt = #line) throws -> CLI.Result {
         try run(["gates"] + arguments, status: expected, file: file, line: line)
     }
 
-    func json(_ result: CLI.Result) throws -> Any { try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) }
 
     /// A date `days` from today, as operators write it.
     func date(_ days: Int) -> String {

@@ -2,26 +2,12 @@ import Foundation
 import XCTest
 
 /// `gatehouse policy` as an operator meets it: the built binary, its output and exit status.
-final class PolicyCommandTests: XCTestCase {
-    let cli = CLI()
-    var scratch: Scratch!
-    var store: String!
-
-    override func setUpWithError() throws {
-        scratch = try Scratch()
-        store = scratch.path("s.sqlite")
-        let initialised = try cli.run(["init", "--store", store])
-        XCTAssertEqual(initialised.status, 0, initialised.all)
-    }
-
+final class PolicyCommandTests: InitialisedStoreTestCase {
     @discardableResult
     func policy(_ arguments: [String], status expected: Int32 = 0, file: StaticString = #filePath, line: UInt = #line) throws -> CLI.Result {
-        let result = try cli.run(["policy"] + arguments + ["--store", store])
-        XCTAssertEqual(result.status, expected, result.all, file: file, line: line)
-        return result
+        try run(["policy"] + arguments, status: expected, file: file, line: line)
     }
 
-    func json(_ result: CLI.Result) throws -> Any { try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) }
 
     func testShowSetHistoryAndExport() throws {
         let fresh = try policy(["show"])
