@@ -21,14 +21,7 @@ extension P256 {
         /// CRLF line ends, a UTF-8 byte order mark and surrounding whitespace are tolerated; everything else that is
         /// not such a key throws a `KeyImportError` that names what the file is instead.
         public init(pemRepresentation: String) throws {
-            let document: PEMDocument
-            do {
-                document = try PEMDocument(parsing: pemRepresentation)
-            } catch .empty {
-                throw KeyImportError.emptyFile
-            } catch {
-                throw KeyImportError.notPEM
-            }
+            let document = try PEMDocument.keyFile(pemRepresentation)
             // `openssl ecparam -genkey` writes an EC PARAMETERS block before the key: look past it.
             let blocks = document.blocks.filter { $0.label != "EC PARAMETERS" }
             guard let block = blocks.first else { throw KeyImportError.unexpectedPEMLabel("EC PARAMETERS") }

@@ -31,14 +31,7 @@ extension P256 {
 
         /// Reads a `-----BEGIN PUBLIC KEY-----` PEM (CRLF, a byte order mark and surrounding whitespace tolerated).
         public init(pemRepresentation: String) throws {
-            let document: PEMDocument
-            do {
-                document = try PEMDocument(parsing: pemRepresentation)
-            } catch .empty {
-                throw KeyImportError.emptyFile
-            } catch {
-                throw KeyImportError.notPEM
-            }
+            let document = try PEMDocument.keyFile(pemRepresentation)
             let block = document.blocks[0]
             switch block.label {
             case "PUBLIC KEY":

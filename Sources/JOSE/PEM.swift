@@ -20,6 +20,17 @@ struct PEMDocument {
     }
 
     /// Splits `text` into blocks, tolerating a UTF-8 byte order mark, CRLF or CR line ends and surrounding whitespace.
+    /// Parses a key file for import: an empty file and anything that is not PEM are the importer's own errors.
+    static func keyFile(_ text: String) throws -> PEMDocument {
+        do {
+            return try PEMDocument(parsing: text)
+        } catch .empty {
+            throw KeyImportError.emptyFile
+        } catch {
+            throw KeyImportError.notPEM
+        }
+    }
+
     init(parsing text: String) throws(Failure) {
         var scalars = Substring(text).unicodeScalars[...]
         if scalars.first == "\u{FEFF}" { scalars = scalars.dropFirst() }
