@@ -126,7 +126,7 @@ public final class Database {
         if code != SQLITE_OK {
             let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
             sqlite3_free(message)
-            throw DatabaseError(code: code & 0xff, extendedCode: sqlite3_extended_errcode(handle), message: text, sql: nil, path: path)
+            throw DatabaseError(code: code & 0xff, extendedCode: sqlite3_extended_errcode(handle), message: text, sql: sql, path: path)
         }
     }
 

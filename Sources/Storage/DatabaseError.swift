@@ -36,6 +36,8 @@ public struct DatabaseError: Error, CustomStringConvertible, Sendable {
     public var isBusy: Bool { code == SQLITE_BUSY || code == SQLITE_LOCKED }
     /// Whether a constraint (unique, foreign key, not null, check) refused the change.
     public var isConstraintViolation: Bool { code == SQLITE_CONSTRAINT }
+    /// Whether SQLite found the file damaged (`SQLITE_CORRUPT`) or not a database at all (`SQLITE_NOTADB`).
+    public var isCorruption: Bool { code == SQLITE_CORRUPT || code == SQLITE_NOTADB }
     /// Whether the failure was a UNIQUE or PRIMARY KEY constraint.
     public var isUniqueViolation: Bool {
         extendedCode == SQLiteCode.constraintUnique || extendedCode == SQLiteCode.constraintPrimaryKey

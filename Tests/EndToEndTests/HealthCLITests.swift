@@ -115,10 +115,77 @@ final class HealthCLITests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("[warning] accounts.dangling: 1 account row(s) belong to no user"), result.stdout)
     }
 
+    /// The store.integrity check of one `--json` run: its summary and its per-table verdict samples.
+    private func integrity(_ extra: [String]) throws -> (status: Int32, summary: String, verdicts: [String: Double]) {
+        let result = try cli.run(["health", "--store", store, "--json"] + extra)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], result.all)
+        let check = try XCTUnwrap((object["checks"] as? [[String: Any]])?.first { $0["id"] as? String == "store.integrity" }, result.stdout)
+        let samples = check["samples"] as? [[String: Any]] ?? []
+        var verdicts: [String: Double] = [:]
+        for sample in samples where sample["metric"] as? String == "gatehouse_store_integrity_checked_timestamp_seconds" {
+            verdicts[(sample["labels"] as? [String: String])?["table"] ?? "?"] = sample["value"] as? Double
+        }
+        return (result.status, check["summary"] as? String ?? "", verdicts)
+    }
+
+    func testQuickCheckSweepCoversEveryTableAcrossRecordedRuns() throws {
+        let tables = try sqlite3(store, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%';")
+        let count = try XCTUnwrap(Int(tables))
+        // Within the default budget a small store is checked whole.
+        XCTAssertTrue(try integrity([]).summary.hasPrefix("PRAGMA quick_check: ok (all \(count) tables and their indexes)"))
+        // A zero budget checks one table per run: the never-checked ones first, each once, then the oldest.
+        var seen: [String] = []
+        for run in 1...count {
+            let (status, summary, verdicts) = try integrity(["--record", "--sweep-budget", "0"])
+            XCTAssertEqual(status, 0, summary)
+            XCTAssertEqual(verdicts.count, run, "verdicts carry forward through recorded runs: \(summary)")
+            let new = Set(verdicts.keys).subtracting(seen)
+            XCTAssertEqual(new.count, 1, summary)
+            seen += new
+            XCTAssertTrue(summary.contains("(1 of \(count) tables this run; "), summary)
+            XCTAssertTrue(summary.contains(run < count ? "\(count - run) not checked yet" : "the others were clean in earlier runs"), summary)
+        }
+        XCTAssertEqual(seen, seen.sorted(), "never-checked tables go by name")
+        let next = try integrity(["--sweep-budget", "0"]).summary
+        XCTAssertTrue(next.hasPrefix("PRAGMA quick_check: ok on \(seen[0]) "), "then the oldest verdict comes first: \(next)")
+        // The textfile gives each table's verdict time.
+        let file = scratch.path("g.prom")
+        _ = try cli.run(["health", "--store", store, "--prometheus", file])
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        XCTAssertTrue(text.contains("gatehouse_store_integrity_checked_timestamp_seconds{table=\"session\"} "), text)
+        // --deep checks the whole file at once.
+        XCTAssertEqual(try integrity(["--deep"]).summary, "PRAGMA integrity_check: ok (the whole file)")
+    }
+
+    func testDamagedTableIsCritical() throws {
+        // The last leaf page of the session table overwritten, as a failing disk or a stray writer would.
+        _ = try sqlite3(store, "PRAGMA wal_checkpoint(TRUNCATE);")
+        let page = try XCTUnwrap(Int(try sqlite3(store, "SELECT pageno FROM dbstat WHERE name = 'session' AND pagetype = 'leaf' ORDER BY pageno DESC LIMIT 1;")))
+        let size = try XCTUnwrap(Int(try sqlite3(store, "PRAGMA page_size;")))
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: store))
+        try handle.seek(toOffset: UInt64((page - 1) * size + 8))
+        try handle.write(contentsOf: Data(repeating: 0xFF, count: 64))
+        try handle.close()
+        for extra in [["--record"], ["--deep"]] {
+            let result = try cli.run(["health", "--store", store] + extra)
+            XCTAssertEqual(result.status, 2, result.all)
+            XCTAssertTrue(result.stdout.contains("[critical] store.integrity: PRAGMA "), result.stdout)
+            XCTAssertTrue(result.stdout.contains("do: stop writers, copy the store aside"), result.stdout)
+        }
+        let swept = try integrity([])
+        XCTAssertNil(swept.verdicts["session"], "a damaged table has no clean verdict")
+        XCTAssertNotNil(swept.verdicts["account"], "the others have theirs")
+        XCTAssertTrue(swept.summary.contains("session: "), swept.summary)
+    }
+
     func testBadOptionsAreUsageErrors() throws {
         XCTAssertEqual(try cli.run(["health", "--store", store, "--warn-days", "5", "--crit-days", "10"]).status, 2)
         XCTAssertEqual(try cli.run(["health", "--store", store, "--warn-days", "-1"]).status, 2)
         XCTAssertEqual(try cli.run(["health", "--store", store, "--expect-every", "10s"]).status, 2)
+        XCTAssertEqual(try cli.run(["health", "--store", store, "--sweep-budget", "2h"]).status, 2)
+        let garbled = try cli.run(["health", "--store", store, "--sweep-budget", "soon"])
+        XCTAssertNotEqual(garbled.status, 0)
+        XCTAssertTrue(garbled.stderr.contains("\"soon\" is not a duration"), garbled.stderr)
     }
 }
 

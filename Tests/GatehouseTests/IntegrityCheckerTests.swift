@@ -143,13 +143,13 @@ final class IntegrityMergeScanTests: XCTestCase {
     }
 
     func testByteOrderIsSQLiteBinaryCollation() {
-        XCTAssertLessThan(ByteOrder.compare("u1", "u10"), 0)
-        XCTAssertLessThan(ByteOrder.compare("Z", "a"), 0)
-        XCTAssertLessThan(ByteOrder.compare("z", "é"), 0)
-        XCTAssertEqual(ByteOrder.compare("better_auth|u1", from: 12, "u1"), 0)
-        XCTAssertGreaterThan(ByteOrder.compare("better_auth|u10", from: 12, "u1"), 0)
-        XCTAssertEqual(ByteOrder.compare("", ""), 0)
+        XCTAssertLessThan(ByteOrder.compare(Array("u1".utf8), Array("u10".utf8)), 0)
+        XCTAssertLessThan(ByteOrder.compare(Array("Z".utf8), Array("a".utf8)), 0)
+        XCTAssertLessThan(ByteOrder.compare(Array("z".utf8), Array("é".utf8)), 0)
+        XCTAssertEqual(ByteOrder.compare(Array("better_auth|u1".utf8), from: 12, Array("u1".utf8)), 0)
+        XCTAssertGreaterThan(ByteOrder.compare(Array("better_auth|u10".utf8), from: 12, Array("u1".utf8)), 0)
+        XCTAssertEqual(ByteOrder.compare(Array("".utf8), Array("".utf8)), 0)
         // Swift's String order treats canonically equivalent text as equal; SQLite (and the merge) does not.
-        XCTAssertNotEqual(ByteOrder.compare("e\u{301}", "\u{e9}"), 0)
+        XCTAssertNotEqual(ByteOrder.compare(Array("e\u{301}".utf8), Array("\u{e9}".utf8)), 0)
     }
 }

@@ -31,8 +31,8 @@ struct IntegrityMergeScan {
     let sampleLimit: Int
 
     /// `account_user_missing` and `user_without_accounts`; with the sync table, `sync_sub_malformed`,
-    /// `sync_sub_user_missing` and `user_unprovisioned`.
-    func accountsAndSubs(withSync: Bool) throws -> [String: IntegrityTally] {
+    /// `sync_sub_user_missing` and `user_unprovisioned`, each unprovisioned user id also given to `unprovisionedUser`.
+    func accountsAndSubs(withSync: Bool, unprovisionedUser: (String) throws -> Void = { _ in }) throws -> [String: IntegrityTally] {
         let account = schema.account
         let prefixLength = SyncSub.prefix.utf8.count
         var accountMissing = IntegrityTally(limit: sampleLimit), withoutAccounts = IntegrityTally(limit: sampleLimit)
@@ -48,9 +48,8 @@ struct IntegrityMergeScan {
             guard let subs else { return }
             while !subs.isDone {
                 if subs.isNull { try subs.advance(); continue } // a NULL sub is neither malformed nor provisioned
-                let sub = subs.key!
-                if Self.isWellFormed(sub) { return }
-                malformed.add([subs.extra, .text(sub)])
+                if Self.isWellFormed(subs.keyBytes) { return }
+                malformed.add([subs.extra, .text(subs.key!)])
                 try subs.advance()
             }
         }
@@ -58,24 +57,28 @@ struct IntegrityMergeScan {
         try nextWellFormedSub()
         while !users.isDone {
             // A NULL primary key (SQLite allows it outside INTEGER PRIMARY KEY) matches nothing, as in SQL.
-            guard let id = users.key else {
+            guard !users.isNull else {
                 withoutAccounts.add([.null])
                 if withSync { unprovisioned.add([.null]) }
                 try users.advance()
                 continue
             }
-            if try !Self.pass(accounts, to: id, missing: &accountMissing) { withoutAccounts.add([.text(id)]) }
+            if try !Self.pass(accounts, to: users, missing: &accountMissing) { withoutAccounts.add([.text(users.key!)]) }
             if let subs {
                 var matched = false
                 while !subs.isDone {
-                    let order = ByteOrder.compare(subs.key!, from: prefixLength, id)
+                    let order = ByteOrder.compare(subs.keyBytes, from: prefixLength, users.keyBytes)
                     if order > 0 { break }
                     if order < 0 { subMissing.add([subs.extra, .text(subs.key!)]) } else { matched = true }
                     try subs.advance()
                     try nextWellFormedSub()
                     if matched { break }
                 }
-                if !matched { unprovisioned.add([.text(id)]) }
+                if !matched {
+                    let id = users.key!
+                    unprovisioned.add([.text(id)])
+                    try unprovisionedUser(id)
+                }
             }
             try users.advance()
         }
@@ -102,7 +105,7 @@ struct IntegrityMergeScan {
         let users = try userIDs()
         let sessions = try IndexOrderCursor(db, "SELECT \(session.col("userId")), rowid FROM \(session.sql) ORDER BY 1", unique: false)
         while !users.isDone {
-            if let id = users.key { _ = try Self.pass(sessions, to: id, missing: &sessionMissing) }
+            if !users.isNull { _ = try Self.pass(sessions, to: users, missing: &sessionMissing) }
             try users.advance()
         }
         _ = try Self.pass(sessions, to: nil, missing: &sessionMissing)
@@ -113,12 +116,12 @@ struct IntegrityMergeScan {
         try IndexOrderCursor(db, "SELECT \(schema.user.col("id")) FROM \(schema.user.sql) ORDER BY 1", unique: true)
     }
 
-    /// Advances `cursor` (rows of a table pointing at users) past user `id`: rows before it (or NULL) are
-    /// tallied as pointing at a missing user, rows at it are passed; returns whether there were any. A nil `id`
-    /// means past the last user.
-    private static func pass(_ cursor: IndexOrderCursor, to id: String?, missing: inout IntegrityTally) throws -> Bool {
+    /// Advances `cursor` (rows of a table pointing at users) past the user `users` is at: rows before it (or
+    /// NULL) are tallied as pointing at a missing user, rows at it are passed; returns whether there were any.
+    /// A nil `users` means past the last user.
+    private static func pass(_ cursor: IndexOrderCursor, to users: IndexOrderCursor?, missing: inout IntegrityTally) throws -> Bool {
         while !cursor.isDone {
-            let order = cursor.isNull ? -1 : id.map { ByteOrder.compare(cursor.key!, $0) } ?? -1
+            let order = cursor.isNull ? -1 : users.map { ByteOrder.compare(cursor.keyBytes, $0.keyBytes) } ?? -1
             if order > 0 { return false }
             if order < 0 {
                 missing.add([cursor.extra, cursor.key.map(SQLValue.text) ?? .null])
@@ -133,14 +136,11 @@ struct IntegrityMergeScan {
 
     /// `better_auth|` followed by at least one character, as the SQL check reads it: `length()` stops at a NUL,
     /// so a NUL right after the prefix leaves the sub at the prefix's length, which is malformed.
-    static func isWellFormed(_ sub: String) -> Bool {
-        var sub = sub
-        return sub.withUTF8 { bytes in
-            let prefix = SyncSub.prefixBytes
-            guard bytes.count > prefix.count else { return false }
-            for offset in 0..<prefix.count where bytes[offset] != prefix[offset] { return false }
-            return bytes[prefix.count] != 0
-        }
+    static func isWellFormed(_ bytes: [UInt8]) -> Bool {
+        let prefix = SyncSub.prefixBytes
+        guard bytes.count > prefix.count else { return false }
+        for offset in 0..<prefix.count where bytes[offset] != prefix[offset] { return false }
+        return bytes[prefix.count] != 0
     }
 }
 

@@ -2,7 +2,8 @@ import Storage
 
 /// Work that reads the store on a connection of its own, on another thread, so that a whole-store scan can
 /// use the second core while the calling thread scans something else. The connection is opened, used and
-/// closed on the worker thread (a connection never crosses threads), read-only, inside one read transaction.
+/// closed on the worker thread (a connection never crosses threads), read-only, inside one read transaction
+/// unless the work needs none.
 ///
 ///     let sessions = SecondConnection(path: store.path) { db in try SessionKeys.read(db, schema: schema) }
 ///     … // scan something else on the caller's own connection
@@ -10,12 +11,12 @@ import Storage
 final class SecondConnection<Value: Sendable> {
     private let job: BackgroundJob<Result<Value, Error>>
 
-    /// Starts `body` at once on another thread.
-    init(path: String, _ body: @escaping @Sendable (Database) throws -> Value) {
+    /// Starts `body` at once on another thread; with `snapshot` (the default), inside one read transaction.
+    init(path: String, snapshot: Bool = true, _ body: @escaping @Sendable (Database) throws -> Value) {
         job = BackgroundJob {
             Result {
                 let db = try Database(path: path, options: Database.Options(readOnly: true))
-                return try db.read { try body(db) }
+                return snapshot ? try db.read { try body(db) } : try body(db)
             }
         }
     }

@@ -66,13 +66,17 @@ public struct HealthContext: Sendable {
     /// Days before an expiry that make a warning, and a critical.
     public let warnDays: Int
     public let critDays: Int
-    /// Also run `PRAGMA integrity_check` (slower) instead of `quick_check`.
+    /// Run `PRAGMA integrity_check` over the whole file (slower) instead of the quick_check sweep.
     public let deep: Bool
+    /// How long the quick_check sweep may keep starting tables (`IntegritySweep`); at least one is checked.
+    public let integrityBudget: Seconds
     /// How often the timer is expected to run; a recorded run older than twice this is a warning.
     public let expectedInterval: Seconds
 
-    public init(now: Timestamp, warnDays: Int = 28, critDays: Int = 14, deep: Bool = false, expectedInterval: Seconds = Seconds(3600)) {
+    public init(now: Timestamp, warnDays: Int = 28, critDays: Int = 14, deep: Bool = false, expectedInterval: Seconds = Seconds(3600),
+                integrityBudget: Seconds = Seconds(1)) {
         self.now = now
+        self.integrityBudget = integrityBudget
         self.warnDays = warnDays
         self.critDays = critDays
         self.deep = deep
@@ -94,4 +98,14 @@ public protocol HealthCheckProvider: Sendable {
     /// A name for the group, used when the whole group fails (`store`, `policy`, ...).
     var group: String { get }
     func checks(_ store: Store, _ context: HealthContext) throws -> [HealthCheck]
+    /// Starts the checks and returns what gives their results. The default runs `checks` at once; a provider
+    /// with a whole-store scan starts it on a second connection, so that the next providers run meanwhile.
+    func start(_ store: Store, _ context: HealthContext) -> () throws -> [HealthCheck]
+}
+
+extension HealthCheckProvider {
+    public func start(_ store: Store, _ context: HealthContext) -> () throws -> [HealthCheck] {
+        let result = Result { try checks(store, context) }
+        return { try result.get() }
+    }
 }

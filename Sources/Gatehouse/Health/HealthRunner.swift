@@ -41,9 +41,11 @@ public struct HealthRunner: Sendable {
     public func run(_ store: Store, _ context: HealthContext) -> HealthReport {
         let started = DispatchTime.now().uptimeNanoseconds
         var checks: [HealthCheck] = []
-        for provider in providers {
+        // Every provider starts before any result is collected: a long scan started first overlaps the rest.
+        let pending = providers.map { ($0, $0.start(store, context)) }
+        for (provider, results) in pending {
             do {
-                checks += try provider.checks(store, context)
+                checks += try results()
             } catch {
                 checks.append(HealthCheck(id: "\(provider.group).error", status: .unknown,
                                           summary: "the \(provider.group) checks could not run: \(Self.describe(error))",

@@ -9,7 +9,9 @@ enum HealthCommand {
             summary: "run the secret-health checks (exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN)",
             discussion: """
                 Checks the store, the linking policy, and (as they are configured) Apple keys, tracked client secrets,
-                the membership and the gates. Exit status follows scheduler check plugins: 0 OK, 1 WARNING,
+                the membership and the gates. SQLite's quick_check runs table by table, the longest unchecked first,
+                within --sweep-budget; recorded hourly runs cover every table within a few hours, --deep checks the
+                whole file at once. Exit status follows scheduler check plugins: 0 OK, 1 WARNING,
                 2 CRITICAL, 3 UNKNOWN (the checks could not run). --record keeps the run for the console's history;
                 --prometheus writes a node_exporter textfile atomically.
                 """,
@@ -20,7 +22,8 @@ enum HealthCommand {
                 .value("warn-days", "N", "warn this many days before an expiry (default 28)"),
                 .value("crit-days", "N", "critical this many days before an expiry (default 14)"),
                 .value("expect-every", "DURATION", "how often the timer runs (default 1h); a recorded run older than twice this warns"),
-                .flag("deep", "run PRAGMA integrity_check instead of quick_check (slower)"),
+                .value("sweep-budget", "DURATION", "start no new table of the quick_check sweep after this long (default 1s; one table at least)"),
+                .flag("deep", "run PRAGMA integrity_check over the whole file instead of the sweep (slower)"),
             ],
             subcommands: [
                 CommandSpec(name: "history", summary: "recorded runs, newest first",
@@ -40,6 +43,8 @@ enum HealthCommand {
         guard crit <= warn else { throw invocation.usage("--crit-days (\(crit)) must not exceed --warn-days (\(warn))") }
         let interval = try invocation.value("expect-every").map(Seconds.parse) ?? Seconds(3600)
         guard interval.value >= 60 else { throw invocation.usage("--expect-every must be at least 1m") }
+        let budget = try invocation.value("sweep-budget").map(Seconds.parse) ?? Seconds(1)
+        guard budget.value <= 3600 else { throw invocation.usage("--sweep-budget must be at most 1h (it bounds one run)") }
         let store: Store
         do {
             store = try invocation.openStore()
@@ -55,7 +60,8 @@ enum HealthCommand {
             return HealthStatus.unknown.exitCode
         }
         let runner = HealthRunner()
-        let report = runner.run(store, HealthContext(now: .now(), warnDays: warn, critDays: crit, deep: invocation.flag("deep"), expectedInterval: interval))
+        let report = runner.run(store, HealthContext(now: .now(), warnDays: warn, critDays: crit, deep: invocation.flag("deep"),
+                                                   expectedInterval: interval, integrityBudget: budget))
         do {
             if invocation.flag("record") { try runner.record(report, in: store) }
             if let path = invocation.value("prometheus") { try PrometheusTextfile.write(report, to: path) }
