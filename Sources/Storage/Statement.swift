@@ -28,6 +28,15 @@ public final class Statement {
 
     /// Clears previous bindings and binds `arguments` to the `?` parameters in order.
     public func bind(_ arguments: [SQLValue]) throws {
+        try arguments.withUnsafeBufferPointer { try bind($0) }
+    }
+
+    /// Binds a slice of a larger array (rows of a multi-row insert) without copying it.
+    public func bind(_ arguments: ArraySlice<SQLValue>) throws {
+        try arguments.withUnsafeBufferPointer { try bind($0) }
+    }
+
+    private func bind(_ arguments: UnsafeBufferPointer<SQLValue>) throws {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         let expected = Int(sqlite3_bind_parameter_count(handle))

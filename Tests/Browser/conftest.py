@@ -82,10 +82,15 @@ def browser():
                      "--hide-scrollbars", "--force-device-scale-factor=1"):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    driver.set_window_size(1280, 800)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    # Chromium's profile and the shared-memory files that --disable-dev-shm-usage puts in TMPDIR go into one
+    # folder that is removed afterwards, instead of an org.chromium.Chromium.* folder left in /tmp per run.
+    with tempfile.TemporaryDirectory(prefix="gatehouse-browser-") as scratch:
+        options.add_argument(f"--user-data-dir={scratch}/profile")
+        service = Service("/usr/bin/chromedriver", env={**os.environ, "TMPDIR": scratch})
+        driver = webdriver.Chrome(service=service, options=options)
+        driver.set_window_size(1280, 800)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        try:
+            yield driver
+        finally:
+            driver.quit()

@@ -4,6 +4,7 @@ Screenshots of every page, at 1280×800 and narrow (viewport and full length), g
 """
 import base64
 import pathlib
+import shutil
 import subprocess
 import tempfile
 
@@ -114,9 +115,10 @@ def test_duplicates_list_pairs_linking_both_users(browser, console):
     assert errors_shown(browser) == []
 
 
-def test_import_activate_and_mint_a_secret_shown_once(browser, console):
+def test_import_activate_and_mint_a_secret_shown_once(browser, console, request):
     console.run("providers", "set", "apple", "--team-id", TEAM_ID, "--services-id", SERVICES_ID)
     directory = pathlib.Path(tempfile.mkdtemp(prefix="gatehouse-key-"))
+    request.addfinalizer(lambda: shutil.rmtree(directory, ignore_errors=True))  # a private key: never left behind
     key_file = directory / f"AuthKey_{KEY_ID}.p8"
     subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", str(key_file)],
                    check=True, capture_output=True)

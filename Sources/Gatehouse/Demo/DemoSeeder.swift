@@ -22,6 +22,8 @@ public struct DemoSeeder: Sendable {
         public var splitIdentities = 0
         public var verifications = 0
         public var seconds = 0.0
+        /// The seed stopped early (`shouldStop`) after a whole batch: what is written is consistent.
+        public var interrupted = false
 
         mutating func add(_ other: Report) {
             users += other.users; accounts += other.accounts; sessions += other.sessions; syncUsers += other.syncUsers
@@ -36,6 +38,11 @@ public struct DemoSeeder: Sendable {
     public let anchor: Timestamp
     /// Users per write transaction.
     public var batchSize = 4_000
+    /// The caller created the store for this seed: bulk-load it (see `seed`). Off, the seed runs in WAL, as a
+    /// store that others may open is always written.
+    public var bulkLoad = false
+    /// Asked between batches; true stops the seed there (an interrupt: the store keeps the whole batches written).
+    public var shouldStop: @Sendable () -> Bool = { false }
 
     public init(seed: UInt64, anchor: Timestamp) {
         self.seed = seed
@@ -68,7 +75,7 @@ public struct DemoSeeder: Sendable {
 
     /// One batch of rows and what it adds to the report.
     struct Batch: Sendable {
-        let rows: [SeedRow]
+        let rows: SeedBatch
         let report: Report
     }
 
@@ -86,12 +93,19 @@ public struct DemoSeeder: Sendable {
             try? db.execute("PRAGMA synchronous = NORMAL")
         }
         let firstPerson = try db.scalar("SELECT count(*) FROM \(store.schema.user.sql)").int64.map(Int.init) ?? 0
+        let round = try db.scalar("SELECT count(*) FROM gatehouse_audit WHERE action = 'demo.seed'").int64.map(Int.init) ?? 0
+        // Bulk-load mode for a store created for this seed: the rollback journal in memory instead of the WAL,
+        // which writes every page twice (about 25% of the seed's time). A failed batch still rolls back, and an
+        // interrupt stops between batches (`shouldStop`); only a crash inside a batch could damage the file, which
+        // held no user data. Switching needs the store to itself: with another connection open it stays in WAL.
+        let bulk = bulkLoad && firstPerson == 0 && (try? db.scalar("PRAGMA journal_mode = MEMORY").string?.lowercased()) == "memory"
+        defer { if bulk { _ = try? db.scalar("PRAGMA journal_mode = WAL") } }
         let layout = SeedLayout(schema: store.schema)
         let inserter = try SeedInserter(store: store, layout: layout)
         let queue = BoundedQueue<Batch>(capacity: 1)
         let done = DispatchSemaphore(value: 0)
         let producer = Thread { [self] in
-            build(count: count, firstPerson: firstPerson, layout: layout, into: queue)
+            build(count: count, firstPerson: firstPerson, round: round, layout: layout, into: queue)
             done.signal()
         }
         producer.stackSize = 1 << 20
@@ -99,6 +113,11 @@ public struct DemoSeeder: Sendable {
         var report = Report()
         do {
             while let batch = queue.pop() {
+                if shouldStop() {
+                    report.interrupted = true
+                    queue.cancel()
+                    break
+                }
                 try db.write { try inserter.insert(batch.rows) }
                 report.add(batch.report)
                 progress?(report.users)
@@ -111,15 +130,19 @@ public struct DemoSeeder: Sendable {
         done.wait()
         try store.audit.append(db, actor: Actor("demo-seeder"), action: "demo.seed", subject: store.path, details: [
             "users": .int(Int64(report.users)), "seed": .string(String(seed)), "anchor": .string(anchor.iso8601),
+            "interrupted": .bool(report.interrupted),
         ])
         report.seconds = Double(Timestamp.now().milliseconds - started.milliseconds) / 1000
         return report
     }
 
     /// The producer: builds batches of `batchSize` users and hands them over until `count` are built.
-    private func build(count: Int, firstPerson: Int, layout: SeedLayout, into queue: BoundedQueue<Batch>) {
+    /// `round` counts the seeds this store had before.
+    private func build(count: Int, firstPerson: Int, round: Int, layout: SeedLayout, into queue: BoundedQueue<Batch>) {
         defer { queue.finish() }
-        var random = DemoRandom(seed: seed)
+        // A store seeded before continues with a stream of its own: the same seed again must not repeat the ids
+        // it wrote the first time. The first seed of a store gets exactly the seed's stream.
+        var random = DemoRandom(seed: round == 0 ? seed : seed ^ (UInt64(round) &* 0xD6E8_FEB8_6659_FD93))
         let writer = SeedRowBuilder(layout: layout)
         var person = firstPerson
         var built = 0

@@ -1,17 +1,23 @@
 import Storage
 
-/// One row the seeder wants written. Sync rows refer to their owner by its position in the batch,
-/// since the owner's rowid is only known once it is inserted.
-enum SeedRow: Sendable {
-    case user([SQLValue])
-    case account([SQLValue])
-    case session([SQLValue])
-    case verification([SQLValue])
-    /// The `local`-th sync user of its batch.
-    case syncUser(local: Int, sub: String, created: String)
-    case workspace(id: String, ownerLocal: Int, name: String, created: String)
-    case subscription(id: String, userLocal: Int, plan: String, status: String, periodEnd: String, created: String)
-    case role(sub: String, role: String, granted: String)
+/// One batch of rows the seeder wants written, table by table. Better Auth's rows are flat: `width` values
+/// per row, one after another, in the order of that table's `SeedColumns`. Sync rows refer to their owner by
+/// its position in the batch, since the owner's rowid is only known once it is inserted.
+struct SeedBatch: Sendable {
+    var users: [SQLValue] = []
+    var accounts: [SQLValue] = []
+    var sessions: [SQLValue] = []
+    var verifications: [SQLValue] = []
+    var syncUsers: [SyncUser] = []
+    var workspaces: [Workspace] = []
+    var subscriptions: [Subscription] = []
+    var roles: [Role] = []
+
+    struct SyncUser: Sendable { let sub: String, created: String }
+    /// `owner` is the position of the owning sync user in this batch.
+    struct Workspace: Sendable { let id: String, owner: Int, name: String, created: String }
+    struct Subscription: Sendable { let id: String, user: Int, plan: String, status: String, periodEnd: String, created: String }
+    struct Role: Sendable { let sub: String, role: String, granted: String }
 }
 
 /// The columns of one Better Auth table the seeder fills, and where each field goes in a row.
@@ -29,9 +35,9 @@ struct SeedColumns: Sendable {
     var width: Int { fields.count }
     func slot(_ field: String) -> Int? { slots[field] }
 
-    var insertSQL: String {
-        let marks = Array(repeating: "?", count: fields.count).joined(separator: ", ")
-        return "INSERT INTO \(table.sql) (\(fields.map(table.col).joined(separator: ", "))) VALUES (\(marks))"
+    /// `INSERT INTO table (columns)`, for `BulkInsert`.
+    var insertPrefix: String {
+        "INSERT INTO \(table.sql) (\(fields.map(table.col).joined(separator: ", ")))"
     }
 }
 
@@ -51,23 +57,62 @@ struct SeedLayout: Sendable {
     }
 }
 
-/// Writes batches of seed rows through prepared statements, resolving sync owners to their rowids.
+/// Inserts rows of one table through multi-row `INSERT … VALUES (…), (…), …` statements: one statement run
+/// writes `chunk` rows with the table's and its indexes' cursors opened once, where a statement per row
+/// opens and positions them again for every row. The rest of a batch goes through a one-row statement.
+final class BulkInsert {
+    private let many: Statement, one: Statement
+    private let width: Int, chunk: Int
+
+    /// `prefix` is `INSERT INTO table (columns)`; `width` the number of columns.
+    init(_ db: Database, prefix: String, width: Int, chunk: Int = 64) throws {
+        let row = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
+        many = try db.statement(prefix + " VALUES " + Array(repeating: row, count: chunk).joined(separator: ", "))
+        one = try db.statement(prefix + " VALUES " + row)
+        self.width = width
+        self.chunk = chunk
+    }
+
+    /// Inserts `values`, `width` per row.
+    func insert(_ values: [SQLValue]) throws {
+        precondition(values.count % width == 0, "rows are \(width) values wide")
+        var start = 0
+        while values.count - start >= chunk * width {
+            try run(many, values[start..<start + chunk * width])
+            start += chunk * width
+        }
+        while start < values.count {
+            try run(one, values[start..<start + width])
+            start += width
+        }
+    }
+
+    private func run(_ statement: Statement, _ values: ArraySlice<SQLValue>) throws {
+        try statement.bind(values)
+        _ = try statement.step()
+        statement.reset()
+    }
+}
+
+/// Writes batches of seed rows, parents before children, resolving sync owners to their rowids.
 final class SeedInserter {
     private let db: Database
-    private let users: Statement, accounts: Statement, sessions: Statement
-    private let verifications: Statement?
-    private let syncInsert: Statement, workspaceInsert: Statement, subscriptionInsert: Statement, roleInsert: Statement
+    private let users: BulkInsert, accounts: BulkInsert, sessions: BulkInsert
+    private let verifications: BulkInsert?
+    private let workspaces: BulkInsert, subscriptions: BulkInsert
+    private let syncInsert: Statement, roleInsert: Statement
 
     init(store: Store, layout: SeedLayout) throws {
         let db = store.db
         self.db = db
-        users = try db.statement(layout.users.insertSQL)
-        accounts = try db.statement(layout.accounts.insertSQL)
-        sessions = try db.statement(layout.sessions.insertSQL)
-        verifications = try layout.verifications.map { try db.statement($0.insertSQL) }
+        users = try BulkInsert(db, prefix: layout.users.insertPrefix, width: layout.users.width)
+        accounts = try BulkInsert(db, prefix: layout.accounts.insertPrefix, width: layout.accounts.width)
+        sessions = try BulkInsert(db, prefix: layout.sessions.insertPrefix, width: layout.sessions.width)
+        verifications = try layout.verifications.map { try BulkInsert(db, prefix: $0.insertPrefix, width: $0.width) }
+        workspaces = try BulkInsert(db, prefix: "INSERT INTO workspaces (id, owner_id, name, created_at)", width: 4)
+        subscriptions = try BulkInsert(db, prefix: "INSERT INTO subscriptions (id, user_id, plan, status, current_period_end, created_at)", width: 6)
+        // One row at a time: each sync user's rowid is read back for the rows it owns.
         syncInsert = try db.statement("INSERT INTO users (sub, display_name, created_at) VALUES (?, NULL, ?)")
-        workspaceInsert = try db.statement("INSERT INTO workspaces (id, owner_id, name, created_at) VALUES (?, ?, ?, ?)")
-        subscriptionInsert = try db.statement("INSERT INTO subscriptions (id, user_id, plan, status, current_period_end, created_at) VALUES (?, ?, ?, ?, ?, ?)")
         roleInsert = try db.statement("INSERT OR IGNORE INTO allow_list (sub, role, granted_at) VALUES (?, ?, ?)")
     }
 
@@ -78,26 +123,22 @@ final class SeedInserter {
     }
 
     /// Inserts one batch; call inside a write transaction.
-    func insert(_ rows: [SeedRow]) throws {
+    func insert(_ batch: SeedBatch) throws {
+        try users.insert(batch.users)
+        try accounts.insert(batch.accounts)
+        try sessions.insert(batch.sessions)
+        if let verifications { try verifications.insert(batch.verifications) }
         var syncRowIDs: [Int64] = []
-        for row in rows {
-            switch row {
-            case .user(let values): try run(users, values)
-            case .account(let values): try run(accounts, values)
-            case .session(let values): try run(sessions, values)
-            case .verification(let values): if let verifications { try run(verifications, values) }
-            case .syncUser(let local, let sub, let created):
-                try run(syncInsert, [.text(sub), .text(created)])
-                precondition(local == syncRowIDs.count, "sync users are numbered in batch order")
-                syncRowIDs.append(db.lastInsertRowID)
-            case .workspace(let id, let owner, let name, let created):
-                try run(workspaceInsert, [.text(id), .integer(syncRowIDs[owner]), .text(name), .text(created)])
-            case .subscription(let id, let user, let plan, let status, let periodEnd, let created):
-                try run(subscriptionInsert, [.text(id), .integer(syncRowIDs[user]), .text(plan), .text(status), .text(periodEnd), .text(created)])
-            case .role(let sub, let role, let granted):
-                try run(roleInsert, [.text(sub), .text(role), .text(granted)])
-            }
+        syncRowIDs.reserveCapacity(batch.syncUsers.count)
+        for user in batch.syncUsers {
+            try run(syncInsert, [.text(user.sub), .text(user.created)])
+            syncRowIDs.append(db.lastInsertRowID)
         }
+        try workspaces.insert(batch.workspaces.flatMap { [.text($0.id), .integer(syncRowIDs[$0.owner]), .text($0.name), .text($0.created)] as [SQLValue] })
+        try subscriptions.insert(batch.subscriptions.flatMap {
+            [.text($0.id), .integer(syncRowIDs[$0.user]), .text($0.plan), .text($0.status), .text($0.periodEnd), .text($0.created)] as [SQLValue]
+        })
+        for role in batch.roles { try run(roleInsert, [.text(role.sub), .text(role.role), .text(role.granted)]) }
     }
 }
 
@@ -118,9 +159,8 @@ final class SeedRowBuilder {
     private let accountCreated: DateEncoding, accountUpdated: DateEncoding, accountAccessExpires: DateEncoding
     private let sessionCreated: DateEncoding, sessionUpdated: DateEncoding, sessionExpires: DateEncoding
     private var accountSequence = 0
-    /// The batch being built, and how many sync users it holds.
-    private(set) var rows: [SeedRow] = []
-    private var syncUsers = 0
+    /// The batch being built.
+    private(set) var batch = SeedBatch()
 
     init(layout: SeedLayout) {
         self.layout = layout
@@ -141,22 +181,31 @@ final class SeedRowBuilder {
     }
 
     /// Hands over the rows built so far and starts a new batch.
-    func takeBatch() -> [SeedRow] {
-        defer {
-            rows = []
-            rows.reserveCapacity(4096)
-            syncUsers = 0
-        }
-        return rows
+    func takeBatch() -> SeedBatch {
+        let full = batch
+        // The next batch is about as big: reserving that much spares the growing arrays their copies.
+        batch = SeedBatch()
+        batch.users.reserveCapacity(full.users.count + full.users.count / 8)
+        batch.accounts.reserveCapacity(full.accounts.count + full.accounts.count / 8)
+        batch.sessions.reserveCapacity(full.sessions.count + full.sessions.count / 8)
+        batch.syncUsers.reserveCapacity(full.syncUsers.count + full.syncUsers.count / 8)
+        batch.workspaces.reserveCapacity(full.workspaces.count + full.workspaces.count / 8)
+        return full
+    }
+
+    /// Appends one row of `width` values, set by `fill` through their slots.
+    private func append(_ rows: inout [SQLValue], width: Int, _ fill: (_ set: (Int?, SQLValue) -> Void) -> Void) {
+        let base = rows.count
+        rows.append(contentsOf: repeatElement(.null, count: width))
+        fill { slot, value in if let slot { rows[base + slot] = value } }
     }
 
     func user(name: String, email: String, verified: Bool, created: Timestamp, random: inout DemoRandom) -> String {
         let id = random.sequentialID()
-        var row = [SQLValue](repeating: .null, count: layout.users.width)
-        func set(_ slot: Int?, _ value: @autoclosure () -> SQLValue) { if let slot { row[slot] = value() } }
-        set(u.id, .text(id)); set(u.name, .text(name)); set(u.email, .text(email.lowercased()))
-        set(u.verified, .integer(verified ? 1 : 0)); set(u.created, userCreated.encode(created)); set(u.updated, userUpdated.encode(created))
-        rows.append(.user(row))
+        append(&batch.users, width: layout.users.width) { set in
+            set(u.id, .text(id)); set(u.name, .text(name)); set(u.email, .text(email.lowercased()))
+            set(u.verified, .integer(verified ? 1 : 0)); set(u.created, userCreated.encode(created)); set(u.updated, userUpdated.encode(created))
+        }
         return id
     }
 
@@ -185,16 +234,16 @@ final class SeedRowBuilder {
         set(a.id, .text(random.sequentialID())); set(a.issuer, .text(Issuer.forProvider(provider))); set(a.accountID, .text(accountID))
         set(a.provider, .text(provider)); set(a.user, .text(user))
         set(a.created, accountCreated.encode(created)); set(a.updated, accountUpdated.encode(created))
-        rows.append(.account(row))
+        batch.accounts.append(contentsOf: row)
     }
 
     func session(user: String, created: Timestamp, expires: Timestamp, ip: String, agent: String, random: inout DemoRandom) {
-        var row = [SQLValue](repeating: .null, count: layout.sessions.width)
-        func set(_ slot: Int?, _ value: @autoclosure () -> SQLValue) { if let slot { row[slot] = value() } }
-        set(s.id, .text(random.sequentialID())); set(s.expires, sessionExpires.encode(expires)); set(s.token, .text(random.sequentialID()))
-        set(s.created, sessionCreated.encode(created)); set(s.updated, sessionUpdated.encode(created))
-        set(s.ip, .text(ip)); set(s.agent, .text(agent)); set(s.user, .text(user))
-        rows.append(.session(row))
+        let id = random.sequentialID(), token = random.sequentialID()
+        append(&batch.sessions, width: layout.sessions.width) { set in
+            set(s.id, .text(id)); set(s.expires, sessionExpires.encode(expires)); set(s.token, .text(token))
+            set(s.created, sessionCreated.encode(created)); set(s.updated, sessionUpdated.encode(created))
+            set(s.ip, .text(ip)); set(s.agent, .text(agent)); set(s.user, .text(user))
+        }
     }
 
     func verification(identifier: String, created: Timestamp, random: inout DemoRandom) -> Bool {
@@ -207,28 +256,27 @@ final class SeedRowBuilder {
         set("expiresAt", columns.table.encoding("expiresAt").encode(created.adding(seconds: 3600)))
         set("createdAt", columns.table.encoding("createdAt").encode(created))
         set("updatedAt", columns.table.encoding("updatedAt").encode(created))
-        rows.append(.verification(row))
+        batch.verifications.append(contentsOf: row)
         return true
     }
 
     /// A sync users row; returns its position in the batch, for the rows it owns.
     func syncUser(sub: String, created: Timestamp) -> Int {
-        rows.append(.syncUser(local: syncUsers, sub: sub, created: created.iso8601))
-        syncUsers += 1
-        return syncUsers - 1
+        batch.syncUsers.append(SeedBatch.SyncUser(sub: sub, created: created.iso8601))
+        return batch.syncUsers.count - 1
     }
 
     func workspace(owner: Int, name: String, created: Timestamp, random: inout DemoRandom) {
-        rows.append(.workspace(id: "ws_" + random.sequentialID(), ownerLocal: owner, name: name, created: created.iso8601))
+        batch.workspaces.append(SeedBatch.Workspace(id: "ws_" + random.sequentialID(), owner: owner, name: name, created: created.iso8601))
     }
 
     func subscription(user: Int, plan: String, status: String, periodEnd: Timestamp, created: Timestamp, random: inout DemoRandom) {
-        rows.append(.subscription(id: "sub_" + random.sequentialID(), userLocal: user, plan: plan, status: status,
-                                  periodEnd: periodEnd.iso8601, created: created.iso8601))
+        batch.subscriptions.append(SeedBatch.Subscription(id: "sub_" + random.sequentialID(), user: user, plan: plan, status: status,
+                                                          periodEnd: periodEnd.iso8601, created: created.iso8601))
     }
 
     func role(sub: String, role: String, granted: Timestamp) {
-        rows.append(.role(sub: sub, role: role, granted: granted.iso8601))
+        batch.roles.append(SeedBatch.Role(sub: sub, role: role, granted: granted.iso8601))
     }
 }
 

@@ -36,13 +36,24 @@ enum DemoCommands {
             guard let time = Timestamp(iso8601: text) else { throw invocation.usage("--anchor must be an ISO-8601 time, got \"\(text.prefix(40))\"") }
             anchor = time
         }
+        let isNew = !FileManager.default.fileExists(atPath: try invocation.storePath())
         let (store, _) = try Store.initialize(path: invocation.storePath(), configurationPath: invocation.value("config") ?? invocation.environment["GATEHOUSE_CONFIG"],
                                               actor: invocation.actor)
         let quiet = invocation.flag("quiet") || invocation.json
+        var seeder = DemoSeeder(seed: seed, anchor: anchor)
+        let interrupt = InterruptRequest()
+        seeder.shouldStop = { interrupt.isRequested }
+        seeder.bulkLoad = isNew
         let report = try Store.withStoreErrors(store.path) {
-            try DemoSeeder(seed: seed, anchor: anchor).seed(store, users: count) { done in
+            try seeder.seed(store, users: count) { done in
                 if !quiet { invocation.output.error("seeded \(done)/\(count) users") }
             }
+        }
+        if report.interrupted {
+            // 128 + SIGINT, as a shell reports an interrupted command.
+            invocation.output.error("gatehouse: demo seed interrupted after \(report.users) of \(count) users; the store holds every batch written so far")
+            if invocation.json { try invocation.output.json(report) }
+            return 130
         }
         if invocation.json { try invocation.output.json(report); return 0 }
         invocation.output.line("Seeded \(report.users) users (\(report.splitIdentities) split identities), \(report.accounts) accounts, "

@@ -1,0 +1,58 @@
+import Foundation
+import XCTest
+
+/// `gatehouse demo seed` as an operator meets it: the bulk-load mode of an empty store, and Ctrl-C.
+final class DemoSeedTests: XCTestCase {
+    let cli = CLI()
+    var scratch: Scratch!
+
+    override func setUpWithError() throws { scratch = try Scratch() }
+
+    func testAnEmptyStoreIsBulkLoadedAndLeftInWAL() throws {
+        let store = scratch.path("bulk.sqlite")
+        let seeded = try cli.run(["demo", "seed", "--store", store, "--users", "500", "-q"])
+        XCTAssertEqual(seeded.status, 0, seeded.all)
+        XCTAssertEqual(try sqlite3(store, "PRAGMA journal_mode;"), "wal", "the store is back in WAL for everyone else")
+        XCTAssertEqual(try sqlite3(store, "PRAGMA integrity_check;"), "ok")
+        XCTAssertEqual(try sqlite3(store, "SELECT count(*) FROM user;"), "500")
+        // A second seed, even with the same seed, adds new people to a store that has users (in WAL throughout).
+        let again = try cli.run(["demo", "seed", "--store", store, "--users", "200", "-q"])
+        XCTAssertEqual(again.status, 0, again.all)
+        XCTAssertEqual(try sqlite3(store, "PRAGMA journal_mode; SELECT count(*) FROM user;"), "wal\n700")
+    }
+
+    func testAnExistingStoreIsSeededInWAL() throws {
+        let store = scratch.path("existing.sqlite")
+        XCTAssertEqual(try cli.run(["init", "--store", store]).status, 0)
+        // Another process reads the store meanwhile, as the console would.
+        let reader = try Tool.start("/usr/bin/sqlite3", [store], stdin: "BEGIN; SELECT count(*) FROM user;\n.shell sleep 2\nCOMMIT;\n")
+        Thread.sleep(forTimeInterval: 0.3)
+        let seeded = try cli.run(["demo", "seed", "--store", store, "--users", "300", "-q"])
+        XCTAssertEqual(seeded.status, 0, seeded.all)
+        _ = try reader.finish()
+        XCTAssertEqual(try sqlite3(store, "PRAGMA journal_mode; SELECT count(*) FROM user; PRAGMA integrity_check;"), "wal\n300\nok")
+    }
+
+    func testInterruptStopsBetweenBatchesAndKeepsAConsistentStore() throws {
+        let store = scratch.path("interrupted.sqlite")
+        let running = try cli.start(["demo", "seed", "--store", store, "--users", "2000000"])
+        // Wait for the first whole batch, then press Ctrl-C.
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, !((try? String(contentsOf: running.err, encoding: .utf8)) ?? "").contains("seeded ") {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        kill(running.process.processIdentifier, SIGINT)
+        let result = try running.finish()
+        XCTAssertEqual(result.status, 130, result.all)
+        XCTAssertTrue(result.stderr.contains("demo seed interrupted after "), result.stderr)
+        XCTAssertTrue(result.stderr.contains("the store holds every batch written so far"), result.stderr)
+        let users = try XCTUnwrap(Int(try sqlite3(store, "SELECT count(*) FROM user;")))
+        XCTAssertGreaterThan(users, 0)
+        XCTAssertLessThan(users, 2_000_000)
+        XCTAssertEqual(try sqlite3(store, "PRAGMA journal_mode; PRAGMA integrity_check; PRAGMA foreign_key_check;"), "wal\nok")
+        // The audit log says so, and the store takes more.
+        let audit = try cli.run(["audit", "--action", "demo.seed", "--json", "--store", store])
+        XCTAssertTrue(audit.stdout.contains("\"interrupted\""), audit.stdout)
+        XCTAssertEqual(try cli.run(["demo", "seed", "--store", store, "--users", "10", "-q"]).status, 0)
+    }
+}
