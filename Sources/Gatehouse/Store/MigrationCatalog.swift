@@ -1,5 +1,4 @@
 import Foundation
-import JOSE
 import Storage
 
 /// The migrations shipped in `migrations/`: files named `NNNN_name.sql`, numbered from 1 with no gap.
@@ -33,16 +32,16 @@ public struct MigrationCatalog: Sendable {
                                              fix: "rename it with a four-digit number, e.g. 0007_\(stem).sql")
             }
             guard let data = FileManager.default.contents(atPath: directory + "/" + name),
-                  let sql = String(data: data, encoding: .utf8) else {
+                  let sql = String(validating: data, as: UTF8.self) else {
                 throw GatehouseError.invalid("migration file \(name) cannot be read as UTF-8 text")
             }
             if let duplicate = migrations.first(where: { $0.id == id }) {
                 throw GatehouseError.invalid("migrations \(duplicate.name) and \(stem) share the number \(id)",
                                              fix: "give \(stem) the next free number")
             }
-            migrations.append(Migration(id: id, name: stem, sql: sql, checksum: SHA256.hex(Array(data))))
+            migrations.append(Migration(id: id, name: stem, sql: sql, checksum: MigrationChecksum.hex(Array(data))))
             if let first = sql.split(separator: "\n", maxSplits: 1).first, first.hasPrefix("-- gatehouse:unless-table ") {
-                unless[id] = first.dropFirst("-- gatehouse:unless-table ".count).trimmingCharacters(in: .whitespaces)
+                unless[id] = trimmingSpaces(first.dropFirst("-- gatehouse:unless-table ".count))
             }
         }
         guard !migrations.isEmpty else {
@@ -53,5 +52,12 @@ public struct MigrationCatalog: Sendable {
                                          fix: "number migrations 1, 2, 3, ... without gaps; restore the missing file")
         }
         return MigrationCatalog(directory: directory, migrations: migrations, unlessTable: unless)
+    }
+
+    /// `text` without leading and trailing spaces and tabs (what `.whitespaces` trims), in plain Swift:
+    /// Foundation's `trimmingCharacters` bridges through NSString, slow the first time in a process.
+    static func trimmingSpaces(_ text: Substring) -> String {
+        let isSpace = { (character: Character) in character.isWhitespace && !character.isNewline }
+        return String(text.drop(while: isSpace).reversed().drop(while: isSpace).reversed())
     }
 }
