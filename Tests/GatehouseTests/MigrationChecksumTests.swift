@@ -36,6 +36,20 @@ final class MigrationChecksumTests: XCTestCase {
         XCTAssertEqual(MigrationCatalog.trimmingSpaces(" \tuser \t"), "user")
         XCTAssertEqual(MigrationCatalog.trimmingSpaces("users"), "users")
         XCTAssertEqual(MigrationCatalog.trimmingSpaces("   "), "")
+        XCTAssertEqual(MigrationCatalog.trimmingSpaces("a b"), "a b")
+    }
+
+    func testMigrationTextMustBeUTF8() throws {
+        XCTAssertEqual(MigrationCatalog.utf8Text(Array("SELECT 'é';".utf8)), "SELECT 'é';")
+        XCTAssertNil(MigrationCatalog.utf8Text([0x53, 0xFF, 0x45]))
+        XCTAssertNil(MigrationCatalog.utf8Text([0xC3]))
+        let dir = NSTemporaryDirectory() + "gh-migrations-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Data([0x2D, 0x2D, 0x20, 0xFF]).write(to: URL(fileURLWithPath: dir + "/0001_first.sql"))
+        XCTAssertThrowsError(try MigrationCatalog.load(directory: dir)) { XCTAssertTrue("\($0)".contains("UTF-8"), "\($0)") }
+        XCTAssertNil(MigrationCatalog.sqlFileNames(in: dir + "/absent"))
+        XCTAssertEqual(MigrationCatalog.sqlFileNames(in: dir), ["0001_first.sql"])
     }
 }
 
@@ -50,10 +64,7 @@ final class StorePathTests: XCTestCase {
         XCTAssertEqual(FileStatus.directory(of: "data/auth.sqlite"), (cwd == "/" ? "" : cwd) + "/data")
     }
 
-    func testNormalizedAndParent() {
-        XCTAssertEqual(ResourceLocator.normalized("/opt/gh/bin/../share/gatehouse/migrations"), "/opt/gh/share/gatehouse/migrations")
-        XCTAssertEqual(ResourceLocator.normalized("/a/./b//c/.."), "/a/b")
-        XCTAssertEqual(ResourceLocator.normalized("/.."), "/")
+    func testParent() {
         XCTAssertEqual(ResourceLocator.parent(of: "/a/b"), "/a")
         XCTAssertEqual(ResourceLocator.parent(of: "/a"), "/")
         XCTAssertEqual(ResourceLocator.parent(of: "/"), "/")

@@ -24,34 +24,50 @@ public enum MigrationChecksum {
         var hash: [UInt32] = [
             0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
         ]
-        // Padding: 0x80, zeros to 56 mod 64, then the length in bits as a big-endian UInt64.
-        var message = bytes
-        message.append(0x80)
-        while message.count % 64 != 56 { message.append(0) }
+        // Whole blocks straight from the input; the rest, with the padding (0x80, zeros to 56 mod 64, then
+        // the length in bits as a big-endian UInt64), from a small tail buffer.
+        let whole = bytes.count / 64 * 64
+        var tail = Array(bytes[whole...])
+        tail.append(0x80)
+        while tail.count % 64 != 56 { tail.append(0) }
         let bits = UInt64(bytes.count) &* 8
-        for shift in stride(from: 56, through: 0, by: -8) { message.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
 
         var w = [UInt32](repeating: 0, count: 64)
-        for block in stride(from: 0, to: message.count, by: 64) {
-            for i in 0..<16 {
-                let j = block + i * 4
-                w[i] = UInt32(message[j]) << 24 | UInt32(message[j + 1]) << 16 | UInt32(message[j + 2]) << 8 | UInt32(message[j + 3])
+        hash.withUnsafeMutableBufferPointer { hash in
+            w.withUnsafeMutableBufferPointer { w in
+                k.withUnsafeBufferPointer { k in
+                    bytes.withUnsafeBufferPointer { input in
+                        for block in stride(from: 0, to: whole, by: 64) { compress(UnsafeBufferPointer(rebasing: input[block..<block + 64]), into: hash, w, k) }
+                    }
+                    tail.withUnsafeBufferPointer { input in
+                        for block in stride(from: 0, to: input.count, by: 64) { compress(UnsafeBufferPointer(rebasing: input[block..<block + 64]), into: hash, w, k) }
+                    }
+                }
             }
-            for i in 16..<64 {
-                let s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
-                let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
-                w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
-            }
-            var (a, b, c, d, e, f, g, h) = (hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6], hash[7])
-            for i in 0..<64 {
-                let t1 = h &+ (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) &+ ((e & f) ^ (~e & g)) &+ k[i] &+ w[i]
-                let t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) &+ ((a & b) ^ (a & c) ^ (b & c))
-                (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-            }
-            hash[0] &+= a; hash[1] &+= b; hash[2] &+= c; hash[3] &+= d
-            hash[4] &+= e; hash[5] &+= f; hash[6] &+= g; hash[7] &+= h
         }
         return hash
+    }
+
+    /// One 64-byte block of the compression function.
+    private static func compress(_ block: UnsafeBufferPointer<UInt8>, into hash: UnsafeMutableBufferPointer<UInt32>,
+                                 _ w: UnsafeMutableBufferPointer<UInt32>, _ k: UnsafeBufferPointer<UInt32>) {
+        for i in 0..<16 {
+            w[i] = UInt32(block[i * 4]) << 24 | UInt32(block[i * 4 + 1]) << 16 | UInt32(block[i * 4 + 2]) << 8 | UInt32(block[i * 4 + 3])
+        }
+        for i in 16..<64 {
+            let s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
+            let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
+            w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+        }
+        var (a, b, c, d, e, f, g, h) = (hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6], hash[7])
+        for i in 0..<64 {
+            let t1 = h &+ (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) &+ ((e & f) ^ (~e & g)) &+ k[i] &+ w[i]
+            let t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) &+ ((a & b) ^ (a & c) ^ (b & c))
+            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+        }
+        hash[0] &+= a; hash[1] &+= b; hash[2] &+= c; hash[3] &+= d
+        hash[4] &+= e; hash[5] &+= f; hash[6] &+= g; hash[7] &+= h
     }
 
     private static func rotr(_ value: UInt32, _ count: UInt32) -> UInt32 { value >> count | value << (32 - count) }

@@ -25,7 +25,8 @@ public enum ResourceLocator {
         }
         // Plain path strings and stat: this runs at every start, and Foundation's URL is slow to first use.
         var directory = parent(of: executablePath())
-        let installed = normalized(directory + "/../share/gatehouse/\(name)")
+        // `<bin>/../share/gatehouse/<name>`; the binary's folder is already free of links and dots.
+        let installed = (parent(of: directory) == "/" ? "" : parent(of: directory)) + "/share/gatehouse/\(name)"
         if FileStatus.exists(installed) { return installed }
         for _ in 0..<8 {
             let candidate = directory + "/" + name
@@ -55,12 +56,4 @@ public enum ResourceLocator {
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
-    /// An absolute path with `.` and `..` components resolved lexically: `/opt/gh/bin/../share` → `/opt/gh/share`.
-    static func normalized(_ path: String) -> String {
-        var parts: [Substring] = []
-        for part in path.split(separator: "/") where part != "." {
-            if part == ".." { if !parts.isEmpty { parts.removeLast() } } else { parts.append(part) }
-        }
-        return "/" + parts.joined(separator: "/")
-    }
 }

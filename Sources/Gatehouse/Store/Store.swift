@@ -82,8 +82,9 @@ public final class Store {
                                      fix: try renamedTablesHint(db))
             }
             let now = Timestamp.now().iso8601
+            let unless = catalog.unlessTable
             let applied = try Migrator().migrate(db, catalog.migrations, now: now) { migration, db in
-                guard let table = catalog.unlessTable[migration.id] else { return true }
+                guard let table = unless[migration.id] else { return true }
                 let physical = StoreConfiguration.betterAuthTables.contains(table) ? configuration.tableName(table) : table
                 return try !db.tableExists(physical)
             }
