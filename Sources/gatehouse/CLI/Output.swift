@@ -36,7 +36,7 @@ final class Output {
         }
         func render(_ cells: [String]) -> String {
             cells.enumerated().map { index, cell in
-                index == cells.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+                index == cells.count - 1 ? cell : cell.padded(to: widths[index])
             }.joined(separator: "  ")
         }
         line(render(header))
