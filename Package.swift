@@ -15,7 +15,9 @@ let package = Package(
         // System libraries: one module map and a tiny shim header each.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        // Headers only: HTTPServer loads libmicrohttpd with dlopen when a server starts, so that the other
+        // commands do not load it (and GnuTLS behind it) at every start.
+        .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
 
         // Infrastructure, with no domain knowledge.
         .target(name: "Storage", dependencies: ["CSQLite"]),

@@ -70,6 +70,7 @@ public final class HTTPServer: @unchecked Sendable {
                 throw HTTPServerError(kind: .alreadyStarted, message: "The HTTP server is already running on port \(port); stop it before starting it again.")
             }
             try configuration.validate()
+            let library = try MicroHTTPD.load()
             guard let address = SocketAddress(address: configuration.address, port: configuration.port) else {
                 throw HTTPServerError(
                     kind: .invalidAddress,
@@ -83,6 +84,7 @@ public final class HTTPServer: @unchecked Sendable {
                 flags |= MHD_USE_IPv6.rawValue
             }
             let context = ServerContext(
+                library: library,
                 handler: handler,
                 inlineHandler: inlineHandler,
                 maxBodyBytes: configuration.maxBodyBytes,
@@ -90,6 +92,7 @@ public final class HTTPServer: @unchecked Sendable {
             )
             let started = address.withSockAddr { sockAddr, _ in
                 gatehouse_mhd_start_daemon(
+                    library.startDaemon,
                     flags,
                     sockAddr,
                     MicroHTTPDCallbacks.access, Unmanaged.passUnretained(context).toOpaque(),
@@ -105,9 +108,9 @@ public final class HTTPServer: @unchecked Sendable {
                 context.pool.close()
                 throw Self.diagnoseStartFailure(address)
             }
-            var port = gatehouse_mhd_bound_port(started)
+            var port = gatehouse_mhd_bound_port(library.getDaemonInfo, started)
             if port == 0 {
-                port = Self.listeningPort(of: started) ?? configuration.port
+                port = Self.listeningPort(of: started, library: library) ?? configuration.port
             }
             daemon = started
             self.context = context
@@ -125,7 +128,7 @@ public final class HTTPServer: @unchecked Sendable {
             // Handlers first: once the pool is closed no connection is left suspended, which
             // MHD_stop_daemon requires (it aborts the process otherwise). Requests completing meanwhile get 503.
             context.pool.close()
-            MHD_stop_daemon(running)
+            context.library.stopDaemon(running)
             daemon = nil
             self.context = nil
             stateLock.withLock { boundPort = 0 }
@@ -133,8 +136,8 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// The port from the listening socket itself, for when libmicrohttpd does not report it.
-    private static func listeningPort(of daemon: OpaquePointer) -> UInt16? {
-        let fd = gatehouse_mhd_listen_fd(daemon)
+    private static func listeningPort(of daemon: OpaquePointer, library: MicroHTTPD) -> UInt16? {
+        let fd = gatehouse_mhd_listen_fd(library.getDaemonInfo, daemon)
         guard fd >= 0 else { return nil }
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)

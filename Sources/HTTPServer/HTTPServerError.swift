@@ -18,6 +18,8 @@ public struct HTTPServerError: Error, LocalizedError, CustomStringConvertible, S
         case alreadyStarted
         /// libmicrohttpd refused to start for another reason.
         case startFailed
+        /// libmicrohttpd could not be loaded (it is not installed, or too old).
+        case libraryUnavailable
     }
 
     /// The kind of failure.

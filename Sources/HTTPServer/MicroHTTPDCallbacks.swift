@@ -46,15 +46,15 @@ enum MicroHTTPDCallbacks {
         if !state.headersSeen {
             state.headersSeen = true
             state.method = method.map { String(cString: $0) } ?? ""
-            _ = MHD_get_connection_values(connection, .HEADER_KIND, collectHeader, Unmanaged.passUnretained(state).toOpaque())
-            if let address = gatehouse_mhd_client_address(connection) {
+            _ = context.library.getConnectionValues(connection, .HEADER_KIND, collectHeader, Unmanaged.passUnretained(state).toOpaque())
+            if let address = gatehouse_mhd_client_address(context.library.getConnectionInfo, connection) {
                 state.remoteAddress = SocketAddress.ipString(address)
             }
             if let declared = state.headers["Content-Length"], let length = UInt64(declared) {
                 if length > UInt64(context.maxBodyBytes) {
                     // Answer before reading: libmicrohttpd then skips the body and closes the connection.
                     state.bodyTooLarge = true
-                    return respond(payloadTooLarge(context), state: state, connection: connection)
+                    return respond(payloadTooLarge(context), state: state, connection: connection, library: context.library)
                 }
                 state.body.reserveCapacity(Int(length))
             }
@@ -80,10 +80,10 @@ enum MicroHTTPDCallbacks {
         if let response = state.pendingResponse {
             // Called again after the handler thread resumed the connection.
             state.pendingResponse = nil
-            return respond(response, state: state, connection: connection)
+            return respond(response, state: state, connection: connection, library: context.library)
         }
         if state.bodyTooLarge {
-            return respond(payloadTooLarge(context), state: state, connection: connection)
+            return respond(payloadTooLarge(context), state: state, connection: connection, library: context.library)
         }
         let (path, query) = state.pathAndQuery()
         let request = HTTPRequest(
@@ -98,19 +98,20 @@ enum MicroHTTPDCallbacks {
         state.headers = HTTPHeaders()
 
         if let inline = context.inlineHandler, let response = inline(request) {
-            return respond(response, state: state, connection: connection)
+            return respond(response, state: state, connection: connection, library: context.library)
         }
 
         // Run the handler on the handler pool with the connection suspended, so this thread keeps serving
         // its other connections; the job resumes the connection and libmicrohttpd calls back here.
         let suspended = SuspendedConnection(pointer: connection)
         let handler = context.handler
-        let submitted = context.pool.submit(prepare: { MHD_suspend_connection(connection) }) {
+        let library = context.library
+        let submitted = context.pool.submit(prepare: { library.suspendConnection(connection) }) {
             state.pendingResponse = handler(request)
-            MHD_resume_connection(suspended.pointer)
+            library.resumeConnection(suspended.pointer)
         }
         if !submitted {
-            return respond(.text(503, "Service Unavailable: the server is stopping.\n"), state: state, connection: connection)
+            return respond(.text(503, "Service Unavailable: the server is stopping.\n"), state: state, connection: connection, library: context.library)
         }
         return .YES
     }
@@ -120,17 +121,17 @@ enum MicroHTTPDCallbacks {
     }
 
     /// Queues `response` on `connection`; the body is copied (never handed over: libmicrohttpd would free() it).
-    private static func respond(_ response: HTTPResponse, state: RequestState, connection: OpaquePointer) -> MHD_Result {
+    private static func respond(_ response: HTTPResponse, state: RequestState, connection: OpaquePointer, library: MicroHTTPD) -> MHD_Result {
         state.responded = true
         var status = response.status
-        var made = (100...999).contains(status) ? makeResponse(response) : nil
+        var made = (100...999).contains(status) ? makeResponse(response, library: library) : nil
         if made == nil {
             status = 500
-            made = makeResponse(.text(500, "Internal Server Error: the handler's response had an invalid status or header.\n"))
+            made = makeResponse(.text(500, "Internal Server Error: the handler's response had an invalid status or header.\n"), library: library)
         }
         guard let made else { return .NO }
-        defer { MHD_destroy_response(made) }
-        return MHD_queue_response(connection, UInt32(status), made)
+        defer { library.destroyResponse(made) }
+        return library.queueResponse(connection, UInt32(status), made)
     }
 
     /// Whether `name` is an RFC 9110 token: libmicrohttpd 0.9.75 does not check, and a bad name breaks the response.
@@ -151,9 +152,9 @@ enum MicroHTTPDCallbacks {
     }
 
     /// A libmicrohttpd response for `response`, or `nil` if a header is invalid (CR/LF in a value, a space in a name, …).
-    private static func makeResponse(_ response: HTTPResponse) -> OpaquePointer? {
+    private static func makeResponse(_ response: HTTPResponse, library: MicroHTTPD) -> OpaquePointer? {
         let created = response.body.withUnsafeBytes { bytes in
-            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+            library.createResponseFromBuffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
         }
         guard let created else { return nil }
         for (name, value) in response.headers {
@@ -162,8 +163,8 @@ enum MicroHTTPDCallbacks {
                 continue
             }
             guard isValidFieldName(name), isValidFieldValue(value),
-                  MHD_add_response_header(created, name, value) == MHD_Result.YES else {
-                MHD_destroy_response(created)
+                  library.addResponseHeader(created, name, value) == MHD_Result.YES else {
+                library.destroyResponse(created)
                 return nil
             }
         }

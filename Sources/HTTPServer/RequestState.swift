@@ -51,12 +51,15 @@ final class RequestState: @unchecked Sendable {
 /// What every libmicrohttpd callback of one running server needs; passed to C unretained, kept alive by the
 /// ``HTTPServer`` until `MHD_stop_daemon` has returned.
 final class ServerContext: Sendable {
+    /// libmicrohttpd's functions.
+    let library: MicroHTTPD
     let handler: HTTPServer.Handler
     let inlineHandler: HTTPServer.InlineHandler?
     let maxBodyBytes: Int
     let pool: HandlerPool
 
-    init(handler: @escaping HTTPServer.Handler, inlineHandler: HTTPServer.InlineHandler?, maxBodyBytes: Int, pool: HandlerPool) {
+    init(library: MicroHTTPD, handler: @escaping HTTPServer.Handler, inlineHandler: HTTPServer.InlineHandler?, maxBodyBytes: Int, pool: HandlerPool) {
+        self.library = library
         self.handler = handler
         self.inlineHandler = inlineHandler
         self.maxBodyBytes = maxBodyBytes

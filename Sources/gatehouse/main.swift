@@ -7,7 +7,7 @@ let root = RootCommand.make()
 let arguments = Array(CommandLine.arguments.dropFirst())
 let status: Int32
 do {
-    switch try Parser(root: root).parse(arguments, environment: ProcessInfo.processInfo.environment, output: output) {
+    switch try Parser(root: root).parse(arguments, environment: Environment(), output: output) {
     case .help(let spec, let path):
         output.write(Help.render(spec, path: path))
         status = 0

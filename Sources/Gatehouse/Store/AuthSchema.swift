@@ -100,8 +100,10 @@ public struct AuthSchema: Sendable {
                 problems.append(Problem(table: name, column: field))
             }
             var dates: [String: DateEncoding] = [:]
-            for (field, column) in columns where dateFields.contains(field) {
-                dates[field] = try detectEncoding(db, table: name, column: column, declared: byName[column]?.declaredType ?? "")
+            let dateColumns = columns.filter { dateFields.contains($0.key) }.sorted { $0.key < $1.key }
+            let samples = try sampleValues(db, table: name, columns: dateColumns.map(\.value))
+            for ((field, column), sample) in zip(dateColumns, samples) {
+                dates[field] = encoding(of: sample, declared: byName[column]?.declaredType ?? "")
             }
             tables[logical] = Table(logical: logical, name: name, columns: columns, dates: dates)
         }
@@ -120,12 +122,21 @@ public struct AuthSchema: Sendable {
         return out
     }
 
-    /// How a date column stores its values, judged from a value in the first rows. Only the first
-    /// 1,000 rows are looked at: a column that is NULL everywhere (`refreshTokenExpiresAt` often is)
-    /// must not cost a scan of the whole table on every open.
-    static func detectEncoding(_ db: Database, table: String, column: String, declared: String) throws -> DateEncoding {
-        let quoted = Database.quote(column)
-        let sample = try db.scalar("SELECT \(quoted) FROM (SELECT \(quoted) FROM \(Database.quote(table)) LIMIT 1000) WHERE \(quoted) IS NOT NULL LIMIT 1")
+    /// A non-NULL value of each column from the table's first 1,000 rows (`.null` when there is none),
+    /// read with one statement per table. Only the first 1,000 rows are looked at: a column that is NULL
+    /// everywhere (`refreshTokenExpiresAt` often is) must not cost a scan of the whole table on every open.
+    static func sampleValues(_ db: Database, table: String, columns: [String]) throws -> [SQLValue] {
+        guard !columns.isEmpty else { return [] }
+        let samples = columns.map { column in
+            let quoted = Database.quote(column)
+            return "(SELECT \(quoted) FROM (SELECT \(quoted) FROM \(Database.quote(table)) LIMIT 1000) WHERE \(quoted) IS NOT NULL LIMIT 1)"
+        }
+        guard let row = try db.row("SELECT " + samples.joined(separator: ", ")) else { return columns.map { _ in .null } }
+        return columns.indices.map { row[$0] }
+    }
+
+    /// How a date column stores its values, judged from a sample value (see `sampleValues`).
+    static func encoding(of sample: SQLValue, declared: String) -> DateEncoding {
         switch sample {
         case .integer(let value): return abs(value) >= 100_000_000_000 ? .epochMilliseconds : .epochSeconds
         case .real(let value): return abs(value) >= 1e11 ? .epochMilliseconds : .epochSeconds

@@ -1,5 +1,4 @@
 import Foundation
-import JOSE
 import Storage
 
 /// The migrations shipped in `migrations/`: files named `NNNN_name.sql`, numbered from 1 with no gap.
@@ -11,19 +10,26 @@ public struct MigrationCatalog: Sendable {
     public let directory: String
     /// The migrations, in order.
     public let migrations: [Migration]
-    /// Migration id → the table whose presence means "skip".
-    public let unlessTable: [Int: String]
+    /// Migration id → the table whose presence means "skip". Read from the scripts when asked: only
+    /// `Store.initialize` needs it, and every other command opens the store without building it.
+    public var unlessTable: [Int: String] {
+        var unless: [Int: String] = [:]
+        for migration in migrations {
+            if let first = migration.sql.split(separator: "\n", maxSplits: 1).first, first.hasPrefix(Self.unlessDirective) {
+                unless[migration.id] = Self.trimmingSpaces(first.dropFirst(Self.unlessDirective.count))
+            }
+        }
+        return unless
+    }
+
+    static let unlessDirective = "-- gatehouse:unless-table "
 
     /// Reads and checks a migrations directory.
     public static func load(directory: String) throws -> MigrationCatalog {
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".sql") }.sorted()
-        } catch {
+        guard let names = sqlFileNames(in: directory) else {
             throw GatehouseError("cannot read the migrations folder \(directory)", fix: "check that it exists and is readable")
         }
         var migrations: [Migration] = []
-        var unless: [Int: String] = [:]
         for name in names {
             let stem = String(name.dropLast(4))
             let parts = stem.split(separator: "_", maxSplits: 1)
@@ -32,18 +38,14 @@ public struct MigrationCatalog: Sendable {
                 throw GatehouseError.invalid("migration file \(name) in \(directory) is not named NNNN_name.sql",
                                              fix: "rename it with a four-digit number, e.g. 0007_\(stem).sql")
             }
-            guard let data = FileManager.default.contents(atPath: directory + "/" + name),
-                  let sql = String(data: data, encoding: .utf8) else {
+            guard let bytes = contents(of: directory + "/" + name), let sql = utf8Text(bytes) else {
                 throw GatehouseError.invalid("migration file \(name) cannot be read as UTF-8 text")
             }
             if let duplicate = migrations.first(where: { $0.id == id }) {
                 throw GatehouseError.invalid("migrations \(duplicate.name) and \(stem) share the number \(id)",
                                              fix: "give \(stem) the next free number")
             }
-            migrations.append(Migration(id: id, name: stem, sql: sql, checksum: SHA256.hex(Array(data))))
-            if let first = sql.split(separator: "\n", maxSplits: 1).first, first.hasPrefix("-- gatehouse:unless-table ") {
-                unless[id] = first.dropFirst("-- gatehouse:unless-table ".count).trimmingCharacters(in: .whitespaces)
-            }
+            migrations.append(Migration(id: id, name: stem, sql: sql, checksum: MigrationChecksum.hex(bytes)))
         }
         guard !migrations.isEmpty else {
             throw GatehouseError.invalid("the migrations folder \(directory) holds no .sql files", fix: "point GATEHOUSE_MIGRATIONS at Gatehouse's migrations/")
@@ -52,6 +54,59 @@ public struct MigrationCatalog: Sendable {
             throw GatehouseError.invalid("the migrations in \(directory) have a gap: \(migration.name) follows number \(index)",
                                          fix: "number migrations 1, 2, 3, ... without gaps; restore the missing file")
         }
-        return MigrationCatalog(directory: directory, migrations: migrations, unlessTable: unless)
+        return MigrationCatalog(directory: directory, migrations: migrations)
+    }
+
+    // Every command opens the store and so loads this catalog: the helpers below use plain POSIX calls and
+    // byte loops, because FileManager, Data and Foundation's string functions cost more than the work on first
+    // use in a process (runtime type lookups in a large static binary).
+
+    /// `text` without leading and trailing spaces and tabs (what `.whitespaces` trims).
+    static func trimmingSpaces(_ text: Substring) -> String {
+        func isSpace(_ character: Character) -> Bool { character.isWhitespace && !character.isNewline }
+        var start = text.startIndex, end = text.endIndex
+        while start < end, isSpace(text[start]) { start = text.index(after: start) }
+        while end > start, isSpace(text[text.index(before: end)]) { end = text.index(before: end) }
+        return String(text[start..<end])
+    }
+
+    /// The bytes as text, or nil when they are not valid UTF-8.
+    static func utf8Text(_ bytes: [UInt8]) -> String? {
+        var text = String(decoding: bytes, as: UTF8.self)
+        // Decoding replaces invalid sequences with U+FFFD, so valid input is exactly what round-trips.
+        let roundTrips = text.withUTF8 { utf8 in
+            utf8.count == bytes.count && (bytes.isEmpty || memcmp(utf8.baseAddress!, bytes, bytes.count) == 0)
+        }
+        return roundTrips ? text : nil
+    }
+
+    /// The names of the `.sql` files in `directory`, sorted; nil when it cannot be read.
+    static func sqlFileNames(in directory: String) -> [String]? {
+        guard let stream = opendir(directory) else { return nil }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasSuffix(".sql") { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// A file's bytes; nil when it cannot be read.
+    static func contents(of path: String) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[..<count])
+        }
     }
 }

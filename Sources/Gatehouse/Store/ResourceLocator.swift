@@ -17,29 +17,43 @@ public enum ResourceLocator {
     }
 
     static func locate(_ name: String, environment variable: String) throws -> String {
-        let files = FileManager.default
-        if let explicit = ProcessInfo.processInfo.environment[variable], !explicit.isEmpty {
-            var isDirectory: ObjCBool = false
-            guard files.fileExists(atPath: explicit, isDirectory: &isDirectory), isDirectory.boolValue else {
+        if let explicit = getenv(variable).map({ String(cString: $0) }), !explicit.isEmpty {
+            guard FileStatus(explicit)?.isDirectory == true else {
                 throw GatehouseError.invalid("\(variable)=\(explicit) is not a directory", fix: "point \(variable) at Gatehouse's \(name) folder, or unset it")
             }
             return explicit
         }
-        var directory = URL(fileURLWithPath: executablePath()).resolvingSymlinksInPath().deletingLastPathComponent()
-        let installed = directory.appendingPathComponent("../share/gatehouse/\(name)").standardizedFileURL.path
-        if files.fileExists(atPath: installed) { return installed }
+        // Plain path strings and stat: this runs at every start, and Foundation's URL is slow to first use.
+        var directory = parent(of: executablePath())
+        // `<bin>/../share/gatehouse/<name>`; the binary's folder is already free of links and dots.
+        let installed = (parent(of: directory) == "/" ? "" : parent(of: directory)) + "/share/gatehouse/\(name)"
+        if FileStatus.exists(installed) { return installed }
         for _ in 0..<8 {
-            let candidate = directory.appendingPathComponent(name).path
-            if files.fileExists(atPath: directory.appendingPathComponent("Package.swift").path), files.fileExists(atPath: candidate) {
+            let candidate = directory + "/" + name
+            if FileStatus.exists(directory + "/Package.swift"), FileStatus.exists(candidate) {
                 return candidate
             }
-            directory.deleteLastPathComponent()
+            directory = parent(of: directory)
         }
         throw GatehouseError("cannot find Gatehouse's \(name) folder next to the binary",
                              fix: "set \(variable) to its path (it is \(name)/ in the source checkout)")
     }
 
+    /// The running binary's path with every symbolic link resolved.
     static func executablePath() -> String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        for path in ["/proc/self/exe", CommandLine.arguments[0]] {
+            if let resolved = realpath(path, nil) {
+                defer { free(resolved) }
+                return String(cString: resolved)
+            }
+        }
+        return CommandLine.arguments[0]
     }
+
+    /// `/a/b/c` → `/a/b`; `/a` → `/`.
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
 }

@@ -27,7 +27,7 @@ public final class Store {
 
     /// How long a command waits for another process's write lock (`GATEHOUSE_BUSY_TIMEOUT_MS`, default 15 s).
     static var busyTimeout: Int32 {
-        ProcessInfo.processInfo.environment["GATEHOUSE_BUSY_TIMEOUT_MS"].flatMap(Int32.init) ?? 15_000
+        getenv("GATEHOUSE_BUSY_TIMEOUT_MS").flatMap { Int32(String(cString: $0)) } ?? 15_000
     }
 
     /// Opens an initialised, up-to-date store. Refuses a missing file, a non-database, a store whose
@@ -82,8 +82,9 @@ public final class Store {
                                      fix: try renamedTablesHint(db))
             }
             let now = Timestamp.now().iso8601
+            let unless = catalog.unlessTable
             let applied = try Migrator().migrate(db, catalog.migrations, now: now) { migration, db in
-                guard let table = catalog.unlessTable[migration.id] else { return true }
+                guard let table = unless[migration.id] else { return true }
                 let physical = StoreConfiguration.betterAuthTables.contains(table) ? configuration.tableName(table) : table
                 return try !db.tableExists(physical)
             }
@@ -127,20 +128,19 @@ public final class Store {
 
     static func checkFile(_ path: String, mustExist: Bool) throws {
         guard !path.isEmpty else { throw GatehouseError.invalid("the store path is empty", fix: "pass --store FILE or set GATEHOUSE_STORE") }
-        var isDirectory: ObjCBool = false
-        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-        if exists && isDirectory.boolValue {
+        let status = FileStatus(path)
+        let exists = status != nil
+        if let status, status.isDirectory {
             throw GatehouseError.invalid("the store \(path) is a directory", fix: "pass the SQLite file inside it, e.g. --store \(path)/gatehouse.sqlite")
         }
         if !exists && mustExist {
             throw GatehouseError.notFound("no store at \(path)", fix: "check --store / GATEHOUSE_STORE, or create one with `gatehouse init --store \(path)`")
         }
-        if exists && !FileManager.default.isReadableFile(atPath: path) {
+        if exists && !FileStatus.isReadable(path) {
             throw GatehouseError("the store \(path) is not readable by this user", fix: "run as the store's owner, or fix its permissions")
         }
-        if exists, let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber,
-           size.intValue > 0 && size.intValue < 512 {
-            throw GatehouseError("the store \(path) is truncated (\(size.intValue) bytes; a SQLite file is at least 512)",
+        if let size = status?.size, size > 0 && size < 512 {
+            throw GatehouseError("the store \(path) is truncated (\(size) bytes; a SQLite file is at least 512)",
                                  fix: "restore it from a backup")
         }
         if !exists {

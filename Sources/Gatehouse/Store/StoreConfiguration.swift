@@ -20,9 +20,8 @@ public struct StoreConfiguration: Sendable, Equatable {
 
     /// Loads the configuration for a store: an explicit file must exist; the implicit one may not.
     public static func load(storePath: String, explicitPath: String?) throws -> StoreConfiguration {
-        let implicit = URL(fileURLWithPath: storePath).deletingLastPathComponent().appendingPathComponent("gatehouse.json").path
-        let path = explicitPath ?? implicit
-        guard FileManager.default.fileExists(atPath: path) else {
+        let path = explicitPath ?? FileStatus.directory(of: storePath) + "/gatehouse.json"
+        guard FileStatus.exists(path) else {
             if let explicitPath {
                 throw GatehouseError.invalid("configuration file \(explicitPath) does not exist",
                                              fix: "create it, or drop --config / GATEHOUSE_CONFIG")

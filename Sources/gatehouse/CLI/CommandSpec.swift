@@ -1,23 +1,64 @@
 /// One declarative description of a command: it drives parsing and `--help` both, so the help can
 /// never drift from what is accepted.
+///
+/// A noun's subtree is built only when the command line names it (see `lazy`): a process builds the
+/// one spec it runs, not the whole tree. Discussions are computed only when a help page shows them.
 struct CommandSpec {
     /// The word that selects the command (`seed` in `gatehouse demo seed`).
     let name: String
     /// One line for listings.
     let summary: String
     /// Paragraphs for the command's own help page.
-    var discussion: String? = nil
-    var arguments: [ArgumentSpec] = []
-    var options: [OptionSpec] = []
-    var subcommands: [CommandSpec] = []
+    var discussion: String? { discussionText() }
+    var arguments: [ArgumentSpec]
+    var options: [OptionSpec]
+    var subcommands: [CommandSpec]
     /// The subcommand run when none is named (`gatehouse audit` lists entries).
-    var defaultSubcommand: String? = nil
+    var defaultSubcommand: String?
     /// Examples shown at the end of the help.
-    var examples: [String] = []
+    var examples: [String]
     /// The work; nil for a pure group.
-    var run: ((Invocation) throws -> Int32)? = nil
+    var run: ((Invocation) throws -> Int32)?
 
-    func subcommand(named name: String) -> CommandSpec? { subcommands.first { $0.name == name } }
+    private let discussionText: () -> String?
+    /// Builds the real spec of a `lazy` entry; nil for a spec that is already complete.
+    private var build: (() -> CommandSpec)?
+
+    init(name: String, summary: String, discussion: @autoclosure @escaping () -> String? = nil,
+         arguments: [ArgumentSpec] = [], options: [OptionSpec] = [], subcommands: [CommandSpec] = [],
+         defaultSubcommand: String? = nil, examples: [String] = [], run: ((Invocation) throws -> Int32)? = nil) {
+        self.name = name
+        self.summary = summary
+        self.discussionText = discussion
+        self.arguments = arguments
+        self.options = options
+        self.subcommands = subcommands
+        self.defaultSubcommand = defaultSubcommand
+        self.examples = examples
+        self.run = run
+    }
+
+    /// An entry that lists as `name` and `summary` and builds its spec only when selected:
+    ///
+    ///     CommandSpec.lazy("users", summary: UsersCommands.summary, UsersCommands.make)
+    ///
+    /// The built spec must have the same name and summary; `--help` at the root lists the entry's.
+    static func lazy(_ name: String, summary: String, _ build: @escaping () -> CommandSpec) -> CommandSpec {
+        var entry = CommandSpec(name: name, summary: summary)
+        entry.build = build
+        return entry
+    }
+
+    /// The complete spec: built now for a `lazy` entry, `self` otherwise.
+    func resolved() -> CommandSpec {
+        guard let build else { return self }
+        let spec = build()
+        assert(spec.name == name && spec.summary == summary, "the lazy entry \(name) lists a different name or summary than its spec")
+        return spec
+    }
+
+    /// The subcommand called `name`, built if it is a lazy entry.
+    func subcommand(named name: String) -> CommandSpec? { subcommands.first { $0.name == name }?.resolved() }
 }
 
 /// A positional argument.

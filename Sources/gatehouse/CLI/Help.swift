@@ -22,14 +22,14 @@ enum Help {
             let width = spec.subcommands.map(\.name.count).max() ?? 0
             for sub in spec.subcommands {
                 let marker = sub.name == spec.defaultSubcommand ? " (default)" : ""
-                text += "  " + sub.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + sub.summary + marker + "\n"
+                text += "  " + sub.name.padded(to: width) + "  " + sub.summary + marker + "\n"
             }
         }
         if !spec.arguments.isEmpty {
             text += "\narguments:\n"
             let width = spec.arguments.map(\.name.count).max() ?? 0
             for argument in spec.arguments {
-                text += "  " + argument.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + argument.help + "\n"
+                text += "  " + argument.name.padded(to: width) + "  " + argument.help + "\n"
             }
         }
         let options = spec.options + GlobalOptions.all
@@ -41,10 +41,10 @@ enum Help {
         }
         let width = labels.map(\.count).max() ?? 0
         for (label, option) in zip(labels, options) {
-            text += "  " + label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + option.help
+            text += "  " + label.padded(to: width) + "  " + option.help
                 + (option.required ? " (required)" : "") + (option.repeatable ? " (repeatable)" : "") + "\n"
         }
-        if path.isEmpty { text += "  " + "    --version".padding(toLength: width, withPad: " ", startingAt: 0) + "  print the version and exit\n" }
+        if path.isEmpty { text += "  " + "    --version".padded(to: width) + "  print the version and exit\n" }
         if !spec.examples.isEmpty {
             text += "\nexamples:\n" + spec.examples.map { "  " + $0 }.joined(separator: "\n") + "\n"
         }

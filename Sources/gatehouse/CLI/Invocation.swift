@@ -16,7 +16,7 @@ struct Invocation {
     /// Option values by long name; flags map to `[""]`.
     let options: [String: [String]]
     let arguments: [String]
-    let environment: [String: String]
+    let environment: Environment
     let output: Output
 
     func flag(_ name: String) -> Bool { options[name] != nil }

@@ -3,12 +3,24 @@ import Foundation
 /// Where a command writes: text to stdout, diagnostics to stderr. Commands never print directly,
 /// so tests and the serve loop see one path.
 final class Output {
-    private let out = FileHandle.standardOutput
-    private let err = FileHandle.standardError
-
     func line(_ text: String = "") { write(text + "\n") }
-    func write(_ text: String) { out.write(Data(text.utf8)) }
-    func error(_ text: String) { err.write(Data((text + "\n").utf8)) }
+    func write(_ text: String) { Self.write(text, to: STDOUT_FILENO) }
+    func error(_ text: String) { Self.write(text + "\n", to: STDERR_FILENO) }
+
+    /// Writes the text's UTF-8 bytes with write(2), unbuffered, as FileHandle did. (FileHandle wants a Data,
+    /// and building one from a string's bytes costs a runtime type check that is slow on first use.)
+    private static func write(_ text: String, to descriptor: Int32) {
+        var text = text
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 && errno == EINTR { continue }
+                guard written > 0 else { return }
+                offset += written
+            }
+        }
+    }
 
     /// Pretty, key-sorted JSON of an Encodable value.
     func json<T: Encodable>(_ value: T) throws {
@@ -24,7 +36,7 @@ final class Output {
         }
         func render(_ cells: [String]) -> String {
             cells.enumerated().map { index, cell in
-                index == cells.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+                index == cells.count - 1 ? cell : cell.padded(to: widths[index])
             }.joined(separator: "  ")
         }
         line(render(header))

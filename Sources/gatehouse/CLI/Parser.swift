@@ -11,7 +11,7 @@ struct Parser {
         case help(CommandSpec, path: [String])
     }
 
-    func parse(_ argv: [String], environment: [String: String], output: Output) throws -> Outcome {
+    func parse(_ argv: [String], environment: Environment, output: Output) throws -> Outcome {
         var spec = root
         var path: [String] = []
         var options: [String: [String]] = [:]
@@ -117,7 +117,7 @@ struct Parser {
         return .run(Invocation(path: path, spec: spec, options: options, arguments: positionals, environment: environment, output: output))
     }
 
-    private func versionInvocation(environment: [String: String], output: Output) -> Invocation {
+    private func versionInvocation(environment: Environment, output: Output) -> Invocation {
         let spec = CommandSpec(name: "version", summary: "", run: { invocation in
             invocation.output.line("gatehouse \(GatehouseVersion.current)")
             return 0

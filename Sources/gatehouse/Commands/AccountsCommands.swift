@@ -2,11 +2,14 @@ import Foundation
 import Gatehouse
 
 /// `gatehouse accounts`: integrity of the links between Better Auth's tables and the sync server's.
-enum AccountsCommands {
+enum AccountsCommands: CommandNoun {
+    static let name = "accounts"
+    static let summary = "check the integrity of users, accounts, sessions and sync rows"
+
     static func make() -> CommandSpec {
         CommandSpec(
-            name: "accounts",
-            summary: "check the integrity of users, accounts, sessions and sync rows",
+            name: name,
+            summary: summary,
             subcommands: [
                 CommandSpec(name: "check", summary: "integrity findings with counts and samples",
                             discussion: """

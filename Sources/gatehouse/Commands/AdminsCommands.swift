@@ -3,12 +3,15 @@ import Gatehouse
 
 /// `gatehouse admins`: the console's admins. There is no first-login setup page: admins exist only
 /// through `gatehouse init` and these commands.
-enum AdminsCommands {
+enum AdminsCommands: CommandNoun {
+    static let name = "admins"
+    static let summary = "the console's admins: add, list, passwd, disable, enable, remove"
+
     static func make() -> CommandSpec {
         let passwordFile = OptionSpec.value("password-file", "FILE", "read the password from the first line of FILE (- for stdin); without it a random one is generated and printed once")
         return CommandSpec(
-            name: "admins",
-            summary: "the console's admins: add, list, passwd, disable, enable, remove",
+            name: name,
+            summary: summary,
             discussion: """
                 Roles: viewer (every read), support (plus merges and the link simulator), admin (everything, including
                 Apple keys, policy, gates and admins). Passwords are at least \(AdminPassword.minLength) characters and are stored as

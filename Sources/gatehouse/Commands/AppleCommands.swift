@@ -2,11 +2,14 @@ import Foundation
 import Gatehouse
 
 /// `gatehouse apple`: the Sign in with Apple key ring, client secrets, and the export for the runtime.
-enum AppleCommands {
+enum AppleCommands: CommandNoun {
+    static let name = "apple"
+    static let summary = "Apple signing inputs: the .p8 key ring, client secrets, export"
+
     static func make() -> CommandSpec {
         CommandSpec(
-            name: "apple",
-            summary: "Apple signing inputs: the .p8 key ring, client secrets, export",
+            name: name,
+            summary: summary,
             discussion: """
                 A key goes staged → active → retired, and revoked (final). Keys are sealed at rest under the master key;
                 the private key is printed only by `apple export --reveal`. Apple allows two keys per primary App ID.

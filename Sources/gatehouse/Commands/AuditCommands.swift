@@ -2,11 +2,14 @@ import Foundation
 import Gatehouse
 
 /// `gatehouse audit`: list and verify the audit log.
-enum AuditCommands {
+enum AuditCommands: CommandNoun {
+    static let name = "audit"
+    static let summary = "list and verify the audit log"
+
     static func make() -> CommandSpec {
         CommandSpec(
-            name: "audit",
-            summary: "list and verify the audit log",
+            name: name,
+            summary: summary,
             subcommands: [
                 CommandSpec(name: "list", summary: "list entries, newest first",
                             options: [

@@ -2,11 +2,14 @@ import Foundation
 import Gatehouse
 
 /// `gatehouse demo seed`: realistic demo data.
-enum DemoCommands {
+enum DemoCommands: CommandNoun {
+    static let name = "demo"
+    static let summary = "fill a store with realistic demo data"
+
     static func make() -> CommandSpec {
         CommandSpec(
-            name: "demo",
-            summary: "fill a store with realistic demo data",
+            name: name,
+            summary: summary,
             subcommands: [
                 CommandSpec(name: "seed", summary: "add deterministic demo users with accounts, sessions and sync rows",
                             discussion: """

@@ -2,14 +2,21 @@ import Foundation
 import Gatehouse
 
 /// `gatehouse gates`: the Apple-membership gate per provider and platform, with Guideline 4.8 enforced.
-enum GatesCommands {
-    static func make() -> CommandSpec {
-        let requirementLines = GateRequirement.allCases.map { requirement in
+enum GatesCommands: CommandNoun {
+    static let name = "gates"
+    static let summary = "the Apple-membership gate: which provider may go live on which platform"
+
+    /// One line per requirement, for the help page (computed only when it is shown).
+    static var requirementLines: String {
+        GateRequirement.allCases.map { requirement in
             "  \(requirement.provider.rawValue) \(requirement.rawValue) (\(requirement.platforms.map(\.rawValue).joined(separator: ", ")); \(requirement.source.rawValue)): \(requirement.summary)"
         }.joined(separator: "\n")
-        return CommandSpec(
-            name: "gates",
-            summary: "the Apple-membership gate: which provider may go live on which platform",
+    }
+
+    static func make() -> CommandSpec {
+        CommandSpec(
+            name: name,
+            summary: summary,
             discussion: """
                 Each provider × platform (ios, desktop, web) is blocked (a requirement is unmet), ready (all met),
                 live (enabled, all met) or lapsed (enabled, but a requirement has since lapsed). Operator requirements

@@ -1,11 +1,14 @@
 import Gatehouse
 
 /// `gatehouse init`: create or upgrade a store, and create the console's first admin.
-enum InitCommand {
+enum InitCommand: CommandNoun {
+    static let name = "init"
+    static let summary = "create a store, or upgrade an existing Better Auth database"
+
     static func make() -> CommandSpec {
         CommandSpec(
-            name: "init",
-            summary: "create a store, or upgrade an existing Better Auth database",
+            name: name,
+            summary: summary,
             discussion: """
                 On a new file, creates Better Auth 1.7's tables, the sync server's tables and Gatehouse's own.
                 On a database Better Auth already created, adds only Gatehouse's tables and gatehouse_ indexes (and the

@@ -2,11 +2,14 @@ import Foundation
 import Gatehouse
 
 /// `gatehouse merge`: support-driven merges of a split identity (U2 into U1): plan, apply, undo, list, show.
-enum MergeCommands {
+enum MergeCommands: CommandNoun {
+    static let name = "merge"
+    static let summary = "merge a split identity: plan, apply atomically, undo, emit SQL"
+
     static func make() -> CommandSpec {
         CommandSpec(
-            name: "merge",
-            summary: "merge a split identity: plan, apply atomically, undo, emit SQL",
+            name: name,
+            summary: summary,
             discussion: """
                 A person with two users (U1 from Apple with a relay email, U2 from Google) is merged U2 into U1. U1 keeps its
                 id (so the sub better_auth|U1 is unchanged); U2's accounts move to U1; U2's sessions and the verification rows

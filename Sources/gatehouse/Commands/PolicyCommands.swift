@@ -2,7 +2,10 @@ import Foundation
 import Gatehouse
 
 /// `gatehouse policy`: the account-linking policy and the linkSocial `allowDifferentEmails` switch.
-enum PolicyCommands {
+enum PolicyCommands: CommandNoun {
+    static let name = "policy"
+    static let summary = "the account-linking policy and the linkSocial allowDifferentEmails switch"
+
     static func make() -> CommandSpec {
         let simulateOptions: [OptionSpec] = [
             .value("provider", "P", "the provider id (google, apple, ...)", required: true),
@@ -13,8 +16,8 @@ enum PolicyCommands {
             .json,
         ]
         return CommandSpec(
-            name: "policy",
-            summary: "the account-linking policy and the linkSocial allowDifferentEmails switch",
+            name: name,
+            summary: summary,
             discussion: """
                 Better Auth has one instance-wide allowDifferentEmails. This policy scopes it: autoLink.allowDifferentEmails
                 (the instance-wide value) stays false, linkSocial.allowDifferentEmails applies only to the authenticated

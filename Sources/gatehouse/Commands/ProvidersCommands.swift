@@ -2,11 +2,14 @@ import Foundation
 import Gatehouse
 
 /// `gatehouse providers`: what the runtime passes to Better Auth's apple() and google() providers.
-enum ProvidersCommands {
+enum ProvidersCommands: CommandNoun {
+    static let name = "providers"
+    static let summary = "the Apple and Google provider configuration, and which ID-token audiences Better Auth accepts under it"
+
     static func make() -> CommandSpec {
         CommandSpec(
-            name: "providers",
-            summary: "the Apple and Google provider configuration, and which ID-token audiences Better Auth accepts under it",
+            name: name,
+            summary: summary,
             discussion: """
                 Better Auth 1.7 accepts an Apple ID token whose aud is in `audience` if set, else `appBundleIdentifier` if
                 set, else `clientId` — either/or. Native iOS tokens carry aud = the bundle id; desktop/web tokens carry

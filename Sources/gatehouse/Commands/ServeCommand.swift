@@ -4,11 +4,14 @@ import Gatehouse
 import HTTPServer
 
 /// `gatehouse serve`: the console on 127.0.0.1.
-enum ServeCommand {
+enum ServeCommand: CommandNoun {
+    static let name = "serve"
+    static let summary = "serve the console on 127.0.0.1"
+
     static func make() -> CommandSpec {
         CommandSpec(
-            name: "serve",
-            summary: "serve the console on 127.0.0.1",
+            name: name,
+            summary: summary,
             discussion: """
                 Serves the console's pages and JSON API until SIGINT or SIGTERM. Binds to 127.0.0.1 by default and
                 answers only requests addressed to that address (DNS-rebinding protection).

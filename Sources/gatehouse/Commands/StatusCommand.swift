@@ -1,9 +1,12 @@
 import Gatehouse
 
 /// `gatehouse status`: what the store holds.
-enum StatusCommand {
+enum StatusCommand: CommandNoun {
+    static let name = "status"
+    static let summary = "show the store's schema and row counts"
+
     static func make() -> CommandSpec {
-        CommandSpec(name: "status", summary: "show the store's schema and row counts", options: [.json], run: run)
+        CommandSpec(name: name, summary: summary, options: [.json], run: run)
     }
 
     static func run(_ invocation: Invocation) throws -> Int32 {

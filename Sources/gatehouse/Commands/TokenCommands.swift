@@ -2,11 +2,14 @@ import Foundation
 import Gatehouse
 
 /// `gatehouse token`: why was this user's Apple or Google sign-in rejected?
-enum TokenCommands {
+enum TokenCommands: CommandNoun {
+    static let name = "token"
+    static let summary = "diagnose Apple and Google ID tokens the way Better Auth 1.7 checks them"
+
     static func make() -> CommandSpec {
         CommandSpec(
-            name: "token",
-            summary: "diagnose Apple and Google ID tokens the way Better Auth 1.7 checks them",
+            name: name,
+            summary: summary,
             subcommands: [
                 CommandSpec(name: "inspect", summary: "decode an ID token and name every check Better Auth would fail",
                             discussion: """

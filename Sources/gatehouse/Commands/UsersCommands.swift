@@ -2,11 +2,14 @@ import Foundation
 import Gatehouse
 
 /// `gatehouse users`: find people, show one user with everything linked to it, list likely split identities.
-enum UsersCommands {
+enum UsersCommands: CommandNoun {
+    static let name = "users"
+    static let summary = "find users, show linked accounts, list likely split identities"
+
     static func make() -> CommandSpec {
         CommandSpec(
-            name: "users",
-            summary: "find users, show linked accounts, list likely split identities",
+            name: name,
+            summary: summary,
             subcommands: [
                 CommandSpec(name: "search", summary: "find users by email prefix, name, user id, sub or provider account id",
                             discussion: """

@@ -1,0 +1,13 @@
+import Glibc
+
+/// The process environment, read one variable at a time with `getenv`. A command reads two or three
+/// variables; copying the whole environment into a dictionary (`ProcessInfo.environment`) at every
+/// start costs more than the lookups.
+///
+///     let store = invocation.environment["GATEHOUSE_STORE"]
+struct Environment {
+    /// The variable's value, or nil when it is not set.
+    subscript(name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+}
