@@ -34,6 +34,10 @@ public final class Database {
         }
     }
 
+    /// Process-wide settings made once, before the first connection initialises SQLite: no memory statistics
+    /// (their global mutex is taken on every allocation of every connection, the console's threads contending).
+    private static let configureLibrary: Void = { _ = gatehouse_sqlite_disable_memstatus() }()
+
     /// The file this connection reads and writes.
     public let path: String
     let handle: OpaquePointer
@@ -44,6 +48,7 @@ public final class Database {
     /// Opens (and with `options.create`, creates) the database at `path`, with foreign keys on,
     /// a busy timeout, and WAL journaling. Throws a `DatabaseError` for a file that is not a database.
     public init(path: String, options: Options = Options()) throws {
+        Database.configureLibrary
         self.path = path
         self.cacheSize = options.statementCacheSize
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
