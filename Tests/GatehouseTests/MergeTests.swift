@@ -52,6 +52,26 @@ final class MergeTests: XCTestCase {
         }
     }
 
+    func testUndoRecordIsEncodedBeforeTheTransactionExactlyAsTheEncoderWould() throws {
+        let s = try MergeScenario(store: try MergeScenario.store(scratch, shape: nil), sessions: 2, workspaces: 2)
+        let plan = try plan(s, MergeDecisions(keepEmail: .target, carryRoles: false))
+        let id = try XCTUnwrap(plan.id, "\(plan.unresolved)")
+        let result = try MergeApplier(store: s.store).apply(planID: id, ticket: "SUP-2", actor: tester)
+        let stored = try XCTUnwrap(try s.store.db.scalar("SELECT undo_data FROM gatehouse_merges WHERE id = ?", [result.mergeID]).string)
+        let decoded = try MergeJSON.decode(MergeUndoData.self, stored, what: "undo data")
+        XCTAssertEqual(try MergeJSON.string(decoded), stored, "the spliced text is the encoder's own")
+        XCTAssertTrue(decoded.steps.contains { $0.after != nil } && decoded.steps.contains { $0.after == nil }, "updates and deletes")
+
+        // A row that differs from the expected one (a trigger of the app's wrote to it) is encoded as it is.
+        let time = Timestamp(iso8601: "2026-02-03T04:05:06.789Z")!
+        var rows = plan.steps.map { $0.after(at: time) }
+        let changed = try XCTUnwrap(rows.firstIndex { $0 != nil })
+        rows[changed] = rows[changed]!.with(["name": MergeValue(.text("changed by a trigger \"quoted\" / slashed"))])
+        let spliced = try MergeUndoJSON(steps: plan.steps, appliedAt: time).json(after: rows)
+        let whole = MergeUndoData(format: 1, appliedAt: time, steps: zip(plan.steps, rows).map { MergeUndoData.Entry(step: $0, after: $1) })
+        XCTAssertEqual(spliced, try MergeJSON.string(whole))
+    }
+
     func testTablesAddedLaterAreCoveredThroughForeignKeys() throws {
         let store = try MergeScenario.store(scratch, shape: nil)
         try store.db.executeScript("""

@@ -14,6 +14,18 @@ final class UserDirectoryTests: XCTestCase {
         return try Store.initialize(path: path, actor: tester).0
     }
 
+    func testQueryTrimmingMatchesFoundationsWhitespaceSet() {
+        for text in ["", " ", "\t\t", " jonas ", "\u{00A0}ana\u{2003}", "\u{3000}名前\u{3000}", " a b ", "\n x \n", "x\u{200B}", "\t\u{202F}é\u{301} "] {
+            XCTAssertEqual(UserQuery.trimmingHorizontalSpace(text), text.trimmingCharacters(in: .whitespaces), text.debugDescription)
+        }
+        // Every scalar Foundation counts as a space is trimmed, and nothing else.
+        for value in 0...0x3000 {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let text = String(scalar) + "x"
+            XCTAssertEqual(UserQuery.trimmingHorizontalSpace(text), text.trimmingCharacters(in: .whitespaces), String(format: "U+%04X", value))
+        }
+    }
+
     func testShowOnEachShapeDecodesDatesAndNeverReadsSecrets() throws {
         let now = Timestamp(iso8601: "2026-01-01T00:00:00Z")!
         // Better Auth 1.5: ISO text, no issuer.

@@ -4,10 +4,14 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-health=$(median_ms 3 "$GATEHOUSE_BIN" health --store "$BENCH_STORE")
+# One unmeasured run of each first, as the other scripts do: the console benchmark before this one read a copy
+# of the store, and the first run would measure the disk instead of the check.
+"$GATEHOUSE_BIN" health --store "$BENCH_STORE" > /dev/null 2>&1 || true
+"$SQLITE3" "$BENCH_STORE" "PRAGMA quick_check" > /dev/null
+health=$(median_ms 5 "$GATEHOUSE_BIN" health --store "$BENCH_STORE")
 quick=$(median_ms 3 "$SQLITE3" "$BENCH_STORE" "PRAGMA quick_check")
 size=$(du -m "$BENCH_STORE" | cut -f1)
-row "gatehouse health, full run (median of 3)" "$health" "ms" "< 2000 ms" "sqlite3 quick_check of the whole $size MB file: $quick ms; ratio $(ratio "$health" "$quick")"
+row "gatehouse health, full run (median of 5)" "$health" "ms" "< 2000 ms" "sqlite3 quick_check of the whole $size MB file: $quick ms; ratio $(ratio "$health" "$quick")"
 # What the sweep covered: the tables of this run, of all.
 swept=$("$GATEHOUSE_BIN" health --store "$BENCH_STORE" --json 2>/dev/null | python3 -c '
 import json, sys

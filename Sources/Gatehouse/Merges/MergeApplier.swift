@@ -66,6 +66,7 @@ public struct MergeApplier {
         return try Store.withStoreErrors(store.path) {
             let plan = try self.plan(planID)
             let db = store.db
+            let undoJSON = try MergeUndoJSON(steps: plan.steps, appliedAt: now)
             let started = DispatchTime.now()
             let mergeID: Int64 = try db.write {
                 try db.execute("PRAGMA defer_foreign_keys = ON")
@@ -83,16 +84,13 @@ public struct MergeApplier {
                     try writer.apply(step, at: now)
                     if delay > 0 { usleep(delay * 1000) }
                 }
-                let entries = try plan.steps.map { step in
-                    MergeUndoData.Entry(step: step, after: step.operation == .update ? try writer.after(step) : nil)
-                }
-                let undo = MergeUndoData(format: 1, appliedAt: now, steps: entries)
+                let after = try plan.steps.map { step in step.operation == .update ? try writer.after(step) : nil }
                 let summary = MergeRecords.Summary(steps: plan.steps)
                 try db.execute("""
                     INSERT INTO gatehouse_merges (plan_id, source_user_id, target_user_id, ticket, actor, status, planned_at, applied_at, summary_json, undo_data)
                     VALUES (?, ?, ?, ?, ?, 'applied', ?, ?, ?, ?)
                     """, [planID, plan.source.rawValue, plan.target.rawValue, ticket, actor.name, plan.createdAt.iso8601, now.iso8601,
-                          try MergeJSON.string(summary), try MergeJSON.string(undo)])
+                          try MergeJSON.string(summary), try undoJSON.json(after: after)])
                 let id = db.lastInsertRowID
                 try store.audit.append(db, actor: actor, action: "merge.apply", subject: String(id), details: [
                     "plan_id": .string(planID), "ticket": .string(ticket),
