@@ -21,6 +21,21 @@ final class DemoSeedTests: XCTestCase {
         XCTAssertEqual(try sqlite3(store, "PRAGMA journal_mode; SELECT count(*) FROM user;"), "wal\n700")
     }
 
+    func testSeedsNumberTheirEmailsInBlocksOfTheirOwn() throws {
+        // Seeds run into one store at the same time both start from its current user count: each seed numbers
+        // its people in a block of its own, so their addresses cannot meet (the numbers follow the last dot).
+        for (seed, low, high) in [(1, 1, 300), (3, 20_000_001, 20_000_300)] {
+            let store = scratch.path("seed-\(seed).sqlite")
+            XCTAssertEqual(try cli.run(["demo", "seed", "--store", store, "--users", "300", "--seed", String(seed), "-q"]).status, 0)
+            let range = try sqlite3(store, """
+                SELECT min(n) >= \(low), max(n) <= \(high), count(*) > 100 FROM (
+                  SELECT CAST(substr(local, length(rtrim(local, '0123456789')) + 1) AS INTEGER) AS n
+                  FROM (SELECT substr(email, 1, instr(email, '@') - 1) AS local FROM user WHERE email NOT LIKE '%@privaterelay.appleid.com'));
+                """)
+            XCTAssertEqual(range, "1|1|1", "seed \(seed): email numbers in \(low)...\(high)")
+        }
+    }
+
     func testAnExistingStoreIsSeededInWAL() throws {
         let store = scratch.path("existing.sqlite")
         XCTAssertEqual(try cli.run(["init", "--store", store]).status, 0)

@@ -144,7 +144,9 @@ public struct DemoSeeder: Sendable {
         // it wrote the first time. The first seed of a store gets exactly the seed's stream.
         var random = DemoRandom(seed: round == 0 ? seed : seed ^ (UInt64(round) &* 0xD6E8_FEB8_6659_FD93))
         let writer = SeedRowBuilder(layout: layout)
-        var person = firstPerson
+        // Emails carry the person's number: its position in the store, in a block of ten million per seed (seeds
+        // below 1,000), so that seeds running into one store at the same time never write the same address.
+        var person = firstPerson + Int((seed &- 1) % 1_000) * 10_000_000
         var built = 0
         while built < count {
             var report = Report()
