@@ -118,10 +118,7 @@ public final class Database {
 
     /// Runs one statement that returns no rows.
     public func execute(_ sql: String, _ arguments: [SQLBindable] = []) throws {
-        let statement = try statement(sql)
-        try statement.bind(arguments.map(\.sqlValue))
-        while try statement.step() {}
-        statement.reset()
+        try statement(sql).execute(arguments.map(\.sqlValue))
     }
 
     /// Runs a script of several statements (a migration). Takes no arguments.

@@ -71,6 +71,23 @@ public final class Statement {
         }
     }
 
+    /// Runs the statement once with `arguments` for a statement that returns no rows (an insert, say), and
+    /// leaves it ready to run again.
+    public func execute(_ arguments: [SQLValue]) throws {
+        try arguments.withUnsafeBufferPointer { try execute($0) }
+    }
+
+    /// `execute` with a slice of a larger array (rows of a multi-row insert), without copying it.
+    public func execute(_ arguments: ArraySlice<SQLValue>) throws {
+        try arguments.withUnsafeBufferPointer { try execute($0) }
+    }
+
+    private func execute(_ arguments: UnsafeBufferPointer<SQLValue>) throws {
+        try bind(arguments)
+        while try step() {}
+        reset()
+    }
+
     /// Advances to the next row; false when the statement is done.
     public func step() throws -> Bool {
         let code = sqlite3_step(handle)

@@ -78,19 +78,13 @@ final class BulkInsert {
         precondition(values.count % width == 0, "rows are \(width) values wide")
         var start = 0
         while values.count - start >= chunk * width {
-            try run(many, values[start..<start + chunk * width])
+            try many.execute(values[start..<start + chunk * width])
             start += chunk * width
         }
         while start < values.count {
-            try run(one, values[start..<start + width])
+            try one.execute(values[start..<start + width])
             start += width
         }
-    }
-
-    private func run(_ statement: Statement, _ values: ArraySlice<SQLValue>) throws {
-        try statement.bind(values)
-        _ = try statement.step()
-        statement.reset()
     }
 }
 
@@ -116,12 +110,6 @@ final class SeedInserter {
         roleInsert = try db.statement("INSERT OR IGNORE INTO allow_list (sub, role, granted_at) VALUES (?, ?, ?)")
     }
 
-    private func run(_ statement: Statement, _ values: [SQLValue]) throws {
-        try statement.bind(values)
-        _ = try statement.step()
-        statement.reset()
-    }
-
     /// Inserts one batch; call inside a write transaction.
     func insert(_ batch: SeedBatch) throws {
         try users.insert(batch.users)
@@ -131,14 +119,14 @@ final class SeedInserter {
         var syncRowIDs: [Int64] = []
         syncRowIDs.reserveCapacity(batch.syncUsers.count)
         for user in batch.syncUsers {
-            try run(syncInsert, [.text(user.sub), .text(user.created)])
+            try syncInsert.execute([.text(user.sub), .text(user.created)])
             syncRowIDs.append(db.lastInsertRowID)
         }
         try workspaces.insert(batch.workspaces.flatMap { [.text($0.id), .integer(syncRowIDs[$0.owner]), .text($0.name), .text($0.created)] as [SQLValue] })
         try subscriptions.insert(batch.subscriptions.flatMap {
             [.text($0.id), .integer(syncRowIDs[$0.user]), .text($0.plan), .text($0.status), .text($0.periodEnd), .text($0.created)] as [SQLValue]
         })
-        for role in batch.roles { try run(roleInsert, [.text(role.sub), .text(role.role), .text(role.granted)]) }
+        for role in batch.roles { try roleInsert.execute([.text(role.sub), .text(role.role), .text(role.granted)]) }
     }
 }
 

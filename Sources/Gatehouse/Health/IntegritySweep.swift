@@ -39,7 +39,6 @@ struct IntegritySweep: Sendable {
         let problems: [String]
         /// Each table's last clean verdict after this run (tables never checked are absent).
         let verdicts: [String: Int64]
-        let milliseconds: Int
     }
 
     /// The order a sweep takes: never-checked tables first, then the oldest verdicts; by name among equals.
@@ -86,7 +85,7 @@ struct IntegritySweep: Sendable {
         var verdicts = previous.filter { tables.contains($0.key) }
         for table in checked where deep ? problems.isEmpty : !damaged.contains(table) { verdicts[table] = now.seconds }
         return Outcome(pragma: deep ? "integrity_check" : "quick_check", checked: checked, tables: tables,
-                       problems: problems, verdicts: verdicts, milliseconds: elapsedMilliseconds())
+                       problems: problems, verdicts: verdicts)
     }
 
     /// A problem as one line: SQLite starts a report with a `*** in database main ***` line.
