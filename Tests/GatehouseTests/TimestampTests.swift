@@ -48,4 +48,31 @@ final class TimestampTests: XCTestCase {
             XCTAssertThrowsError(try Seconds.parse(bad), bad)
         }
     }
+
+    /// Arithmetic on times saturates instead of trapping; durations stop at 100 years; dirt in a date column
+    /// (a REAL of 1e300, Int64's edges, a year past 9999) reads as no date.
+    func testExtremesNeitherTrapNorWrap() throws {
+        let now = Timestamp(milliseconds: 1_764_000_000_000)
+        XCTAssertEqual(now.adding(seconds: .max).milliseconds, .max)
+        XCTAssertLessThan(now.adding(seconds: .min), Timestamp.earliest)
+        XCTAssertLessThan(now.adding(seconds: -9_223_372_036_854_776), Timestamp.earliest)
+        XCTAssertEqual(Timestamp(milliseconds: -1).adding(seconds: .min).milliseconds, .min)
+        XCTAssertEqual(Timestamp(seconds: .max).milliseconds, .max)
+        XCTAssertEqual(Timestamp(seconds: .min).milliseconds, .min)
+        XCTAssertFalse(Timestamp(seconds: .max).isRepresentable)
+        XCTAssertEqual(Timestamp.latest.iso8601, "9999-12-31T23:59:59.999Z")
+        XCTAssertEqual(Timestamp.earliest.iso8601, "0000-01-01T00:00:00.000Z")
+        XCTAssertEqual(try Seconds.parse("36600d"), Seconds.maximum)
+        for bad in ["36601d", "200000000000d", "9223372036854776s", "9223372036854775807", "3162240001"] {
+            XCTAssertThrowsError(try Seconds.parse(bad), bad)
+        }
+        for claim in [1e16, -1e16, 1e308, -1e308, .infinity, .nan, 9.3e18] {
+            XCTAssertNil(Timestamp(epochSeconds: claim), "\(claim)")
+        }
+        XCTAssertEqual(Timestamp(epochSeconds: 1_764_000_000.9), Timestamp(milliseconds: 1_764_000_000_900))
+        for dirt: SQLValue in [.real(1e300), .real(-1e300), .real(.nan), .integer(.max), .integer(.min), .text("9223372036854775807"), .real(9.3e18)] {
+            XCTAssertNil(DateEncoding.decode(dirt), "\(dirt)")
+        }
+        XCTAssertEqual(DateEncoding.decode(.real(1_735_787_045.0)), Timestamp(seconds: 1_735_787_045))
+    }
 }

@@ -157,7 +157,8 @@ public struct ClientSecretInspector {
         if let iat = claims.issuedAt {
             if iat > nowSeconds + Self.clockSkew { error("iat_future", "iat is \(iat - nowSeconds) s in the future (\(Timestamp(seconds: iat).iso8601)): the minting clock is wrong") }
         } else {
-            error("no_iat", "the secret has no numeric iat (issued-at, seconds since 1970)")
+            error("no_iat", compact.payload["iat"].map { "iat is \(IDTokenDiagnosis.describeType($0)), not a whole number of seconds since 1970 (years 0000–9999)" }
+                  ?? "the secret has no numeric iat (issued-at, seconds since 1970)")
         }
         if let exp = claims.expiresAt {
             secondsToExpiry = exp - nowSeconds
@@ -180,7 +181,8 @@ public struct ClientSecretInspector {
                 findings.append(AppleFinding(.ok, "exp", "the secret expires at \(at), in \(Seconds(exp - nowSeconds))"))
             }
         } else {
-            error("no_exp", "the secret has no numeric exp (expiry, seconds since 1970)")
+            error("no_exp", compact.payload["exp"].map { "exp is \(IDTokenDiagnosis.describeType($0)), not a whole number of seconds since 1970 (years 0000–9999)" }
+                  ?? "the secret has no numeric exp (expiry, seconds since 1970)")
         }
 
         findings.sort { $0.severity > $1.severity }

@@ -170,7 +170,12 @@ public struct IDTokenDiagnosis {
         switch payload["aud"] {
         case .string(let value): aud = [value]
         case .array(let values): aud = values.compactMap(\.stringValue)
-        default: aud = nil
+        case nil: aud = nil
+        case let other?:
+            // jose's checkAudiencePresence: anything but a string or an array never matches.
+            aud = nil
+            fail("aud_type", "aud is \(Self.describeType(other)), not a string or an array of strings", #"JWTClaimValidationFailed: unexpected "aud" claim value"#,
+                 fix: "this token was not issued by \(provider.rawValue.capitalized)'s sign-in")
         }
         if let aud {
             if accepted.isEmpty {
@@ -183,36 +188,50 @@ public struct IDTokenDiagnosis {
                      #"JWTClaimValidationFailed: unexpected "aud" claim value"#, fix: Self.audienceFix(provider, aud: aud, report: report))
             }
         }
-        // 5. Times: iat type, nbf, exp, then maxTokenAge.
-        let nowSeconds = now.seconds
+        // 5. Times, in the order and with the types of jose's validateClaimsSet (no clock tolerance): iat must be
+        //    a number, then nbf (a number, not in the future), exp (a number, in the future), then maxTokenAge.
+        //    Claims are compared as JavaScript numbers (Doubles): ±1e16 or 1e308 is a verdict, never an overflow.
+        let nowSeconds = Double(now.seconds)
         let iat = payload["iat"]?.doubleValue
-        if payload["iat"] != nil, iat == nil {
-            fail("iat_type", "iat is not a number", #"JWTClaimValidationFailed: "iat" claim must be a number"#)
+        if let claim = payload["iat"], iat == nil {
+            fail("iat_type", "iat is \(Self.describeType(claim)), not a number", #"JWTClaimValidationFailed: "iat" claim must be a number"#,
+                 fix: "this token was not issued by \(provider.rawValue.capitalized)'s sign-in")
         }
-        if let nbf = payload["nbf"]?.doubleValue, nbf > Double(nowSeconds) {
-            fail("nbf", "nbf is \(Int64(nbf) - nowSeconds) s in the future", #"JWTClaimValidationFailed: "nbf" claim timestamp check failed"#, fix: "check the server's clock")
+        if let claim = payload["nbf"] {
+            if let nbf = claim.doubleValue {
+                if nbf > nowSeconds {
+                    fail("nbf", "nbf is \(Self.describe(seconds: nbf - nowSeconds)) in the future", #"JWTClaimValidationFailed: "nbf" claim timestamp check failed"#, fix: "check the server's clock")
+                }
+            } else {
+                fail("nbf_type", "nbf is \(Self.describeType(claim)), not a number", #"JWTClaimValidationFailed: "nbf" claim must be a number"#)
+            }
         }
         let exp = payload["exp"]?.doubleValue
-        if let exp {
-            if exp <= Double(nowSeconds) {
-                fail("expired", "the token expired at \(Timestamp(seconds: Int64(exp)).iso8601), \(Seconds(nowSeconds - Int64(exp))) ago",
-                     #"JWTExpired: "exp" claim timestamp check failed"#, fix: "the client must sign in again to get a fresh token (they last a few minutes to an hour); check the device's and server's clocks")
+        if let claim = payload["exp"] {
+            if let exp {
+                if exp <= nowSeconds {
+                    fail("expired", "the token expired \(Self.describe(time: exp)), \(Self.describe(seconds: nowSeconds - exp)) ago",
+                         #"JWTExpired: "exp" claim timestamp check failed"#, fix: "the client must sign in again to get a fresh token (they last a few minutes to an hour); check the device's and server's clocks")
+                } else {
+                    ok("exp", "the token expires \(Self.describe(time: exp)), in \(Self.describe(seconds: exp - nowSeconds))")
+                }
             } else {
-                ok("exp", "the token expires at \(Timestamp(seconds: Int64(exp)).iso8601), in \(Seconds(Int64(exp) - nowSeconds))")
+                fail("exp_type", "exp is \(Self.describeType(claim)), not a number", #"JWTClaimValidationFailed: "exp" claim must be a number"#,
+                     fix: "this token was not issued by \(provider.rawValue.capitalized)'s sign-in")
             }
         } else {
             findings.append(AppleFinding(.note, "no_exp", "the token has no exp; Better Auth relies on the 1 h maximum age instead"))
         }
         if let iat {
-            let age = nowSeconds - Int64(iat)
-            if age > Self.maxTokenAge {
-                fail("too_old", "the token was issued \(Seconds(age)) ago; Better Auth refuses ID tokens older than 1 h (maxTokenAge)",
+            let age = nowSeconds - iat
+            if age > Double(Self.maxTokenAge) {
+                fail("too_old", "the token was issued \(Self.describe(seconds: age)) ago; Better Auth refuses ID tokens older than 1 h (maxTokenAge)",
                      #"JWTExpired: "iat" claim timestamp check failed (too far in the past)"#, fix: "send the token to Better Auth right after sign-in; do not cache ID tokens")
             } else if age < 0 {
-                fail("iat_future", "the token's iat is \(Seconds(-age)) in the future", #"JWTClaimValidationFailed: "iat" claim timestamp check failed (it should be in the past)"#,
+                fail("iat_future", "the token's iat is \(Self.describe(seconds: -age)) in the future", #"JWTClaimValidationFailed: "iat" claim timestamp check failed (it should be in the past)"#,
                      fix: "the server's clock is behind: fix NTP on the server")
             } else {
-                ok("iat", "issued \(Seconds(age)) ago (Better Auth accepts up to 1 h)")
+                ok("iat", "issued \(Self.describe(seconds: age)) ago (Better Auth accepts up to 1 h)")
             }
         }
         // 6. Nonce: checked only when the client sends idToken.nonce.
@@ -279,12 +298,41 @@ public struct IDTokenDiagnosis {
 
         let claims = IDTokenReport.Claims(algorithm: compact.algorithm, keyID: compact.keyID, issuer: iss, audience: aud, subject: payload["sub"]?.stringValue,
                                           email: email, emailVerifiedAsSent: verifiedAsSent, emailVerified: emailVerified, privateRelay: relay,
-                                          hasNonce: claimNonce != nil, issuedAt: iat.map { Int64($0) }, expiresAt: exp.map { Int64($0) })
+                                          hasNonce: claimNonce != nil, issuedAt: iat.flatMap(Self.wholeSeconds), expiresAt: exp.flatMap(Self.wholeSeconds))
         let decisive = findings.first { $0.severity == .error }
         var verdict = decisive.map(Self.verdict) ?? "Better Auth 1.7 would accept this \(provider.rawValue.capitalized) ID token"
         if decisive == nil && !signatureChecked { verdict += " (if its signature is good: pass --jwks to check it)" }
         return IDTokenReport(provider: provider, claims: claims, acceptedAudiences: accepted, signatureChecked: signatureChecked,
                              findings: findings, decisive: decisive, verdict: verdict)
+    }
+
+    /// A claim's JSON type, in the words of a finding: `the string "never"`, `an object`.
+    static func describeType(_ value: JSONValue) -> String {
+        switch value {
+        case .null: return "null"
+        case .bool(let flag): return "the boolean \(flag)"
+        case .number(let number): return "the number \(number)"
+        case .string(let text): return "the string \"\(text.prefix(40))\""
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+
+    /// A NumericDate as a time (`at 2026-12-01T10:00:00.000Z`), or as the bare number when no date has it.
+    static func describe(time seconds: Double) -> String {
+        Timestamp(epochSeconds: seconds).map { "at \($0.iso8601)" } ?? "at NumericDate \(seconds) (beyond year 9999)"
+    }
+
+    /// A span of seconds as a duration (`1h30m`), or as a number of years when it is beyond any duration.
+    static func describe(seconds: Double) -> String {
+        if let whole = wholeSeconds(seconds.rounded(.down)), whole <= Seconds.maximum.value { return Seconds(whole).description }
+        return "\((seconds / 31_557_600).rounded()) years"
+    }
+
+    /// A claim as whole seconds, when it is a finite number Int64 holds.
+    static func wholeSeconds(_ value: Double) -> Int64? {
+        guard value.isFinite, abs(value) < 9.2e18 else { return nil }
+        return Int64(value.rounded(.down))
     }
 
     static func verdict(_ finding: AppleFinding) -> String {

@@ -23,9 +23,16 @@ public struct JWTClaimsSummary: Sendable, Codable, Equatable {
         case .array(let values): audience = values.compactMap(\.stringValue)
         default: audience = nil
         }
-        issuedAt = compact.payload["iat"]?.int64Value
-        expiresAt = compact.payload["exp"]?.int64Value
+        issuedAt = Self.numericDate(compact.payload["iat"])
+        expiresAt = Self.numericDate(compact.payload["exp"])
         signatureLength = compact.signature.count
+    }
+
+    /// A claim as whole seconds since 1970, when it is an integer within years 0000–9999 (nil for strings,
+    /// fractions, ±1e16 and the like: a claim that no date can hold is reported, never computed with).
+    static func numericDate(_ claim: JSONValue?) -> Int64? {
+        guard let seconds = claim?.int64Value, Timestamp(seconds: seconds).isRepresentable else { return nil }
+        return seconds
     }
 }
 

@@ -5,9 +5,10 @@ public enum GateInput {
     /// How far ahead an expiry may be: Apple memberships renew yearly, so anything further is a typo.
     public static let maxYearsAhead = 5
 
-    /// Evidence or a reason, checked: not blank, at most `maxTextLength`, no control characters but newline
-    /// and tab. `label` names it in the error ("the evidence", "the reason"); `option` is how it is passed.
-    public static func text(_ value: String, label: String, option: String) throws -> String {
+    /// Evidence or a reason, checked: not blank, at most `maxTextLength`, no invisible formatting, and no control
+    /// characters but newline and tab in evidence (`multiline`; a reason is one line). `label` names it in the
+    /// error ("the evidence", "the reason"); `option` is how it is passed.
+    public static func text(_ value: String, label: String, option: String, multiline: Bool = false) throws -> String {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else {
             throw GatehouseError.invalid("\(label) is empty", fix: "pass \(option) \"what you checked and where, e.g. the ticket or the portal page\"")
@@ -17,10 +18,7 @@ public enum GateInput {
             throw GatehouseError.invalid("\(label) is \(length) characters; at most \(maxTextLength) are kept",
                                          fix: "shorten it and link the ticket or document instead")
         }
-        guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" }) else {
-            throw GatehouseError.invalid("\(label) contains control characters", fix: "use plain text")
-        }
-        return trimmed
+        return try OperatorText.check(trimmed, field: label, multiline: multiline)
     }
 
     /// A date or time as operators write it: `YYYY-MM-DD` (midnight UTC, the start of that day) or a full

@@ -118,7 +118,7 @@ public struct GateStore {
                                              fix: "pass --platform \(requirement.platforms[0].rawValue), or omit --platform")
             }
         }
-        let evidence = try GateInput.text(change.evidence, label: "the evidence", option: "--evidence")
+        let evidence = try GateInput.text(change.evidence, label: "the evidence", option: "--evidence", multiline: true)
         if let expires = change.expires {
             guard change.met else {
                 throw GatehouseError.invalid("--expires applies only to a requirement declared met", fix: "omit --expires when declaring \(requirement.rawValue) unmet")

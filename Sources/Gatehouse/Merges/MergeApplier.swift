@@ -44,10 +44,7 @@ public struct MergeApplier {
         guard text.count <= maxTicketLength else {
             throw GatehouseError.invalid("--ticket is \(text.count) characters; at most \(maxTicketLength)", fix: "pass the ticket's reference, not its text")
         }
-        guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
-            throw GatehouseError.invalid("--ticket holds control characters", fix: "pass the ticket's reference on one line")
-        }
-        return text
+        return try OperatorText.check(text, field: "--ticket")
     }
 
     /// Loads a stored plan.

@@ -168,9 +168,7 @@ public struct PolicyStore {
             throw GatehouseError.invalid("the reason is \(change.reason.count) characters; at most \(Self.maxReasonLength) are kept",
                                          fix: "shorten it and link the ticket or document instead")
         }
-        guard !change.reason.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" }) else {
-            throw GatehouseError.invalid("the reason contains control characters", fix: "use plain text")
-        }
+        _ = try OperatorText.check(change.reason, field: "the reason")
         if let duration = change.duration {
             guard duration >= Self.minDuration, duration <= Self.maxDuration else {
                 throw GatehouseError.invalid("--for \(duration) is outside \(Self.durationRange)",

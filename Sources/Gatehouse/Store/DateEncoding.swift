@@ -22,15 +22,18 @@ public enum DateEncoding: String, Sendable, Codable {
     public static func decode(_ value: SQLValue) -> Timestamp? {
         switch value {
         case .integer(let number): return fromEpoch(number)
-        case .real(let number): return number.isFinite ? fromEpoch(Int64(number)) : nil
+        // A REAL in a date column (dirt from another writer) is read when it is a whole number Int64 holds.
+        case .real(let number): return Int64(exactly: number.rounded(.down)).flatMap(fromEpoch)
         case .text(let text):
             if let time = Timestamp(iso8601: text) { return time }
-            return Int64(text).map(fromEpoch)
+            return Int64(text).flatMap(fromEpoch)
         case .null, .blob: return nil
         }
     }
 
-    private static func fromEpoch(_ number: Int64) -> Timestamp {
-        abs(number) >= 100_000_000_000 ? Timestamp(milliseconds: number) : Timestamp(seconds: number)
+    /// Nil outside years 0000–9999: such a value is dirt, not a date, and reads as unreadable.
+    private static func fromEpoch(_ number: Int64) -> Timestamp? {
+        let time = number.magnitude >= 100_000_000_000 ? Timestamp(milliseconds: number) : Timestamp(seconds: number)
+        return time.isRepresentable ? time : nil
     }
 }

@@ -29,6 +29,18 @@ public struct SyncSub: Hashable, Sendable, Codable, CustomStringConvertible {
 public struct Actor: Hashable, Sendable, Codable, CustomStringConvertible {
     public let name: String
     public init(_ name: String) { self.name = name }
+
+    /// The longest actor name accepted from an operator.
+    public static let maxLength = 200
+
+    /// An actor named by an operator (`--actor`): one line of plain text, at most `maxLength` characters.
+    public static func checked(_ name: String) throws -> Actor {
+        let text = try OperatorText.check(name, field: "the actor")
+        guard !text.isEmpty, text.count <= maxLength else {
+            throw GatehouseError.invalid("the actor must be 1 to \(maxLength) characters", fix: "pass your name, e.g. --actor ops-alice")
+        }
+        return Actor(text)
+    }
     public var description: String { name }
     public init(from decoder: Decoder) throws { name = try decoder.singleValueContainer().decode(String.self) }
     public func encode(to encoder: Encoder) throws { var c = encoder.singleValueContainer(); try c.encode(name) }

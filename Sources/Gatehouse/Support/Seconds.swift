@@ -5,13 +5,17 @@ public struct Seconds: Sendable, Hashable, Comparable, Codable, CustomStringConv
 
     public static func < (lhs: Seconds, rhs: Seconds) -> Bool { lhs.value < rhs.value }
 
+    /// The longest duration an operator can ask for: 100 years. Every duration is added to or taken from
+    /// a time, and nothing Gatehouse schedules or looks back over is longer.
+    public static let maximum = Seconds(100 * 366 * 86_400)
+
     static let units: [(Character, Int64)] = [("s", 1), ("m", 60), ("h", 3600), ("d", 86_400), ("w", 604_800)]
 
     /// Parses `N` (seconds) or `N` followed by one unit of s, m, h, d, w; also compounds like `1h30m`.
     public static func parse(_ text: String) throws -> Seconds {
         let invalid = GatehouseError.invalid("\"\(text.prefix(40))\" is not a duration", fix: "write it as a number of seconds or with a unit: 90s, 15m, 1h, 7d, 2w, 1h30m")
         guard !text.isEmpty, text.count <= 32 else { throw invalid }
-        if let plain = Int64(text) { guard plain >= 0 else { throw invalid }; return Seconds(plain) }
+        if let plain = Int64(text) { guard plain >= 0 else { throw invalid }; return try Seconds(plain).checkedMaximum(text) }
         var total: Int64 = 0
         var number: Int64? = nil
         for char in text {
@@ -31,7 +35,14 @@ public struct Seconds: Sendable, Hashable, Comparable, Codable, CustomStringConv
             }
         }
         guard number == nil else { throw invalid }
-        return Seconds(total)
+        return try Seconds(total).checkedMaximum(text)
+    }
+
+    private func checkedMaximum(_ text: String) throws -> Seconds {
+        guard self <= Seconds.maximum else {
+            throw GatehouseError.invalid("\"\(text.prefix(40))\" is longer than 100 years", fix: "give a duration of at most \(Seconds.maximum.value / 86_400)d")
+        }
+        return self
     }
 
     /// The shortest exact rendering: `3600` → `1h`, `5400` → `1h30m`.

@@ -11,7 +11,25 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
     public var milliseconds: Int64
 
     public init(milliseconds: Int64) { self.milliseconds = milliseconds }
-    public init(seconds: Int64) { self.milliseconds = seconds * 1000 }
+    /// `seconds` since the epoch; saturates at Int64's range instead of trapping on huge values.
+    public init(seconds: Int64) { self.milliseconds = Timestamp.saturating(seconds, times: 1000) }
+
+    /// The earliest time Gatehouse reads or writes: 0000-01-01T00:00:00.000Z (ISO-8601's four-digit years).
+    public static let earliest = Timestamp(milliseconds: -62_167_219_200_000)
+    /// The latest time Gatehouse reads or writes: 9999-12-31T23:59:59.999Z.
+    public static let latest = Timestamp(milliseconds: 253_402_300_799_999)
+
+    /// Whether this time has a four-digit year, so that its ISO-8601 form is exact.
+    public var isRepresentable: Bool { self >= Timestamp.earliest && self <= Timestamp.latest }
+
+    /// A NumericDate (seconds since the epoch, as in JWT claims) as a time, or nil when it is not finite or
+    /// falls outside years 0000–9999: claims arrive from anyone, and `Int64(1e308)` would trap.
+    public init?(epochSeconds: Double) {
+        guard epochSeconds.isFinite else { return nil }
+        let milliseconds = (epochSeconds * 1000).rounded(.down)
+        guard milliseconds >= Double(Timestamp.earliest.milliseconds), milliseconds <= Double(Timestamp.latest.milliseconds) else { return nil }
+        self.milliseconds = Int64(milliseconds)
+    }
 
     /// The current time.
     public static func now() -> Timestamp {
@@ -23,8 +41,19 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
     /// Whole seconds since the epoch (rounded down).
     public var seconds: Int64 { milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000 }
 
-    /// This time plus a number of seconds.
-    public func adding(seconds: Int64) -> Timestamp { Timestamp(milliseconds: milliseconds + seconds * 1000) }
+    /// This time plus a number of seconds. Saturates at Int64's range: durations come from operators and
+    /// requests (`?since=9223372036854776s`), and an overflow here would take the whole console down.
+    public func adding(seconds: Int64) -> Timestamp {
+        let (sum, overflow) = milliseconds.addingReportingOverflow(Timestamp.saturating(seconds, times: 1000))
+        return Timestamp(milliseconds: overflow ? (seconds < 0 ? .min : .max) : sum)
+    }
+
+    /// `value × factor`, clamped to Int64's range.
+    static func saturating(_ value: Int64, times factor: Int64) -> Int64 {
+        let (product, overflow) = value.multipliedReportingOverflow(by: factor)
+        guard overflow else { return product }
+        return (value < 0) == (factor < 0) ? .max : .min
+    }
 
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.milliseconds < rhs.milliseconds }
 

@@ -61,7 +61,14 @@ struct Invocation {
 
     /// The actor for the audit log: `--actor`, else the invoking OS user.
     var actor: Actor {
-        if let name = value("actor"), !name.isEmpty { return Actor(name) }
+        get throws {
+            if let name = value("actor"), !name.isEmpty { return try Actor.checked(name) }
+            return osUser
+        }
+    }
+
+    /// The invoking OS user, as an actor.
+    private var osUser: Actor {
         if let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name { return Actor(String(cString: name)) }
         return Actor(environment["USER"] ?? "uid:\(geteuid())")
     }
