@@ -72,13 +72,7 @@ public final class Database {
             // Reading the schema forces SQLite to look at the file: a non-database fails here, not later.
             _ = try scalar("PRAGMA schema_version")
             try execute("PRAGMA foreign_keys = ON")
-            if options.journalModeWAL && !isReadOnly {
-                let mode = try scalar("PRAGMA journal_mode = WAL").string ?? ""
-                if mode.lowercased() != "wal" && mode.lowercased() != "memory" {
-                    throw DatabaseError(code: SQLITE_ERROR, message: "could not switch to WAL journaling (got \(mode))", path: path)
-                }
-                try execute("PRAGMA synchronous = NORMAL")
-            }
+            if options.journalModeWAL && !isReadOnly { try switchToWAL() }
         } catch {
             cache.removeAll()
             sqlite3_close_v2(connection)
@@ -89,6 +83,24 @@ public final class Database {
     deinit {
         cache.removeAll()
         sqlite3_close_v2(handle)
+    }
+
+    /// The journal mode: `wal`, `delete`, `truncate`, `persist`, `memory` or `off`.
+    public func journalMode() throws -> String {
+        (try scalar("PRAGMA journal_mode").string ?? "").lowercased()
+    }
+
+    /// Switches the file to write-ahead logging (readers never block the writer) with `synchronous = NORMAL`.
+    /// An in-memory database keeps its `memory` journal. Returns whether the file's mode changed.
+    @discardableResult
+    public func switchToWAL() throws -> Bool {
+        let before = try journalMode()
+        let mode = (try scalar("PRAGMA journal_mode = WAL").string ?? "").lowercased()
+        if mode != "wal" && mode != "memory" {
+            throw DatabaseError(code: SQLITE_ERROR, message: "could not switch to WAL journaling (got \(mode))", path: path)
+        }
+        try execute("PRAGMA synchronous = NORMAL")
+        return before != mode
     }
 
     /// Whether SQLite opened the file read-only (asked for, or the file or its folder is not writable).

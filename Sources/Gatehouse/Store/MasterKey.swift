@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 import JOSE
 
 /// The 32-byte key that seals secrets at rest (AES-256-GCM). From `GATEHOUSE_MASTER_KEY` (64 hex
@@ -38,6 +39,20 @@ public struct MasterKey: Sendable {
                                  fix: "restore it from your backup; sealed keys cannot be opened without it")
         }
         return MasterKey(bytes: bytes, source: path)
+    }
+
+    /// Refuses to go on when the store already holds sealed keys but neither its key file nor
+    /// `GATEHOUSE_MASTER_KEY` is there: creating a new key would leave the old keys sealed under a key that is
+    /// lost, and split the ring across two keys.
+    static func checkCustody(_ db: Database, storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        if let value = environment["GATEHOUSE_MASTER_KEY"], !value.isEmpty { return }
+        let path = defaultPath(forStore: storePath)
+        guard !FileManager.default.fileExists(atPath: path), try db.tableExists("gatehouse_apple_keys") else { return }
+        let sealed = try db.scalar("SELECT count(*) FROM gatehouse_apple_keys").int64 ?? 0
+        guard sealed > 0 else { return }
+        throw GatehouseError("the store holds \(sealed) sealed Apple key(s) but its master key file \(path) is missing; nothing was changed",
+                             fix: "restore \(path) from the backup taken with the store (mode 0600), or set GATEHOUSE_MASTER_KEY to the key's 64 hex characters; a new key could not open the sealed ones",
+                             code: "master_key_missing")
     }
 
     /// Creates the key file for a store if neither it nor `GATEHOUSE_MASTER_KEY` exists. Returns the

@@ -57,6 +57,23 @@ public final class Store {
         public let indexesCreated: [String]
         public let shape: String
         public let masterKeyCreated: String?
+        /// The journal mode an existing database had when init switched it to WAL (nil when it was already WAL).
+        public let journalSwitchedFrom: String?
+    }
+
+    /// Refuses a damaged database before anything is written to it: `PRAGMA quick_check` reads every page
+    /// (seconds on a store of gigabytes; init is rare, and upgrading a damaged file would bury the damage).
+    static func checkIntegrity(_ db: Database, path: String) throws {
+        let problems: [String]
+        do {
+            problems = try db.rows("PRAGMA quick_check(5)").compactMap(\.[0].string)
+                .flatMap { $0.split(separator: "\n").map(String.init) }.filter { $0 != "ok" && !$0.hasPrefix("*** in database") }
+        } catch let error as DatabaseError where error.code == 11 || error.code == 26 {
+            problems = [error.message]
+        }
+        guard let first = problems.first else { return }
+        throw GatehouseError("the store \(path) is damaged: \(first.prefix(200))\(problems.count > 1 ? " (and \(problems.count - 1) more problem(s))" : ""); nothing was changed",
+                             fix: "restore it from a backup, or recover what is readable with `sqlite3 \(path) .recover` into a new file", code: "corrupt")
     }
 
     /// Creates a store, or upgrades an existing database (Better Auth's or Gatehouse's) by adding only
@@ -68,8 +85,13 @@ public final class Store {
         let configuration = try StoreConfiguration.load(storePath: path, explicitPath: configurationPath)
         let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory())
         let existed = FileManager.default.fileExists(atPath: path)
-        let db = try withStoreErrors(path) { try Database(path: path, options: .init(create: true, busyTimeoutMilliseconds: busyTimeout)) }
+        // An existing database is opened in its own journal mode: a refused init leaves the file byte for byte
+        // as it was. It is switched to WAL only once every check has passed.
+        let db = try withStoreErrors(path) {
+            try Database(path: path, options: .init(create: true, busyTimeoutMilliseconds: busyTimeout, journalModeWAL: !existed))
+        }
         do {
+            if existed { try checkIntegrity(db, path: path) }
             let before = try Migrator().applied(db)
             // An existing Better Auth database is checked before anything is written to it.
             let userTable = configuration.tableName("user")
@@ -81,6 +103,9 @@ public final class Store {
                 throw GatehouseError("\(path) already holds tables but no Better Auth table \"\(userTable)\"; nothing was changed",
                                      fix: try renamedTablesHint(db))
             }
+            if existed { try MasterKey.checkCustody(db, storePath: path) }
+            let previousJournal = try db.journalMode()
+            let switchedToWAL = try existed && db.switchToWAL()
             let now = Timestamp.now().iso8601
             let unless = catalog.unlessTable
             let applied = try Migrator().migrate(db, catalog.migrations, now: now) { migration, db in
@@ -101,10 +126,11 @@ public final class Store {
                 try store.audit.append(db, actor: actor, action: existed ? "store.upgrade" : "store.init", subject: path, details: [
                     "applied": .list(applied.map(\.name)), "skipped": .list(skipped), "previously_applied": .int(Int64(before.count)),
                     "schema": .string(schema.shape), "master_key_created": .bool(keyPath != nil), "indexes_created": .list(indexes),
-                ])
+                ].merging(switchedToWAL ? ["journal_switched_from": .string(previousJournal)] : [:]) { first, _ in first })
             }
             return (store, InitReport(path: path, created: !existed, applied: applied.map(\.name).filter { !skipped.contains($0) },
-                                      skipped: skipped, indexesCreated: indexes, shape: schema.shape, masterKeyCreated: keyPath))
+                                      skipped: skipped, indexesCreated: indexes, shape: schema.shape, masterKeyCreated: keyPath,
+                                      journalSwitchedFrom: switchedToWAL ? previousJournal : nil))
         } catch {
             if !existed {
                 // A store this call created and could not finish is removed, not left half-made.
