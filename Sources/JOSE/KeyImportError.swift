@@ -36,6 +36,8 @@ public enum KeyImportError: Error, Equatable, Sendable, CustomStringConvertible 
     case sec1ECKey
     /// Some other PEM block; the associated value is its label ("CERTIFICATE REQUEST").
     case unexpectedPEMLabel(String)
+    /// A P-256 key whose secret scalar is 0 or not below the curve order, or does not give its public key.
+    case invalidPrivateScalar
 
     private static let expected = "Apple Sign in keys are unencrypted PKCS#8 EC P-256 private keys "
         + "(a .p8 file that starts with -----BEGIN PRIVATE KEY-----)"
@@ -55,6 +57,9 @@ public enum KeyImportError: Error, Equatable, Sendable, CustomStringConvertible 
         case .corruptBase64:
             return "\(input) is corrupt: the text between the BEGIN and END lines is not valid base64; "
                 + "copy the file again without editing it."
+        case .invalidPrivateScalar:
+            return "\(input) is not a usable P-256 key: its secret scalar is 0, is not below the curve order, or does "
+                + "not produce the public key stored with it; the file was altered or not made by Apple. Download the key again."
         case .malformedKey:
             return "\(input) is corrupt: its PEM block decodes but is not a well-formed key; \(Self.expected)."
         case .rsaKey:

@@ -47,6 +47,7 @@ extension P256 {
             guard !DERLength.isTruncated(der) else { throw KeyImportError.truncated }
             let key = try Self.parsePKCS8(der)
             try P256.requireP256(key)
+            try Self.requireValidScalar(key)
             try self.init(key: key)
         }
 
@@ -101,6 +102,18 @@ extension P256 {
         /// Signs the UTF-8 bytes of `text`.
         public func signature(for text: String) throws -> [UInt8] {
             try signature(for: Array(text.utf8))
+        }
+
+        /// Refuses a key whose secret scalar d is outside [1, n − 1] or does not give the public key stored beside
+        /// it (d·G). OpenSSL loads such a key without complaint, and the embedded public key may be perfectly
+        /// valid, so without this check a doctored file would be imported and fingerprinted as the genuine key.
+        private static func requireValidScalar(_ key: OpenSSLKey) throws {
+            defer { OpenSSL.clearErrors() }
+            guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { throw KeyImportError.malformedKey }
+            defer { EVP_PKEY_CTX_free(context) }
+            guard EVP_PKEY_private_check(context) == 1, EVP_PKEY_pairwise_check(context) == 1 else {
+                throw KeyImportError.invalidPrivateScalar
+            }
         }
 
         /// Parses PKCS#8 `PrivateKeyInfo` DER, rejecting trailing bytes.

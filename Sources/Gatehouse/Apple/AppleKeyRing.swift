@@ -105,13 +105,21 @@ public struct AppleKeyRing {
                                      associatedData: Self.associatedData(keyID: keyID, fingerprint: fingerprint))
         let key = AppleKey(keyID: keyID, teamID: teamID, state: .staged, fingerprint: fingerprint, importedAt: now,
                            activatedAt: nil, retiredAt: nil, revokedAt: nil)
-        try store.change(actor: actor, action: "apple.key.import", subject: keyID.rawValue, details: [
-            "key_id": .string(keyID.rawValue), "team_id": .string(teamID.rawValue), "fingerprint": .string(fingerprint),
-            "file": .string(name),
-        ]) {
+        // A row with this fingerprint whose sealed key is not a usable key (a doctored file imported before keys'
+        // scalars were checked) is an impostor of the key being imported: it gives way to the genuine one.
+        let impostor = try store.db.row("SELECT * FROM gatehouse_apple_keys WHERE fingerprint = ?", [fingerprint])
+            .flatMap { row -> AppleKey? in try storedKeyIsUsable(row, master: master) == false ? Self.key(row) : nil }
+        var details: [String: AuditValue] = ["key_id": .string(keyID.rawValue), "team_id": .string(teamID.rawValue),
+                                             "fingerprint": .string(fingerprint), "file": .string(name)]
+        if let impostor { details["replaced_unusable_key"] = .string("\(impostor.keyID.rawValue) (\(impostor.state.rawValue))") }
+        try store.change(actor: actor, action: "apple.key.import", subject: keyID.rawValue, details: details) {
+            if let impostor {
+                try store.db.execute("DELETE FROM gatehouse_apple_keys WHERE key_id = ? AND fingerprint = ?", [impostor.keyID.rawValue, fingerprint])
+            }
             if let existing = try store.db.row("SELECT key_id, state FROM gatehouse_apple_keys WHERE fingerprint = ?", [fingerprint]) {
+                let revoked = existing["state"].string == AppleKey.State.revoked.rawValue
                 throw GatehouseError.conflict("\(name) is already in the ring as key \(existing["key_id"].string ?? "?") (\(existing["state"].string ?? "?"), fingerprint \(fingerprint.prefix(16))…); nothing was imported",
-                                              fix: "nothing to do; `gatehouse apple key list` shows it")
+                                              fix: revoked ? "a revoked key stays revoked: create a new key in Apple's portal and import that" : "nothing to do; `gatehouse apple key list` shows it")
             }
             if let existing = try store.db.row("SELECT state, fingerprint FROM gatehouse_apple_keys WHERE key_id = ?", [keyID.rawValue]) {
                 throw GatehouseError.conflict("the ring already holds a different key with Key ID \(keyID) (\(existing["state"].string ?? "?"), fingerprint \((existing["fingerprint"].string ?? "").prefix(16))…); \(name) has fingerprint \(fingerprint.prefix(16))…",
@@ -310,6 +318,16 @@ public struct AppleKeyRing {
         do { return try P256.PrivateKey(pemRepresentation: String(decoding: pem, as: UTF8.self)) } catch {
             throw GatehouseError("the sealed key \(key.keyID) opened but does not hold a P-256 key", code: "unseal_failed")
         }
+    }
+
+    /// Whether a stored row's sealed key opens into a usable P-256 key: nil when it cannot be opened with this
+    /// master key (another key sealed it: no verdict on the key itself), false when it opens but is not a valid key.
+    func storedKeyIsUsable(_ row: Row, master: MasterKey) throws -> Bool? {
+        let stored = try Self.key(row)
+        guard let sealed = try? row.blob("sealed_p8"),
+              let pem = try? AESGCM.open(sealed, key: master.bytes, associatedData: Self.associatedData(keyID: stored.keyID, fingerprint: stored.fingerprint))
+        else { return nil }
+        return (try? P256.PrivateKey(pemRepresentation: String(decoding: pem, as: UTF8.self))) != nil
     }
 
     /// The active key and its private key, ready to mint.
