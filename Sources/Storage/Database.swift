@@ -23,6 +23,10 @@ public final class Database {
         public var journalModeWAL: Bool
         /// Statements kept prepared, keyed by SQL text.
         public var statementCacheSize: Int
+        /// Open read-only as an immutable file (`?immutable=1`): no locks, no `-shm`, no WAL recovery. Only for a
+        /// file nothing can change, such as one on a read-only filesystem, where a WAL database cannot otherwise be
+        /// opened at all (SQLite cannot create its `-shm` file there).
+        public var immutable: Bool = false
 
         public init(create: Bool = false, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 15_000,
                     journalModeWAL: Bool = true, statementCacheSize: Int = 64) {
@@ -52,14 +56,19 @@ public final class Database {
         self.path = path
         self.cacheSize = options.statementCacheSize
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        if options.readOnly {
+        var name = path
+        if options.immutable {
+            flags |= SQLITE_OPEN_URI
+            name = "file:" + path.replacingPercentSpecials() + "?immutable=1"
+        }
+        if options.readOnly || options.immutable {
             flags |= SQLITE_OPEN_READONLY
         } else {
             flags |= SQLITE_OPEN_READWRITE
             if options.create { flags |= SQLITE_OPEN_CREATE }
         }
         var connection: OpaquePointer?
-        let code = sqlite3_open_v2(path, &connection, flags, nil)
+        let code = sqlite3_open_v2(name, &connection, flags, nil)
         guard code == SQLITE_OK, let connection else {
             let error = DatabaseError(connection: connection, code: code, sql: nil, path: path)
             sqlite3_close_v2(connection)
@@ -263,4 +272,20 @@ public struct ForeignKeyInfo: Sendable, Equatable {
     /// Nil when the key references the parent's primary key implicitly.
     public let referencedColumn: String?
     public let onDelete: String
+}
+
+private extension String {
+    /// The path with the characters a URI filename gives meaning to (`%`, `?`, `#`) percent-encoded.
+    func replacingPercentSpecials() -> String {
+        var out = ""
+        for char in self {
+            switch char {
+            case "%": out += "%25"
+            case "?": out += "%3f"
+            case "#": out += "%23"
+            default: out.append(char)
+            }
+        }
+        return out
+    }
 }

@@ -9,6 +9,7 @@ public enum PasswordFile {
         if path == "-" {
             data = FileHandle.standardInput.readDataToEndOfFile()
         } else {
+            try InputFile.requireRegular(path, what: option)
             guard let contents = FileManager.default.contents(atPath: path) else {
                 throw GatehouseError.notFound("cannot read \(option) \(path)", fix: "check the path and that this user can read it")
             }

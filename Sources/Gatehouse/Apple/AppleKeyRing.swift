@@ -145,6 +145,7 @@ public struct AppleKeyRing {
             throw GatehouseError.notFound("no key file at \(path)", fix: "check the path to the AuthKey_<KEYID>.p8 you downloaded")
         }
         guard !isDirectory.boolValue else { throw GatehouseError.invalid("\(path) is a folder, not a key file", fix: "pass the AuthKey_<KEYID>.p8 inside it") }
+        try InputFile.requireRegular(path, what: "the key file")
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw GatehouseError("\(name) is not readable by this user", fix: "check its permissions")
         }

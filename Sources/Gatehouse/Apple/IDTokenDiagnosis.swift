@@ -83,6 +83,7 @@ public struct IDTokenDiagnosis {
     /// Reads a JWKS file the operator saved, with errors that name it.
     public static func loadJWKS(file path: String) throws -> JWKS {
         let name = (path as NSString).lastPathComponent
+        try InputFile.requireRegular(path, what: "the JWKS file")
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw GatehouseError.notFound("cannot read the JWKS file \(path)", fix: "save the provider's keys first, e.g. curl -o apple-keys.json https://appleid.apple.com/auth/keys")
         }

@@ -24,6 +24,12 @@ struct FileStatus {
     /// Whether something exists at `path`.
     static func exists(_ path: String) -> Bool { FileStatus(path) != nil }
 
+    /// Whether `path` lies on a filesystem mounted read-only.
+    static func isOnReadOnlyFilesystem(_ path: String) -> Bool {
+        var info = statvfs()
+        return statvfs(path, &info) == 0 && info.f_flag & UInt(ST_RDONLY) != 0
+    }
+
     /// Whether this process may read `path`.
     static func isReadable(_ path: String) -> Bool { access(path, R_OK) == 0 }
 

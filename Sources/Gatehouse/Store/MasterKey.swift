@@ -27,6 +27,7 @@ public struct MasterKey: Sendable {
             throw GatehouseError.notFound("the master key file \(path) does not exist",
                                           fix: "run `gatehouse init --store \(storePath)`, or set GATEHOUSE_MASTER_KEY")
         }
+        try InputFile.requireRegular(path, what: "the master key file")
         let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0
         if mode & 0o077 != 0 {
             throw GatehouseError("the master key file \(path) is readable by other users (mode \(String(mode, radix: 8)))",

@@ -35,7 +35,16 @@ public final class Store {
     public static func open(path: String, configurationPath: String? = nil, migrations: MigrationCatalog? = nil) throws -> Store {
         try checkFile(path, mustExist: true)
         let configuration = try StoreConfiguration.load(storePath: path, explicitPath: configurationPath)
-        let db = try withStoreErrors(path) { try Database(path: path, options: .init(busyTimeoutMilliseconds: busyTimeout)) }
+        // On a read-only filesystem nothing can change the file and SQLite cannot create a WAL store's -shm:
+        // read it as immutable, so read commands still work (and writes fail as read-only).
+        var options = Database.Options(busyTimeoutMilliseconds: busyTimeout)
+        options.immutable = FileStatus.isOnReadOnlyFilesystem(path)
+        if options.immutable, let wal = FileStatus(path + "-wal"), wal.size > 0 {
+            // An immutable open reads the main file alone: the commits still in the WAL would be silently missing.
+            throw GatehouseError("the store \(path) is on a read-only filesystem and its -wal file holds \(wal.size) bytes of commits not yet in the main file, which cannot be read there",
+                                 fix: "copy the store with its -wal file to a writable folder and open the copy", code: "read_only")
+        }
+        let db = try withStoreErrors(path) { try Database(path: path, options: options) }
         let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory())
         let pending = try withStoreErrors(path) { try Migrator().pending(db, catalog.migrations) }
         if !pending.isEmpty {
@@ -159,6 +168,7 @@ public final class Store {
         if let status, status.isDirectory {
             throw GatehouseError.invalid("the store \(path) is a directory", fix: "pass the SQLite file inside it, e.g. --store \(path)/gatehouse.sqlite")
         }
+        try InputFile.requireRegular(path, what: "the store")
         if !exists && mustExist {
             throw GatehouseError.notFound("no store at \(path)", fix: "check --store / GATEHOUSE_STORE, or create one with `gatehouse init --store \(path)`")
         }

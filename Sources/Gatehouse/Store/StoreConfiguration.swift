@@ -28,6 +28,7 @@ public struct StoreConfiguration: Sendable, Equatable {
             }
             return StoreConfiguration()
         }
+        try InputFile.requireRegular(path, what: "the configuration file")
         guard let data = FileManager.default.contents(atPath: path) else {
             throw GatehouseError.invalid("configuration file \(path) cannot be read", fix: "check its permissions")
         }
