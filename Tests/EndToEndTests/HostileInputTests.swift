@@ -101,4 +101,24 @@ final class HostileInputTests: XCTestCase {
         XCTAssertEqual(write.status, 1, write.all)
         XCTAssertTrue(write.stderr.contains("read-only"), write.stderr)
     }
+
+    /// A seed that fills the disk says how many users it committed, and the store holds exactly those.
+    func testSeedStoppedByAFullDiskSaysWhatItCommitted() throws {
+        guard geteuid() == 0 else { throw XCTSkip("mounting a small filesystem needs root (ops/test and CI run as root)") }
+        let mountPoint = scratch.path("small")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        XCTAssertEqual(try Tool.run("/bin/mount", ["-t", "tmpfs", "-o", "size=24m", "tmpfs", mountPoint]).status, 0)
+        defer { _ = try? Tool.run("/bin/umount", [mountPoint]) }
+        let small = mountPoint + "/s.sqlite"
+        XCTAssertEqual(try cli.run(["init", "--store", small]).status, 0)
+        let result = try cli.run(["demo", "seed", "--users", "50000", "--store", small, "-q"])
+        XCTAssertEqual(result.status, 1, result.all)
+        XCTAssertTrue(result.stderr.contains("is full"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("nothing was written"), result.stderr)
+        let said = result.stderr.components(separatedBy: "after ").dropFirst().first?.split(separator: " ").first.flatMap { Int($0) }
+        XCTAssertNotNil(said, result.stderr)
+        let users = try sqlite3(small, #"SELECT count(*) FROM "user";"#)
+        XCTAssertEqual(Int(users), said, "the message and the store disagree: \(result.stderr)")
+        XCTAssertGreaterThan(said ?? 0, 0)
+    }
 }

@@ -125,7 +125,12 @@ public struct DemoSeeder: Sendable {
         } catch {
             queue.cancel()
             done.wait()
-            throw error
+            guard report.users > 0 else { throw error }
+            // Earlier batches are committed: say how much the store now holds, not "nothing was written".
+            let cause = (error as? DatabaseError).map { Store.describe($0, path: store.path) } ?? (error as? GatehouseError) ?? GatehouseError("\(error)")
+            throw GatehouseError("\(cause.message), after \(report.users) of \(count) users were committed; the failed batch was rolled back and the store holds every batch before it",
+                                 fix: "seed the rest once the cause is fixed: gatehouse demo seed --users \(count - report.users) (another seed adds new people; it never duplicates)",
+                                 code: cause.code)
         }
         done.wait()
         try store.audit.append(db, actor: Actor("demo-seeder"), action: "demo.seed", subject: store.path, details: [
