@@ -128,9 +128,14 @@ public final class Database {
         DatabaseError(connection: handle, code: code, sql: sql, path: path)
     }
 
-    /// A cached prepared statement for `sql`.
+    /// A cached prepared statement for `sql`. A cached statement that is still being stepped (the same SQL run
+    /// inside a `forEach` over it) is never handed out again, which would reset the outer cursor: the inner use
+    /// gets a statement of its own, prepared for it and not cached.
     public func statement(_ sql: String) throws -> Statement {
-        if let cached = cache[sql] { return cached }
+        if let cached = cache[sql] {
+            guard cached.isStepping else { return cached }
+            return try Statement(database: self, sql: sql)
+        }
         let statement = try Statement(database: self, sql: sql)
         if cache.count >= cacheSize { cache.removeAll(keepingCapacity: true) }
         cache[sql] = statement

@@ -26,6 +26,9 @@ public final class Statement {
 
     deinit { sqlite3_finalize(handle) }
 
+    /// Whether the statement has been stepped and not yet run to completion or reset: a cursor in use.
+    public var isStepping: Bool { sqlite3_stmt_busy(handle) != 0 }
+
     /// Clears previous bindings and binds `arguments` to the `?` parameters in order.
     public func bind(_ arguments: [SQLValue]) throws {
         try arguments.withUnsafeBufferPointer { try bind($0) }

@@ -55,6 +55,29 @@ final class DatabaseTests: XCTestCase {
         XCTAssertEqual(try db.scalar("SELECT sum(n) FROM t").int64, 4950)
     }
 
+    /// The same SQL run inside a `forEach` over it gets its own statement: the outer cursor walks on instead of
+    /// being reset to its first row (which looped forever before).
+    func testSameSQLInsideForEachDoesNotResetTheOuterCursor() throws {
+        let db = try makeDatabase()
+        try db.execute("CREATE TABLE t (n INTEGER)")
+        for n in 1...5 { try db.execute("INSERT INTO t VALUES (?)", [n]) }
+        let sql = "SELECT n FROM t WHERE n >= ? ORDER BY n"
+        var outer: [Int64] = []
+        var inner: [[Int64]] = []
+        try db.forEach(sql, [1]) { row in
+            outer.append(row[0].int64!)
+            XCTAssertLessThan(outer.count, 10, "the outer cursor was reset")
+            if outer.count >= 10 { return }
+            inner.append(try db.rows(sql, [row[0].int64! + 3]).map { $0[0].int64! })
+            _ = try db.row(sql, [5])
+            _ = try db.scalar(sql, [2])
+        }
+        XCTAssertEqual(outer, [1, 2, 3, 4, 5])
+        XCTAssertEqual(inner, [[4, 5], [5], [], [], []])
+        // Afterwards the cached statement is free again and reused.
+        XCTAssertTrue(try db.statement(sql) === db.statement(sql))
+    }
+
     func testWrongArgumentCountIsAnError() throws {
         let db = try makeDatabase()
         try db.execute("CREATE TABLE t (n INTEGER)")
