@@ -1,5 +1,6 @@
 import Foundation
 import Storage
+import JOSE
 
 /// The migrations shipped in `migrations/`: files named `NNNN_name.sql`, numbered from 1 with no gap.
 ///
@@ -45,7 +46,7 @@ public struct MigrationCatalog: Sendable {
                 throw GatehouseError.invalid("migrations \(duplicate.name) and \(stem) share the number \(id)",
                                              fix: "give \(stem) the next free number")
             }
-            migrations.append(Migration(id: id, name: stem, sql: sql, checksum: MigrationChecksum.hex(bytes)))
+            migrations.append(Migration(id: id, name: stem, sql: sql, checksum: SHA256.Portable.hex(bytes)))
         }
         guard !migrations.isEmpty else {
             throw GatehouseError.invalid("the migrations folder \(directory) holds no .sql files", fix: "point GATEHOUSE_MIGRATIONS at Gatehouse's migrations/")
