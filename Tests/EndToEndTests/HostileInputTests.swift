@@ -50,15 +50,15 @@ final class HostileInputTests: XCTestCase {
     func testControlAndInvisibleCharactersAreRefusedInOperatorText() throws {
         let before = try sqlite3(store, "SELECT count(*) FROM gatehouse_audit;")
         let cases: [([String], String)] = [
-            (["policy", "set", "linkSocial.allowDifferentEmails", "true", "--reason", "ok\u{1B}[2J"], "control character U+001B"),
-            (["policy", "set", "linkSocial.allowDifferentEmails", "true", "--reason", "line\nfake audit line"], "control character U+000A"),
+            (["policy", "set", "linkSocial.allowDifferentEmails", "true", "--reason", "ok\u{1B}[2J"], "control characters (U+001B"),
+            (["merge", "apply", "1", "--ticket", "SUP-1\nfake audit line", "--yes"], "control characters (U+000A"),
             (["policy", "set", "linkSocial.allowDifferentEmails", "true", "--reason", "SUP-\u{202E}4321"], "invisible formatting character U+202E"),
-            (["policy", "set", "linkSocial.allowDifferentEmails", "true", "--reason", "fine", "--actor", "ops\u{07}"], "control character U+0007"),
-            (["policy", "set", "linkSocial.allowDifferentEmails", "true", "--reason", "fine", "--actor", "ops\r\nroot"], "control character U+000D"),
+            (["policy", "set", "linkSocial.allowDifferentEmails", "true", "--reason", "fine", "--actor", "ops\u{07}"], "control characters (U+0007"),
+            (["policy", "set", "linkSocial.allowDifferentEmails", "true", "--reason", "fine", "--actor", "ops\r\nroot"], "control characters (U+000D"),
             (["gates", "enable", "apple", "--platform", "ios", "--reason", "go\u{200B}live"], "invisible formatting character U+200B"),
             (["gates", "set", "apple", "membership", "met", "--evidence", "portal \u{2066}x\u{2069}"], "invisible formatting character U+2066"),
             (["merge", "apply", "1", "--ticket", "SUP-\u{202E}1234", "--yes"], "invisible formatting character U+202E"),
-            (["merge", "apply", "1", "--ticket", "SUP-1\u{1B}]0;owned\u{07}", "--yes"], "control character U+001B"),
+            (["merge", "apply", "1", "--ticket", "SUP-1\u{1B}]0;owned\u{07}", "--yes"], "control characters (U+001B"),
             (["merge", "undo", "1", "--reason", "oops\u{FEFF}"], "invisible formatting character U+FEFF"),
         ]
         for (arguments, words) in cases {

@@ -6,7 +6,7 @@ public enum GateInput {
     public static let maxYearsAhead = 5
 
     /// Evidence or a reason, checked: not blank, at most `maxTextLength`, no invisible formatting, and no control
-    /// characters but newline and tab in evidence (`multiline`; a reason is one line). `label` names it in the
+    /// characters but, when `multiline`, newline and tab. `label` names it in the
     /// error ("the evidence", "the reason"); `option` is how it is passed.
     public static func text(_ value: String, label: String, option: String, multiline: Bool = false) throws -> String {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)

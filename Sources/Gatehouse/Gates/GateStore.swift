@@ -147,7 +147,7 @@ public struct GateStore {
     /// (Guideline 4.8). Enabling an enabled gate changes nothing.
     @discardableResult
     public func enable(_ provider: GateProvider, on platform: GatePlatform, reason: String, actor: Actor, now: Timestamp) throws -> GateEnableResult {
-        let reason = try GateInput.text(reason, label: "the reason", option: "--reason")
+        let reason = try GateInput.text(reason, label: "the reason", option: "--reason", multiline: true)
         return try Store.withStoreErrors(store.path) {
             try store.db.write {
                 let board = GateBoard.compute(try GateFacts.load(store), now: now)
@@ -167,7 +167,7 @@ public struct GateStore {
     /// (Guideline 4.8). Disabling a disabled gate changes nothing.
     @discardableResult
     public func disable(_ provider: GateProvider, on platform: GatePlatform, reason: String, actor: Actor, now: Timestamp) throws -> GateEnableResult {
-        let reason = try GateInput.text(reason, label: "the reason", option: "--reason")
+        let reason = try GateInput.text(reason, label: "the reason", option: "--reason", multiline: true)
         return try Store.withStoreErrors(store.path) {
             try store.db.write {
                 let board = GateBoard.compute(try GateFacts.load(store), now: now)

@@ -35,7 +35,7 @@ public struct MergeUndo {
         guard reason.count <= Self.maxReasonLength else {
             throw GatehouseError.invalid("--reason is \(reason.count) characters; at most \(Self.maxReasonLength)")
         }
-        _ = try OperatorText.check(reason, field: "--reason")
+        _ = try OperatorText.check(reason, field: "--reason", multiline: true)
         return try Store.withStoreErrors(store.path) {
             let db = store.db
             return try db.write {

@@ -168,7 +168,7 @@ public struct PolicyStore {
             throw GatehouseError.invalid("the reason is \(change.reason.count) characters; at most \(Self.maxReasonLength) are kept",
                                          fix: "shorten it and link the ticket or document instead")
         }
-        _ = try OperatorText.check(change.reason, field: "the reason")
+        _ = try OperatorText.check(change.reason, field: "the reason", multiline: true)
         if let duration = change.duration {
             guard duration >= Self.minDuration, duration <= Self.maxDuration else {
                 throw GatehouseError.invalid("--for \(duration) is outside \(Self.durationRange)",

@@ -19,15 +19,15 @@ public enum OperatorText {
         }
     }
 
-    /// Checks one line of operator text (an actor, a reason, a ticket): trimmed, refused when it holds a control
-    /// character (a line break included) or invisible formatting. `field` names the value in the error in the
+    /// Checks operator text (an actor, a ticket: one line; a reason, evidence: `multiline`, line breaks and tabs
+    /// allowed): trimmed, refused when it holds any other control character or invisible formatting. `field` names the value in the error in the
     /// front end's neutral words ("the reason", "the ticket"). Returns the trimmed text.
     public static func check(_ text: String, field: String, multiline: Bool = false) throws -> String {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         for scalar in trimmed.unicodeScalars {
             if scalar.properties.generalCategory == .control {
                 if multiline && (scalar == "\n" || scalar == "\t") { continue }
-                throw GatehouseError.invalid("\(field) contains the control character U+\(hex(scalar))\(multiline ? "" : " (a line break, tab, escape or bell)")",
+                throw GatehouseError.invalid("\(field) contains control characters (U+\(hex(scalar))\(multiline ? "" : "; line breaks, tabs, escapes and bells are refused here"))",
                                              fix: multiline ? "use plain text" : "write it on one line of plain text")
             }
             if isInvisibleFormatting(scalar) {
