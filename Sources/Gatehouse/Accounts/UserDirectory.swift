@@ -80,32 +80,9 @@ public struct UserDirectory {
         }
     }
 
-    /// A scan of names, compared after normalisation (case, accents, spacing). No SQL pattern is built
-    /// from the query, so `%` and `_` are plain characters.
+    /// Name substring search (`NameSearch`): through the trigram index when it can answer, else a scan.
     private func idsByName(_ query: String, limit: Int) throws -> [BetterAuthUserID] {
-        var normalizer = NameNormalizer()
-        let needle = normalizer.bytes(query)
-        guard !needle.isEmpty else { return [] }
-        var ids: [BetterAuthUserID] = []
-        let statement = try db.statement("SELECT \(user.col("id")), \(user.col("name")) FROM \(user.sql)")
-        try statement.bind([])
-        defer { statement.reset() }
-        while ids.count < limit, try statement.step() {
-            guard let name = statement.value(at: 1).string, let id = statement.value(at: 0).string else { continue }
-            if contains(normalizer.bytes(name), needle) { ids.append(BetterAuthUserID(id)) }
-        }
-        return ids
-    }
-
-    private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-        guard needle.count <= haystack.count else { return false }
-        if needle.isEmpty { return true }
-        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
-            var match = true
-            for offset in 1..<needle.count where haystack[start + offset] != needle[offset] { match = false; break }
-            if match { return true }
-        }
-        return false
+        try NameSearch(db: db, schema: store.schema).ids(matching: query, limit: limit).ids
     }
 
     /// Owners of a provider account id, through an index whenever the shape has one: Gatehouse's index

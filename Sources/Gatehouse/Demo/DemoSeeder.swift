@@ -100,6 +100,8 @@ public struct DemoSeeder: Sendable {
         // held no user data. Switching needs the store to itself: with another connection open it stays in WAL.
         let bulk = bulkLoad && firstPerson == 0 && (try? db.scalar("PRAGMA journal_mode = MEMORY").string?.lowercased()) == "memory"
         defer { if bulk { _ = try? db.scalar("PRAGMA journal_mode = WAL") } }
+        // A bulk load builds the name search index once at the end instead of marking every user pending.
+        if bulk { try UserSearchIndex.drop(db) }
         let layout = SeedLayout(schema: store.schema)
         let inserter = try SeedInserter(store: store, layout: layout)
         let queue = BoundedQueue<Batch>(capacity: 1)
@@ -133,6 +135,7 @@ public struct DemoSeeder: Sendable {
                                  code: cause.code)
         }
         done.wait()
+        try UserSearchIndex.ensure(db, schema: store.schema)
         try store.audit.append(db, actor: Actor("demo-seeder"), action: "demo.seed", subject: store.path, details: [
             "users": .int(Int64(report.users)), "seed": .string(String(seed)), "anchor": .string(anchor.iso8601),
             "interrupted": .bool(report.interrupted),

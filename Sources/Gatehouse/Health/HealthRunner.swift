@@ -24,6 +24,7 @@ public struct HealthRunner: Sendable {
     public static let providers: [HealthCheckProvider] = [
         StoreHealthChecks(),
         AccountHealthChecks(),
+        UserSearchHealthCheck(),
         PolicyHealthChecks(),
         AppleHealthChecks(isAppleLive: { store, now in
             // Enabled on some platform: live, or lapsed because a requirement (such as the key) went away.

@@ -128,7 +128,8 @@ public final class Store {
             let schema = try AuthSchema.inspect(db, configuration: configuration).get()
             // The indexes Gatehouse's lookups need on Better Auth's tables, under gatehouse_ names. They are
             // the one schema step a .sql migration cannot express: column names differ by shape.
-            let indexes = try AccountIndexes.create(db, schema: schema)
+            var indexes = try AccountIndexes.create(db, schema: schema)
+            if case .built = try UserSearchIndex.ensure(db, schema: schema) { indexes.append(UserSearchIndex.table) }
             let keyPath = try MasterKey.createIfMissing(storePath: path)
             let store = Store(path: path, db: db, schema: schema, configuration: configuration)
             if !applied.isEmpty || keyPath != nil || !indexes.isEmpty {

@@ -19,12 +19,15 @@ enum AccountsCommands: CommandNoun {
                                 """,
                             options: [.json],
                             run: check),
-                CommandSpec(name: "index", summary: "add the gatehouse_ indexes that speed up account inspection",
+                CommandSpec(name: "index", summary: "add the gatehouse_ indexes that speed up account inspection and name search",
                             discussion: """
                                 `gatehouse init` adds them to Better Auth tables that Gatehouse created. On a database that
                                 Better Auth created, init leaves its schema alone: run this to add them (audited).
+                                Also builds the name search index (gatehouse_user_search: SQLite FTS5 trigrams), or folds in
+                                the users Better Auth added, renamed or deleted since; triggers on the user table record
+                                which, and searches read those directly until then. With --rebuild, it is built afresh.
                                 """,
-                            options: [.json],
+                            options: [.flag("rebuild", "build the name search index afresh even when it is current"), .json],
                             run: index),
             ],
             defaultSubcommand: "check"
@@ -53,8 +56,26 @@ enum AccountsCommands: CommandNoun {
     static func index(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.openStore()
         let created = try AccountIndexes.create(store, actor: invocation.actor)
-        if invocation.json { try invocation.output.json(["created": created]); return 0 }
+        let search = try UserSearchIndex.ensure(store, actor: invocation.actor, rebuild: invocation.flag("rebuild"))
+        let searchLine: String
+        switch search {
+        case .built(let users): searchLine = "built the name search index \(UserSearchIndex.table) (\(users.formatted()) named users)"
+        case .folded(let users): searchLine = "name search index: folded in \(users.formatted()) changed user(s)"
+        case .unchanged: searchLine = "the name search index is current"
+        case .unsupported(let reason): searchLine = "no name search index: \(reason)"
+        }
+        if invocation.json {
+            try invocation.output.json(IndexReport(created: created, searchIndex: searchLine))
+            return 0
+        }
         invocation.output.line(created.isEmpty ? "all gatehouse indexes are present" : "created \(created.joined(separator: ", "))")
+        invocation.output.line(searchLine)
         return 0
+    }
+
+    /// `accounts index --json`.
+    struct IndexReport: Encodable {
+        let created: [String]
+        let searchIndex: String
     }
 }

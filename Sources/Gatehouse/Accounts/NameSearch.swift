@@ -1,0 +1,95 @@
+import Foundation
+import Storage
+
+/// Name substring search, compared after normalisation (case, accents, spacing: `NameNormalizer`): the users
+/// whose normalized name contains the normalized query, in the user table's rowid order, the first `limit`.
+///
+/// Two plans give the same answer. Through `UserSearchIndex` when it is current and the query has at least
+/// three characters: the trigram index finds the indexed users, and the users changed since (pending) are
+/// read and compared directly. Otherwise, and when so many users match that the scan meets `limit` of them
+/// within a few thousand rows, a scan of every name in rowid order that stops at `limit`.
+///
+/// No SQL pattern is built from the query: `%` and `_` are plain characters, and FTS5 gets the query as one
+/// quoted phrase, so `"`, `*`, `NEAR`, `AND` and parentheses are plain characters too.
+struct NameSearch {
+    let db: Database
+    let schema: AuthSchema
+
+    /// Index matches beyond which the scan is the faster plan: with this many matches spread through the
+    /// table it meets `limit` of them early, where sorting every match would read them all.
+    static let denseMatches = 2_000
+    /// Pending users beyond which the index is too far behind to help (`accounts index` folds them in).
+    static let maxPending = 20_000
+
+    /// Which plan answered the last call (for tests and the benchmark's notes).
+    enum Plan: String { case index, scan }
+
+    func ids(matching query: String, limit: Int) throws -> (ids: [BetterAuthUserID], plan: Plan) {
+        var normalizer = NameNormalizer()
+        let needle = normalizer.bytes(query)
+        guard !needle.isEmpty, limit > 0 else { return ([], .scan) }
+        let characters = needle.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
+        if characters >= UserSearchIndex.minimumNeedle, let found = try indexed(needle, limit: limit, normalizer: &normalizer) {
+            return (found, .index)
+        }
+        return (try scan(needle, limit: limit, normalizer: &normalizer), .scan)
+    }
+
+    /// The FTS5 query for a needle: one phrase, quotes doubled, so nothing in it is query syntax.
+    static func phrase(_ needle: [UInt8]) -> String {
+        "\"" + String(decoding: needle, as: UTF8.self).replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// Through the index; nil when it cannot answer (absent, stale, too far behind, too many matches).
+    private func indexed(_ needle: [UInt8], limit: Int, normalizer: inout NameNormalizer) throws -> [BetterAuthUserID]? {
+        guard let sql = try UserSearchIndex.searchable(db, schema: schema) else { return nil }
+        let phrase = Self.phrase(needle)
+        do {
+            guard try UserSearchIndex.pendingCount(db) <= Self.maxPending else { return nil }
+            let cap = max(Self.denseMatches, limit * 50)
+            let fts = Database.quote(UserSearchIndex.table)
+            let matches = try db.scalar("SELECT count(*) FROM (SELECT 1 FROM \(fts) WHERE \(fts) MATCH ? LIMIT ?)", [phrase, cap]).int64 ?? 0
+            guard matches < cap else { return nil }
+            var found: [(rowid: Int64, id: String)] = try db.rows(sql.matches, [phrase, limit]).compactMap { row in
+                guard let rowid = row[0].int64, let id = row[1].string else { return nil }
+                return (rowid, id)
+            }
+            try db.forEach(sql.pendingUsers) { row in
+                guard let rowid = row[0].int64, let id = row[1].string, let name = row[2].string else { return }
+                if Self.contains(normalizer.bytes(name), needle) { found.append((rowid, id)) }
+            }
+            found.sort { $0.rowid < $1.rowid }
+            return found.prefix(limit).map { BetterAuthUserID($0.id) }
+        } catch let error as DatabaseError where error.code == 1 {
+            // SQLITE_ERROR: this SQLite cannot read the index (no FTS5 here, though the store has it). Scan.
+            return nil
+        }
+    }
+
+    /// Every name, in rowid order when the table has one, until `limit` match.
+    private func scan(_ needle: [UInt8], limit: Int, normalizer: inout NameNormalizer) throws -> [BetterAuthUserID] {
+        let user = schema.user
+        let sql = try UserSearchIndex.rowidName(db, table: user).map { "SELECT \(user.col("id")), \(user.col("name")) FROM \(user.sql) ORDER BY \($0)" }
+            ?? "SELECT \(user.col("id")), \(user.col("name")) FROM \(user.sql)"
+        var ids: [BetterAuthUserID] = []
+        let statement = try db.statement(sql)
+        try statement.bind([])
+        defer { statement.reset() }
+        while ids.count < limit, try statement.step() {
+            guard let name = statement.value(at: 1).string, let id = statement.value(at: 0).string else { continue }
+            if Self.contains(normalizer.bytes(name), needle) { ids.append(BetterAuthUserID(id)) }
+        }
+        return ids
+    }
+
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count else { return false }
+        if needle.isEmpty { return true }
+        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+            var match = true
+            for offset in 1..<needle.count where haystack[start + offset] != needle[offset] { match = false; break }
+            if match { return true }
+        }
+        return false
+    }
+}

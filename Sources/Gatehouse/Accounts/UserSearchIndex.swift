@@ -1,0 +1,291 @@
+import Storage
+
+/// Gatehouse's index for name search: an FTS5 trigram index over every user's normalized name
+/// (`NameNormalizer`), so that a substring search reads the few matching rows instead of every name.
+///
+/// Three `gatehouse_` tables, none on Better Auth's side of the schema:
+/// - `gatehouse_user_search_names` (doc, user_id, key): the normalized name of each user when last indexed;
+/// - `gatehouse_user_search`: FTS5 over `key` (external content, trigram, case-sensitive: keys are already folded);
+/// - `gatehouse_user_search_pending` (user_id): users inserted, renamed or deleted since.
+///
+/// Normalization (accents, apostrophes, spacing) is Swift code that SQL cannot run, and Better Auth writes users
+/// without Gatehouse running. So the triggers on the user table only record *which* user changed, with plain
+/// SQL that cannot fail or conflict (and needs no FTS5 in Better Auth's SQLite); a search reads the pending users
+/// directly, and `accounts index` (or `init`) folds them into the index. A search is therefore always exact.
+///
+/// Created from the schema map, like `AccountIndexes`: the user table may be renamed and its columns are
+/// camelCase or snake_case, so the triggers cannot be a static migration. Without SQLite's FTS5 trigram
+/// tokenizer (SQLite < 3.34, or built without FTS5) there is no index and name search keeps its scan.
+///
+///     try UserSearchIndex.ensure(store.db, schema: store.schema)   // build, or fold pending changes
+///     let status = try UserSearchIndex.status(store.db, schema: store.schema)
+public enum UserSearchIndex {
+    /// The FTS5 table.
+    public static let table = "gatehouse_user_search"
+    /// The indexed keys (the FTS5 table's external content).
+    public static let namesTable = "gatehouse_user_search_names"
+    /// Users changed since they were indexed.
+    public static let pendingTable = "gatehouse_user_search_pending"
+    static let insertTrigger = "gatehouse_user_search_insert"
+    static let updateTrigger = "gatehouse_user_search_update"
+    static let deleteTrigger = "gatehouse_user_search_delete"
+
+    /// Trigrams: a needle of fewer characters (Unicode scalars) has none, and is searched by the scan.
+    public static let minimumNeedle = 3
+    /// Beyond this many pending users a fold rebuilds the whole index (cheaper than row-by-row updates).
+    static let rebuildFraction = 4
+
+    /// How far the index can be trusted.
+    public enum State: String, Sendable, Codable {
+        /// Built, triggers in place; pending changes (if any) are read directly by searches.
+        case current
+        /// No index: built by `gatehouse init` or `gatehouse accounts index`.
+        case absent
+        /// Tables present but a trigger is missing or was written for other columns (the user table was
+        /// recreated or renamed): changes may have been missed. `accounts index` rebuilds it.
+        case stale
+        /// A rowid-less user table, or a SQLite without FTS5's trigram tokenizer: name search scans.
+        case unsupported
+    }
+
+    /// What `status` finds.
+    public struct Status: Sendable, Codable, Equatable {
+        public let state: State
+        /// Users changed since the index was last folded (searched directly until then).
+        public let pending: Int
+        /// Why the index is unsupported or stale, in one line.
+        public let reason: String?
+    }
+
+    /// What `ensure` did.
+    public enum Change: Sendable, Codable, Equatable {
+        /// Built from scratch, with this many named users.
+        case built(users: Int)
+        /// This many pending users folded in.
+        case folded(users: Int)
+        case unchanged
+        /// Not possible here; the reason.
+        case unsupported(String)
+    }
+
+    // MARK: - SQL
+
+    /// The SQL that depends on the user table's name and columns.
+    struct SQL {
+        let rowid: String
+        let triggers: [(name: String, sql: String)]
+        /// Users matching an FTS query that are not pending, in scan order: (rowid, id).
+        let matches: String
+        /// Pending users that still exist: (rowid, id, name).
+        let pendingUsers: String
+        /// Every user in scan order: (id, name).
+        let everyUser: String
+        /// One user's name by id.
+        let nameByID: String
+
+        init(_ user: AuthSchema.Table, rowid: String) {
+            self.rowid = rowid
+            let id = user.col("id"), name = user.col("name"), pending = Database.quote(UserSearchIndex.pendingTable)
+            // No OR IGNORE: an outer INSERT OR ABORT would turn a conflict here into a failure of Better Auth's write.
+            func mark(_ row: String) -> String {
+                "INSERT INTO \(pending) (user_id) SELECT \(row).\(id) WHERE \(row).\(id) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(pending) WHERE user_id = \(row).\(id));"
+            }
+            triggers = [
+                (UserSearchIndex.insertTrigger, "CREATE TRIGGER \(Database.quote(UserSearchIndex.insertTrigger)) AFTER INSERT ON \(user.sql) BEGIN \(mark("NEW")) END"),
+                (UserSearchIndex.updateTrigger, "CREATE TRIGGER \(Database.quote(UserSearchIndex.updateTrigger)) AFTER UPDATE OF \(name), \(id) ON \(user.sql) BEGIN \(mark("OLD")) \(mark("NEW")) END"),
+                (UserSearchIndex.deleteTrigger, "CREATE TRIGGER \(Database.quote(UserSearchIndex.deleteTrigger)) AFTER DELETE ON \(user.sql) BEGIN \(mark("OLD")) END"),
+            ]
+            let fts = Database.quote(UserSearchIndex.table), names = Database.quote(UserSearchIndex.namesTable)
+            matches = """
+                SELECT u.\(rowid), u.\(id) FROM \(fts) JOIN \(names) n ON n.doc = \(fts).rowid JOIN \(user.sql) u ON u.\(id) = n.user_id
+                WHERE \(fts) MATCH ? AND NOT EXISTS (SELECT 1 FROM \(pending) p WHERE p.user_id = n.user_id)
+                ORDER BY u.\(rowid) LIMIT ?
+                """
+            pendingUsers = "SELECT u.\(rowid), u.\(id), u.\(name) FROM \(pending) p JOIN \(user.sql) u ON u.\(id) = p.user_id"
+            everyUser = "SELECT \(id), \(name) FROM \(user.sql) ORDER BY \(rowid)"
+            nameByID = "SELECT \(name) FROM \(user.sql) WHERE \(id) = ?"
+        }
+    }
+
+    /// A name for the user table's rowid that no column shadows; nil for a `WITHOUT ROWID` table.
+    static func rowidName(_ db: Database, table: AuthSchema.Table) throws -> String? {
+        let columns = Set(try db.columns(of: table.name).map { $0.name.lowercased() })
+        guard let free = ["rowid", "_rowid_", "oid"].first(where: { !columns.contains($0) }) else { return nil }
+        do {
+            _ = try db.statement("SELECT \(free) FROM \(table.sql) LIMIT 0")
+            return free
+        } catch is DatabaseError {
+            return nil
+        }
+    }
+
+    static func sql(_ db: Database, schema: AuthSchema) throws -> SQL? {
+        try rowidName(db, table: schema.user).map { SQL(schema.user, rowid: $0) }
+    }
+
+    /// Whether this SQLite has FTS5 with the trigram tokenizer (3.34+), tried on a temporary table.
+    static func trigramAvailable(_ db: Database) -> Bool {
+        do {
+            try db.execute("CREATE VIRTUAL TABLE temp.gatehouse_trigram_probe USING fts5(x, tokenize = 'trigram case_sensitive 1')")
+            try db.execute("DROP TABLE temp.gatehouse_trigram_probe")
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    static let unavailableReason = "this SQLite has no FTS5 trigram tokenizer (it needs 3.34 or later, built with FTS5): name search scans the user table"
+    static let rowlessReason = "the user table is WITHOUT ROWID: name search scans it"
+
+    // MARK: - status
+
+    /// How far the index can be trusted, from the schema and the pending count alone (cheap: no scan).
+    public static func status(_ db: Database, schema: AuthSchema) throws -> Status {
+        let objects = try schemaObjects(db)
+        guard objects[table] != nil, objects[namesTable] != nil, objects[pendingTable] != nil else {
+            guard try sql(db, schema: schema) != nil else { return Status(state: .unsupported, pending: 0, reason: rowlessReason) }
+            // Probing needs the temp schema, which a read-only connection still has.
+            return trigramAvailable(db) ? Status(state: .absent, pending: 0, reason: nil)
+                : Status(state: .unsupported, pending: 0, reason: unavailableReason)
+        }
+        let pending = try pendingCount(db)
+        guard let sql = try sql(db, schema: schema) else { return Status(state: .stale, pending: pending, reason: rowlessReason) }
+        if let problem = triggerProblem(objects, sql) { return Status(state: .stale, pending: pending, reason: problem) }
+        return Status(state: .current, pending: pending, reason: nil)
+    }
+
+    /// The SQL to search through the index when it can be trusted (built, every trigger as made); nil otherwise.
+    /// Reads the schema only, so it is cheap enough for every search.
+    static func searchable(_ db: Database, schema: AuthSchema) throws -> SQL? {
+        let objects = try schemaObjects(db)
+        guard objects[table] != nil, objects[namesTable] != nil, objects[pendingTable] != nil,
+              let sql = try sql(db, schema: schema), triggerProblem(objects, sql) == nil else { return nil }
+        return sql
+    }
+
+    static func pendingCount(_ db: Database) throws -> Int {
+        Int(try db.scalar("SELECT count(*) FROM \(Database.quote(pendingTable))").int64 ?? 0)
+    }
+
+    /// The index's tables and triggers that exist: name → SQL.
+    private static func schemaObjects(_ db: Database) throws -> [String: String] {
+        Dictionary(try db.rows("SELECT name, sql FROM sqlite_master WHERE name IN (?, ?, ?, ?, ?, ?)",
+                               [table, namesTable, pendingTable, insertTrigger, updateTrigger, deleteTrigger])
+            .map { ($0[0].string ?? "", $0[1].string ?? "") }) { first, _ in first }
+    }
+
+    private static func triggerProblem(_ objects: [String: String], _ sql: SQL) -> String? {
+        for trigger in sql.triggers where objects[trigger.name] != trigger.sql {
+            return objects[trigger.name] == nil ? "the trigger \(trigger.name) on the user table is missing (was the table recreated?)"
+                : "the trigger \(trigger.name) was made for other columns or another table"
+        }
+        return nil
+    }
+
+    // MARK: - building
+
+    /// Builds the index when it is absent or stale, folds pending users in when it is current. Runs its own
+    /// write transaction (a savepoint inside one). Throws nothing for an unsupported store: says why instead.
+    /// With `rebuild`, a current index is built again from scratch (after a Foundation upgrade changed how
+    /// names fold, say).
+    @discardableResult
+    public static func ensure(_ db: Database, schema: AuthSchema, rebuild: Bool = false) throws -> Change {
+        // Checked before taking the write lock: on an up-to-date store this writes nothing.
+        let before = try status(db, schema: schema)
+        if before.state == .unsupported { return .unsupported(before.reason ?? unavailableReason) }
+        if before.state == .current && before.pending == 0 && !rebuild { return .unchanged }
+        return try db.write {
+            let now = try status(db, schema: schema)
+            guard let sql = try sql(db, schema: schema) else { return .unsupported(rowlessReason) }
+            switch now.state {
+            case .unsupported: return .unsupported(now.reason ?? unavailableReason)
+            case .absent, .stale: return .built(users: try build(db, sql: sql))
+            case .current where rebuild: return .built(users: try build(db, sql: sql))
+            case .current:
+                guard now.pending > 0 else { return .unchanged }
+                let users = try db.scalar("SELECT count(*) FROM \(Database.quote(namesTable))").int64 ?? 0
+                if Int64(now.pending) * Int64(rebuildFraction) > users { return .built(users: try build(db, sql: sql)) }
+                return .folded(users: try fold(db, sql: sql))
+            }
+        }
+    }
+
+    /// `ensure` as an audited change (`accounts.index`, with what was done); nothing is written when the index
+    /// is current with no pending users.
+    @discardableResult
+    public static func ensure(_ store: Store, actor: Actor, rebuild: Bool = false) throws -> Change {
+        try Store.withStoreErrors(store.path) {
+            let before = try status(store.db, schema: store.schema)
+            if before.state == .unsupported { return .unsupported(before.reason ?? unavailableReason) }
+            if before.state == .current && before.pending == 0 && !rebuild { return .unchanged }
+            return try store.db.write {
+                let change = try ensure(store.db, schema: store.schema, rebuild: rebuild)
+                let details: [String: AuditValue]
+                switch change {
+                case .built(let users): details = ["search_index": .string("built"), "users": .int(Int64(users))]
+                case .folded(let users): details = ["search_index": .string("folded"), "users": .int(Int64(users))]
+                case .unchanged, .unsupported: return change
+                }
+                try store.audit.append(store.db, actor: actor, action: "accounts.index", subject: store.path, details: details)
+                return change
+            }
+        }
+    }
+
+    /// Drops every part of the index (for tests, and for a store that must go back to the scan).
+    public static func drop(_ db: Database) throws {
+        try db.write {
+            for trigger in [insertTrigger, updateTrigger, deleteTrigger] { try db.execute("DROP TRIGGER IF EXISTS \(Database.quote(trigger))") }
+            for name in [table, namesTable, pendingTable] { try db.execute("DROP TABLE IF EXISTS \(Database.quote(name))") }
+        }
+    }
+
+    /// Builds everything from scratch inside the caller's write transaction; returns the users with a name key.
+    private static func build(_ db: Database, sql: SQL) throws -> Int {
+        try drop(db)
+        let names = Database.quote(namesTable), pending = Database.quote(pendingTable)
+        try db.execute("CREATE TABLE \(pending) (user_id TEXT PRIMARY KEY) WITHOUT ROWID")
+        try db.execute("CREATE TABLE \(names) (doc INTEGER PRIMARY KEY, user_id TEXT NOT NULL, key TEXT NOT NULL)")
+        try db.execute("CREATE VIRTUAL TABLE \(Database.quote(table)) USING fts5(key, content = \(Database.quote(namesTable)), content_rowid = 'doc', tokenize = 'trigram case_sensitive 1')")
+        for trigger in sql.triggers { try db.execute(trigger.sql) }
+        var normalizer = NameNormalizer()
+        let insert = try db.statement("INSERT INTO \(names) (user_id, key) VALUES (?, ?)")
+        var count = 0
+        // The same reading of each row as the scan (`NameSearch`): a name that is not text is skipped.
+        let users = try db.statement(sql.everyUser)
+        try users.bind([])
+        defer { users.reset() }
+        while try users.step() {
+            guard let name = users.value(at: 1).string, let id = users.value(at: 0).string else { continue }
+            let key = normalizer.bytes(name)
+            guard !key.isEmpty else { continue }
+            try insert.execute([.text(id), .text(String(decoding: key, as: UTF8.self))])
+            count += 1
+        }
+        try db.execute("CREATE INDEX \(Database.quote(namesTable + "_user_id")) ON \(names) (user_id)")
+        try db.execute("INSERT INTO \(Database.quote(table)) (\(Database.quote(table))) VALUES ('rebuild')")
+        return count
+    }
+
+    /// Re-reads each pending user into the index; returns how many were pending.
+    private static func fold(_ db: Database, sql: SQL) throws -> Int {
+        let fts = Database.quote(table), names = Database.quote(namesTable), pending = Database.quote(pendingTable)
+        var normalizer = NameNormalizer()
+        let ids = try db.rows("SELECT user_id FROM \(pending)").compactMap { $0[0].string }
+        for id in ids {
+            for old in try db.rows("SELECT doc, key FROM \(names) WHERE user_id = ?", [id]) {
+                try db.execute("INSERT INTO \(fts) (\(fts), rowid, key) VALUES ('delete', ?, ?)", [old[0], old[1]])
+                try db.execute("DELETE FROM \(names) WHERE doc = ?", [old[0]])
+            }
+            // A renamed id is pending under both ids; a deleted user has no row left.
+            guard let name = try db.row(sql.nameByID, [id])?[0].string else { continue }
+            let key = normalizer.bytes(name)
+            guard !key.isEmpty else { continue }
+            let text = String(decoding: key, as: UTF8.self)
+            try db.execute("INSERT INTO \(names) (user_id, key) VALUES (?, ?)", [id, text])
+            try db.execute("INSERT INTO \(fts) (rowid, key) VALUES (?, ?)", [db.lastInsertRowID, text])
+        }
+        try db.execute("DELETE FROM \(pending)")
+        return ids.count
+    }
+}
