@@ -96,6 +96,57 @@ final class UsersCommandsTests: XCTestCase {
         XCTAssertEqual(try cli.run(["users", "show", "--store", store]).status, 2)
     }
 
+    /// Name search goes through gatehouse_user_search; Better Auth's own writes (here the sqlite3 shell) are
+    /// found at once through the triggers, and `accounts index` folds them in or rebuilds a stale index.
+    func testNameSearchIndexFollowsPlainSQLiteWrites() throws {
+        func names(_ query: String) throws -> [String] {
+            let found = try json(cli.run(["users", "search", query, "--by", "name", "--json", "--store", store]))
+            return (found["users"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        }
+        func searchCheck() throws -> [String: Any]? {
+            let health = try cli.run(["health", "--json", "--store", store])
+            let report = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(health.stdout.utf8)) as? [String: Any], health.stderr)
+            return (report["checks"] as? [[String: Any]])?.first { $0["id"] as? String == "accounts.search_index" }
+        }
+        XCTAssertEqual(try sqlite3(store, "SELECT count(*) FROM gatehouse_user_search_pending"), "0")
+        XCTAssertEqual(try sqlite3(store, "SELECT count(*) = (SELECT count(*) FROM \"user\") FROM gatehouse_user_search_names"), "1")
+        XCTAssertEqual(try searchCheck()?["status"] as? String, "ok")
+
+        let insert = """
+            INSERT INTO "user" (id, name, email, emailVerified, createdAt, updatedAt)
+            VALUES ('e2eQuokka', 'Wilhelmina Quokka-Ström', 'wq+tag@example.com', 0, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');
+            """
+        XCTAssertEqual(try sqlite3(store, insert), "")
+        XCTAssertEqual(try names("QUOKKA strom"), ["Wilhelmina Quokka-Ström"])
+        XCTAssertEqual(try names("a quok"), ["Wilhelmina Quokka-Ström"])
+        XCTAssertEqual(try names("NEAR(quokka)"), [])
+        XCTAssertEqual(try sqlite3(store, "UPDATE \"user\" SET name = 'Wilma Wombat' WHERE id = 'e2eQuokka'"), "")
+        XCTAssertEqual(try names("quokka"), [])
+        XCTAssertEqual(try names("wombat"), ["Wilma Wombat"])
+        XCTAssertEqual(try searchCheck()?["summary"] as? String, "name search is indexed (1 recent change(s) read directly)")
+
+        let folded = try cli.run(["accounts", "index", "--store", store])
+        XCTAssertEqual(folded.status, 0, folded.stderr)
+        XCTAssertTrue(folded.stdout.contains("name search index: folded in 1 changed user(s)"), folded.stdout)
+        XCTAssertEqual(try names("wombat"), ["Wilma Wombat"])
+        XCTAssertEqual(try sqlite3(store, "DELETE FROM \"user\" WHERE id = 'e2eQuokka'"), "")
+        XCTAssertEqual(try names("wombat"), [])
+
+        // The user table recreated behind Gatehouse's back loses the triggers: health says so, search still answers.
+        XCTAssertEqual(try sqlite3(store, "DROP TRIGGER gatehouse_user_search_insert; \(insert)"), "")
+        XCTAssertEqual(try names("quokka"), ["Wilhelmina Quokka-Ström"])
+        let stale = try searchCheck()
+        XCTAssertEqual(stale?["status"] as? String, "warning")
+        XCTAssertTrue((stale?["summary"] as? String ?? "").contains("out of date"), "\(String(describing: stale))")
+        let rebuilt = try cli.run(["accounts", "index", "--json", "--store", store])
+        XCTAssertTrue((try json(rebuilt)["searchIndex"] as? String ?? "").hasPrefix("built the name search index"), rebuilt.stdout)
+        XCTAssertEqual(try searchCheck()?["status"] as? String, "ok")
+        XCTAssertEqual(try names("quokka"), ["Wilhelmina Quokka-Ström"])
+        XCTAssertEqual(try sqlite3(store, "SELECT action FROM gatehouse_audit ORDER BY id DESC LIMIT 1"), "accounts.index")
+        let again = try cli.run(["accounts", "index", "--store", store])
+        XCTAssertTrue(again.stdout.contains("the name search index is current"), again.stdout)
+    }
+
     func testDuplicatesAndAccountsCheck() throws {
         let report = try json(cli.run(["users", "duplicates", "--json", "--limit", "5", "--store", store]))
         let candidates = try XCTUnwrap(report["candidates"] as? [[String: Any]])

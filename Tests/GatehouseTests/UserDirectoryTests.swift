@@ -198,7 +198,7 @@ final class UserDirectoryTests: XCTestCase {
         let path = scratch.path("drizzle.sqlite")
         try Fixtures.database("drizzle-ms.sql", at: path)
         let (drizzle, report) = try Store.initialize(path: path, actor: tester)
-        XCTAssertEqual(Set(report.indexesCreated), ["gatehouse_account_accountId_providerId_idx", "gatehouse_account_userId_idx", "gatehouse_session_userId_idx"])
+        XCTAssertEqual(Set(report.indexesCreated), ["gatehouse_account_accountId_providerId_idx", "gatehouse_account_userId_idx", "gatehouse_session_userId_idx", "gatehouse_user_search"])
         XCTAssertEqual(try AccountIndexes.missing(drizzle.db, schema: drizzle.schema), [])
         let plan = try drizzle.db.rows("EXPLAIN QUERY PLAN SELECT * FROM `session` WHERE user_id = ?", ["x"]).compactMap { $0["detail"].string }.joined()
         XCTAssertTrue(plan.contains("gatehouse_session_userId_idx"), plan)

@@ -132,3 +132,31 @@ emit accounts_check_ms "$check_ms" ms 5000 "seven integrity checks (merge walks;
 emit accounts_check_sqlite3_antijoin_ms "$antijoin_ms" ms - "sqlite3 CLI: the seven checks as per-row anti-joins (the old plan), counts only"
 emit accounts_check_sqlite3_except_ms "$except_ms" ms - "sqlite3 CLI: the link checks as EXCEPT (counts distinct keys)"
 emit accounts_check_ratio "$(ratio "$check_ms" "$antijoin_ms")" x - "gatehouse / sqlite3 anti-joins"
+
+# Name search (issue 13): queries that match few users, through the trigram index against the scan it replaces
+# (the same binary with GATEHOUSE_NAME_SEARCH=scan) and against the sqlite3 shell's LIKE scan of every name, which
+# is less than the scan does (no accent folding). Three users are added with the sqlite3 shell, as Better Auth
+# adds them, so that a substring in the middle of a name matches few; they are removed at the end.
+"$SQL" "$STORE" <<'SQL'
+INSERT INTO "user" (id, name, email, emailVerified, createdAt, updatedAt) VALUES
+  ('benchQuill000000000000000000001', 'Orla Quillfeather', 'orla.q@example.com', 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z'),
+  ('benchQuill000000000000000000002', 'Piet Quillfeather-Dahl', 'piet.qd@example.com', 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z'),
+  ('benchQuill000000000000000000003', 'Renée QUILLFÉATHER', 'renee.q@example.com', 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');
+SQL
+cleanup_markers() { "$SQL" "$STORE" "DELETE FROM \"user\" WHERE id LIKE 'benchQuill%'" || true; }
+trap cleanup_markers EXIT
+# An email fragment: the end of a real address's local part, with its number (no address starts with it, no name
+# holds it), as an operator pastes it.
+FRAGMENT=$("$SQL" -readonly "$STORE" "SELECT substr(email, instr(email, '.') + 1, instr(email, '@') - instr(email, '.') - 1) FROM \"user\"
+    WHERE rowid >= (SELECT max(rowid) / 2 FROM \"user\") AND email LIKE '%.%.%@gmail.com' ORDER BY rowid LIMIT 1")
+for case in "middle:llfeath" "fragment:$FRAGMENT" "none:zyqwv" "dense:ía garc"; do
+    label=${case%%:*} query=${case#*:}
+    count=$("$BIN" users search "$query" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["users"]))')
+    fts_ms=$(median_ms "$BIN" users search "$query")
+    scan_ms=$(GATEHOUSE_NAME_SEARCH=scan median_ms "$BIN" users search "$query")
+    like_ms=$(median_ms "$SQL" -readonly "$STORE" "SELECT id FROM \"user\" WHERE name LIKE '%$query%' LIMIT 21")
+    emit "users_search_name_${label}_ms" "$fts_ms" ms 20 "'$query' ($count found): median of $RUNS runs, process start to exit"
+    emit "users_search_name_${label}_scan_ms" "$scan_ms" ms - "the same with GATEHOUSE_NAME_SEARCH=scan (the old plan)"
+    emit "users_search_name_${label}_like_ms" "$like_ms" ms - "sqlite3 CLI: name LIKE '%…%' over every row"
+    emit "users_search_name_${label}_ratio" "$(ratio "$fts_ms" "$scan_ms")" x - "index / scan"
+done

@@ -21,6 +21,9 @@ struct NameSearch {
     /// Pending users beyond which the index is too far behind to help (`accounts index` folds them in).
     static let maxPending = 20_000
 
+    /// `GATEHOUSE_NAME_SEARCH=scan` skips the index: a diagnostic switch, and the benchmark's baseline.
+    static var scanForced: Bool { getenv("GATEHOUSE_NAME_SEARCH").map { String(cString: $0) } == "scan" }
+
     /// Which plan answered the last call (for tests and the benchmark's notes).
     enum Plan: String { case index, scan }
 
@@ -29,7 +32,7 @@ struct NameSearch {
         let needle = normalizer.bytes(query)
         guard !needle.isEmpty, limit > 0 else { return ([], .scan) }
         let characters = needle.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
-        if characters >= UserSearchIndex.minimumNeedle, let found = try indexed(needle, limit: limit, normalizer: &normalizer) {
+        if characters >= UserSearchIndex.minimumNeedle, !Self.scanForced, let found = try indexed(needle, limit: limit, normalizer: &normalizer) {
             return (found, .index)
         }
         return (try scan(needle, limit: limit, normalizer: &normalizer), .scan)

@@ -1,0 +1,270 @@
+import Foundation
+import XCTest
+@testable import Gatehouse
+import Storage
+
+/// Name search through `UserSearchIndex` answers exactly as the scan does, stays exact while Better Auth writes
+/// the user table behind Gatehouse's back, and treats every query as literal text.
+final class UserSearchIndexTests: XCTestCase {
+    var scratch: Scratch!
+    override func setUpWithError() throws { scratch = try Scratch() }
+
+    /// Names with accents, combining marks, apostrophes, runs of spaces and punctuation, non-Latin scripts,
+    /// FTS5 and LIKE syntax, and names that are not text at all.
+    static let textNames = [
+        "Ana Costa", "ÁNA  cOsta", "José O'Brien-García", "Jose\u{301} Garcia", "Zoë Quixotic-Smith", "ZOE QUIXOTIC SMITH",
+        "François Dubois", "Łukasz Wójcik", "Ærøskøbing Ødegård", "Straße Müller", "İsmail Kaya", "Ελένη Παπαδοπούλου",
+        "Дмитрий Иванов", "山田 太郎", "محمد حداد", "नीना पटेल", "Kim 김민준", "😀 Smiley Face", "Al", "Bo", "X",
+        "50% Off_Sale", "under_score name", "Percent % Sign", "\"Quoted\" Name", "Star * Gazer", "NEAR(Ana Costa)",
+        "Rock AND Roll", "Rock OR Roll NOT Jazz", "(Paren) Thesis", "col: value", "^caret start", "-minus first",
+        "a+b@tag", "Plus+Name", "Back\\slash", "Semi;colon'; DROP TABLE user; --", "Ana", "ana costa", "ANA COSTA",
+        "", "   ", "---", "O’Neil Typographic", "Mary-Jane  Watson",
+        "x y z", "xyz", "Ana Costanza", "Costa Ana", "Anastasia Kowalski", "Jana Costa", "Susana Costas",
+    ]
+    static let names: [SQLValue] = textNames.map { .text($0) } + [.integer(12345), .blob([0x41, 0x6E, 0x61])]
+    /// The users with a name key: text (or a number) that normalizes to something.
+    static var named: Int { textNames.filter { var n = NameNormalizer(); return !n.normalized($0).isEmpty }.count + 1 }
+
+    static let queries = [
+        "a", "A", "n", "ä", "ø", "Å", "z", "q", "é", "1", "%", "_", "\"", "*", "(", ")", "-", "+", "@", "'",
+        "an", "AN", "co", "ÁN", "al", "bo", "x ", "ss", "ß", "ø", "山田", "김", "😀", "%o", "_s", "\"\"", "**",
+        "ana", "ANA", "Ána", "ana cos", "a co", "costa", "osta", "ost", "sta", "jose", "JOSÉ", "obrien", "o'brien", "o brien",
+        "garcia", "garcía", "quixotic", "quix", "zoe", "zoë", "francois", "lukasz", "wojcik", "aeroskobing", "odegard", "strasse",
+        "müller", "muller", "ismail", "ελένη", "ελενη", "дмитрий", "山田 太", "太郎", "محمد", "नीना", "김민준", "smiley", "😀 s",
+        "50%", "% off", "0% o", "under_", "_score", "%%%", "___", "\"quoted\"", "\"quoted", "quoted\" n", "star *", "* gazer",
+        "near", "NEAR(", "near(ana", "NEAR(Ana Costa)", "AND", "rock and", "OR roll", "NOT jazz", "(paren)", "paren)", "col:",
+        "col: value", "^caret", "-minus", "a+b", "plus+", "back\\", "\\slash", "drop table", "; --", "12345", "234", "ana",
+        "mary jane", "mary-jane", "mary.jane", "mary,jane", "y w", "x y", "xyz", "x y z", "y z", "ana costa", "costa ana",
+        "nope-nothing", "zzzz", "ana costanza s", String(repeating: "a", count: 200), "o’neil", "oneil", "typographic",
+    ]
+
+    /// Better Auth's way of adding a user: plain SQL through the schema map's columns and encodings.
+    static func insertUser(_ db: Database, _ schema: AuthSchema, id: String, name: SQLValue, email: String) throws {
+        let user = schema.user
+        let now = user.encoding("createdAt").encode(Timestamp(iso8601: "2025-06-01T00:00:00Z")!)
+        try db.execute("INSERT INTO \(user.sql) (\(user.col("id")), \(user.col("name")), \(user.col("email")), \(user.col("emailVerified")), \(user.col("createdAt")), \(user.col("updatedAt"))) VALUES (?, ?, ?, 0, ?, ?)",
+                       [id, name, email, now, now])
+    }
+
+    /// The answer the search must give, computed here without Gatehouse's search code: every user whose
+    /// normalized name contains the normalized query, in rowid order, the first `limit`.
+    static func reference(_ db: Database, _ schema: AuthSchema, _ query: String, limit: Int) throws -> [String] {
+        var normalizer = NameNormalizer()
+        let needle = normalizer.normalized(query)
+        guard !needle.isEmpty else { return [] }
+        let user = schema.user
+        return Array(try db.rows("SELECT \(user.col("id")), \(user.col("name")) FROM \(user.sql) ORDER BY rowid").compactMap { row -> String? in
+            guard let id = row[0].string, let name = row[1].string else { return nil }
+            return normalizer.normalized(name).contains(needle) ? id : nil
+        }.prefix(limit))
+    }
+
+    func fixtureStore(_ fixture: String? = nil, config: String? = nil) throws -> Store {
+        let path = scratch.path("search-\(UUID().uuidString).sqlite")
+        if let fixture { try Fixtures.database(fixture, at: path) }
+        let configPath = config.map { Fixtures.directory.appendingPathComponent($0).path }
+        let store = try Store.initialize(path: path, configurationPath: configPath, actor: tester).0
+        for (index, name) in Self.names.enumerated() {
+            try Self.insertUser(store.db, store.schema, id: String(format: "v%031d", index), name: name, email: "user\(index)+tag@Example.com".lowercased())
+        }
+        return store
+    }
+
+    func assertSearchesMatchTheReference(_ store: Store, expectIndex: Bool, file: StaticString = #filePath, line: UInt = #line) throws {
+        let search = NameSearch(db: store.db, schema: store.schema)
+        var indexed = 0
+        for query in Self.queries {
+            let trimmed = try UserQuery.validate(query)
+            for limit in [1, 3, 20, 1000] {
+                let (ids, plan) = try search.ids(matching: trimmed, limit: limit)
+                XCTAssertEqual(ids.map(\.rawValue), try Self.reference(store.db, store.schema, trimmed, limit: limit),
+                               "\(query.debugDescription) limit \(limit) via \(plan)", file: file, line: line)
+                if plan == .index { indexed += 1 }
+                var normalizer = NameNormalizer()
+                if normalizer.normalized(trimmed).unicodeScalars.count < UserSearchIndex.minimumNeedle {
+                    XCTAssertEqual(plan, .scan, "\(query.debugDescription): fewer than 3 characters scan", file: file, line: line)
+                }
+            }
+            // The whole search (email prefix first, then names) is the same through the directory.
+            let found = try UserDirectory(store: store).search(query).users.map(\.id.rawValue)
+            XCTAssertEqual(Set(found).count, found.count, query, file: file, line: line)
+        }
+        if expectIndex { XCTAssertGreaterThan(indexed, 200, "most queries of 3+ characters go through the index", file: file, line: line) }
+        else { XCTAssertEqual(indexed, 0, file: file, line: line) }
+    }
+
+    func testIndexedSearchEqualsTheScanOnAVariedFixture() throws {
+        let store = try fixtureStore()
+        XCTAssertEqual(try UserSearchIndex.status(store.db, schema: store.schema), .init(state: .current, pending: Self.names.count, reason: nil))
+        // Every user still pending: the index holds none of them, the pending list answers.
+        try assertSearchesMatchTheReference(store, expectIndex: true)
+        XCTAssertEqual(try UserSearchIndex.ensure(store.db, schema: store.schema), .built(users: Self.named))
+        XCTAssertEqual(try UserSearchIndex.status(store.db, schema: store.schema).pending, 0)
+        try assertSearchesMatchTheReference(store, expectIndex: true)
+        // Without the index, the scan gives the same answers.
+        let before = try Self.queries.map { try UserDirectory(store: store).search($0, limit: 7).users.map(\.id) }
+        try UserSearchIndex.drop(store.db)
+        try assertSearchesMatchTheReference(store, expectIndex: false)
+        XCTAssertEqual(try Self.queries.map { try UserDirectory(store: store).search($0, limit: 7).users.map(\.id) }, before)
+    }
+
+    func testEveryShapeAndRenamedTables() throws {
+        for (fixture, config) in [("better-auth-1.5.sql", nil), ("drizzle-ms.sql", nil), ("drizzle-seconds.sql", nil), ("renamed-tables.sql", "renamed-tables.json")] {
+            let store = try fixtureStore(fixture, config: config)
+            XCTAssertEqual(try UserSearchIndex.status(store.db, schema: store.schema).state, .current, fixture)
+            let trigger = try store.db.scalar("SELECT tbl_name FROM sqlite_master WHERE name = 'gatehouse_user_search_insert'").string
+            XCTAssertEqual(trigger, store.schema.user.name, fixture)
+            try assertSearchesMatchTheReference(store, expectIndex: true)
+            try UserSearchIndex.ensure(store.db, schema: store.schema)
+            try assertSearchesMatchTheReference(store, expectIndex: true)
+        }
+    }
+
+    func testTriggersKeepItExactWhileAnotherConnectionWritesPlainSQL() throws {
+        let store = try fixtureStore()
+        try UserSearchIndex.ensure(store.db, schema: store.schema)
+        // Better Auth's process: its own connection, plain SQL, no Gatehouse code.
+        let other = try Database(path: store.path)
+        let user = store.schema.user
+        func run(_ sql: String, _ arguments: [SQLBindable] = []) throws { try other.execute(sql, arguments) }
+        try Self.insertUser(other, store.schema, id: "new1", name: .text("Quentin Zyxwv"), email: "qz@example.com")
+        try run("UPDATE \(user.sql) SET name = 'Ana Renamed Zyxwv' WHERE id = ?", [String(format: "v%031d", 0)])
+        try run("UPDATE \(user.sql) SET name = 'Nobody Anymore' WHERE id = ?", [String(format: "v%031d", 4)]) // was Zoë Quixotic-Smith
+        try run("DELETE FROM \(user.sql) WHERE id = ?", [String(format: "v%031d", 5)]) // ZOE QUIXOTIC SMITH
+        try run("UPDATE \(user.sql) SET id = 'moved1' WHERE id = ?", [String(format: "v%031d", 6)]) // François Dubois
+        // Conflict policies of the outer statement must never turn the trigger's bookkeeping into a failure.
+        try run("INSERT OR REPLACE INTO \(user.sql) (id, name, email, emailVerified, createdAt, updatedAt) VALUES ('new1', 'Quentin Replaced', 'qz@example.com', 0, '2025-01-01', '2025-01-01')")
+        try run("INSERT INTO \(user.sql) (id, name, email, emailVerified, createdAt, updatedAt) VALUES ('new2', 'Upsert Zyxwv', 'up@example.com', 0, '2025-01-01', '2025-01-01') ON CONFLICT (id) DO UPDATE SET name = excluded.name")
+        try run("INSERT INTO \(user.sql) (id, name, email, emailVerified, createdAt, updatedAt) VALUES ('new2', 'Upsert Again', 'up@example.com', 0, '2025-01-01', '2025-01-01') ON CONFLICT (id) DO UPDATE SET name = excluded.name")
+        try run("DELETE FROM \(user.sql) WHERE id = 'new2'")
+        try run("INSERT OR ABORT INTO \(user.sql) (id, name, email, emailVerified, createdAt, updatedAt) VALUES ('new2', 'Back Again Zyxwv', 'up@example.com', 0, '2025-01-01', '2025-01-01')")
+        try run("UPDATE \(user.sql) SET emailVerified = 1") // no name change: nothing pending for it
+
+        XCTAssertEqual(try UserSearchIndex.status(store.db, schema: store.schema).pending, 7)
+        let directory = UserDirectory(store: store)
+        func names(_ query: String) throws -> [String] { try directory.search(query, by: .name).users.map(\.name) }
+        XCTAssertEqual(try names("zyxwv"), ["Ana Renamed Zyxwv", "Back Again Zyxwv"])
+        XCTAssertEqual(try names("quixotic"), [])
+        XCTAssertEqual(try names("quentin"), ["Quentin Replaced"])
+        XCTAssertEqual(try directory.search("francois", by: .name).users.map(\.id.rawValue), ["moved1"])
+        try assertSearchesMatchTheReference(store, expectIndex: true)
+        // Folded in, the answers are the same and nothing is pending.
+        XCTAssertEqual(try UserSearchIndex.ensure(store.db, schema: store.schema), .folded(users: 7))
+        XCTAssertEqual(try UserSearchIndex.status(store.db, schema: store.schema).pending, 0)
+        XCTAssertEqual(try names("zyxwv"), ["Ana Renamed Zyxwv", "Back Again Zyxwv"])
+        XCTAssertEqual(try directory.search("francois", by: .name).users.map(\.id.rawValue), ["moved1"])
+        try assertSearchesMatchTheReference(store, expectIndex: true)
+        XCTAssertEqual(try store.db.scalar("SELECT count(*) FROM gatehouse_user_search_names WHERE user_id LIKE 'v%' AND user_id IN ('\(String(format: "v%031d", 5))')").int64, 0)
+    }
+
+    func testAStoreMadeBeforeTheIndexGetsItFromInitAndAccountsIndex() throws {
+        let store = try fixtureStore()
+        try UserSearchIndex.drop(store.db)
+        XCTAssertEqual(try UserSearchIndex.status(store.db, schema: store.schema).state, .absent)
+        XCTAssertEqual(try HealthRunner(providers: [UserSearchHealthCheck()]).run(store, HealthContext(now: .now())).checks.first?.status, .warning)
+        XCTAssertEqual(try NameSearch(db: store.db, schema: store.schema).ids(matching: "quixotic", limit: 5).plan, .scan)
+        // init on the existing store builds it.
+        let (again, report) = try Store.initialize(path: store.path, actor: tester)
+        XCTAssertEqual(report.indexesCreated, [UserSearchIndex.table])
+        XCTAssertEqual(try UserSearchIndex.status(again.db, schema: again.schema).state, .current)
+        XCTAssertEqual(try NameSearch(db: again.db, schema: again.schema).ids(matching: "quixotic", limit: 5).plan, .index)
+        XCTAssertEqual(try HealthRunner(providers: [UserSearchHealthCheck()]).run(again, HealthContext(now: .now())).checks.first?.status, .ok)
+        // accounts index builds it as an audited change, and then has nothing to do.
+        try UserSearchIndex.drop(again.db)
+        XCTAssertEqual(try UserSearchIndex.ensure(again, actor: tester), .built(users: Self.named))
+        let entry = try again.audit.entries(again.db).first
+        XCTAssertEqual(entry?.action, "accounts.index")
+        XCTAssertEqual(try UserSearchIndex.ensure(again, actor: tester), .unchanged)
+        XCTAssertEqual(try UserSearchIndex.ensure(again, actor: tester, rebuild: true), .built(users: Self.named))
+    }
+
+    func testAMissingTriggerMakesItStaleUntilRebuilt() throws {
+        let store = try fixtureStore()
+        try UserSearchIndex.ensure(store.db, schema: store.schema)
+        try store.db.execute("DROP TRIGGER gatehouse_user_search_insert")
+        // An insert now goes unrecorded: the index cannot be trusted, and searches scan.
+        try Self.insertUser(store.db, store.schema, id: "unseen", name: .text("Unseen Qwertz"), email: "unseen@example.com")
+        let status = try UserSearchIndex.status(store.db, schema: store.schema)
+        XCTAssertEqual(status.state, .stale)
+        XCTAssertTrue(status.reason?.contains("gatehouse_user_search_insert") ?? false, "\(status)")
+        let found = try NameSearch(db: store.db, schema: store.schema).ids(matching: "qwertz", limit: 5)
+        XCTAssertEqual(found.ids.map(\.rawValue), ["unseen"])
+        XCTAssertEqual(found.plan, .scan)
+        let health = try HealthRunner(providers: [UserSearchHealthCheck()]).run(store, HealthContext(now: .now())).checks[0]
+        XCTAssertEqual(health.status, .warning)
+        XCTAssertTrue(health.summary.contains("out of date"), health.summary)
+        XCTAssertEqual(try UserSearchIndex.ensure(store.db, schema: store.schema), .built(users: Self.named + 1))
+        XCTAssertEqual(try NameSearch(db: store.db, schema: store.schema).ids(matching: "qwertz", limit: 5).plan, .index)
+    }
+
+    func testAReadOnlyConnectionSearchesWithAndWithoutTheIndex() throws {
+        let store = try fixtureStore()
+        try UserSearchIndex.ensure(store.db, schema: store.schema)
+        try Self.insertUser(store.db, store.schema, id: "late", name: .text("Late Pending Yodel"), email: "late@example.com")
+        for immutable in [false, true] {
+            if immutable { _ = try store.db.scalar("PRAGMA wal_checkpoint(TRUNCATE)") }
+            var options = Database.Options(readOnly: true)
+            options.immutable = immutable
+            let reader = Store(path: store.path, db: try Database(path: store.path, options: options), schema: store.schema, configuration: store.configuration)
+            let search = NameSearch(db: reader.db, schema: reader.schema)
+            XCTAssertEqual(try search.ids(matching: "yodel", limit: 5).ids.map(\.rawValue), ["late"])
+            XCTAssertEqual(try search.ids(matching: "yodel", limit: 5).plan, .index)
+            try assertSearchesMatchTheReference(reader, expectIndex: true)
+            XCTAssertEqual(try UserSearchIndex.status(reader.db, schema: reader.schema).state, .current)
+        }
+        try UserSearchIndex.drop(store.db)
+        _ = try store.db.scalar("PRAGMA wal_checkpoint(TRUNCATE)")
+        let reader = Store(path: store.path, db: try Database(path: store.path, options: .init(readOnly: true)), schema: store.schema, configuration: store.configuration)
+        XCTAssertEqual(try UserSearchIndex.status(reader.db, schema: reader.schema).state, .absent)
+        try assertSearchesMatchTheReference(reader, expectIndex: false)
+    }
+
+    func testQueriesAreLiteralTextNeverFTSSyntax() throws {
+        let store = try fixtureStore()
+        try UserSearchIndex.ensure(store.db, schema: store.schema)
+        let search = NameSearch(db: store.db, schema: store.schema)
+        XCTAssertEqual(NameSearch.phrase(Array("a\"b".utf8)), "\"a\"\"b\"")
+        func names(_ query: String) throws -> [String] {
+            try search.ids(matching: query, limit: 50).ids.compactMap { id in
+                try store.db.scalar("SELECT name FROM \"user\" WHERE id = ?", [id.rawValue]).string
+            }
+        }
+        XCTAssertEqual(try names("NEAR(Ana Costa)"), ["NEAR(Ana Costa)"])
+        XCTAssertEqual(try names("\"quoted\""), ["\"Quoted\" Name"])
+        XCTAssertEqual(try names("star *"), ["Star * Gazer"])
+        XCTAssertEqual(try names("rock and"), ["Rock AND Roll"])
+        XCTAssertEqual(try names("50%"), ["50% Off_Sale"])
+        XCTAssertEqual(try names("under_"), ["under_score name"])
+        XCTAssertEqual(try names("col: v"), ["col: value"])
+        XCTAssertEqual(try names("^caret"), ["^caret start"])
+        for query in ["\"", "\"\"\"", "* OR *", "a\" OR \"b", "NEAR(\"a\" \"b\", 2)", "{key}: ana", "key:ana", "ana*", "\"ana\" AND", "(((", ")))", "- -", "+ana"] {
+            XCTAssertEqual(try search.ids(matching: query, limit: 20).ids.map(\.rawValue), try Self.reference(store.db, store.schema, query, limit: 20), query)
+        }
+        // Oversized and control-character input is refused before any query runs; the largest accepted is served.
+        let directory = UserDirectory(store: store)
+        XCTAssertThrowsError(try directory.search(String(repeating: "ab", count: 257), by: .name)) { error in
+            XCTAssertEqual((error as? GatehouseError)?.code, "invalid")
+        }
+        XCTAssertThrowsError(try directory.search("ana\u{1B}[2J", by: .name))
+        XCTAssertEqual(try directory.search(String(repeating: "é", count: 256), by: .name).users, [])
+        XCTAssertEqual(try search.ids(matching: String(repeating: "\"", count: 512), limit: 20).ids, [])
+    }
+
+    func testManyMatchesScanAndStayIdentical() throws {
+        let store = try fixtureStore()
+        let db = store.db
+        try db.write {
+            for index in 0..<2_500 {
+                try Self.insertUser(db, store.schema, id: "bulk\(index)", name: .text("Common Name \(index)"), email: "bulk\(index)@example.com")
+            }
+        }
+        try UserSearchIndex.ensure(db, schema: store.schema)
+        let search = NameSearch(db: db, schema: store.schema)
+        let common = try search.ids(matching: "common", limit: 20)
+        XCTAssertEqual(common.plan, .scan, "2,500 matches: the scan meets 20 of them first")
+        XCTAssertEqual(common.ids.map(\.rawValue), try Self.reference(db, store.schema, "common", limit: 20))
+        let few = try search.ids(matching: "name 249", limit: 20)
+        XCTAssertEqual(few.plan, .index)
+        XCTAssertEqual(few.ids.map(\.rawValue), try Self.reference(db, store.schema, "name 249", limit: 20))
+    }
+}
