@@ -250,7 +250,7 @@ final class UserSearchIndexTests: XCTestCase {
         XCTAssertEqual(try search.ids(matching: String(repeating: "\"", count: 512), limit: 20).ids, [])
     }
 
-    func testManyMatchesScanAndStayIdentical() throws {
+    func testManyMatchesComeFirstInRowidOrderThroughTheIndex() throws {
         let store = try fixtureStore()
         let db = store.db
         try db.write {
@@ -259,12 +259,30 @@ final class UserSearchIndexTests: XCTestCase {
             }
         }
         try UserSearchIndex.ensure(db, schema: store.schema)
+        // Renamed and new users (pending) interleave with the indexed ones by rowid.
+        try db.execute("UPDATE \"user\" SET name = 'Common Renamed' WHERE id = 'bulk3'")
+        try db.execute("DELETE FROM \"user\" WHERE id = 'bulk1'")
+        try Self.insertUser(db, store.schema, id: "later", name: .text("Common Later"), email: "later@example.com")
         let search = NameSearch(db: db, schema: store.schema)
-        let common = try search.ids(matching: "common", limit: 20)
-        XCTAssertEqual(common.plan, .scan, "2,500 matches: the scan meets 20 of them first")
-        XCTAssertEqual(common.ids.map(\.rawValue), try Self.reference(db, store.schema, "common", limit: 20))
-        let few = try search.ids(matching: "name 249", limit: 20)
-        XCTAssertEqual(few.plan, .index)
-        XCTAssertEqual(few.ids.map(\.rawValue), try Self.reference(db, store.schema, "name 249", limit: 20))
+        for (query, limit) in [("common", 20), ("common", 1000), ("name 249", 20), ("common renamed", 5), ("mmon la", 3)] {
+            let found = try search.ids(matching: query, limit: limit)
+            XCTAssertEqual(found.plan, .index, query)
+            XCTAssertEqual(found.ids.map(\.rawValue), try Self.reference(db, store.schema, query, limit: limit), query)
+        }
+    }
+
+    func testChangedRowidsMakeItStaleUntilRebuilt() throws {
+        let store = try fixtureStore()
+        let db = store.db
+        try UserSearchIndex.ensure(db, schema: store.schema)
+        // What a dump and restore does to rowids, without any trigger firing.
+        try db.execute("DELETE FROM \"user\" WHERE id = ?", [String(format: "v%031d", 2)])
+        try db.execute("UPDATE \"user\" SET rowid = rowid - 1 WHERE rowid > (SELECT rowid FROM \"user\" WHERE id = ?)", [String(format: "v%031d", 1)])
+        let status = try UserSearchIndex.status(db, schema: store.schema)
+        XCTAssertEqual(status.state, .stale)
+        XCTAssertTrue(status.reason?.contains("rowids changed") ?? false, "\(status)")
+        try assertSearchesMatchTheReference(store, expectIndex: false)
+        XCTAssertEqual(try UserSearchIndex.ensure(db, schema: store.schema), .built(users: Self.named - 1))
+        try assertSearchesMatchTheReference(store, expectIndex: true)
     }
 }

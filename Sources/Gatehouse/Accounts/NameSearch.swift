@@ -5,9 +5,8 @@ import Storage
 /// whose normalized name contains the normalized query, in the user table's rowid order, the first `limit`.
 ///
 /// Two plans give the same answer. Through `UserSearchIndex` when it is current and the query has at least
-/// three characters: the trigram index finds the indexed users, and the users changed since (pending) are
-/// read and compared directly. Otherwise, and when so many users match that the scan meets `limit` of them
-/// within a few thousand rows, a scan of every name in rowid order that stops at `limit`.
+/// three characters: the trigram index finds the first indexed matches, and the users changed since (pending)
+/// are read and compared directly. Otherwise a scan of every name in rowid order that stops at `limit`.
 ///
 /// No SQL pattern is built from the query: `%` and `_` are plain characters, and FTS5 gets the query as one
 /// quoted phrase, so `"`, `*`, `NEAR`, `AND` and parentheses are plain characters too.
@@ -15,9 +14,6 @@ struct NameSearch {
     let db: Database
     let schema: AuthSchema
 
-    /// Index matches beyond which the scan is the faster plan: with this many matches spread through the
-    /// table it meets `limit` of them early, where sorting every match would read them all.
-    static let denseMatches = 2_000
     /// Pending users beyond which the index is too far behind to help (`accounts index` folds them in).
     static let maxPending = 20_000
 
@@ -43,17 +39,14 @@ struct NameSearch {
         "\"" + String(decoding: needle, as: UTF8.self).replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    /// Through the index; nil when it cannot answer (absent, stale, too far behind, too many matches).
+    /// Through the index; nil when it cannot answer (absent, stale, too far behind). The first `limit` indexed
+    /// matches come in rowid order straight from FTS5 (an indexed user's doc is its rowid); the pending users are
+    /// compared here, and the two lists merged by rowid.
     private func indexed(_ needle: [UInt8], limit: Int, normalizer: inout NameNormalizer) throws -> [BetterAuthUserID]? {
         guard let sql = try UserSearchIndex.searchable(db, schema: schema) else { return nil }
-        let phrase = Self.phrase(needle)
         do {
             guard try UserSearchIndex.pendingCount(db) <= Self.maxPending else { return nil }
-            let cap = max(Self.denseMatches, limit * 50)
-            let fts = Database.quote(UserSearchIndex.table)
-            let matches = try db.scalar("SELECT count(*) FROM (SELECT 1 FROM \(fts) WHERE \(fts) MATCH ? LIMIT ?)", [phrase, cap]).int64 ?? 0
-            guard matches < cap else { return nil }
-            var found: [(rowid: Int64, id: String)] = try db.rows(sql.matches, [phrase, limit]).compactMap { row in
+            var found: [(rowid: Int64, id: String)] = try db.rows(sql.matches, [Self.phrase(needle), limit]).compactMap { row in
                 guard let rowid = row[0].int64, let id = row[1].string else { return nil }
                 return (rowid, id)
             }

@@ -74,14 +74,16 @@ public enum UserSearchIndex {
     struct SQL {
         let rowid: String
         let triggers: [(name: String, sql: String)]
-        /// Users matching an FTS query that are not pending, in scan order: (rowid, id).
+        /// Indexed users matching an FTS query that are not pending, in rowid order, the first `?`: (doc = rowid, id).
         let matches: String
         /// Pending users that still exist: (rowid, id, name).
         let pendingUsers: String
-        /// Every user in scan order: (id, name).
+        /// Every user in rowid order: (rowid, id, name).
         let everyUser: String
-        /// One user's name by id.
-        let nameByID: String
+        /// One user's rowid and name by id.
+        let userByID: String
+        /// The indexed user with the highest doc that is not pending, and its rowid now (NULL when it is gone).
+        let lastIndexed: String
 
         init(_ user: AuthSchema.Table, rowid: String) {
             self.rowid = rowid
@@ -96,14 +98,19 @@ public enum UserSearchIndex {
                 (UserSearchIndex.deleteTrigger, "CREATE TRIGGER \(Database.quote(UserSearchIndex.deleteTrigger)) AFTER DELETE ON \(user.sql) BEGIN \(mark("OLD")) END"),
             ]
             let fts = Database.quote(UserSearchIndex.table), names = Database.quote(UserSearchIndex.namesTable)
+            // FTS5 yields rowids in ascending order, so LIMIT stops the phrase walk at the first matches.
             matches = """
-                SELECT u.\(rowid), u.\(id) FROM \(fts) JOIN \(names) n ON n.doc = \(fts).rowid JOIN \(user.sql) u ON u.\(id) = n.user_id
+                SELECT n.doc, n.user_id FROM \(fts) JOIN \(names) n ON n.doc = \(fts).rowid
                 WHERE \(fts) MATCH ? AND NOT EXISTS (SELECT 1 FROM \(pending) p WHERE p.user_id = n.user_id)
-                ORDER BY u.\(rowid) LIMIT ?
+                ORDER BY \(fts).rowid LIMIT ?
                 """
             pendingUsers = "SELECT u.\(rowid), u.\(id), u.\(name) FROM \(pending) p JOIN \(user.sql) u ON u.\(id) = p.user_id"
-            everyUser = "SELECT \(id), \(name) FROM \(user.sql) ORDER BY \(rowid)"
-            nameByID = "SELECT \(name) FROM \(user.sql) WHERE \(id) = ?"
+            everyUser = "SELECT \(rowid), \(id), \(name) FROM \(user.sql) ORDER BY \(rowid)"
+            userByID = "SELECT \(rowid), \(name) FROM \(user.sql) WHERE \(id) = ?"
+            lastIndexed = """
+                SELECT n.doc, (SELECT u.\(rowid) FROM \(user.sql) u WHERE u.\(id) = n.user_id) FROM \(names) n
+                WHERE NOT EXISTS (SELECT 1 FROM \(pending) p WHERE p.user_id = n.user_id) ORDER BY n.doc DESC LIMIT 1
+                """
         }
     }
 
@@ -150,7 +157,7 @@ public enum UserSearchIndex {
         }
         let pending = try pendingCount(db)
         guard let sql = try sql(db, schema: schema) else { return Status(state: .stale, pending: pending, reason: rowlessReason) }
-        if let problem = triggerProblem(objects, sql) { return Status(state: .stale, pending: pending, reason: problem) }
+        if let problem = try triggerProblem(objects, sql) ?? alignmentProblem(db, sql) { return Status(state: .stale, pending: pending, reason: problem) }
         return Status(state: .current, pending: pending, reason: nil)
     }
 
@@ -159,7 +166,7 @@ public enum UserSearchIndex {
     static func searchable(_ db: Database, schema: AuthSchema) throws -> SQL? {
         let objects = try schemaObjects(db)
         guard objects[table] != nil, objects[namesTable] != nil, objects[pendingTable] != nil,
-              let sql = try sql(db, schema: schema), triggerProblem(objects, sql) == nil else { return nil }
+              let sql = try sql(db, schema: schema), triggerProblem(objects, sql) == nil, try alignmentProblem(db, sql) == nil else { return nil }
         return sql
     }
 
@@ -172,6 +179,15 @@ public enum UserSearchIndex {
         Dictionary(try db.rows("SELECT name, sql FROM sqlite_master WHERE name IN (?, ?, ?, ?, ?, ?)",
                                [table, namesTable, pendingTable, insertTrigger, updateTrigger, deleteTrigger])
             .map { ($0[0].string ?? "", $0[1].string ?? "") }) { first, _ in first }
+    }
+
+    /// Each indexed user's doc is its rowid when it was indexed, and a search relies on it still being so (results
+    /// come in doc order). Rowids change only when the table is copied or restored (`.dump`, `.recover`), which
+    /// renumbers the rows in order: any gap below the last indexed user moves that user, so checking it is enough.
+    private static func alignmentProblem(_ db: Database, _ sql: SQL) throws -> String? {
+        guard let last = try db.row(sql.lastIndexed) else { return nil }
+        if last[1].isNull { return "an indexed user was deleted without the delete trigger recording it" }
+        return last[0].int64 == last[1].int64 ? nil : "the user table's rowids changed since it was indexed (was the store restored from a dump?)"
     }
 
     private static func triggerProblem(_ objects: [String: String], _ sql: SQL) -> String? {
@@ -249,17 +265,17 @@ public enum UserSearchIndex {
         try db.execute("CREATE VIRTUAL TABLE \(Database.quote(table)) USING fts5(key, content = \(Database.quote(namesTable)), content_rowid = 'doc', tokenize = 'trigram case_sensitive 1')")
         for trigger in sql.triggers { try db.execute(trigger.sql) }
         var normalizer = NameNormalizer()
-        let insert = try db.statement("INSERT INTO \(names) (user_id, key) VALUES (?, ?)")
+        let insert = try db.statement("INSERT INTO \(names) (doc, user_id, key) VALUES (?, ?, ?)")
         var count = 0
         // The same reading of each row as the scan (`NameSearch`): a name that is not text is skipped.
         let users = try db.statement(sql.everyUser)
         try users.bind([])
         defer { users.reset() }
         while try users.step() {
-            guard let name = users.value(at: 1).string, let id = users.value(at: 0).string else { continue }
+            guard let rowid = users.value(at: 0).int64, let name = users.value(at: 2).string, let id = users.value(at: 1).string else { continue }
             let key = normalizer.bytes(name)
             guard !key.isEmpty else { continue }
-            try insert.execute([.text(id), .text(String(decoding: key, as: UTF8.self))])
+            try insert.execute([.integer(rowid), .text(id), .text(String(decoding: key, as: UTF8.self))])
             count += 1
         }
         try db.execute("CREATE INDEX \(Database.quote(namesTable + "_user_id")) ON \(names) (user_id)")
@@ -267,7 +283,8 @@ public enum UserSearchIndex {
         return count
     }
 
-    /// Re-reads each pending user into the index; returns how many were pending.
+    /// Re-reads each pending user into the index; returns how many were pending. Every pending user's old entry
+    /// goes first, then the current ones: a deleted user's rowid may have been reused by a new user.
     private static func fold(_ db: Database, sql: SQL) throws -> Int {
         let fts = Database.quote(table), names = Database.quote(namesTable), pending = Database.quote(pendingTable)
         var normalizer = NameNormalizer()
@@ -277,13 +294,15 @@ public enum UserSearchIndex {
                 try db.execute("INSERT INTO \(fts) (\(fts), rowid, key) VALUES ('delete', ?, ?)", [old[0], old[1]])
                 try db.execute("DELETE FROM \(names) WHERE doc = ?", [old[0]])
             }
+        }
+        for id in ids {
             // A renamed id is pending under both ids; a deleted user has no row left.
-            guard let name = try db.row(sql.nameByID, [id])?[0].string else { continue }
+            guard let row = try db.row(sql.userByID, [id]), let rowid = row[0].int64, let name = row[1].string else { continue }
             let key = normalizer.bytes(name)
             guard !key.isEmpty else { continue }
             let text = String(decoding: key, as: UTF8.self)
-            try db.execute("INSERT INTO \(names) (user_id, key) VALUES (?, ?)", [id, text])
-            try db.execute("INSERT INTO \(fts) (rowid, key) VALUES (?, ?)", [db.lastInsertRowID, text])
+            try db.execute("INSERT INTO \(names) (doc, user_id, key) VALUES (?, ?, ?)", [rowid, id, text])
+            try db.execute("INSERT INTO \(fts) (rowid, key) VALUES (?, ?)", [rowid, text])
         }
         try db.execute("DELETE FROM \(pending)")
         return ids.count
