@@ -4,7 +4,9 @@ import Storage
 /// (`NameNormalizer`), so that a substring search reads the few matching rows instead of every name.
 ///
 /// Three `gatehouse_` tables, none on Better Auth's side of the schema:
-/// - `gatehouse_user_search_names` (doc, user_id, key): the normalized name of each user when last indexed;
+/// - `gatehouse_user_search_names` (doc, user_id, key): the normalized name of each user when last indexed, under
+///   the user's rowid, so FTS5 (which yields rowids in order) gives matches in the order a scan meets them and a
+///   search stops at its limit;
 /// - `gatehouse_user_search`: FTS5 over `key` (external content, trigram, case-sensitive: keys are already folded);
 /// - `gatehouse_user_search_pending` (user_id): users inserted, renamed or deleted since.
 ///
@@ -42,7 +44,8 @@ public enum UserSearchIndex {
         /// No index: built by `gatehouse init` or `gatehouse accounts index`.
         case absent
         /// Tables present but a trigger is missing or was written for other columns (the user table was
-        /// recreated or renamed): changes may have been missed. `accounts index` rebuilds it.
+        /// recreated or renamed), or the user rows were renumbered (a dump restored): changes may have been
+        /// missed or docs no longer name rowids. `accounts index` rebuilds it.
         case stale
         /// A rowid-less user table, or a SQLite without FTS5's trigram tokenizer: name search scans.
         case unsupported
