@@ -4,9 +4,10 @@ import Storage
 /// Name substring search, compared after normalisation (case, accents, spacing: `NameNormalizer`): the users
 /// whose normalized name contains the normalized query, in the user table's rowid order, the first `limit`.
 ///
-/// Two plans give the same answer. Through `UserSearchIndex` when it is current and the query has at least
-/// three characters: the trigram index finds the first indexed matches, and the users changed since (pending)
-/// are read and compared directly. Otherwise a scan of every name in rowid order that stops at `limit`.
+/// Two plans give the same answer. Through `UserSearchIndex` when it is current: the trigram index finds the first
+/// indexed matches (for a query of one or two characters, which has no trigram, the indexed keys are scanned in
+/// SQL), and the users changed since (pending) are read and compared directly. Otherwise a scan of every name in
+/// rowid order, normalized here, that stops at `limit`.
 ///
 /// No SQL pattern is built from the query: `%` and `_` are plain characters, and FTS5 gets the query as one
 /// quoted phrase, so `"`, `*`, `NEAR`, `AND` and parentheses are plain characters too.
@@ -21,15 +22,22 @@ struct NameSearch {
     static var scanForced: Bool { getenv("GATEHOUSE_NAME_SEARCH").map { String(cString: $0) } == "scan" }
 
     /// Which plan answered the last call (for tests and the benchmark's notes).
-    enum Plan: String { case index, scan }
+    enum Plan: String {
+        /// FTS5 trigrams.
+        case index
+        /// A needle of one or two characters: the index's keys, scanned in SQL (normalized once, at indexing).
+        case keys
+        /// Every name, normalized here.
+        case scan
+    }
 
     func ids(matching query: String, limit: Int) throws -> (ids: [BetterAuthUserID], plan: Plan) {
         var normalizer = NameNormalizer()
         let needle = normalizer.bytes(query)
         guard !needle.isEmpty, limit > 0 else { return ([], .scan) }
         let characters = needle.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
-        if characters >= UserSearchIndex.minimumNeedle, !Self.scanForced, let found = try indexed(needle, limit: limit, normalizer: &normalizer) {
-            return (found, .index)
+        if !Self.scanForced, let found = try indexed(needle, short: characters < UserSearchIndex.minimumNeedle, limit: limit, normalizer: &normalizer) {
+            return (found, characters < UserSearchIndex.minimumNeedle ? .keys : .index)
         }
         return (try scan(needle, limit: limit, normalizer: &normalizer), .scan)
     }
@@ -40,13 +48,15 @@ struct NameSearch {
     }
 
     /// Through the index; nil when it cannot answer (absent, stale, too far behind). The first `limit` indexed
-    /// matches come in rowid order straight from FTS5 (an indexed user's doc is its rowid); the pending users are
-    /// compared here, and the two lists merged by rowid.
-    private func indexed(_ needle: [UInt8], limit: Int, normalizer: inout NameNormalizer) throws -> [BetterAuthUserID]? {
+    /// matches come in rowid order straight from FTS5, or from the keys table for a `short` needle (an indexed
+    /// user's doc is its rowid); the pending users are compared here, and the two lists merged by rowid.
+    private func indexed(_ needle: [UInt8], short: Bool, limit: Int, normalizer: inout NameNormalizer) throws -> [BetterAuthUserID]? {
         guard let sql = try UserSearchIndex.searchable(db, schema: schema) else { return nil }
         do {
             guard try UserSearchIndex.pendingCount(db) <= Self.maxPending else { return nil }
-            var found: [(rowid: Int64, id: String)] = try db.rows(sql.matches, [Self.phrase(needle), limit]).compactMap { row in
+            // instr compares characters, which for UTF-8 text is the byte comparison of `contains`.
+            let (query, argument) = short ? (sql.shortMatches, String(decoding: needle, as: UTF8.self)) : (sql.matches, Self.phrase(needle))
+            var found: [(rowid: Int64, id: String)] = try db.rows(query, [argument, limit]).compactMap { row in
                 guard let rowid = row[0].int64, let id = row[1].string else { return nil }
                 return (rowid, id)
             }

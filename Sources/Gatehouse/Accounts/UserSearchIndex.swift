@@ -32,7 +32,7 @@ public enum UserSearchIndex {
     static let updateTrigger = "gatehouse_user_search_update"
     static let deleteTrigger = "gatehouse_user_search_delete"
 
-    /// Trigrams: a needle of fewer characters (Unicode scalars) has none, and is searched by the scan.
+    /// Trigrams: a needle of fewer characters (Unicode scalars) has none, and is looked for in the keys one by one.
     public static let minimumNeedle = 3
     /// Beyond this many pending users a fold rebuilds the whole index (cheaper than row-by-row updates).
     static let rebuildFraction = 4
@@ -79,6 +79,8 @@ public enum UserSearchIndex {
         let triggers: [(name: String, sql: String)]
         /// Indexed users matching an FTS query that are not pending, in rowid order, the first `?`: (doc = rowid, id).
         let matches: String
+        /// `matches` for a needle too short for trigrams: a scan of the keys in rowid order, in SQLite's C.
+        let shortMatches: String
         /// Pending users that still exist: (rowid, id, name).
         let pendingUsers: String
         /// Every user in rowid order: (rowid, id, name).
@@ -106,6 +108,11 @@ public enum UserSearchIndex {
                 SELECT n.doc, n.user_id FROM \(fts) JOIN \(names) n ON n.doc = \(fts).rowid
                 WHERE \(fts) MATCH ? AND NOT EXISTS (SELECT 1 FROM \(pending) p WHERE p.user_id = n.user_id)
                 ORDER BY \(fts).rowid LIMIT ?
+                """
+            shortMatches = """
+                SELECT n.doc, n.user_id FROM \(names) n
+                WHERE instr(n.key, ?) > 0 AND NOT EXISTS (SELECT 1 FROM \(pending) p WHERE p.user_id = n.user_id)
+                ORDER BY n.doc LIMIT ?
                 """
             pendingUsers = "SELECT u.\(rowid), u.\(id), u.\(name) FROM \(pending) p JOIN \(user.sql) u ON u.\(id) = p.user_id"
             everyUser = "SELECT \(rowid), \(id), \(name) FROM \(user.sql) ORDER BY \(rowid)"
