@@ -18,6 +18,8 @@ enum UsersCommands: CommandNoun {
                                 000123.<hex>.0123 form is a provider account id; anything else is tried as an email prefix
                                 and as a name. Emails match by case-insensitive prefix, names by case- and accent-insensitive
                                 substring. Wildcards are not interpreted: % and _ are ordinary characters.
+                                Names are found through the gatehouse_user_search index that init and `accounts index`
+                                build (`health` says when it is missing or out of date); without it every name is read.
                                 """,
                             arguments: [ArgumentSpec(name: "QUERY", help: "what to look for (at most \(UserQuery.maxBytes) bytes)")],
                             options: [
