@@ -135,6 +135,8 @@ public struct DemoSeeder: Sendable {
                                  code: cause.code)
         }
         done.wait()
+        // Built with the default page cache: SQLite's sorter (the index on the keys) may use as much as the cache.
+        try db.execute("PRAGMA cache_size = -2000")
         try UserSearchIndex.ensure(db, schema: store.schema)
         try store.audit.append(db, actor: Actor("demo-seeder"), action: "demo.seed", subject: store.path, details: [
             "users": .int(Int64(report.users)), "seed": .string(String(seed)), "anchor": .string(anchor.iso8601),
