@@ -286,4 +286,22 @@ final class UserSearchIndexTests: XCTestCase {
         XCTAssertEqual(try UserSearchIndex.ensure(db, schema: store.schema), .built(users: Self.named - 1))
         try assertSearchesMatchTheReference(store, expectIndex: true)
     }
+
+    func testAUserTableWithoutRowidKeepsTheScan() throws {
+        let path = scratch.path("rowless.sqlite")
+        let script = try Fixtures.sql("better-auth-1.5.sql").replacingOccurrences(of: "\"updatedAt\" date not null);\ncreate table \"session\"",
+                                                                                 with: "\"updatedAt\" date not null) WITHOUT ROWID;\ncreate table \"session\"")
+        XCTAssertTrue(script.contains("WITHOUT ROWID"))
+        try Database(path: path, options: .init(create: true)).executeScript(script)
+        let (store, report) = try Store.initialize(path: path, actor: tester)
+        XCTAssertFalse(report.indexesCreated.contains(UserSearchIndex.table))
+        let status = try UserSearchIndex.status(store.db, schema: store.schema)
+        XCTAssertEqual(status.state, .unsupported)
+        XCTAssertEqual(try UserSearchIndex.ensure(store, actor: tester), .unsupported(status.reason ?? ""))
+        XCTAssertEqual(try UserDirectory(store: store).search("ana costa").users.count, 2)
+        XCTAssertEqual(try NameSearch(db: store.db, schema: store.schema).ids(matching: "costa", limit: 5).plan, .scan)
+        let health = try HealthRunner(providers: [UserSearchHealthCheck()]).run(store, HealthContext(now: .now())).checks[0]
+        XCTAssertEqual(health.status, .ok)
+        XCTAssertTrue(health.summary.contains("WITHOUT ROWID"), health.summary)
+    }
 }
