@@ -103,7 +103,7 @@ public final class ConsoleServer: Sendable {
     /// Starts listening.
     public func start() throws {
         do { try server.start() } catch let error as HTTPServerError {
-            throw GatehouseError(error.message, code: "listen_failed")
+            throw GatehouseError(error.message, code: .listenFailed)
         }
         state.requestGuard = RequestGuard(address: options.address, port: server.port, allowRemote: options.allowRemote)
     }

@@ -117,9 +117,9 @@ final class PolicySimulatorTests: XCTestCase {
     }
 
     func testLinkForAnUnknownUserIsAnOperatorError() throws {
-        XCTAssertThrowsError(try link("nobody", "google", "a@b.c")) { XCTAssertEqual(($0 as? GatehouseError)?.code, "not_found") }
-        XCTAssertThrowsError(try link(googleUser, "Google", "a@b.c")) { XCTAssertEqual(($0 as? GatehouseError)?.code, "invalid") }
-        XCTAssertThrowsError(try link(googleUser, "google", "not-an-email")) { XCTAssertEqual(($0 as? GatehouseError)?.code, "invalid") }
+        XCTAssertThrowsError(try link("nobody", "google", "a@b.c")) { XCTAssertEqual(($0 as? GatehouseError)?.code.rawValue, "not_found") }
+        XCTAssertThrowsError(try link(googleUser, "Google", "a@b.c")) { XCTAssertEqual(($0 as? GatehouseError)?.code.rawValue, "invalid") }
+        XCTAssertThrowsError(try link(googleUser, "google", "not-an-email")) { XCTAssertEqual(($0 as? GatehouseError)?.code.rawValue, "invalid") }
     }
 
     // MARK: idToken sign-in

@@ -15,22 +15,13 @@ struct MergePlanRequest: Decodable, Sendable {
 
     /// The decisions, each checked against the values `MergeDecisions` knows.
     func decisions() throws -> MergeDecisions {
-        MergeDecisions(keepEmail: try Self.choice(keepEmail, "keepEmail", MergeDecisions.Side.self),
-                       keepSubscription: try Self.choice(keepSubscription, "keepSubscription", MergeDecisions.Side.self),
-                       keepPassword: try Self.choice(keepPassword, "keepPassword", MergeDecisions.Side.self),
-                       sameProvider: try Self.choice(sameProvider, "sameProvider", MergeDecisions.SameProvider.self),
+        MergeDecisions(keepEmail: try APIError.choice(keepEmail, field: "\"keepEmail\"", as: MergeDecisions.Side.self),
+                       keepSubscription: try APIError.choice(keepSubscription, field: "\"keepSubscription\"", as: MergeDecisions.Side.self),
+                       keepPassword: try APIError.choice(keepPassword, field: "\"keepPassword\"", as: MergeDecisions.Side.self),
+                       sameProvider: try APIError.choice(sameProvider, field: "\"sameProvider\"", as: MergeDecisions.SameProvider.self),
                        carryRoles: carryRoles ?? false)
     }
 
-    /// One of `T`'s raw values, nil for an absent or empty field, else 400 naming the field (never echoing the value).
-    static func choice<T: RawRepresentable & CaseIterable>(_ text: String?, _ field: String, _ type: T.Type) throws -> T?
-    where T.RawValue == String {
-        guard let text, !text.isEmpty else { return nil }
-        guard let value = T(rawValue: text.lowercased()) else {
-            throw APIError.badRequest("\"\(field)\" must be \(T.allCases.map(\.rawValue).joined(separator: " or "))")
-        }
-        return value
-    }
 }
 
 /// `POST /api/merges/:planId/apply`: {ticket}.

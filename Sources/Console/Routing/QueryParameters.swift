@@ -20,6 +20,11 @@ extension RequestContext {
         return now.adding(seconds: -duration.value)
     }
 
+    /// A named-choice query item (`?by=email`), empty meaning absent, or 400 listing the choices.
+    public func choiceQuery<T: CaseIterable & RawRepresentable>(_ name: String, as type: T.Type) throws -> T? where T.RawValue == String {
+        try APIError.choice(try textQuery(name, maxLength: 40), field: "?\(name)", as: T.self)
+    }
+
     /// A text query item, empty meaning absent, refused over `maxLength` characters.
     public func textQuery(_ name: String, maxLength: Int = 200) throws -> String? {
         guard let text = query(name), !text.isEmpty else { return nil }

@@ -92,28 +92,26 @@ public struct SplitIdentityFinder {
             throw GatehouseError.invalid("the window must be 1 to 3650 days, got \(windowDays)")
         }
         let minPoints = Int((minScore * 100).rounded())
-        return try Store.withStoreErrors(store.path) {
-            try store.db.read {
-                let merged = try MergeLedger.mergedUserIDs(store.db)
-                let mergeTable = try store.db.tableExists(MergeLedger.table)
-                var population = try Population.load(store, merged: merged)
-                population.windowMs = Int64(windowDays) * 86_400_000
-                var scorer = PairScorer(population: population, minPoints: minPoints)
-                scorer.scoreNameGroups()
-                scorer.scoreMailboxGroups()
-                var pairs = scorer.found
-                pairs.sort { ($0.points, $1.first, $1.second) > ($1.points, $0.first, $0.second) }
-                var candidates: [SplitIdentityCandidate] = []
-                for pair in pairs {
-                    guard candidates.count < limit else { break }
-                    if let candidate = try explain(pair, population: scorer.population, minPoints: minPoints) { candidates.append(candidate) }
-                }
-                candidates.sort { $0.score > $1.score } // stable: a collision-corrected score never reorders equals
-                return SplitIdentityReport(usersScanned: population.count, sessionsScanned: population.sessionCount,
-                                           nameGroups: scorer.nameGroups, pairsScored: scorer.pairsScored, pairsFound: pairs.count,
-                                           minScore: Double(minPoints) / 100, windowDays: windowDays, mergeRecordsChecked: mergeTable,
-                                           usersExcludedAsMerged: population.excludedCount, candidates: candidates)
+        return try store.db.read {
+            let merged = try MergeLedger.mergedUserIDs(store.db)
+            let mergeTable = try store.db.tableExists(MergeLedger.table)
+            var population = try Population.load(store, merged: merged)
+            population.windowMs = Int64(windowDays) * 86_400_000
+            var scorer = PairScorer(population: population, minPoints: minPoints)
+            scorer.scoreNameGroups()
+            scorer.scoreMailboxGroups()
+            var pairs = scorer.found
+            pairs.sort { ($0.points, $1.first, $1.second) > ($1.points, $0.first, $0.second) }
+            var candidates: [SplitIdentityCandidate] = []
+            for pair in pairs {
+                guard candidates.count < limit else { break }
+                if let candidate = try explain(pair, population: scorer.population, minPoints: minPoints) { candidates.append(candidate) }
             }
+            candidates.sort { $0.score > $1.score } // stable: a collision-corrected score never reorders equals
+            return SplitIdentityReport(usersScanned: population.count, sessionsScanned: population.sessionCount,
+                                       nameGroups: scorer.nameGroups, pairsScored: scorer.pairsScored, pairsFound: pairs.count,
+                                       minScore: Double(minPoints) / 100, windowDays: windowDays, mergeRecordsChecked: mergeTable,
+                                       usersExcludedAsMerged: population.excludedCount, candidates: candidates)
         }
     }
 
@@ -128,12 +126,12 @@ public struct SplitIdentityFinder {
 
     private func facts(rowid: Int64) throws -> Facts? {
         let s = store.schema, db = store.db
-        guard let row = try db.row("SELECT \(s.user.col("id")), \(s.user.col("name")), \(s.user.col("email")), \(s.user.col("createdAt")) FROM \(s.user.sql) WHERE rowid = ?", [rowid]),
+        guard let row = try db.row("SELECT \(s.user.col(.id)), \(s.user.col(.name)), \(s.user.col(.email)), \(s.user.col(.createdAt)) FROM \(s.user.sql) WHERE rowid = ?", [rowid]),
               let id = row[0].string else { return nil }
-        let providers = try db.rows("SELECT DISTINCT \(s.account.col("providerId")) FROM \(s.account.sql) WHERE \(s.account.col("userId")) = ? ORDER BY 1", [id])
+        let providers = try db.rows("SELECT DISTINCT \(s.account.col(.providerId)) FROM \(s.account.sql) WHERE \(s.account.col(.userId)) = ? ORDER BY 1", [id])
             .compactMap { $0[0].string }
         var ips: [String] = [], agents: [String] = []
-        try db.forEach("SELECT \(s.session.col("ipAddress")), \(s.session.col("userAgent")) FROM \(s.session.sql) WHERE \(s.session.col("userId")) = ?", [id]) { session in
+        try db.forEach("SELECT \(s.session.col(.ipAddress)), \(s.session.col(.userAgent)) FROM \(s.session.sql) WHERE \(s.session.col(.userId)) = ?", [id]) { session in
             if let ip = session[0].string, !ip.isEmpty, !ips.contains(ip) { ips.append(ip) }
             if let agent = session[1].string, !agent.isEmpty, !agents.contains(agent) { agents.append(agent) }
         }
@@ -236,7 +234,7 @@ struct Population: Sendable {
         population.rowids.reserveCapacity(userCount)
         population.created.reserveCapacity(userCount)
 
-        let users = try db.statement("SELECT rowid, \(s.user.col("id")), \(s.user.col("name")), \(s.user.col("email")), \(s.user.col("createdAt")) FROM \(s.user.sql)")
+        let users = try db.statement("SELECT rowid, \(s.user.col(.id)), \(s.user.col(.name)), \(s.user.col(.email)), \(s.user.col(.createdAt)) FROM \(s.user.sql)")
         try users.bind([])
         defer { users.reset() }
         while try users.step() {

@@ -51,50 +51,46 @@ public struct LinkSimulator {
     public func simulateLink(user userID: BetterAuthUserID, attempt: LinkAttempt,
                              overrides: [PolicyKey: PolicyValue] = [:], now: Timestamp) throws -> LinkDecision {
         try Self.check(attempt)
-        return try Store.withStoreErrors(store.path) {
-            try store.db.read {
-                let (policy, version) = try self.policy(overrides: overrides, now: now)
-                guard let user = try findUser(id: userID) else {
-                    throw GatehouseError.notFound("no user \(userID.rawValue.prefix(64)) in \(store.path)",
-                                                  fix: "pass the Better Auth user id (user.id) of the signed-in user")
-                }
-                let owner = try findAccount(attempt)
-                let facts = LinkFacts(attempt: attempt, user: user, owner: owner, lookup: lookupDescription(attempt))
-                var decision = LinkRules.link(facts, policy: policy)
-                decision.policyVersion = version
-                decision.hypothetical = overrides.sorted { $0.key < $1.key }.map { "\($0.key.rawValue)=\($0.value.json)" }
-                if Self.isRelayAddress(user.email) && user.email.lowercased() != attempt.email.lowercased() {
-                    let flipped = policy.setting(.linkSocialAllowDifferentEmails, .bool(!policy.linkSocialAllowDifferentEmails))
-                    let other = LinkRules.link(facts, policy: flipped)
-                    decision.hideMyEmail = HideMyEmailNote(current: decision, flipped: other, switchValue: !policy.linkSocialAllowDifferentEmails)
-                }
-                return decision
+        return try store.db.read {
+            let (policy, version) = try self.policy(overrides: overrides, now: now)
+            guard let user = try findUser(id: userID) else {
+                throw GatehouseError.notFound("no user \(userID.rawValue.prefix(64)) in \(store.path)",
+                                              fix: "pass the Better Auth user id (user.id) of the signed-in user")
             }
+            let owner = try findAccount(attempt)
+            let facts = LinkFacts(attempt: attempt, user: user, owner: owner, lookup: lookupDescription(attempt))
+            var decision = LinkRules.link(facts, policy: policy)
+            decision.policyVersion = version
+            decision.hypothetical = overrides.sorted { $0.key < $1.key }.map { "\($0.key.rawValue)=\($0.value.json)" }
+            if Self.isRelayAddress(user.email) && user.email.lowercased() != attempt.email.lowercased() {
+                let flipped = policy.setting(.linkSocialAllowDifferentEmails, .bool(!policy.linkSocialAllowDifferentEmails))
+                let other = LinkRules.link(facts, policy: flipped)
+                decision.hideMyEmail = HideMyEmailNote(current: decision, flipped: other, switchValue: !policy.linkSocialAllowDifferentEmails)
+            }
+            return decision
         }
     }
 
     /// Simulates an idToken sign-in (`signIn.social`) by someone not signed in.
     public func simulateSignIn(attempt: LinkAttempt, overrides: [PolicyKey: PolicyValue] = [:], now: Timestamp) throws -> LinkDecision {
         try Self.check(attempt)
-        return try Store.withStoreErrors(store.path) {
-            try store.db.read {
-                let (policy, version) = try self.policy(overrides: overrides, now: now)
-                let owner = try findAccount(attempt)
-                let emailUser = try findUser(email: attempt.email)
-                let facts = LinkFacts(attempt: attempt, user: emailUser, owner: owner, lookup: lookupDescription(attempt))
-                var decision = LinkRules.signIn(facts, policy: policy)
-                decision.policyVersion = version
-                decision.hypothetical = overrides.sorted { $0.key < $1.key }.map { "\($0.key.rawValue)=\($0.value.json)" }
-                if Self.isRelayAddress(attempt.email) || decision.outcome == .newUser {
-                    let flipped = policy.setting(.linkSocialAllowDifferentEmails, .bool(!policy.linkSocialAllowDifferentEmails))
-                    decision.hideMyEmail = HideMyEmailNote(current: decision, flipped: LinkRules.signIn(facts, policy: flipped),
-                                                           switchValue: !policy.linkSocialAllowDifferentEmails)
-                }
-                if policy.autoLinkAllowDifferentEmails {
-                    decision.notes.append("autoLink.allowDifferentEmails is true; implicit sign-in never consults it (it finds users by the email itself), but every link the runtime does not scope to linkSocial does")
-                }
-                return decision
+        return try store.db.read {
+            let (policy, version) = try self.policy(overrides: overrides, now: now)
+            let owner = try findAccount(attempt)
+            let emailUser = try findUser(email: attempt.email)
+            let facts = LinkFacts(attempt: attempt, user: emailUser, owner: owner, lookup: lookupDescription(attempt))
+            var decision = LinkRules.signIn(facts, policy: policy)
+            decision.policyVersion = version
+            decision.hypothetical = overrides.sorted { $0.key < $1.key }.map { "\($0.key.rawValue)=\($0.value.json)" }
+            if Self.isRelayAddress(attempt.email) || decision.outcome == .newUser {
+                let flipped = policy.setting(.linkSocialAllowDifferentEmails, .bool(!policy.linkSocialAllowDifferentEmails))
+                decision.hideMyEmail = HideMyEmailNote(current: decision, flipped: LinkRules.signIn(facts, policy: flipped),
+                                                       switchValue: !policy.linkSocialAllowDifferentEmails)
             }
+            if policy.autoLinkAllowDifferentEmails {
+                decision.notes.append("autoLink.allowDifferentEmails is true; implicit sign-in never consults it (it finds users by the email itself), but every link the runtime does not scope to linkSocial does")
+            }
+            return decision
         }
     }
 
@@ -129,30 +125,30 @@ public struct LinkSimulator {
     private func userColumns(_ alias: String? = nil) -> String {
         let u = store.schema.user
         let prefix = alias.map { $0 + "." } ?? ""
-        return "\(prefix)\(u.col("id")) AS id, \(prefix)\(u.col("email")) AS email, \(prefix)\(u.col("emailVerified")) AS emailVerified"
+        return "\(prefix)\(u.col(.id)) AS id, \(prefix)\(u.col(.email)) AS email, \(prefix)\(u.col(.emailVerified)) AS emailVerified"
     }
 
     private func findUser(id: BetterAuthUserID) throws -> SimulatedUser? {
         let u = store.schema.user
-        return try store.db.row("SELECT \(userColumns()) FROM \(u.sql) WHERE \(u.col("id")) = ?", [id.rawValue]).map(SimulatedUser.init(row:))
+        return try store.db.row("SELECT \(userColumns()) FROM \(u.sql) WHERE \(u.col(.id)) = ?", [id.rawValue]).map(SimulatedUser.init(row:))
     }
 
     /// Better Auth lowercases the provider's email and looks it up as is.
     private func findUser(email: String) throws -> SimulatedUser? {
         let u = store.schema.user
-        return try store.db.row("SELECT \(userColumns()) FROM \(u.sql) WHERE \(u.col("email")) = ?", [email.lowercased()]).map(SimulatedUser.init(row:))
+        return try store.db.row("SELECT \(userColumns()) FROM \(u.sql) WHERE \(u.col(.email)) = ?", [email.lowercased()]).map(SimulatedUser.init(row:))
     }
 
     /// The account's owner by `(issuer, accountId)`, or `(providerId, accountId)` on a store without `issuer`.
     private func findAccount(_ attempt: LinkAttempt) throws -> AccountOwnership {
         guard let accountID = attempt.accountID else { return .none }
         let a = store.schema.account, u = store.schema.user
-        let keyColumn = store.schema.hasIssuer ? a.col("issuer") : a.col("providerId")
+        let keyColumn = store.schema.hasIssuer ? a.col(.issuer) : a.col(.providerId)
         let keyValue = store.schema.hasIssuer ? Issuer.forProvider(attempt.provider) : attempt.provider
         let sql = """
-            SELECT a.\(a.col("userId")) AS owner, a.\(a.col("providerId")) AS providerId, \(userColumns("u"))
-            FROM \(a.sql) AS a LEFT JOIN \(u.sql) AS u ON u.\(u.col("id")) = a.\(a.col("userId"))
-            WHERE a.\(keyColumn) = ? AND a.\(a.col("accountId")) = ? LIMIT 1
+            SELECT a.\(a.col(.userId)) AS owner, a.\(a.col(.providerId)) AS providerId, \(userColumns("u"))
+            FROM \(a.sql) AS a LEFT JOIN \(u.sql) AS u ON u.\(u.col(.id)) = a.\(a.col(.userId))
+            WHERE a.\(keyColumn) = ? AND a.\(a.col(.accountId)) = ? LIMIT 1
             """
         guard let row = try store.db.row(sql, [keyValue, accountID]) else { return .none }
         if row["id"].isNull { return .orphaned(userID: row["owner"].string ?? "") }

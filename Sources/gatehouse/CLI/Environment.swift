@@ -1,4 +1,10 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The process environment, read one variable at a time with `getenv`. A command reads two or three
 /// variables; copying the whole environment into a dictionary (`ProcessInfo.environment`) at every

@@ -61,19 +61,11 @@ enum MergeCommands: CommandNoun {
         )
     }
 
-    static func side<T: RawRepresentable & CaseIterable>(_ invocation: Invocation, _ name: String, _ type: T.Type) throws -> T? where T.RawValue == String {
-        guard let text = invocation.value(name) else { return nil }
-        guard let value = T(rawValue: text.lowercased()) else {
-            throw invocation.usage("--\(name) must be \(T.allCases.map(\.rawValue).joined(separator: " or ")), got \"\(text.prefix(40))\"")
-        }
-        return value
-    }
-
     static func plan(_ invocation: Invocation) throws -> Int32 {
-        let decisions = MergeDecisions(keepEmail: try side(invocation, "keep-email", MergeDecisions.Side.self),
-                                       keepSubscription: try side(invocation, "keep-subscription", MergeDecisions.Side.self),
-                                       keepPassword: try side(invocation, "keep-password", MergeDecisions.Side.self),
-                                       sameProvider: try side(invocation, "same-provider", MergeDecisions.SameProvider.self),
+        let decisions = MergeDecisions(keepEmail: try invocation.choice("keep-email", as: MergeDecisions.Side.self),
+                                       keepSubscription: try invocation.choice("keep-subscription", as: MergeDecisions.Side.self),
+                                       keepPassword: try invocation.choice("keep-password", as: MergeDecisions.Side.self),
+                                       sameProvider: try invocation.choice("same-provider", as: MergeDecisions.SameProvider.self),
                                        carryRoles: invocation.flag("carry-roles"))
         let store = try invocation.openStore()
         let plan = try MergePlanner(store: store).plan(source: try invocation.required("from"), target: try invocation.required("into"),
@@ -139,7 +131,7 @@ enum MergeCommands: CommandNoun {
                 throw GatehouseError.invalid("refusing to apply merge plan \(planID.prefix(40)) without confirmation: stdin is not a terminal",
                                              fix: "review the plan, then pass --yes")
             }
-            let plan = try Store.withStoreErrors(store.path) { try applier.plan(planID) }
+            let plan = try applier.plan(planID)
             let view = MergePlanView(plan)
             render(view, invocation.output)
             invocation.output.write("Merge \(plan.source) into \(plan.target) (\(view.rowsUpdated) updated, \(view.rowsDeleted) deleted)? [y/N] ")

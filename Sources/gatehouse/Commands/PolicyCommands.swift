@@ -141,11 +141,13 @@ enum PolicyCommands: CommandNoun {
         return 0
     }
 
+    /// `policy export --format`: the JSON document, or `NAME=value` lines for the app's environment.
+    enum ExportFormat: String, CaseIterable { case json, env }
+
     static func export(_ invocation: Invocation) throws -> Int32 {
-        let format = invocation.value("format") ?? "json"
-        guard format == "json" || format == "env" else { throw invocation.usage("--format must be json or env, got \"\(format.prefix(40))\"") }
+        let format = try invocation.choice("format", as: ExportFormat.self) ?? .json
         let export = try PolicyStore(store: invocation.openStore()).export(now: .now())
-        if format == "env" { invocation.output.write(export.environment) } else { try invocation.output.json(export) }
+        if format == .env { invocation.output.write(export.environment) } else { try invocation.output.json(export) }
         return 0
     }
 

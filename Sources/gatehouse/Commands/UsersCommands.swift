@@ -57,13 +57,7 @@ enum UsersCommands: CommandNoun {
 
     static func search(_ invocation: Invocation) throws -> Int32 {
         guard let query = invocation.argument("QUERY") else { throw invocation.usage("missing QUERY") }
-        var kind: UserQueryKind?
-        if let text = invocation.value("by") {
-            guard let parsed = UserQueryKind(rawValue: text) else {
-                throw invocation.usage("--by must be one of \(UserQueryKind.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(text.prefix(40))\"")
-            }
-            kind = parsed
-        }
+        let kind = try invocation.choice("by", as: UserQueryKind.self)
         let limit = try invocation.integer("limit", default: 20, range: 1...UserDirectory.maxLimit)
         let result = try UserDirectory(store: invocation.openStore()).search(query, by: kind, limit: limit)
         if invocation.json { try invocation.output.json(result); return 0 }
