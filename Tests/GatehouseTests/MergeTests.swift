@@ -126,9 +126,9 @@ final class MergeTests: XCTestCase {
 
             let undecided = try MergePlanner(store: s.store).plan(source: s.u2, target: s.u1, decisions: MergeDecisions(), actor: tester)
             XCTAssertNil(undecided.id)
-            XCTAssertEqual(Set(undecided.unresolved.map(\.kind)), ["email", "password", "provider", "subscription"])
+            XCTAssertEqual(Set(undecided.unresolved.map(\.kind.rawValue)), ["email", "password", "provider", "subscription"])
             XCTAssertEqual(try s.store.db.scalar("SELECT count(*) FROM gatehouse_merge_plans").int64, 0)
-            XCTAssertEqual(undecided.conflicts.first { $0.kind == "role" }?.decision, "dropped (pass --carry-roles to grant it to U1)")
+            XCTAssertEqual(undecided.conflicts.first { $0.kind == .role }?.decision, "dropped (pass --carry-roles to grant it to U1)")
 
             let decided = try plan(s, MergeDecisions(keepEmail: .target, keepSubscription: .target, keepPassword: .source, sameProvider: .both))
             XCTAssertEqual(decided.unresolved.count, 0)

@@ -56,22 +56,11 @@ struct MergePlanResponse: Encodable, Sendable {
     /// The answer for a plan, with a decision entry for each kind of conflict it found.
     init(_ plan: MergePlan) {
         let view = MergePlanView(plan)
-        var kinds: [String] = []
+        var kinds: [MergeConflict.Kind] = []
         for conflict in view.conflicts where !kinds.contains(conflict.kind) { kinds.append(conflict.kind) }
-        let made = view.decisions
-        let sides = MergeDecisions.Side.allCases.map(\.rawValue)
         self.plan = view
-        decisions = kinds.compactMap { kind in
-            switch kind {
-            case "email": return Decision(kind: kind, field: "keepEmail", values: sides, chosen: made.keepEmail?.rawValue)
-            case "subscription": return Decision(kind: kind, field: "keepSubscription", values: sides, chosen: made.keepSubscription?.rawValue)
-            case "password": return Decision(kind: kind, field: "keepPassword", values: sides, chosen: made.keepPassword?.rawValue)
-            case "provider":
-                return Decision(kind: kind, field: "sameProvider", values: MergeDecisions.SameProvider.allCases.map(\.rawValue),
-                                chosen: made.sameProvider?.rawValue)
-            case "role": return Decision(kind: kind, field: "carryRoles", values: ["true", "false"], chosen: String(made.carryRoles))
-            default: return nil
-            }
+        decisions = kinds.map { kind in
+            Decision(kind: kind.rawValue, field: kind.field.rawValue, values: kind.field.values, chosen: kind.field.chosen(in: view.decisions))
         }
     }
 }

@@ -171,8 +171,8 @@ public struct MergePlanner {
                 case nil:
                     decision = nil
                 }
-                conflicts.append(MergeConflict(kind: "subscription", message: "both users have a live subscription: U1 \(describe(targetLive)); U2 \(describe(sourceLive))",
-                                               decision: decision, option: "--keep-subscription target|source"))
+                conflicts.append(MergeConflict(kind: .subscription, message: "both users have a live subscription: U1 \(describe(targetLive)); U2 \(describe(sourceLive))",
+                                               decision: decision))
             } else if !sourceLive.isEmpty {
                 warnings.append("U2 has a live subscription; it moves to U1")
             }
@@ -215,9 +215,8 @@ public struct MergePlanner {
                     delete("roles", row, "U2's role \(role): U1 already has it")
                     continue
                 }
-                conflicts.append(MergeConflict(kind: "role", message: "U2 has the allow-list role \(role); U1 does not",
-                                               decision: decisions.carryRoles ? "granted to U1 (--carry-roles)" : "dropped (pass --carry-roles to grant it to U1)",
-                                               option: "--carry-roles"))
+                conflicts.append(MergeConflict(kind: .role, message: "U2 has the allow-list role \(role); U1 does not",
+                                               decision: decisions.carryRoles ? "granted to U1 (--carry-roles)" : "dropped (pass --carry-roles to grant it to U1)"))
                 if decisions.carryRoles {
                     update("roles", row, set: ["sub": .text(read.targetID.syncSub.rawValue)], "U2's role \(role) is granted to U1 (--carry-roles)")
                 } else {
@@ -255,8 +254,7 @@ public struct MergePlanner {
                     case .source?: decision = "U1's credential account takes U2's password hash; U2's credential account is deleted"
                     case nil: decision = nil
                     }
-                    conflicts.append(MergeConflict(kind: "password", message: "both users have a password (credential account)", decision: decision,
-                                                   option: "--keep-password target|source"))
+                    conflicts.append(MergeConflict(kind: .password, message: "both users have a password (credential account)", decision: decision))
                     if decisions.keepPassword == .source, account.has(.password),
                        let mine = read.targetAccounts.first(where: { $0[provider].string == "credential" }) {
                         update("accounts", mine, set: [column(account, .password): row[column(account, .password)]], touch: touch,
@@ -275,8 +273,7 @@ public struct MergePlanner {
                         case .source?: decision = "U2's \(name) account moves to U1; U1's is deleted"
                         case nil: decision = nil
                         }
-                        conflicts.append(MergeConflict(kind: "provider", message: "both users have a \(name) account", decision: decision,
-                                                       option: "--same-provider both|target|source"))
+                        conflicts.append(MergeConflict(kind: .provider, message: "both users have a \(name) account", decision: decision))
                         if decisions.sameProvider == .source {
                             for mine in read.targetAccounts where mine[provider].string == name {
                                 delete("accounts", mine, "U1's \(name) account is deleted (--same-provider source)")
@@ -317,9 +314,9 @@ public struct MergePlanner {
             case .target?: decision = "U1 keeps \(targetEmail)"
             case nil: decision = required ? nil : "U1 keeps \(targetEmail) (default)"
             }
-            conflicts.append(MergeConflict(kind: "email", message: required ? "U1's email \(targetEmail) is a private relay; U2's \(sourceEmail) is real"
+            conflicts.append(MergeConflict(kind: .email, message: required ? "U1's email \(targetEmail) is a private relay; U2's \(sourceEmail) is real"
                                                                             : "U1's email is \(targetEmail); U2's is \(sourceEmail)",
-                                           decision: decision, option: "--keep-email target|source"))
+                                           decision: decision))
             if user.has(.role), let role = read.sourceUser[column(user, .role)].string, role.contains("admin") {
                 warnings.append("U2 is an admin (user.role = \(role)); U1 does not become one by this merge")
             }

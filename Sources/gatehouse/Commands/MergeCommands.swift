@@ -73,7 +73,7 @@ enum MergeCommands: CommandNoun {
         let view = MergePlanView(plan)
         if invocation.json { try invocation.output.json(view) } else { render(view, invocation.output) }
         guard plan.id != nil else {
-            let options = plan.unresolved.map { "\($0.option) (\($0.kind))" }.joined(separator: ", ")
+            let options = plan.unresolved.map { "\(option($0.field)) (\($0.kind.rawValue))" }.joined(separator: ", ")
             throw GatehouseError.conflict("\(plan.unresolved.count) conflict(s) need a decision; the plan was not stored",
                                           fix: "plan again with \(options)")
         }
@@ -91,14 +91,20 @@ enum MergeCommands: CommandNoun {
         return 0
     }
 
+    /// A decision as this command line spells it: `--keep-email target|source`, `--carry-roles`.
+    static func option(_ field: MergeDecisions.Field) -> String {
+        let flag = "--" + field.rawValue.reduce(into: "") { $0 += $1.isUppercase ? "-" + $1.lowercased() : String($1) }
+        return field == .carryRoles ? flag : flag + " " + field.values.joined(separator: "|")
+    }
+
     static func render(_ view: MergePlanView, _ out: Output) {
         out.line(view.planID.map { "merge plan \($0)" } ?? "merge plan (not stored: conflicts need a decision)")
         out.line("  from U2: \(view.source)  \(view.sourceEmail)")
         out.line("  into U1: \(view.target)  \(view.targetEmail)")
         out.line("conflicts and decisions:")
         for conflict in view.conflicts {
-            out.line("  \(conflict.kind): \(conflict.message)")
-            out.line("    → " + (conflict.decision ?? "UNDECIDED: pass \(conflict.option)"))
+            out.line("  \(conflict.kind.rawValue): \(conflict.message)")
+            out.line("    → " + (conflict.decision ?? "UNDECIDED: pass \(option(conflict.field))"))
         }
         if !view.warnings.isEmpty {
             out.line("warnings:")
