@@ -59,7 +59,7 @@ final class MergeTests: XCTestCase {
         let result = try MergeApplier(store: s.store).apply(planID: id, ticket: "SUP-2", actor: tester)
         let stored = try XCTUnwrap(try s.store.db.scalar("SELECT undo_data FROM gatehouse_merges WHERE id = ?", [result.mergeID]).string)
         let decoded = try MergeJSON.decode(MergeUndoData.self, stored, what: "undo data")
-        XCTAssertEqual(try MergeJSON.string(decoded), stored, "the spliced text is the encoder's own")
+        XCTAssertEqual(try MergeJSON.string(decoded), stored, "the stored record is the encoder's own output")
         XCTAssertTrue(decoded.steps.contains { $0.after != nil } && decoded.steps.contains { $0.after == nil }, "updates and deletes")
 
         // A row that differs from the expected one (a trigger of the app's wrote to it) is encoded as it is.
@@ -67,9 +67,9 @@ final class MergeTests: XCTestCase {
         var rows = plan.steps.map { $0.after(at: time) }
         let changed = try XCTUnwrap(rows.firstIndex { $0 != nil })
         rows[changed] = rows[changed]!.with(["name": MergeValue(.text("changed by a trigger \"quoted\" / slashed"))])
-        let spliced = try MergeUndoJSON(steps: plan.steps, appliedAt: time).json(after: rows)
+        let record = try MergeUndoJSON(steps: plan.steps, appliedAt: time).json(after: rows)
         let whole = MergeUndoData(format: 1, appliedAt: time, steps: zip(plan.steps, rows).map { MergeUndoData.Entry(step: $0, after: $1) })
-        XCTAssertEqual(spliced, try MergeJSON.string(whole))
+        XCTAssertEqual(record, try MergeJSON.string(whole))
     }
 
     func testTablesAddedLaterAreCoveredThroughForeignKeys() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import Storage
 
 /// Finds users and reads everything about one: the service behind `users search` and `users show`
@@ -330,22 +331,17 @@ struct UserDetailSQL: Sendable {
         }
     }
 
-    private final class Cache: @unchecked Sendable {
-        let lock = NSLock()
-        var entries: [(shape: Shape, sql: UserDetailSQL)] = []
-    }
-
-    private static let cache = Cache()
+    private static let cache = Locked<[(shape: Shape, sql: UserDetailSQL)]>([])
 
     /// The SQL for `schema`, built on first use of its shape.
     static func `for`(_ schema: AuthSchema) -> UserDetailSQL {
         let shape = Shape(schema)
-        if let found = cache.lock.withLock({ cache.entries.first { $0.shape == shape }?.sql }) { return found }
+        if let found = cache.withLock({ entries in entries.first { $0.shape == shape }?.sql }) { return found }
         let sql = UserDetailSQL(schema)
-        cache.lock.withLock {
+        cache.withLock { entries in
             // A process opens stores of one or two shapes; the bound only guards against a pathological caller.
-            if cache.entries.count >= 16 { cache.entries.removeFirst() }
-            cache.entries.append((shape, sql))
+            if entries.count >= 16 { entries.removeFirst() }
+            entries.append((shape, sql))
         }
         return sql
     }
