@@ -37,6 +37,7 @@ struct RequestGuard: Sendable {
     /// Absolute, no `..` or `.` segments, no encoded dots, slashes, backslashes or NULs, no control characters.
     ///
     /// One pass over the bytes: it runs on every request, and Foundation's substring search cost more than the rest.
+    /// Fast path kept for ops/bench's console row (≥ 5,000 req/s, static `/` ≥ 0.70× bare libmicrohttpd).
     static func isPlainPath(_ path: String) -> Bool {
         let bytes = path.utf8
         guard bytes.first == UInt8(ascii: "/"), bytes.count <= 2048 else { return false }

@@ -281,7 +281,8 @@ public struct UserDirectory {
 
 /// The SQL of `UserDirectory.show` and `resolve`, built once per schema: it depends only on the tables'
 /// names and columns, and building it on every call cost more than running it. The database's statement
-/// cache, keyed by this text, keeps each statement prepared.
+/// cache, keyed by this text, keeps each statement prepared. Fast path kept for ops/bench's `users show` row (< 50 ms) and the console's
+/// `GET /api/users/{id}` row (≥ 5,000 req/s).
 struct UserDetailSQL: Sendable {
     let exists: String
     let idByEmail: String
