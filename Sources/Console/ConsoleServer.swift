@@ -19,7 +19,7 @@ public final class ConsoleServer: Sendable {
         /// Listening on a non-loopback address needs this, deliberately.
         public var allowRemote: Bool
         public var threads: Int
-        /// Writes one line per request (method, path without query, status, time) to stderr.
+        /// Writes one line per request (method, path without query, status, time) to stderr; see ``RequestLogLine``.
         public var logRequests: Bool
         /// Token lifetimes (`GATEHOUSE_ACCESS_TOKEN_TTL` shortens the access token's), login throttle, clock.
         public var auth: AuthSettings
@@ -174,7 +174,8 @@ public final class ConsoleServer: Sendable {
         response.headers["X-Request-Id"] = requestID
         if state.logRequests {
             let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
-            let line = "\(Timestamp.now().iso8601) \(requestID) \(request.method.prefix(10)) \(request.path.prefix(200)) \(response.status) \(String(format: "%.1f", ms))ms\n"
+            let line = RequestLogLine.line(at: Timestamp.now(), requestID: requestID, method: request.method, path: request.path,
+                                           status: response.status, milliseconds: ms)
             FileHandle.standardError.write(Data(line.utf8))
         }
         return response
@@ -193,22 +194,36 @@ public final class ConsoleServer: Sendable {
                 }
                 return nil
             }
+            let signedIn = SignedInFlag()
             do {
                 let stores = inline ? state.inlineStores : state.stores
                 let context = RequestContext(request: request, requestID: requestID, parameters: parameters, stores: stores,
                                              auth: state.auth, now: state.auth.clock(), session: nil)
                 return try AuthMiddleware.handle(context, access: route.access) { context in
+                    signedIn.value = context.session != nil
                     try JSONBody.requireJSONIfPresent(context.request)
                     return try route.handler(context)
                 }
             } catch {
-                let apiError = APIError.from(error)
+                var apiError = APIError.from(error)
                 if apiError.status >= 500 {
                     // The detail stays in the server's log; the client gets the safe message and the request id.
-                    FileHandle.standardError.write(Data("\(requestID) error: \(String(describing: error).prefix(500))\n".utf8))
+                    let detail = OperatorText.visible(String(String(describing: error).prefix(500)), keepLineBreaks: false)
+                    FileHandle.standardError.write(Data("\(requestID) error: \(detail)\n".utf8))
+                    if !signedIn.value {
+                        // Service messages name the store's path and state: nothing for a caller who has not signed in.
+                        apiError = APIError(status: apiError.status, code: apiError.code, message: "the console could not answer this request",
+                                            fix: "try again later; the console's log has the details under request id \(requestID)",
+                                            headers: apiError.headers)
+                    }
                 }
                 return JSONBody.error(apiError)
             }
         }
     }
+}
+
+/// Whether a request got past authentication as a signed-in admin; set by the route's wrapper, read on the same thread.
+final class SignedInFlag: @unchecked Sendable {
+    var value = false
 }

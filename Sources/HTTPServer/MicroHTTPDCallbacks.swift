@@ -7,7 +7,20 @@ enum MicroHTTPDCallbacks {
     /// returns the retained per-request state, which libmicrohttpd keeps in `*con_cls`.
     static let uriLog: gatehouse_mhd_uri_log_callback = { _, uri, _ in
         let target = uri.map { String(cString: $0) } ?? ""
-        return Unmanaged.passRetained(RequestState(target: target)).toOpaque()
+        let state = RequestState(target: target)
+        state.nulInRequestLine = uri.map { !isFollowedByVersion($0, length: target.utf8.count) } ?? false
+        return Unmanaged.passRetained(state).toOpaque()
+    }
+
+    /// Whether the request line goes on with its HTTP version right after the target's `length` bytes.
+    ///
+    /// libmicrohttpd hands over the target as a C string cut at the space before the version (it writes a NUL
+    /// there), so a NUL byte inside the target would silently shorten it: `GET /index.html\0/../x HTTP/1.1` would
+    /// be served as `/index.html`. The target lies in the connection's read buffer followed by that NUL and
+    /// the version, so anything else after the cut means the target held a NUL of its own.
+    static func isFollowedByVersion(_ uri: UnsafePointer<CChar>, length: Int) -> Bool {
+        let after = UnsafeRawPointer(uri).advanced(by: length + 1).assumingMemoryBound(to: UInt8.self)
+        return "HTTP/".utf8.enumerated().allSatisfy { after[$0.offset] == $0.element }
     }
 
     /// Releases the per-request state when libmicrohttpd is done with the request, however it ended.
@@ -45,6 +58,9 @@ enum MicroHTTPDCallbacks {
 
         if !state.headersSeen {
             state.headersSeen = true
+            if state.nulInRequestLine {
+                return respond(.text(400, "Bad Request: the request line contains a NUL byte.\n"), state: state, connection: connection, library: context.library)
+            }
             state.method = method.map { String(cString: $0) } ?? ""
             _ = context.library.getConnectionValues(connection, .HEADER_KIND, collectHeader, Unmanaged.passUnretained(state).toOpaque())
             if let address = gatehouse_mhd_client_address(context.library.getConnectionInfo, connection) {

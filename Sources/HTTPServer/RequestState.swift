@@ -13,6 +13,8 @@ final class RequestState: @unchecked Sendable {
     var headers = HTTPHeaders()
     var body: [UInt8] = []
     var remoteAddress = ""
+    /// Set when the request line held a NUL byte, which libmicrohttpd's C strings would silently cut at: answered 400.
+    var nulInRequestLine = false
     /// Set once the first call (headers only) has been handled.
     var headersSeen = false
     /// Set when the body is over the cap: its bytes are discarded and the answer is 413.
