@@ -53,10 +53,14 @@ public final class ConsoleServer: Sendable {
         let router: Router
         let logRequests: Bool
         let auth: AuthSettings
+        /// Whether the store file is still the one the console opened.
+        let storeFile: StoreFileWatch
         private let lock = NSLock()
         private var guardValue: RequestGuard?
 
-        init(stores: StorePool, inlineStores: StorePool, files: StaticFiles, router: Router, logRequests: Bool, auth: AuthSettings) {
+        init(stores: StorePool, inlineStores: StorePool, files: StaticFiles, router: Router, logRequests: Bool, auth: AuthSettings,
+             storeFile: StoreFileWatch) {
+            self.storeFile = storeFile
             self.stores = stores
             self.inlineStores = inlineStores
             self.files = files
@@ -79,6 +83,7 @@ public final class ConsoleServer: Sendable {
         }
         self.options = options
         let stores = try StorePool(path: options.storePath, configurationPath: options.configurationPath, size: options.threads)
+        let storeFile = StoreFileWatch(path: options.storePath)
         // libmicrohttpd's threads only read sockets and answer cheap requests: one per core is enough, and more
         // would only take turns on the cores. Slow work gets `threads` handler threads of its own.
         let connectionThreads = max(1, min(options.threads, ProcessInfo.processInfo.activeProcessorCount))
@@ -90,7 +95,7 @@ public final class ConsoleServer: Sendable {
         var router = Router()
         APIRoutes.register(on: &router)
         let state = State(stores: stores, inlineStores: inlineStores, files: files, router: router, logRequests: options.logRequests,
-                          auth: options.auth)
+                          auth: options.auth, storeFile: storeFile)
         self.state = state
         let configuration = HTTPServerConfiguration(address: options.address, port: options.port, threadPoolSize: connectionThreads,
                                                     handlerThreadCount: options.threads, connectionLimit: 512, connectionTimeoutSeconds: 30,
@@ -181,12 +186,21 @@ public final class ConsoleServer: Sendable {
         return response
     }
 
+    /// Whether a request with `method` may change the store.
+    static func writes(_ method: String) -> Bool {
+        method != "GET" && method != "HEAD" && method != "OPTIONS"
+    }
+
     /// The API response, or nil when `inline` and the route must run on the handler pool.
     static func api(_ request: HTTPRequest, requestID: String, state: State, inline: Bool = false) -> HTTPResponse? {
         switch state.router.match(method: request.method, path: request.path) {
         case .failure(let error):
             return JSONBody.error(error)
         case .success(let (route, parameters)):
+            // A write into a store file that was removed or replaced would be acknowledged and lost.
+            if Self.writes(request.method) || request.path == "/api/health", let problem = state.storeFile.problem() {
+                return JSONBody.error(problem)
+            }
             if inline && !route.inline {
                 // A request without a token is refused the same way wherever it runs; it needs no store.
                 if case .role = route.access, AuthMiddleware.bearerToken(request) == nil {
