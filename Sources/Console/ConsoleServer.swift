@@ -98,9 +98,12 @@ public final class ConsoleServer: Sendable {
                           auth: options.auth, storeFile: storeFile)
         self.state = state
         let configuration = HTTPServerConfiguration(address: options.address, port: options.port, threadPoolSize: connectionThreads,
-                                                    handlerThreadCount: options.threads, connectionLimit: 512, connectionTimeoutSeconds: 30,
+                                                    handlerThreadCount: options.threads, connectionLimit: Self.connectionLimit,
+                                                    connectionTimeoutSeconds: 30, requestHeadTimeoutSeconds: Self.requestHeadTimeoutSeconds,
+                                                    maxWaitingConnections: Self.maxWaitingConnections,
                                                     maxBodyBytes: 1 << 20, maxHeaderBytes: Self.maxHeaderBytes)
-        server = HTTPServer(configuration: configuration, inline: { request in ConsoleServer.handleInline(request, state: state) }) { request in
+        server = HTTPServer(configuration: configuration, inline: { request in ConsoleServer.handleInline(request, state: state) },
+                            lane: { request in ConsoleServer.lane(of: request, state: state) }) { request in
             ConsoleServer.handle(request, state: state)
         }
     }
@@ -119,6 +122,9 @@ public final class ConsoleServer: Sendable {
     /// The bound port.
     public var port: UInt16 { server.port }
 
+    /// Open connections, those waiting for a request head, and those closed for waiting too long or to make room.
+    public var connectionCounts: (open: Int, waiting: Int, evicted: Int) { server.connectionCounts }
+
     /// The URL to open.
     public var url: String {
         let host = options.address.contains(":") ? "[\(options.address)]" : options.address
@@ -133,6 +139,19 @@ public final class ConsoleServer: Sendable {
     /// request on a kept-alive connection, so a bigger pool costs time on every request: 16 KiB holds the
     /// console's headers (a bearer token, no cookies) many times over.
     static let maxHeaderBytes = 16 * 1024
+
+    /// Connections open at once. Slow or silent clients cannot fill them: at most `maxWaitingConnections`
+    /// may wait for a request head, each for at most `requestHeadTimeoutSeconds` (see `HTTPServer`'s
+    /// `ConnectionTracker`); the rest of the limit stays for requests that are running.
+    static let connectionLimit = 1024
+    static let maxWaitingConnections = 128
+    static let requestHeadTimeoutSeconds = 10
+
+    /// The handler pool's lane for a request that was not answered inline (see `RouteCost`).
+    static func lane(of request: HTTPRequest, state: State) -> HTTPServer.Lane {
+        guard case .success(let (route, _)) = state.router.match(method: request.method, path: request.path) else { return .standard }
+        return route.lane
+    }
 
     static let securityHeaders: [(String, String)] = [
         ("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'"),

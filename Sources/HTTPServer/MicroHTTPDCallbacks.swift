@@ -24,10 +24,24 @@ enum MicroHTTPDCallbacks {
     }
 
     /// Releases the per-request state when libmicrohttpd is done with the request, however it ended.
-    static let requestCompleted: MHD_RequestCompletedCallback = { _, _, conCls, _ in
+    static let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, conCls, _ in
+        if let cls, let connection {
+            Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().connections.requestCompleted(connection)
+        }
         guard let conCls, let state = conCls.pointee else { return }
         Unmanaged<RequestState>.fromOpaque(state).release()
         conCls.pointee = nil
+    }
+
+    /// Tells the ``ConnectionTracker`` of connections opening and closing (the latter before the descriptor is closed).
+    static let notifyConnection: MHD_NotifyConnectionCallback = { cls, connection, _, code in
+        guard let cls, let connection else { return }
+        let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+        if code.rawValue == 0 { // MHD_CONNECTION_NOTIFY_STARTED
+            context.connections.opened(connection, fd: gatehouse_mhd_connection_fd(context.library.getConnectionInfo, connection))
+        } else {
+            context.connections.closed(connection)
+        }
     }
 
     /// Appends one request header to the `RequestState` passed as `cls`.
@@ -58,6 +72,7 @@ enum MicroHTTPDCallbacks {
 
         if !state.headersSeen {
             state.headersSeen = true
+            context.connections.requestStarted(connection)
             if state.nulInRequestLine {
                 return respond(.text(400, "Bad Request: the request line contains a NUL byte.\n"), state: state, connection: connection, library: context.library)
             }
@@ -122,7 +137,7 @@ enum MicroHTTPDCallbacks {
         let suspended = SuspendedConnection(pointer: connection)
         let handler = context.handler
         let library = context.library
-        let submitted = context.pool.submit(prepare: { library.suspendConnection(connection) }) {
+        let submitted = context.pool.submit(lane: context.lane?(request) ?? .standard, prepare: { library.suspendConnection(connection) }) {
             state.pendingResponse = handler(request)
             library.resumeConnection(suspended.pointer)
         }

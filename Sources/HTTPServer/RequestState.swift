@@ -57,10 +57,15 @@ final class ServerContext: Sendable {
     let library: MicroHTTPD
     let handler: HTTPServer.Handler
     let inlineHandler: HTTPServer.InlineHandler?
+    let lane: HTTPServer.LaneClassifier?
     let maxBodyBytes: Int
     let pool: HandlerPool
+    let connections: ConnectionTracker
 
-    init(library: MicroHTTPD, handler: @escaping HTTPServer.Handler, inlineHandler: HTTPServer.InlineHandler?, maxBodyBytes: Int, pool: HandlerPool) {
+    init(library: MicroHTTPD, handler: @escaping HTTPServer.Handler, inlineHandler: HTTPServer.InlineHandler?, lane: HTTPServer.LaneClassifier?,
+         maxBodyBytes: Int, pool: HandlerPool, connections: ConnectionTracker) {
+        self.lane = lane
+        self.connections = connections
         self.library = library
         self.handler = handler
         self.inlineHandler = inlineHandler
