@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import Console
 import Gatehouse
+import HTTPServer
 import HTTPTestSupport
 
 /// One local process opening hundreds of slow or silent connections (slowloris) must not keep the
@@ -86,5 +87,36 @@ final class ConsoleSlowlorisTests: XCTestCase {
         XCTAssertEqual(audit.status, 200, audit.bodyText)
         XCTAssertLessThan(elapsed, 1.0, "GET /api/audit waited behind the password checks")
         for login in logins { XCTAssertEqual(try login.readResponse(timeout: 60).status, 401) }
+    }
+
+    func testAConnectionThatTricklesItsHeadIsClosedAfterTheHeadTimeout() throws {
+        let server = HTTPServer(configuration: HTTPServerConfiguration(requestHeadTimeoutSeconds: 1)) { _ in .text(200, "ok\n") }
+        try server.start()
+        defer { server.stop() }
+        let silent = Self.connectLoopback(server.port)
+        let trickling = Self.connectLoopback(server.port)
+        defer { close(silent); close(trickling) }
+        Self.write(trickling, "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        // One byte every 200 ms keeps libmicrohttpd's idle timeout (30 s) from ever firing; the head timeout does.
+        var closedAfter: TimeInterval?
+        let started = Date()
+        while closedAfter == nil, Date().timeIntervalSince(started) < 5 {
+            Self.write(trickling, "a")
+            var pollSet = [pollfd(fd: trickling, events: Int16(POLLIN), revents: 0)]
+            if poll(&pollSet, 1, 200) > 0 {
+                var byte: UInt8 = 0
+                if recv(trickling, &byte, 1, 0) <= 0 { closedAfter = Date().timeIntervalSince(started) }
+            }
+        }
+        let after = try XCTUnwrap(closedAfter, "the trickling connection was never closed")
+        XCTAssertGreaterThan(after, 0.9)
+        XCTAssertLessThan(after, 2.5)
+        var byte: UInt8 = 0
+        XCTAssertEqual(recv(silent, &byte, 1, Int32(MSG_DONTWAIT)), 0, "the silent one is closed too")
+        XCTAssertGreaterThanOrEqual(server.connectionCounts.evicted, 2)
+        // A client that sends its request at once is served as usual.
+        let client = try RawHTTPClient(port: server.port)
+        try client.send("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        XCTAssertEqual(try client.readResponse().status, 200)
     }
 }
