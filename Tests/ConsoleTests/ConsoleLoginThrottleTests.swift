@@ -160,4 +160,19 @@ final class ConsoleLoginThrottleTests: XCTestCase {
         XCTAssertTrue(try store.audit.verify(store.db).isIntact)
         XCTAssertEqual(try harness.login("root").status, 200)
     }
+
+    func testASuccessfulLoginForgetsQuietAndEarlierSchemeScopes() throws {
+        let db = try Store.open(path: harness.storePath).db
+        let long = harness.clock.now.adding(seconds: -3600).iso8601
+        // Rows of the earlier scheme held the name as typed (here a password typed into the username field).
+        for scope in ["account:Hunter2-typed-as-a-name", "*"] {
+            try db.execute("INSERT INTO gatehouse_login_failures VALUES (?, 3, ?, ?, NULL)", [scope, long, long])
+        }
+        XCTAssertEqual(try harness.login("old-typo", "guess").status, 401)
+        harness.clock.advance(seconds: 1201)
+        XCTAssertEqual(try harness.login("fresh-typo", "guess").status, 401)
+        XCTAssertEqual(try harness.login("root").status, 200)
+        let scopes = try db.rows("SELECT scope FROM gatehouse_login_failures ORDER BY scope").compactMap { $0["scope"].string }
+        XCTAssertEqual(scopes, ["client:127.0.0.1", LoginThrottle.accountScope("fresh-typo")])
+    }
 }

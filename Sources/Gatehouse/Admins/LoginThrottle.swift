@@ -106,11 +106,19 @@ public struct LoginThrottle {
     }
 
     /// After a successful check: clears the username's scope and takes back the client's advance count.
-    /// Runs inside the caller's write transaction.
-    func recordSuccess(username: String, client: String) throws {
+    /// Also tidies the table: scopes quiet for longer than they can matter go (every name ever typed would
+    /// otherwise stay), and so do scopes of the earlier scheme (`account:<name as typed>`, `*`), which held
+    /// typed text. Runs inside the caller's write transaction.
+    func recordSuccess(username: String, client: String, now: Timestamp) throws {
         try store.db.execute("DELETE FROM gatehouse_login_failures WHERE scope = ?", [Self.accountScope(username)])
         try store.db.execute("UPDATE gatehouse_login_failures SET failures = failures - 1 WHERE scope = ? AND failures > 0",
                              [Self.clientScope(client)])
+        let forgotten = now.adding(seconds: -(rules.maxLockout.value + rules.window.value)).iso8601
+        try store.db.execute("""
+            DELETE FROM gatehouse_login_failures
+            WHERE (last_failure_at < ?1 AND (locked_until IS NULL OR locked_until < ?1))
+               OR (scope NOT LIKE 'user:%' AND scope NOT LIKE 'client:%')
+            """, [forgotten])
     }
 
     /// Lifts the throttle of one username (`nil`: every throttle, clients and legacy scopes included); returns what was lifted.

@@ -73,7 +73,7 @@ public struct TokenService {
         }
         return try Store.withStoreErrors(store.path) {
             try store.db.write {
-                try throttle.recordSuccess(username: admin.username, client: client)
+                try throttle.recordSuccess(username: admin.username, client: client, now: now)
                 // Housekeeping: tokens a day past their lifetime can no longer matter.
                 try store.db.execute("DELETE FROM gatehouse_tokens WHERE expires_at < ?", [now.adding(seconds: -86_400).iso8601])
                 let family = try SecureRandom.alphanumeric(22)
@@ -185,7 +185,7 @@ public struct TokenService {
                               actor: session.actor, action: "console.reauth.failed", now: now)
             throw LoginError.invalidCredentials
         }
-        try Store.withStoreErrors(store.path) { try store.db.write { try throttle.recordSuccess(username: username, client: client) } }
+        try Store.withStoreErrors(store.path) { try store.db.write { try throttle.recordSuccess(username: username, client: client, now: now) } }
     }
 
     // MARK: Internals
