@@ -9,7 +9,10 @@ import Foundation
 /// answer itself: an optional ``InlineHandler`` runs first on the connection's thread and may answer at once
 /// (a static file, a refusal) or return `nil` to send the request on to the pool.
 /// Bodies over ``HTTPServerConfiguration/maxBodyBytes`` are answered 413,
-/// malformed requests 400, both without calling the handler. There is no routing here.
+/// malformed requests (a NUL byte in the request line included) 400, both without calling the handler.
+/// Slow or silent clients cannot hold every connection (see `ConnectionTracker`), and costly handlers,
+/// put in the ``Lane/slow`` lane by an optional ``LaneClassifier``, always leave a handler thread to the
+/// rest. There is no routing here.
 ///
 /// ```swift
 /// let server = HTTPServer(configuration: .init(port: 8080)) { request in

@@ -17,7 +17,10 @@ enum MicroHTTPDCallbacks {
     /// libmicrohttpd hands over the target as a C string cut at the space before the version (it writes a NUL
     /// there), so a NUL byte inside the target would silently shorten it: `GET /index.html\0/../x HTTP/1.1` would
     /// be served as `/index.html`. The target lies in the connection's read buffer followed by that NUL and
-    /// the version, so anything else after the cut means the target held a NUL of its own.
+    /// the version, so anything else after the cut means the target held a NUL of its own. The comparison
+    /// stops at the first byte that differs, so it never reads past the request line and its line end.
+    /// (That layout is libmicrohttpd 0.9.75's; ConsoleHostileRequestTests would show at once if a later
+    /// version laid the line out otherwise, as every request would then be refused.)
     static func isFollowedByVersion(_ uri: UnsafePointer<CChar>, length: Int) -> Bool {
         let after = UnsafeRawPointer(uri).advanced(by: length + 1).assumingMemoryBound(to: UInt8.self)
         return "HTTP/".utf8.enumerated().allSatisfy { after[$0.offset] == $0.element }
