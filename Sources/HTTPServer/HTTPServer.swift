@@ -9,7 +9,10 @@ import Foundation
 /// answer itself: an optional ``InlineHandler`` runs first on the connection's thread and may answer at once
 /// (a static file, a refusal) or return `nil` to send the request on to the pool.
 /// Bodies over ``HTTPServerConfiguration/maxBodyBytes`` are answered 413,
-/// malformed requests 400, both without calling the handler. There is no routing here.
+/// malformed requests (a NUL byte in the request line included) 400, both without calling the handler.
+/// Slow or silent clients cannot hold every connection (see `ConnectionTracker`), and costly handlers,
+/// put in the ``Lane/slow`` lane by an optional ``LaneClassifier``, always leave a handler thread to the
+/// rest. There is no routing here.
 ///
 /// ```swift
 /// let server = HTTPServer(configuration: .init(port: 8080)) { request in
@@ -28,12 +31,24 @@ public final class HTTPServer: @unchecked Sendable {
     /// handler pool. It holds up every other connection of that thread while it runs: it must never block
     /// (no lock held by a handler, no waiting on a pool) and must finish in bounded, short time.
     public typealias InlineHandler = @Sendable (HTTPRequest) -> HTTPResponse?
+    /// Says which lane of the handler pool a request's handler runs in; called on the connection's thread, so it must be cheap.
+    public typealias LaneClassifier = @Sendable (HTTPRequest) -> Lane
+
+    /// A lane of the handler pool.
+    public enum Lane: Sendable {
+        /// Work of bounded, short cost; always has at least one handler thread to itself.
+        case standard
+        /// Work whose cost is high or grows with the data (a password hash, a scan): it may use every
+        /// handler thread but one, so it never starves ``standard`` work.
+        case slow
+    }
 
     /// The configuration the server was created with.
     public let configuration: HTTPServerConfiguration
 
     private let handler: Handler
     private let inlineHandler: InlineHandler?
+    private let lane: LaneClassifier?
     /// The running daemon's context; libmicrohttpd holds it unretained, so it is kept until `MHD_stop_daemon` returns.
     private var context: ServerContext?
     /// Serializes `start()` and `stop()`; held while `MHD_stop_daemon` waits for handlers.
@@ -44,10 +59,12 @@ public final class HTTPServer: @unchecked Sendable {
     private var boundPort: UInt16 = 0
 
     /// A server that is not yet listening; call ``start()``. `inline`, when given, is tried first on the
-    /// connection's thread for every complete request (see ``InlineHandler``).
-    public init(configuration: HTTPServerConfiguration, inline: InlineHandler? = nil, handler: @escaping Handler) {
+    /// connection's thread for every complete request (see ``InlineHandler``); `lane`, when given, puts
+    /// costly requests in the handler pool's slow lane (see ``Lane``).
+    public init(configuration: HTTPServerConfiguration, inline: InlineHandler? = nil, lane: LaneClassifier? = nil, handler: @escaping Handler) {
         self.configuration = configuration
         self.inlineHandler = inline
+        self.lane = lane
         self.handler = handler
     }
 
@@ -87,17 +104,22 @@ public final class HTTPServer: @unchecked Sendable {
                 library: library,
                 handler: handler,
                 inlineHandler: inlineHandler,
+                lane: lane,
                 maxBodyBytes: configuration.maxBodyBytes,
-                pool: HandlerPool(threadCount: configuration.handlerThreadCount)
+                pool: HandlerPool(threadCount: configuration.handlerThreadCount),
+                connections: ConnectionTracker(maxWaiting: configuration.maxWaitingConnections,
+                                               headTimeoutSeconds: configuration.requestHeadTimeoutSeconds)
             )
+            Self.raiseOpenFileLimit(toAtLeast: configuration.connectionLimit + 64)
             let started = address.withSockAddr { sockAddr, _ in
                 gatehouse_mhd_start_daemon(
                     library.startDaemon,
                     flags,
                     sockAddr,
                     MicroHTTPDCallbacks.access, Unmanaged.passUnretained(context).toOpaque(),
-                    MicroHTTPDCallbacks.requestCompleted, nil,
+                    MicroHTTPDCallbacks.requestCompleted, Unmanaged.passUnretained(context).toOpaque(),
                     MicroHTTPDCallbacks.uriLog, nil,
+                    MicroHTTPDCallbacks.notifyConnection, Unmanaged.passUnretained(context).toOpaque(),
                     UInt32(configuration.threadPoolSize),
                     UInt32(configuration.connectionLimit),
                     UInt32(configuration.connectionTimeoutSeconds),
@@ -114,6 +136,7 @@ public final class HTTPServer: @unchecked Sendable {
             }
             daemon = started
             self.context = context
+            context.connections.start()
             stateLock.withLock { boundPort = port }
         }
     }
@@ -129,10 +152,30 @@ public final class HTTPServer: @unchecked Sendable {
             // MHD_stop_daemon requires (it aborts the process otherwise). Requests completing meanwhile get 503.
             context.pool.close()
             context.library.stopDaemon(running)
+            context.connections.stop()
             daemon = nil
             self.context = nil
             stateLock.withLock { boundPort = 0 }
         }
+    }
+
+    /// How many connections are open and how many wait for a request head, and how many were closed for
+    /// waiting too long or to make room (see ``HTTPServerConfiguration/maxWaitingConnections``); zeros when stopped.
+    public var connectionCounts: (open: Int, waiting: Int, evicted: Int) {
+        lifecycleLock.withLock {
+            guard let context else { return (0, 0, 0) }
+            let counts = context.connections.counts
+            return (counts.open, counts.waiting, context.connections.evictions)
+        }
+    }
+
+    /// Raises the soft limit on open files towards the hard one, so the connection limit is reachable:
+    /// the default soft limit of 1024 would refuse connections (EMFILE) well before a limit of 1024.
+    private static func raiseOpenFileLimit(toAtLeast wanted: Int) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < rlim_t(wanted) else { return }
+        limit.rlim_cur = min(limit.rlim_max, rlim_t(wanted))
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
     /// The port from the listening socket itself, for when libmicrohttpd does not report it.

@@ -13,6 +13,8 @@ final class RequestState: @unchecked Sendable {
     var headers = HTTPHeaders()
     var body: [UInt8] = []
     var remoteAddress = ""
+    /// Set when the request line held a NUL byte, which libmicrohttpd's C strings would silently cut at: answered 400.
+    var nulInRequestLine = false
     /// Set once the first call (headers only) has been handled.
     var headersSeen = false
     /// Set when the body is over the cap: its bytes are discarded and the answer is 413.
@@ -55,10 +57,15 @@ final class ServerContext: Sendable {
     let library: MicroHTTPD
     let handler: HTTPServer.Handler
     let inlineHandler: HTTPServer.InlineHandler?
+    let lane: HTTPServer.LaneClassifier?
     let maxBodyBytes: Int
     let pool: HandlerPool
+    let connections: ConnectionTracker
 
-    init(library: MicroHTTPD, handler: @escaping HTTPServer.Handler, inlineHandler: HTTPServer.InlineHandler?, maxBodyBytes: Int, pool: HandlerPool) {
+    init(library: MicroHTTPD, handler: @escaping HTTPServer.Handler, inlineHandler: HTTPServer.InlineHandler?, lane: HTTPServer.LaneClassifier?,
+         maxBodyBytes: Int, pool: HandlerPool, connections: ConnectionTracker) {
+        self.lane = lane
+        self.connections = connections
         self.library = library
         self.handler = handler
         self.inlineHandler = inlineHandler

@@ -27,7 +27,7 @@ final class ConsoleHarness {
 
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    init(users: Int = 50, lifetimes: TokenLifetimes = .standard, throttle: LoginThrottle.Rules = .standard) throws {
+    init(users: Int = 50, lifetimes: TokenLifetimes = .standard, throttle: LoginThrottle.Rules = .standard, threads: Int = 2) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-console-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         storePath = directory.appendingPathComponent("console.sqlite").path
@@ -39,7 +39,7 @@ final class ConsoleHarness {
         }
         let clock = self.clock
         console = try ConsoleServer(options: .init(storePath: storePath, publicDirectory: Self.packageRoot.appendingPathComponent("Public").path,
-                                                   port: 0, threads: 2, logRequests: false,
+                                                   port: 0, threads: threads, logRequests: false,
                                                    auth: AuthSettings(lifetimes: lifetimes, throttle: throttle, clock: { clock.now })))
         try console.start()
     }

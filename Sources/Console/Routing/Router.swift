@@ -21,6 +21,8 @@ public struct Router: Sendable {
         let access: RouteAccess
         /// Runs on the connection's thread (see `add(_:_:role:inline:_:)`).
         let inline: Bool
+        /// The handler pool's lane (see `RouteCost`).
+        let lane: HTTPServer.Lane
         let handler: Handler
     }
 
@@ -45,7 +47,8 @@ public struct Router: Sendable {
     private mutating func append(_ method: String, _ pattern: String, _ access: RouteAccess, _ inline: Bool, _ handler: @escaping Handler) {
         let segments = pattern.split(separator: "/").map(String.init)
         precondition(!routes.contains { $0.method == method && $0.segments == segments }, "route \(method) \(pattern) registered twice")
-        routes.append(Route(method: method, segments: segments, access: access, inline: inline, handler: handler))
+        routes.append(Route(method: method, segments: segments, access: access, inline: inline,
+                            lane: RouteCost.lane(method: method, segments: segments), handler: handler))
     }
 
     /// Every route as `METHOD /path (access)`, for documentation and tests.

@@ -2,7 +2,7 @@ import HTTPServer
 
 /// The console's checks on every request, before any route runs: the `Host` header must name the
 /// address being served (DNS rebinding), state-changing requests must come from the console's own
-/// origin, and paths must be plain.
+/// origin, and paths must be plain. A request with two `Host` fields is malformed (400).
 struct RequestGuard: Sendable {
     /// `host:port` values accepted in `Host`, and `http://host:port` values accepted in `Origin`.
     let allowedHosts: Set<String>
@@ -19,6 +19,10 @@ struct RequestGuard: Sendable {
 
     /// Nil when the request may proceed; otherwise the error to answer.
     func check(_ request: HTTPRequest) -> APIError? {
+        // Two Host fields could name two hosts, and a proxy and this console might each believe another one.
+        if request.headers.values(for: "host").count > 1 {
+            return APIError(status: 400, code: "bad_request", message: "the request has more than one Host header")
+        }
         guard let host = request.header("host")?.lowercased(), allowedHosts.contains(host) else {
             return APIError(status: 403, code: "forbidden_host", message: "this console only answers requests addressed to its own loopback address",
                             fix: "open the URL `gatehouse serve` printed")
