@@ -27,7 +27,7 @@ let package = Package(
 
         // The domain: one service layer that the CLI and the console both call.
         .target(name: "Gatehouse", dependencies: ["Storage", "JOSE", "Locking"]),
-        .target(name: "Console", dependencies: ["Gatehouse", "HTTPServer"]),
+        .target(name: "Console", dependencies: ["Gatehouse", "HTTPServer", "Locking"]),
         .executableTarget(name: "gatehouse", dependencies: ["Console", "Gatehouse"]),
 
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),

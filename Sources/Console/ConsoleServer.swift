@@ -1,6 +1,7 @@
 import Foundation
 import Gatehouse
 import HTTPServer
+import Locking
 
 /// The console: static files from `Public/` and the JSON API under `/api`, over the Gatehouse
 /// service layer, behind the console's own request checks.
@@ -41,7 +42,8 @@ public final class ConsoleServer: Sendable {
 
     private let options: Options
     private let server: HTTPServer
-    private let state: State
+    /// What the request handler needs (internal: route tests call `ConsoleServer.handle` with it in-process).
+    let state: State
 
     /// What the request handler needs; the guard is set once the port is known.
     final class State: @unchecked Sendable {
@@ -55,8 +57,7 @@ public final class ConsoleServer: Sendable {
         let auth: AuthSettings
         /// Whether the store file is still the one the console opened.
         let storeFile: StoreFileWatch
-        private let lock = NSLock()
-        private var guardValue: RequestGuard?
+        private let guardValue = Locked<RequestGuard?>(nil)
 
         init(stores: StorePool, inlineStores: StorePool, files: StaticFiles, router: Router, logRequests: Bool, auth: AuthSettings,
              storeFile: StoreFileWatch) {
@@ -70,8 +71,8 @@ public final class ConsoleServer: Sendable {
         }
 
         var requestGuard: RequestGuard? {
-            get { lock.withLock { guardValue } }
-            set { lock.withLock { guardValue = newValue } }
+            get { guardValue.value }
+            set { guardValue.withLock { $0 = newValue } }
         }
     }
 

@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Foundation
+import Locking
 
 /// A small HTTP/1.1 server over libmicrohttpd: it reads whole requests, calls one handler, sends its response.
 ///
@@ -53,10 +54,9 @@ public final class HTTPServer: @unchecked Sendable {
     private var context: ServerContext?
     /// Serializes `start()` and `stop()`; held while `MHD_stop_daemon` waits for handlers.
     private let lifecycleLock = NSLock()
-    /// Guards `boundPort`, which handlers may read while `stop()` holds `lifecycleLock`.
-    private let stateLock = NSLock()
+    /// The bound port, which handlers may read while `stop()` holds `lifecycleLock`.
+    private let boundPort = Locked<UInt16>(0)
     private var daemon: OpaquePointer?
-    private var boundPort: UInt16 = 0
 
     /// A server that is not yet listening; call ``start()``. `inline`, when given, is tried first on the
     /// connection's thread for every complete request (see ``InlineHandler``); `lane`, when given, puts
@@ -74,7 +74,7 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// The port the server listens on (the one the system picked if the configuration said 0); 0 when stopped.
     public var port: UInt16 {
-        stateLock.withLock { boundPort }
+        boundPort.value
     }
 
     /// Binds the address and starts serving; returns once the server accepts connections.
@@ -137,7 +137,7 @@ public final class HTTPServer: @unchecked Sendable {
             daemon = started
             self.context = context
             context.connections.start()
-            stateLock.withLock { boundPort = port }
+            boundPort.withLock { $0 = port }
         }
     }
 
@@ -155,7 +155,7 @@ public final class HTTPServer: @unchecked Sendable {
             context.connections.stop()
             daemon = nil
             self.context = nil
-            stateLock.withLock { boundPort = 0 }
+            boundPort.withLock { $0 = 0 }
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// What the server gathers about one request across libmicrohttpd's calls to the access handler.
 ///
@@ -37,7 +38,7 @@ final class RequestState: @unchecked Sendable {
     }
 
     /// How many request states exist, so tests can prove each one is released (debug builds only).
-    static let live = LockedCounter()
+    static let live = Locked(0)
     #endif
 
     /// The target split at the first `?` into a raw path and a raw query.
@@ -79,14 +80,3 @@ struct SuspendedConnection: @unchecked Sendable {
     let pointer: OpaquePointer
 }
 
-#if DEBUG
-/// A counter behind a lock, for debug-only bookkeeping.
-final class LockedCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-
-    func withLock<T>(_ body: (inout Int) -> T) -> T {
-        lock.withLock { body(&value) }
-    }
-}
-#endif

@@ -8,7 +8,7 @@ import HTTPTestSupport
 /// console keeps answering.
 final class ConsoleHostileRequestTests: XCTestCase {
     var harness: ConsoleHarness!
-    override func setUpWithError() throws { harness = try ConsoleHarness(users: 5) }
+    override func setUpWithError() throws { harness = try ConsoleHarness(users: 5, transport: .socket) }
     override func tearDown() { harness = nil }
 
     func assertStillServing(file: StaticString = #filePath, line: UInt = #line) throws {

@@ -86,7 +86,7 @@ final class ConsoleLoginThrottleTests: XCTestCase {
     }
 
     func testFortyParallelWrongLoginsGetAtMostTheThresholdOfPasswordChecks() throws {
-        harness = try ConsoleHarness(users: 1, threads: 8)
+        harness = try ConsoleHarness(users: 1, threads: 8, transport: .socket)
         // A realistic hash cost, so the attempts truly overlap.
         let store = try Store.open(path: harness.storePath)
         try AdminDirectory(store: store, hasher: PasswordHasher(iterations: 60_000))

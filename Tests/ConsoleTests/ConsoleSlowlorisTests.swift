@@ -28,7 +28,7 @@ final class ConsoleSlowlorisTests: XCTestCase {
     }
 
     func testSixHundredSlowConnectionsDoNotKeepTheBrowserWaiting() throws {
-        let harness = try ConsoleHarness(users: 3)
+        let harness = try ConsoleHarness(users: 3, transport: .socket)
         let port = harness.port
         let token = try harness.tokens("vera").access
         var sockets: [Int32] = []
@@ -69,7 +69,7 @@ final class ConsoleSlowlorisTests: XCTestCase {
 
     func testQueuedPasswordChecksDoNotStarveCheapRoutes() throws {
         // Two handler threads; logins of names no admin has still cost a full PBKDF2 each (600,000 iterations).
-        let harness = try ConsoleHarness(users: 3, throttle: LoginThrottle.Rules(clientThreshold: 1000))
+        let harness = try ConsoleHarness(users: 3, throttle: LoginThrottle.Rules(clientThreshold: 1000), transport: .socket)
         let port = harness.port
         let token = try harness.tokens("vera").access
         let logins = try (1...12).map { index -> RawHTTPClient in

@@ -1,6 +1,7 @@
 import Foundation
 import Gatehouse
 import Glibc
+import Locking
 
 /// Notices when the store file the console opened is removed or replaced while it runs.
 ///
@@ -33,8 +34,8 @@ final class StoreFileWatch: @unchecked Sendable {
     let path: String
     /// The file the console opened.
     let opened: Identity?
-    private let lock = NSLock()
-    private var reportedMissing = false
+    /// Whether the last check found the file missing or replaced (the log says so once per change).
+    private let reportedMissing = Locked(false)
 
     /// Records the identity of the file at `path` now.
     init(path: String) {
@@ -47,9 +48,9 @@ final class StoreFileWatch: @unchecked Sendable {
         guard let opened else { return nil }
         let current = Identity(path: path)
         let missing = current != opened
-        let changed = lock.withLock { () -> Bool in
-            defer { reportedMissing = missing }
-            return reportedMissing != missing
+        let changed = reportedMissing.withLock { reported -> Bool in
+            defer { reported = missing }
+            return reported != missing
         }
         if changed {
             let line = missing
