@@ -274,6 +274,7 @@ enum LinkRules {
         var outcome: LinkDecision.Outcome
         var why: String
         var registered = false
+        var promoted = false
         switch facts.owner {
         case .orphaned(let owner):
             return fail("signIn.orphanedAccount", "does a user own the account?", "it references a missing user \(owner)", BetterAuthSource.handle(67),
@@ -286,6 +287,7 @@ enum LinkRules {
             why = "the account is user \(owner.id)'s: signs in as that user (tokens refreshed); the email is not used to find the user"
             verifiedInMemory = owner.emailVerified
             if attempt.emailVerified && !owner.emailVerified && JavaScriptString.strictEquals(lowered, owner.email) {
+                promoted = true
                 why += "; the user's email is marked verified in the store, as the provider verified it (the session check below still sees the row as read)"
             }
             if redirect && attempt.settings.overrideUserInfoOnSignIn {
@@ -321,6 +323,7 @@ enum LinkRules {
                 why = "links the account to user \(user.id) (same email) and signs in as that user"
                 verifiedInMemory = user.emailVerified
                 if attempt.emailVerified && !user.emailVerified {
+                    promoted = true
                     why += "; the user's email is marked verified in the store, as the provider verified it"
                     if attempt.settings.requireEmailVerification {
                         trace.dependsOn.append("accountLinking.updateUserInfoOnLink: when true the session check sees the freshly verified row and signs in; Gatehouse's policy does not hold it (taken as false)")
@@ -350,7 +353,8 @@ enum LinkRules {
             return fail("signIn.emailNotVerified", gate, "yes: requireEmailVerification is set and the user's email is unverified", BetterAuthSource.handle(491),
                         error: "email_not_verified", user: registered ? nil : userID,
                         (registered ? "the user and account are created" : outcome == .linkedAndSignedIn ? "the account is linked" : "the user is found")
-                            + ", but no session: the email is unverified and the provider's requireEmailVerification is set (a verification email goes out when emailVerification.sendVerificationEmail is configured)")
+                            + ", but no session: the email is unverified and the provider's requireEmailVerification is set (a verification email goes out when emailVerification.sendVerificationEmail is configured)"
+                            + (promoted ? "; Better Auth has just marked the email verified in the store (the provider verified it) but checks the user row it read before, so this attempt is refused and the next one signs in" : ""))
         }
         trace.pass("signIn.emailNotVerified", gate, attempt.settings.requireEmailVerification ? "no, the email is verified" : "no, requireEmailVerification is not set",
                    BetterAuthSource.handle(491))
