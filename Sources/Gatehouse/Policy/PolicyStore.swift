@@ -176,7 +176,7 @@ public struct PolicyStore {
             }
         }
         if change.key.opensTakeover(change.value) && !change.acceptTakeoverRisk {
-            throw GatehouseError("refusing to set \(change.key.rawValue) to true: it lets every link flow not scoped to linkSocial accept an account whose email differs from the user's, which opens email-based account takeover",
+            throw GatehouseError("refusing to set \(change.key.rawValue) to true: it lets every link the runtime does not scope to linkSocial accept an account whose email differs from the user's; Better Auth 1.7.1 reads it only in linkSocial's redirect callback when the runtime does not apply the linkSocial value there, but any version or plugin that reads it while linking without the user's session opens email-based account takeover",
                                  fix: "for Hide My Email users set linkSocial.allowDifferentEmails instead; if you really mean it, add --accept-takeover-risk", code: "takeover_risk")
         }
         guard actor != Self.timerActor else {

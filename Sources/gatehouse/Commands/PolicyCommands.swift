@@ -25,9 +25,11 @@ enum PolicyCommands: CommandNoun {
             name: name,
             summary: summary,
             discussion: """
-                Better Auth has one instance-wide allowDifferentEmails. This policy scopes it: autoLink.allowDifferentEmails
-                (the instance-wide value) stays false, linkSocial.allowDifferentEmails applies only to the authenticated
-                linkSocial call, so a Hide My Email user can connect a provider that reports their real email.
+                Better Auth has one instance-wide allowDifferentEmails, which 1.7.1 reads only where a signed-in user links an
+                account: POST /link-social (id token) and the redirect callback of a link. This policy scopes it:
+                linkSocial.allowDifferentEmails is what the runtime applies to those requests (policy export's
+                linkSocial.appliesTo), so a Hide My Email user can connect a provider that reports their real email, by id
+                token or by redirect; autoLink.allowDifferentEmails (the instance-wide value everywhere else) stays false.
                 The runtime reads the policy on every request. Keys:
                 \(PolicyKey.allCases.map { "  \($0.rawValue) (\($0.kind.rawValue), default \($0.defaultValue.json)): \($0.summary)" }.joined(separator: "\n"))
                 """,
@@ -66,9 +68,13 @@ enum PolicyCommands: CommandNoun {
                 CommandSpec(name: "export", summary: "the effective policy for the runtime's createBetterAuth(env)",
                             discussion: """
                                 json: {"version", "generatedAt", "validUntil", "account": {"accountLinking": {...}}, "linkSocial":
-                                {"allowDifferentEmails"}}. account.accountLinking is Better Auth's option object; its allowDifferentEmails
-                                is the instance-wide (autoLink) value; the runtime uses linkSocial.allowDifferentEmails instead for
-                                POST /link-social. validUntil (absent when nothing is timed) is the next automatic revert: re-read after it.
+                                {"allowDifferentEmails", "appliesTo"}}. account.accountLinking is Better Auth's option object; its
+                                allowDifferentEmails is the instance-wide (autoLink) value; the runtime uses linkSocial.allowDifferentEmails
+                                instead for every request in linkSocial.appliesTo: POST /link-social (the id-token link) and
+                                GET|POST /callback/:providerId (where a link started by redirect compares emails; Better Auth 1.7.1 reads
+                                allowDifferentEmails nowhere else). A runtime that scopes it to POST /link-social only leaves web users who
+                                link by redirect with ?error=email_does_not_match. validUntil (absent when nothing is timed) is the next
+                                automatic revert: re-read after it.
                                 env: GATEHOUSE_POLICY_VERSION, GATEHOUSE_POLICY_VALID_UNTIL and GATEHOUSE_POLICY_JSON (the json
                                 export on one line, single-quoted), for a shell, a dotenv file or a secrets upload.
                                 """,
