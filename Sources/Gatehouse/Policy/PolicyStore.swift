@@ -250,6 +250,9 @@ public struct PolicySnapshot: Sendable, Codable {
     public let risks: [PolicyRisk]
     /// The next automatic revert: a cached copy of the policy is valid until then.
     public let nextRevertAt: Timestamp?
+    /// The requests the runtime applies `linkSocial.allowDifferentEmails` to (`PolicyExport.linkSocialRequests`), so that
+    /// `policy show --json` and the console say which linking flows the switch reaches.
+    public var linkSocialAppliesTo: [String] = PolicyExport.linkSocialRequests
 
     /// The effective values.
     public var policy: LinkingPolicy {
