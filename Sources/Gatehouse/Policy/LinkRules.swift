@@ -107,6 +107,12 @@ enum LinkRules {
         policy.trustedProviders.contains(attempt.provider)
     }
 
+    /// When the provider reports the email unverified, trust decides: say that the answer rests on the exported list.
+    static func noteTrust(_ trace: inout Trace, _ attempt: LinkAttempt) {
+        guard !attempt.emailVerified else { return }
+        trace.dependsOn.append("accountLinking.trustedProviders as the policy exports it (a list); an app that passes trustedProviders as a function decides per request")
+    }
+
     // MARK: linkSocial
 
     static func link(_ facts: LinkFacts, policy: LinkingPolicy) -> LinkDecision {
@@ -142,6 +148,7 @@ enum LinkRules {
             trace.pass("linkSocial.accountAlreadyLinked", "is the account already linked to anyone?", "no", BetterAuthSource.account(333))
         }
 
+        noteTrust(&trace, attempt)
         let untrustedUnverified = !trusted(attempt, policy) && !attempt.emailVerified
         let question = "provider untrusted and email unverified, or accountLinking.enabled false?"
         if untrustedUnverified || !policy.enabled {
@@ -181,6 +188,7 @@ enum LinkRules {
         trace.dependsOn.append("the app's user-info validation hook (assertValidUserInfo, callback.ts:263) accepts the profile; a rejection redirects with its own ?error= code")
         trace.pass("callback.link.validateUserInfo", "does the app's validation hook accept the profile?", "taken as yes (app code)", BetterAuthSource.callback(263))
 
+        noteTrust(&trace, attempt)
         let untrustedUnverified = !trusted(attempt, policy) && !attempt.emailVerified
         let question = "provider untrusted and email unverified, or accountLinking.enabled false?"
         if untrustedUnverified || !policy.enabled {
@@ -298,6 +306,7 @@ enum LinkRules {
             trace.pass("signIn.accountLookup", "does a user own the account?", "no", BetterAuthSource.handle(53))
             if let user = facts.user {
                 trace.pass("signIn.emailMatch", "is there a user with the email \(lowered) (exact code units)?", "yes, user \(user.id)", BetterAuthSource.handle(120))
+                noteTrust(&trace, attempt)
                 let refusals: [(String, Bool, String)] = [
                     ("signIn.notLinked.untrustedUnverified", !trusted(attempt, policy) && !attempt.emailVerified,
                      "\(attempt.provider) is not in accountLinking.trustedProviders and it reports the email unverified"),
