@@ -103,6 +103,10 @@ enum LinkRules {
 
     static func emailMissing(_ attempt: LinkAttempt) -> Bool { (attempt.email ?? "").isEmpty }
 
+    /// Where an email can come from when the token has none (apple.ts `getUserInfo` reads only the token's claim; the
+    /// request's `idToken.user.email` is not used).
+    static let emailSynthesis = "the provider's getUserInfo or mapProfileToUser options (app code), which can supply an email; without them Better Auth reads only the token's email claim (for Apple, not the request's idToken.user.email)"
+
     static func trusted(_ attempt: LinkAttempt, _ policy: LinkingPolicy) -> Bool {
         policy.trustedProviders.contains(attempt.provider)
     }
@@ -125,6 +129,7 @@ enum LinkRules {
         let attempt = facts.attempt, user = facts.user!
         if let refused = idTokenGate(&trace, rulePrefix: "linkSocial", source: BetterAuthSource.account(273)) { return refused }
         if emailMissing(attempt) {
+            trace.dependsOn.append(Self.emailSynthesis)
             return trace.decide("linkSocial.emailMissing", "does the token carry an email?", "no", BetterAuthSource.account(311), outcome: .error, status: 401,
                                 code: "USER_EMAIL_NOT_FOUND", message: "User email not found", user: user.id,
                                 "the provider reports no email (Apple sends it only on the first authorization): refused before any lookup")
@@ -258,6 +263,7 @@ enum LinkRules {
         }
         let emailSource = redirect ? BetterAuthSource.callback(356) : BetterAuthSource.signIn(312)
         if emailMissing(attempt) {
+            trace.dependsOn.append(Self.emailSynthesis)
             return trace.decide("signIn.emailMissing", "does the provider report an email?", "no", emailSource, outcome: .error, status: 401,
                                 code: redirect ? "email_not_found" : "USER_EMAIL_NOT_FOUND", message: "User email not found", user: nil,
                                 "the provider reports no email (Apple sends it only on the first authorization, so a returning Apple user's token often has none): refused before any lookup, even for an account the store has")

@@ -41,7 +41,8 @@ enum PolicyCommands: CommandNoun {
                                 With --for, the value reverts by itself to the value before it when the time is up (\(PolicyStore.durationRange);
                                 nothing has to be running: the revert is computed on read and recorded by
                                 the next change). --if-version applies the change only if nobody changed the policy since you read
-                                that version. Setting autoLink.allowDifferentEmails to true opens email-based account takeover and
+                                that version. Setting autoLink.allowDifferentEmails to true lets links outside linkSocial's scope accept a
+                                different email (email-based takeover wherever a link is made without the user's session) and
                                 needs --accept-takeover-risk. Provider lists: ["google","apple"] or google,apple.
                                 """,
                             arguments: [
