@@ -18,7 +18,8 @@ public enum AuthFlow: String, Sendable, Codable, CaseIterable {
 /// The app's options for the provider the attempt uses: what Better Auth reads from the provider object or its options,
 /// none of which the store or the policy holds.
 public struct ProviderSettings: Sendable, Codable, Equatable {
-    /// Whether the provider is a generic OAuth (plugin) provider; nil: built in when Better Auth has a provider of that id.
+    /// Whether the provider is a generic OAuth (plugin) provider (one may shadow a built-in id); nil or false: generic
+    /// only when Better Auth has no built-in provider of that id.
     public var generic: Bool?
     /// `disableSignUp`. Id-token sign-in reads it from the provider object, where only the generic OAuth plugin puts it.
     public var disableSignUp = false
@@ -67,6 +68,6 @@ public struct LinkAttempt: Sendable, Codable {
         self.settings = settings
     }
 
-    /// Whether Better Auth treats the provider as a generic OAuth provider.
-    var isGeneric: Bool { settings.generic ?? (BetterAuthProviders.provider(provider) == nil) }
+    /// Whether Better Auth treats the provider as a generic OAuth provider: said so, or no built-in provider has the id.
+    var isGeneric: Bool { settings.generic == true || BetterAuthProviders.provider(provider) == nil }
 }

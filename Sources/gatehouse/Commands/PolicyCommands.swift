@@ -91,9 +91,7 @@ enum PolicyCommands: CommandNoun {
                                                 linkSocial switch reaches it only where the runtime applies it to /callback/* (policy export's
                                                 linkSocial.appliesTo). The answer names the source line that decides it.
                                                 """,
-                                            options: [.value("user", "ID", "the signed-in user's Better Auth id", required: true)] + simulateOptions + [
-                                                .flag("request-sign-up", "not used by linkSocial (accepted for symmetry with signin)"),
-                                            ],
+                                            options: [.value("user", "ID", "the signed-in user's Better Auth id", required: true)] + simulateOptions,
                                             examples: [
                                                 "gatehouse policy simulate link --user U1 --provider google --email ana@gmail.com --email-verified --with linkSocial.allowDifferentEmails=true",
                                                 "gatehouse policy simulate link --flow redirect --user U1 --provider google --email ana@gmail.com --email-verified",
