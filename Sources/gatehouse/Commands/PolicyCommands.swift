@@ -131,6 +131,7 @@ enum PolicyCommands: CommandNoun {
             [entry.key, entry.value.json, entry.setBy ?? "(default)", entry.setAt?.iso8601 ?? "-",
              entry.revertsAt.map { "\($0.iso8601) → \(entry.revertsTo?.json ?? "?")" } ?? "-", oneLine(entry.reason ?? "-")]
         })
+        invocation.output.line("linkSocial.allowDifferentEmails applies to \(snapshot.linkSocialAppliesTo.joined(separator: ", ")) (policy export's linkSocial.appliesTo)")
         for risk in snapshot.risks { invocation.output.line("\(risk.severity.rawValue.uppercased()): \(risk.message)") }
         return 0
     }
