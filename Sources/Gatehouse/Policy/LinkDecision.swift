@@ -36,7 +36,7 @@ public struct LinkDecision: Sendable, Codable {
     /// `id-token` or `redirect`.
     public var via: AuthFlow = .idToken
     public let outcome: Outcome
-    /// The HTTP status Better Auth answers (302 for every answer of the redirect callback).
+    /// The HTTP status Better Auth answers (302 for every answer of the redirect callback; 0 when undetermined).
     public let httpStatus: Int
     /// Better Auth's error code: the API error's `code` (`LINKING_DIFFERENT_EMAILS_NOT_ALLOWED`), or for the redirect
     /// flow the `?error=` value (`email_does_not_match`); nil on success.
