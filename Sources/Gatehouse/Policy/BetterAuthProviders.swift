@@ -16,6 +16,7 @@ public struct BetterAuthProvider: Sendable, Equatable {
         case synthetic
     }
 
+    /// The provider id (`socialProviders` key and `account.providerId`).
     public let id: String
     /// Whether the provider declares an `idToken` verification config (`supportsIdTokenSignIn`). Without one, an id-token
     /// request answers 404 `ID_TOKEN_NOT_SUPPORTED` unless the app passes its own `verifyIdToken` option.
@@ -67,6 +68,7 @@ public enum BetterAuthProviders {
 
     /// What Gatehouse can say about the issuer Better Auth writes for a provider.
     public enum IssuerAnswer: Sendable, Equatable {
+        /// Better Auth writes this issuer for every account of the provider.
         case known(String)
         /// It depends on something outside the store; the text names it.
         case dependsOn(String)

@@ -36,6 +36,7 @@ public struct ProviderSettings: Sendable, Codable, Equatable {
     /// `overrideUserInfoOnSignIn` (read by the redirect callback only).
     public var overrideUserInfoOnSignIn = false
 
+    /// No option set: a built-in provider as Better Auth's defaults configure it.
     public init() {}
 }
 
@@ -43,19 +44,24 @@ public struct ProviderSettings: Sendable, Codable, Equatable {
 /// a returning user whose token carries no email), whether it says the email is verified, the provider's account id
 /// (`sub`), and the issuer when it cannot be derived from the provider (Microsoft's per tenant, a generic provider's).
 public struct LinkAttempt: Sendable, Codable {
+    /// The provider id (`google`, `apple`, a generic OAuth provider's id).
     public var provider: String
     /// nil: the provider reports no email.
     public var email: String?
+    /// Whether the provider says the email is verified (`email_verified`).
     public var emailVerified: Bool
     /// The provider's subject. Without it the account is taken to be one the store has never seen.
     public var accountID: String?
     /// The issuer Better Auth would write, for providers whose issuer depends on configuration or on the token.
     public var issuer: String?
+    /// By id token (the default) or by redirect.
     public var flow: AuthFlow
     /// `requestSignUp` in the `signIn.social` body (kept in the OAuth state for the redirect flow).
     public var requestSignUp: Bool
+    /// The app's options for the provider.
     public var settings: ProviderSettings
 
+    /// An attempt; by default by id token, with no issuer given and the provider's default options.
     public init(provider: String, email: String?, emailVerified: Bool, accountID: String? = nil, issuer: String? = nil,
                 flow: AuthFlow = .idToken, requestSignUp: Bool = false, settings: ProviderSettings = ProviderSettings()) {
         self.provider = provider

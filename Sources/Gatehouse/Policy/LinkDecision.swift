@@ -23,8 +23,11 @@ public struct LinkDecision: Sendable, Codable {
 
     /// One check, in Better Auth's order.
     public struct Check: Sendable, Codable {
+        /// The rule's name (`linkSocial.differentEmails`, `callback.link.emailDoesNotMatch`, …).
         public let rule: String
+        /// What Better Auth asks.
         public let question: String
+        /// What the store, the policy and the attempt answer.
         public let answer: String
         /// Whether this check decided the outcome.
         public let decisive: Bool
@@ -32,9 +35,11 @@ public struct LinkDecision: Sendable, Codable {
         public var source: String = ""
     }
 
+    /// The call simulated.
     public let flow: Flow
     /// `id-token` or `redirect`.
     public var via: AuthFlow = .idToken
+    /// What the call ends in.
     public let outcome: Outcome
     /// The HTTP status Better Auth answers (302 for every answer of the redirect callback; 0 when undetermined).
     public let httpStatus: Int
@@ -49,10 +54,13 @@ public struct LinkDecision: Sendable, Codable {
     public let rule: String
     /// The Better Auth 1.7.1 source that decides (file:line function).
     public var source: String = ""
+    /// Why, in words.
     public let explanation: String
     /// The user acted on (signed in as, linked to).
     public let userID: String?
+    /// Every check made, in Better Auth's order; the last one decided.
     public let checks: [Check]
+    /// How the account was looked up (`(issuer, accountId)` and where the issuer came from).
     public let accountLookup: String
     /// The policy version the simulation read.
     public var policyVersion = 0
@@ -60,6 +68,7 @@ public struct LinkDecision: Sendable, Codable {
     public var hypothetical: [String] = []
     /// For a Hide My Email case: whether flipping `linkSocial.allowDifferentEmails` would change the answer.
     public var hideMyEmail: HideMyEmailNote?
+    /// Remarks on how Better Auth's code behaves here (a flag it does not read, a runtime it depends on).
     public var notes: [String] = []
     /// What outside the store and the policy could change this answer (the app's code and options), taken as stated.
     public var dependsOn: [String] = []
@@ -100,6 +109,7 @@ public struct HideMyEmailNote: Sendable, Codable {
     public let switchWouldChange: Bool
     /// The answer with the switch flipped.
     public let outcomeWithSwitchFlipped: String
+    /// What to do about it.
     public let advice: String
 
     init(current: LinkDecision, flipped: LinkDecision, switchValue: Bool) {
