@@ -44,8 +44,9 @@ enum LinkRules {
         /// The answer: the deciding check is recorded last, marked decisive.
         mutating func decide(_ rule: String, _ question: String, _ answer: String, _ source: String, outcome: LinkDecision.Outcome,
                              status: Int, code: String? = nil, message: String? = nil, redirectTo: String? = nil,
-                             user: String?, _ why: String) -> LinkDecision {
+                             user: String?, then later: [LinkDecision.Check] = [], _ why: String) -> LinkDecision {
             checks.append(.init(rule: rule, question: question, answer: answer, decisive: true, source: source))
+            checks += later
             var decision = LinkDecision(flow: flow, outcome: outcome, httpStatus: facts.attempt.flow == .redirect ? 302 : status,
                                         errorCode: code, errorMessage: facts.attempt.flow == .redirect ? nil : message, rule: rule,
                                         explanation: why, userID: user, checks: checks, accountLookup: facts.lookup)
@@ -273,13 +274,15 @@ enum LinkRules {
         let lowered = JavaScriptString.toLowerCase(email)
 
         /// The error string `handleOAuthUserInfo` returns, as each flow answers it.
-        func fail(_ rule: String, _ question: String, _ answer: String, _ source: String, error: String, user: String?, _ why: String) -> LinkDecision {
+        func fail(_ rule: String, _ question: String, _ answer: String, _ source: String, error: String, user: String?,
+                  then later: [LinkDecision.Check] = [], _ why: String) -> LinkDecision {
             if error == "email_not_verified" {
                 return trace.decide(rule, question, answer, source, outcome: .error, status: 403, code: redirect ? error : "EMAIL_NOT_VERIFIED",
-                                    message: "Email not verified", user: user, why)
+                                    message: "Email not verified", user: user, then: later, why)
             }
             return trace.decide(rule, question, answer, source, outcome: .error, status: 401,
-                                code: redirect ? error.split(separator: " ").joined(separator: "_") : "OAUTH_LINK_ERROR", message: error, user: user, why)
+                                code: redirect ? error.split(separator: " ").joined(separator: "_") : "OAUTH_LINK_ERROR", message: error, user: user,
+                                then: later, why)
         }
 
         trace.dependsOn.append("the app's user-info validation hook (assertValidUserInfo) accepts the profile")
@@ -322,12 +325,13 @@ enum LinkRules {
                     ("signIn.notLinked.implicitLinkingDisabled", policy.disableImplicitLinking, "accountLinking.disableImplicitLinking is true"),
                 ]
                 let reasons = refusals.filter(\.1)
-                if let first = reasons.first {
-                    for (rule, hit, text) in refusals where rule != first.0 {
-                        trace.pass(rule, rule.replacingOccurrences(of: "signIn.notLinked.", with: "refuse: ") + "?", hit ? text : "no", BetterAuthSource.handle(160))
-                    }
-                    return fail(first.0, first.0.replacingOccurrences(of: "signIn.notLinked.", with: "refuse: ") + "?", first.2, BetterAuthSource.handle(160),
-                                error: "account not linked", user: user.id,
+                func question(_ rule: String) -> String { rule.replacingOccurrences(of: "signIn.notLinked.", with: "refuse: ") + "?" }
+                if let first = reasons.first, let at = refusals.firstIndex(where: { $0.0 == first.0 }) {
+                    // One condition in Better Auth: the checks are listed in its order, the first that holds decides.
+                    for (rule, _, _) in refusals[..<at] { trace.pass(rule, question(rule), "no", BetterAuthSource.handle(160)) }
+                    let later = refusals[(at + 1)...].map { LinkDecision.Check(rule: $0.0, question: question($0.0), answer: $0.1 ? "also: \($0.2)" : "no",
+                                                                               decisive: false, source: BetterAuthSource.handle(160)) }
+                    return fail(first.0, question(first.0), first.2, BetterAuthSource.handle(160), error: "account not linked", user: user.id, then: later,
                                 "a user with this email exists but the account is not linked: " + reasons.map(\.2).joined(separator: "; "))
                 }
                 for (rule, _, _) in refusals {
