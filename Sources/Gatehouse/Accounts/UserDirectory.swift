@@ -173,7 +173,7 @@ public struct UserDirectory {
         if text.hasPrefix(SyncSub.prefix) {
             id = try SyncSub(text).userID.flatMap { try db.row(sql.exists, [$0.rawValue]) != nil ? $0 : nil }
         } else if text.contains("@") {
-            id = try db.row(sql.idByEmail, [text.lowercased()])?[0].string.map(BetterAuthUserID.init)
+            id = try db.row(sql.idByEmail, [JavaScriptString.toLowerCase(text)])?[0].string.map(BetterAuthUserID.init)
         } else {
             id = try db.row(sql.exists, [text]) != nil ? BetterAuthUserID(text) : nil
         }

@@ -314,9 +314,7 @@ public struct MergePlanner {
             case .target?: decision = "U1 keeps \(targetEmail)"
             case nil: decision = required ? nil : "U1 keeps \(targetEmail) (default)"
             }
-            conflicts.append(MergeConflict(kind: .email, message: required ? "U1's email \(targetEmail) is a private relay; U2's \(sourceEmail) is real"
-                                                                            : "U1's email is \(targetEmail); U2's is \(sourceEmail)",
-                                           decision: decision))
+            conflicts.append(MergeConflict.email(target: targetEmail, source: sourceEmail, relayRequired: required, decision: decision))
             if user.has(.role), let role = read.sourceUser[column(user, .role)].string, role.contains("admin") {
                 warnings.append("U2 is an admin (user.role = \(role)); U1 does not become one by this merge")
             }

@@ -28,7 +28,7 @@ public struct MergeUserResolver {
         }
         if let id = SyncSub(text).userID, try exists(id.rawValue) { return id }
         if try exists(text) { return BetterAuthUserID(text) }
-        if text.contains("@"), let id = try store.db.scalar("SELECT \(idColumn) FROM \(user.sql) WHERE \(user.col(.email)) = ?", [text.lowercased()]).string {
+        if text.contains("@"), let id = try store.db.scalar("SELECT \(idColumn) FROM \(user.sql) WHERE \(user.col(.email)) = ?", [JavaScriptString.toLowerCase(text)]).string {
             return BetterAuthUserID(id)
         }
         let shown = text.count > 60 ? String(text.prefix(60)) + "…" : text

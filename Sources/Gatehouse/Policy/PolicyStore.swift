@@ -73,10 +73,10 @@ public struct PolicyStore {
     @discardableResult
     public func set(_ change: PolicyChange, actor: Actor, now: Timestamp) throws -> PolicyChangeResult {
         try validate(change, actor: actor)
-        // Not `store.change`: the audit details (version, old value) are known only inside the
+        return // Not `store.change`: the audit details (version, old value) are known only inside the
         // transaction, and reverts are audited under their own actor first. Same guarantee:
         // every audit entry commits or rolls back with the change it describes.
-        return try store.db.write {
+        try store.db.write {
             var state = try PolicyState.load(store.db)
             let reverts = try materialise(&state, now: now)
             if let expected = change.ifVersion, expected != state.version {
@@ -172,7 +172,7 @@ public struct PolicyStore {
             }
         }
         if change.key.opensTakeover(change.value) && !change.acceptTakeoverRisk {
-            throw GatehouseError("refusing to set \(change.key.rawValue) to true: it lets every link flow not scoped to linkSocial accept an account whose email differs from the user's, which opens email-based account takeover",
+            throw GatehouseError("refusing to set \(change.key.rawValue) to true: it lets every link the runtime does not scope to linkSocial accept an account whose email differs from the user's; Better Auth 1.7.1 reads it only in linkSocial's redirect callback when the runtime does not apply the linkSocial value there, but any version or plugin that reads it while linking without the user's session opens email-based account takeover",
                                  fix: "for Hide My Email users set linkSocial.allowDifferentEmails instead; if you really mean it, add --accept-takeover-risk", code: .takeoverRisk)
         }
         guard actor != Self.timerActor else {
@@ -246,6 +246,9 @@ public struct PolicySnapshot: Sendable, Codable {
     public let risks: [PolicyRisk]
     /// The next automatic revert: a cached copy of the policy is valid until then.
     public let nextRevertAt: Timestamp?
+    /// The requests the runtime applies `linkSocial.allowDifferentEmails` to (`PolicyExport.linkSocialRequests`), so that
+    /// `policy show --json` and the console say which linking flows the switch reaches.
+    public var linkSocialAppliesTo: [String] = PolicyExport.linkSocialRequests
 
     /// The effective values.
     public var policy: LinkingPolicy {

@@ -103,7 +103,8 @@ enum UsersCommands: CommandNoun {
         if detail.accounts.isEmpty { out.line("  (none)") }
         for account in detail.accounts {
             out.line("  \(account.providerId)  \(account.accountId)")
-            out.line("    id \(account.id)" + (account.issuer.map { ", issuer \($0)" } ?? ", issuer (not recorded: database before Better Auth 1.7)"))
+            let remark = BetterAuthProviders.issuerRemark(providerID: account.providerId, recorded: account.issuer).map { " (\($0))" } ?? ""
+            out.line("    id \(account.id)" + (account.issuer.map { ", issuer \($0)" } ?? ", issuer (not recorded: database before Better Auth 1.7)") + remark)
             out.line("    created \(account.createdAt?.iso8601 ?? "-"), updated \(account.updatedAt?.iso8601 ?? "-")")
             if let scope = account.scope { out.line("    scopes \(scope)") }
             let present = [("access token", account.hasAccessToken), ("refresh token", account.hasRefreshToken),
