@@ -1,5 +1,12 @@
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Locking
 
 /// Keeps slow or silent clients from holding every connection the server has (slowloris).
 ///
@@ -29,19 +36,42 @@ final class ConnectionTracker: @unchecked Sendable {
         var waitingSince: UInt64?
     }
 
-    private let lock = NSLock()
-    private var entries: [UInt: Entry] = [:]
-    private var waiting = 0
+    /// Every open connection, how many wait, and how many were closed: changed only under the lock.
+    private struct Table {
+        var entries: [UInt: Entry] = [:]
+        var waiting = 0
+        var evictions = 0
+
+        /// Shuts down the connection that has waited longest (other than `except`); false when there is none.
+        /// The entry stays until libmicrohttpd reports the connection closed.
+        mutating func evictOldestWaiting(except: UInt) -> Bool {
+            var oldest: (key: UInt, since: UInt64)?
+            for (key, entry) in entries where key != except {
+                if let since = entry.waitingSince, since < (oldest?.since ?? .max) { oldest = (key, since) }
+            }
+            guard let oldest, let entry = entries[oldest.key] else { return false }
+            evict(oldest.key, entry)
+            return true
+        }
+
+        /// Shuts the socket down and stops counting the connection as waiting.
+        mutating func evict(_ key: UInt, _ entry: Entry) {
+            if entry.fd >= 0 { _ = shutdown(entry.fd, Int32(SHUT_RDWR)) }
+            entries[key]?.waitingSince = nil
+            waiting -= 1
+            evictions += 1
+        }
+    }
+
+    private let table = Locked(Table())
     private let maxWaiting: Int
     private let headTimeoutNanoseconds: UInt64
     private var sweeper: Thread?
     private var stopped = false
     private let stopCondition = NSCondition()
 
-    private var evictionCount = 0
-
     /// How many connections were closed for waiting too long or to make room (for tests and the bench).
-    var evictions: Int { lock.withLock { evictionCount } }
+    var evictions: Int { table.value.evictions }
 
     init(maxWaiting: Int, headTimeoutSeconds: Int) {
         self.maxWaiting = maxWaiting
@@ -53,70 +83,52 @@ final class ConnectionTracker: @unchecked Sendable {
 
     /// A connection was accepted: it waits for its first request head. Makes room if too many wait.
     func opened(_ connection: OpaquePointer, fd: Int32) {
-        lock.withLock {
-            entries[Self.key(connection)] = Entry(fd: fd, waitingSince: Self.now())
-            waiting += 1
-            while waiting > maxWaiting, evictOldestWaiting(except: Self.key(connection)) {}
+        let key = Self.key(connection), limit = maxWaiting
+        table.withLock { table in
+            table.entries[key] = Entry(fd: fd, waitingSince: Self.now())
+            table.waiting += 1
+            while table.waiting > limit, table.evictOldestWaiting(except: key) {}
         }
     }
 
     /// A connection is gone (libmicrohttpd is about to close its descriptor).
     func closed(_ connection: OpaquePointer) {
-        lock.withLock {
-            if let entry = entries.removeValue(forKey: Self.key(connection)), entry.waitingSince != nil { waiting -= 1 }
+        let key = Self.key(connection)
+        table.withLock { table in
+            if let entry = table.entries.removeValue(forKey: key), entry.waitingSince != nil { table.waiting -= 1 }
         }
     }
 
     /// A request's head is complete: the connection is busy until the request completes.
     func requestStarted(_ connection: OpaquePointer) {
-        lock.withLock {
-            let key = Self.key(connection)
-            guard entries[key]?.waitingSince != nil else { return }
-            entries[key]?.waitingSince = nil
-            waiting -= 1
+        let key = Self.key(connection)
+        table.withLock { table in
+            guard table.entries[key]?.waitingSince != nil else { return }
+            table.entries[key]?.waitingSince = nil
+            table.waiting -= 1
         }
     }
 
     /// A request is over; a kept-alive connection waits for the next request head.
     func requestCompleted(_ connection: OpaquePointer) {
-        lock.withLock {
-            let key = Self.key(connection)
-            guard let entry = entries[key], entry.waitingSince == nil else { return }
-            entries[key]?.waitingSince = Self.now()
-            waiting += 1
+        let key = Self.key(connection)
+        table.withLock { table in
+            guard let entry = table.entries[key], entry.waitingSince == nil else { return }
+            table.entries[key]?.waitingSince = Self.now()
+            table.waiting += 1
         }
     }
 
     /// How many connections are open, and how many of them wait for a request head.
-    var counts: (open: Int, waiting: Int) { lock.withLock { (entries.count, waiting) } }
-
-    /// Shuts down the connection that has waited longest (other than `except`); false when there is none.
-    /// Called with the lock held. The entry stays until libmicrohttpd reports the connection closed.
-    private func evictOldestWaiting(except: UInt) -> Bool {
-        var oldest: (key: UInt, since: UInt64)?
-        for (key, entry) in entries where key != except {
-            if let since = entry.waitingSince, since < (oldest?.since ?? .max) { oldest = (key, since) }
-        }
-        guard let oldest, let entry = entries[oldest.key] else { return false }
-        evict(oldest.key, entry)
-        return true
-    }
-
-    /// Shuts the socket down and stops counting the connection as waiting. Called with the lock held.
-    private func evict(_ key: UInt, _ entry: Entry) {
-        if entry.fd >= 0 { _ = shutdown(entry.fd, Int32(SHUT_RDWR)) }
-        entries[key]?.waitingSince = nil
-        waiting -= 1
-        evictionCount += 1
-    }
+    var counts: (open: Int, waiting: Int) { table.withLock { ($0.entries.count, $0.waiting) } }
 
     /// Closes every connection that has waited longer than the head timeout.
     func sweep() {
         guard headTimeoutNanoseconds > 0 else { return }
-        let now = Self.now()
-        lock.withLock {
-            for (key, entry) in entries {
-                if let since = entry.waitingSince, now > since, now - since > headTimeoutNanoseconds { evict(key, entry) }
+        let now = Self.now(), timeout = headTimeoutNanoseconds
+        table.withLock { table in
+            for (key, entry) in table.entries {
+                if let since = entry.waitingSince, now > since, now - since > timeout { table.evict(key, entry) }
             }
         }
     }
@@ -146,9 +158,9 @@ final class ConnectionTracker: @unchecked Sendable {
         stopped = true
         stopCondition.broadcast()
         stopCondition.unlock()
-        lock.withLock {
-            entries.removeAll()
-            waiting = 0
+        table.withLock { table in
+            table.entries.removeAll()
+            table.waiting = 0
         }
     }
 }

@@ -50,13 +50,16 @@ public final class HTTPServer: @unchecked Sendable {
     private let handler: Handler
     private let inlineHandler: InlineHandler?
     private let lane: LaneClassifier?
-    /// The running daemon's context; libmicrohttpd holds it unretained, so it is kept until `MHD_stop_daemon` returns.
-    private var context: ServerContext?
-    /// Serializes `start()` and `stop()`; held while `MHD_stop_daemon` waits for handlers.
-    private let lifecycleLock = NSLock()
-    /// The bound port, which handlers may read while `stop()` holds `lifecycleLock`.
+    /// The running daemon and its context (libmicrohttpd holds the context unretained, so it is kept until
+    /// `MHD_stop_daemon` returns). The lock serializes `start()` and `stop()`; it is held while `MHD_stop_daemon`
+    /// waits for handlers.
+    private struct Running {
+        var daemon: OpaquePointer?
+        var context: ServerContext?
+    }
+    private let running = Locked(Running())
+    /// The bound port, which handlers may read while `stop()` holds the lifecycle lock.
     private let boundPort = Locked<UInt16>(0)
-    private var daemon: OpaquePointer?
 
     /// A server that is not yet listening; call ``start()``. `inline`, when given, is tried first on the
     /// connection's thread for every complete request (see ``InlineHandler``); `lane`, when given, puts
@@ -82,8 +85,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// Also sets `SIGPIPE` to be ignored, so a client that hangs up cannot kill the process.
     /// - Throws: ``HTTPServerError`` naming the address and what to do: address in use, not an IP address, …
     public func start() throws {
-        try lifecycleLock.withLock {
-            guard daemon == nil else {
+        try running.withLock { running in
+            guard running.daemon == nil else {
                 throw HTTPServerError(kind: .alreadyStarted, message: "The HTTP server is already running on port \(port); stop it before starting it again.")
             }
             try configuration.validate()
@@ -134,8 +137,8 @@ public final class HTTPServer: @unchecked Sendable {
             if port == 0 {
                 port = Self.listeningPort(of: started, library: library) ?? configuration.port
             }
-            daemon = started
-            self.context = context
+            running.daemon = started
+            running.context = context
             context.connections.start()
             boundPort.withLock { $0 = port }
         }
@@ -146,15 +149,14 @@ public final class HTTPServer: @unchecked Sendable {
     /// Safe to call more than once and on a server that never started. Do not call it from a handler:
     /// it waits for the handler's own thread.
     public func stop() {
-        lifecycleLock.withLock {
-            guard let running = daemon, let context else { return }
+        running.withLock { running in
+            guard let daemon = running.daemon, let context = running.context else { return }
             // Handlers first: once the pool is closed no connection is left suspended, which
             // MHD_stop_daemon requires (it aborts the process otherwise). Requests completing meanwhile get 503.
             context.pool.close()
-            context.library.stopDaemon(running)
+            context.library.stopDaemon(daemon)
             context.connections.stop()
-            daemon = nil
-            self.context = nil
+            running = Running()
             boundPort.withLock { $0 = 0 }
         }
     }
@@ -162,8 +164,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// How many connections are open and how many wait for a request head, and how many were closed for
     /// waiting too long or to make room (see ``HTTPServerConfiguration/maxWaitingConnections``); zeros when stopped.
     public var connectionCounts: (open: Int, waiting: Int, evicted: Int) {
-        lifecycleLock.withLock {
-            guard let context else { return (0, 0, 0) }
+        running.withLock { running in
+            guard let context = running.context else { return (0, 0, 0) }
             let counts = context.connections.counts
             return (counts.open, counts.waiting, context.connections.evictions)
         }

@@ -1,5 +1,11 @@
 import CMicroHTTPD
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// libmicrohttpd, loaded with `dlopen` the first time a server starts rather than linked.
 ///

@@ -1,6 +1,12 @@
 import Foundation
 import Gatehouse
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Locking
 
 /// Notices when the store file the console opened is removed or replaced while it runs.
