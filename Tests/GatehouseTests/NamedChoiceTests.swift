@@ -21,7 +21,7 @@ final class NamedChoiceTests: XCTestCase {
         }
         XCTAssertThrowsError(try NamedChoice.parse("emial", as: Kind.self)) { error in
             let refusal = error as! NamedChoice.Refusal
-            XCTAssertEqual(refusal.message(field: "?by", echo: false), "?by must be one of email, name, id, sub")
+            XCTAssertEqual(refusal.message(field: "?by", echo: false), "?by must be one of email, name, id, sub; did you mean email?")
             XCTAssertEqual(refusal.suggestion, "email")
         }
     }

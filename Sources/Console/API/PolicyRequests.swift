@@ -85,15 +85,8 @@ struct PolicySimulateRequest: Decodable, Sendable {
     func attempt() throws -> LinkAttempt {
         var settings = ProviderSettings()
         for name in providerOptions ?? [] {
-            switch name {
-            case "disableSignUp": settings.disableSignUp = true
-            case "disableImplicitSignUp": settings.disableImplicitSignUp = true
-            case "requireEmailVerification": settings.requireEmailVerification = true
-            case "disableIdTokenSignIn": settings.disableIdTokenSignIn = true
-            case "verifyIdToken": settings.customVerifyIdToken = true
-            case "overrideUserInfoOnSignIn": settings.overrideUserInfoOnSignIn = true
-            default: throw GatehouseError.invalid("\"\(name.prefix(40))\" is not a provider option the simulator knows",
-                                                  fix: "use disableSignUp, disableImplicitSignUp, requireEmailVerification, disableIdTokenSignIn, verifyIdToken or overrideUserInfoOnSignIn")
+            do { settings.set(try NamedChoice.parse(name, as: ProviderSettings.Option.self, caseSensitive: true)) } catch {
+                throw APIError.badRequest(error.message(field: "each of \"providerOptions\"", echo: false))
             }
         }
         if generic == true { settings.generic = true }

@@ -30,6 +30,23 @@ public struct ProviderSettings: Sendable, Codable, Equatable {
 
     /// No option set: a built-in provider as Better Auth's defaults configure it.
     public init() {}
+
+    /// An option the app can set on the provider, by Better Auth's own (case-sensitive) name.
+    public enum Option: String, Sendable, CaseIterable {
+        case disableSignUp, disableImplicitSignUp, requireEmailVerification, disableIdTokenSignIn, verifyIdToken, overrideUserInfoOnSignIn
+    }
+
+    /// Sets `option`.
+    public mutating func set(_ option: Option) {
+        switch option {
+        case .disableSignUp: disableSignUp = true
+        case .disableImplicitSignUp: disableImplicitSignUp = true
+        case .requireEmailVerification: requireEmailVerification = true
+        case .disableIdTokenSignIn: disableIdTokenSignIn = true
+        case .verifyIdToken: customVerifyIdToken = true
+        case .overrideUserInfoOnSignIn: overrideUserInfoOnSignIn = true
+        }
+    }
 }
 
 /// What a provider hands Better Auth in a sign-in or link: the provider, the email it reports (none at all, as Apple for

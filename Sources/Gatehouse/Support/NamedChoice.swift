@@ -14,10 +14,10 @@ public enum NamedChoice {
         /// The accepted name closest to what was given, if one is close.
         public let suggestion: String?
 
-        /// "`field` must be a or b" (or "must be one of a, b, c"), with `, got "…"` when `echo`.
+        /// "`field` must be a or b" (or "must be one of a, b, c"), with `, got "…"` when `echo`, and the closest name.
         public func message(field: String, echo: Bool) -> String {
             let names = choices.count == 2 ? "\(choices[0]) or \(choices[1])" : "one of \(choices.joined(separator: ", "))"
-            return "\(field) must be \(names)" + (echo ? ", got \"\(shownGiven)\"" : "")
+            return "\(field) must be \(names)" + (echo ? ", got \"\(shownGiven)\"" : "") + (suggestion.map { "; did you mean \($0)?" } ?? "")
         }
 
         /// What was given, shortened and with control characters escaped, for messages that echo it.
@@ -25,16 +25,17 @@ public enum NamedChoice {
     }
 
     /// The case of `T` named by `text`.
-    public static func parse<T: CaseIterable & RawRepresentable>(_ text: String, as type: T.Type = T.self) throws(Refusal) -> T
+    /// `caseSensitive` names take only their exact spelling (names an app writes in code, such as Better Auth's options).
+    public static func parse<T: CaseIterable & RawRepresentable>(_ text: String, as type: T.Type = T.self, caseSensitive: Bool = false) throws(Refusal) -> T
     where T.RawValue == String {
-        try parse(text, among: Array(T.allCases), name: \.rawValue)
+        try parse(text, among: Array(T.allCases), name: \.rawValue, caseSensitive: caseSensitive)
     }
 
     /// The one of `choices` whose `name` is `text`.
-    public static func parse<T>(_ text: String, among choices: [T], name: (T) -> String) throws(Refusal) -> T {
+    public static func parse<T>(_ text: String, among choices: [T], name: (T) -> String, caseSensitive: Bool = false) throws(Refusal) -> T {
         if let exact = choices.first(where: { name($0) == text }) { return exact }
         let normalized = text.lowercased().replacingOccurrences(of: "-", with: "_")
-        if let folded = choices.first(where: { name($0).lowercased() == normalized }) { return folded }
+        if !caseSensitive, let folded = choices.first(where: { name($0).lowercased() == normalized }) { return folded }
         let names = choices.map(name)
         throw Refusal(given: text, choices: names, suggestion: Suggestion.closest(to: normalized, among: names))
     }

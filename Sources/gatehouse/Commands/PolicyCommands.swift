@@ -200,8 +200,7 @@ enum PolicyCommands: CommandNoun {
     }
 
     /// The provider options `--provider-option` takes, as Better Auth names them.
-    static let providerOptionNames = ["disableSignUp", "disableImplicitSignUp", "requireEmailVerification", "disableIdTokenSignIn",
-                                      "verifyIdToken", "overrideUserInfoOnSignIn"]
+    static let providerOptionNames = ProviderSettings.Option.allCases.map(\.rawValue)
 
     static func attempt(_ invocation: Invocation) throws -> LinkAttempt {
         let email = invocation.value("email")
@@ -212,16 +211,8 @@ enum PolicyCommands: CommandNoun {
         }
         var settings = ProviderSettings()
         for name in invocation.values("provider-option") {
-            switch name {
-            case "disableSignUp": settings.disableSignUp = true
-            case "disableImplicitSignUp": settings.disableImplicitSignUp = true
-            case "requireEmailVerification": settings.requireEmailVerification = true
-            case "disableIdTokenSignIn": settings.disableIdTokenSignIn = true
-            case "verifyIdToken": settings.customVerifyIdToken = true
-            case "overrideUserInfoOnSignIn": settings.overrideUserInfoOnSignIn = true
-            default:
-                let hint = Suggestion.closest(to: name, among: providerOptionNames).map { "; did you mean \($0)?" } ?? ""
-                throw invocation.usage("--provider-option \"\(name.prefix(40))\" is not one of \(providerOptionNames.joined(separator: ", "))\(hint)")
+            do { settings.set(try NamedChoice.parse(name, as: ProviderSettings.Option.self, caseSensitive: true)) } catch {
+                throw invocation.usage(error.message(field: "--provider-option", echo: true))
             }
         }
         if invocation.flag("generic") { settings.generic = true }
