@@ -19,16 +19,18 @@ let package = Package(
         // commands do not load it (and GnuTLS behind it) at every start.
         .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
 
-        // Infrastructure, with no domain knowledge.
+        // Infrastructure, with no domain knowledge. `Locking` is the one lock type (`Locked<Value>`) the others share.
+        .target(name: "Locking"),
         .target(name: "Storage", dependencies: ["CSQLite"]),
-        .target(name: "JOSE", dependencies: ["CCrypto"]),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        .target(name: "JOSE", dependencies: ["CCrypto", "Locking"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Locking"]),
 
         // The domain: one service layer that the CLI and the console both call.
-        .target(name: "Gatehouse", dependencies: ["Storage", "JOSE"]),
-        .target(name: "Console", dependencies: ["Gatehouse", "HTTPServer"]),
+        .target(name: "Gatehouse", dependencies: ["Storage", "JOSE", "Locking"]),
+        .target(name: "Console", dependencies: ["Gatehouse", "HTTPServer", "Locking"]),
         .executableTarget(name: "gatehouse", dependencies: ["Console", "Gatehouse"]),
 
+        .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE"]),
         // A raw-socket HTTP client shared by the tests that go over a real socket.

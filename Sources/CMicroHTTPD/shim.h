@@ -36,6 +36,7 @@ static inline struct MHD_Daemon *gatehouse_mhd_start_daemon(
     MHD_AccessHandlerCallback access_handler, void *access_handler_cls,
     MHD_RequestCompletedCallback completed, void *completed_cls,
     gatehouse_mhd_uri_log_callback uri_log, void *uri_log_cls,
+    MHD_NotifyConnectionCallback notify_connection, void *notify_connection_cls,
     unsigned int thread_pool_size,
     unsigned int connection_limit,
     unsigned int connection_timeout_seconds,
@@ -52,6 +53,7 @@ static inline struct MHD_Daemon *gatehouse_mhd_start_daemon(
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
         MHD_OPTION_URI_LOG_CALLBACK, uri_log, uri_log_cls,
+        MHD_OPTION_NOTIFY_CONNECTION, notify_connection, notify_connection_cls,
         MHD_OPTION_END);
 }
 
@@ -75,6 +77,14 @@ static inline const struct sockaddr *gatehouse_mhd_client_address(const void *ge
     const union MHD_ConnectionInfo *info =
         ((__typeof__(&MHD_get_connection_info))get_connection_info)(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     return info != NULL ? info->client_addr : NULL;
+}
+
+/* MHD_get_connection_info: the connection's socket, or -1 if unknown. */
+static inline int gatehouse_mhd_connection_fd(const void *get_connection_info, struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info =
+        ((__typeof__(&MHD_get_connection_info))get_connection_info)(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info != NULL ? info->connect_fd : -1;
 }
 
 #endif

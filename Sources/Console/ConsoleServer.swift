@@ -1,6 +1,7 @@
 import Foundation
 import Gatehouse
 import HTTPServer
+import Locking
 
 /// The console: static files from `Public/` and the JSON API under `/api`, over the Gatehouse
 /// service layer, behind the console's own request checks.
@@ -19,7 +20,7 @@ public final class ConsoleServer: Sendable {
         /// Listening on a non-loopback address needs this, deliberately.
         public var allowRemote: Bool
         public var threads: Int
-        /// Writes one line per request (method, path without query, status, time) to stderr.
+        /// Writes one line per request (method, path without query, status, time) to stderr; see ``RequestLogLine``.
         public var logRequests: Bool
         /// Token lifetimes (`GATEHOUSE_ACCESS_TOKEN_TTL` shortens the access token's), login throttle, clock.
         public var auth: AuthSettings
@@ -41,7 +42,8 @@ public final class ConsoleServer: Sendable {
 
     private let options: Options
     private let server: HTTPServer
-    private let state: State
+    /// What the request handler needs (internal: route tests call `ConsoleServer.handle` with it in-process).
+    let state: State
 
     /// What the request handler needs; the guard is set once the port is known.
     final class State: @unchecked Sendable {
@@ -53,10 +55,13 @@ public final class ConsoleServer: Sendable {
         let router: Router
         let logRequests: Bool
         let auth: AuthSettings
-        private let lock = NSLock()
-        private var guardValue: RequestGuard?
+        /// Whether the store file is still the one the console opened.
+        let storeFile: StoreFileWatch
+        private let guardValue = Locked<RequestGuard?>(nil)
 
-        init(stores: StorePool, inlineStores: StorePool, files: StaticFiles, router: Router, logRequests: Bool, auth: AuthSettings) {
+        init(stores: StorePool, inlineStores: StorePool, files: StaticFiles, router: Router, logRequests: Bool, auth: AuthSettings,
+             storeFile: StoreFileWatch) {
+            self.storeFile = storeFile
             self.stores = stores
             self.inlineStores = inlineStores
             self.files = files
@@ -66,8 +71,8 @@ public final class ConsoleServer: Sendable {
         }
 
         var requestGuard: RequestGuard? {
-            get { lock.withLock { guardValue } }
-            set { lock.withLock { guardValue = newValue } }
+            get { guardValue.value }
+            set { guardValue.withLock { $0 = newValue } }
         }
     }
 
@@ -79,6 +84,7 @@ public final class ConsoleServer: Sendable {
         }
         self.options = options
         let stores = try StorePool(path: options.storePath, configurationPath: options.configurationPath, size: options.threads)
+        let storeFile = StoreFileWatch(path: options.storePath)
         // libmicrohttpd's threads only read sockets and answer cheap requests: one per core is enough, and more
         // would only take turns on the cores. Slow work gets `threads` handler threads of its own.
         let connectionThreads = max(1, min(options.threads, ProcessInfo.processInfo.activeProcessorCount))
@@ -90,12 +96,15 @@ public final class ConsoleServer: Sendable {
         var router = Router()
         APIRoutes.register(on: &router)
         let state = State(stores: stores, inlineStores: inlineStores, files: files, router: router, logRequests: options.logRequests,
-                          auth: options.auth)
+                          auth: options.auth, storeFile: storeFile)
         self.state = state
         let configuration = HTTPServerConfiguration(address: options.address, port: options.port, threadPoolSize: connectionThreads,
-                                                    handlerThreadCount: options.threads, connectionLimit: 512, connectionTimeoutSeconds: 30,
+                                                    handlerThreadCount: options.threads, connectionLimit: Self.connectionLimit,
+                                                    connectionTimeoutSeconds: 30, requestHeadTimeoutSeconds: Self.requestHeadTimeoutSeconds,
+                                                    maxWaitingConnections: Self.maxWaitingConnections,
                                                     maxBodyBytes: 1 << 20, maxHeaderBytes: Self.maxHeaderBytes)
-        server = HTTPServer(configuration: configuration, inline: { request in ConsoleServer.handleInline(request, state: state) }) { request in
+        server = HTTPServer(configuration: configuration, inline: { request in ConsoleServer.handleInline(request, state: state) },
+                            lane: { request in ConsoleServer.lane(of: request, state: state) }) { request in
             ConsoleServer.handle(request, state: state)
         }
     }
@@ -103,7 +112,7 @@ public final class ConsoleServer: Sendable {
     /// Starts listening.
     public func start() throws {
         do { try server.start() } catch let error as HTTPServerError {
-            throw GatehouseError(error.message, code: "listen_failed")
+            throw GatehouseError(error.message, code: .listenFailed)
         }
         state.requestGuard = RequestGuard(address: options.address, port: server.port, allowRemote: options.allowRemote)
     }
@@ -113,6 +122,9 @@ public final class ConsoleServer: Sendable {
 
     /// The bound port.
     public var port: UInt16 { server.port }
+
+    /// Open connections, those waiting for a request head, and those closed for waiting too long or to make room.
+    public var connectionCounts: (open: Int, waiting: Int, evicted: Int) { server.connectionCounts }
 
     /// The URL to open.
     public var url: String {
@@ -128,6 +140,19 @@ public final class ConsoleServer: Sendable {
     /// request on a kept-alive connection, so a bigger pool costs time on every request: 16 KiB holds the
     /// console's headers (a bearer token, no cookies) many times over.
     static let maxHeaderBytes = 16 * 1024
+
+    /// Connections open at once. Slow or silent clients cannot fill them: at most `maxWaitingConnections`
+    /// may wait for a request head, each for at most `requestHeadTimeoutSeconds` (see `HTTPServer`'s
+    /// `ConnectionTracker`); the rest of the limit stays for requests that are running.
+    static let connectionLimit = 1024
+    static let maxWaitingConnections = 128
+    static let requestHeadTimeoutSeconds = 10
+
+    /// The handler pool's lane for a request that was not answered inline (see `RouteCost`).
+    static func lane(of request: HTTPRequest, state: State) -> HTTPServer.Lane {
+        guard case .success(let (route, _)) = state.router.match(method: request.method, path: request.path) else { return .standard }
+        return route.lane
+    }
 
     static let securityHeaders: [(String, String)] = [
         ("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'"),
@@ -174,10 +199,16 @@ public final class ConsoleServer: Sendable {
         response.headers["X-Request-Id"] = requestID
         if state.logRequests {
             let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
-            let line = "\(Timestamp.now().iso8601) \(requestID) \(request.method.prefix(10)) \(request.path.prefix(200)) \(response.status) \(String(format: "%.1f", ms))ms\n"
+            let line = RequestLogLine.line(at: Timestamp.now(), requestID: requestID, method: request.method, path: request.path,
+                                           status: response.status, milliseconds: ms)
             FileHandle.standardError.write(Data(line.utf8))
         }
         return response
+    }
+
+    /// Whether a request with `method` may change the store.
+    static func writes(_ method: String) -> Bool {
+        method != "GET" && method != "HEAD" && method != "OPTIONS"
     }
 
     /// The API response, or nil when `inline` and the route must run on the handler pool.
@@ -186,6 +217,10 @@ public final class ConsoleServer: Sendable {
         case .failure(let error):
             return JSONBody.error(error)
         case .success(let (route, parameters)):
+            // A write into a store file that was removed or replaced would be acknowledged and lost.
+            if Self.writes(request.method) || request.path == "/api/health", let problem = state.storeFile.problem() {
+                return JSONBody.error(problem)
+            }
             if inline && !route.inline {
                 // A request without a token is refused the same way wherever it runs; it needs no store.
                 if case .role = route.access, AuthMiddleware.bearerToken(request) == nil {
@@ -193,22 +228,36 @@ public final class ConsoleServer: Sendable {
                 }
                 return nil
             }
+            let signedIn = SignedInFlag()
             do {
                 let stores = inline ? state.inlineStores : state.stores
                 let context = RequestContext(request: request, requestID: requestID, parameters: parameters, stores: stores,
                                              auth: state.auth, now: state.auth.clock(), session: nil)
                 return try AuthMiddleware.handle(context, access: route.access) { context in
+                    signedIn.value = context.session != nil
                     try JSONBody.requireJSONIfPresent(context.request)
                     return try route.handler(context)
                 }
             } catch {
-                let apiError = APIError.from(error)
+                var apiError = APIError.from(error)
                 if apiError.status >= 500 {
                     // The detail stays in the server's log; the client gets the safe message and the request id.
-                    FileHandle.standardError.write(Data("\(requestID) error: \(String(describing: error).prefix(500))\n".utf8))
+                    let detail = OperatorText.visible(String(String(describing: error).prefix(500)), keepLineBreaks: false)
+                    FileHandle.standardError.write(Data("\(requestID) error: \(detail)\n".utf8))
+                    if !signedIn.value {
+                        // Service messages name the store's path and state: nothing for a caller who has not signed in.
+                        apiError = APIError(status: apiError.status, code: apiError.code, message: "the console could not answer this request",
+                                            fix: "try again later; the console's log has the details under request id \(requestID)",
+                                            headers: apiError.headers)
+                    }
                 }
                 return JSONBody.error(apiError)
             }
         }
     }
+}
+
+/// Whether a request got past authentication as a signed-in admin; set by the route's wrapper, read on the same thread.
+final class SignedInFlag: @unchecked Sendable {
+    var value = false
 }

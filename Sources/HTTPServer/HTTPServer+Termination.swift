@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Locking
 
 extension HTTPServer {
     /// Blocks the calling thread until the process receives SIGINT or SIGTERM, and returns that signal.
@@ -43,13 +44,12 @@ extension HTTPServer {
 /// The first termination signal seen, shared between the signal queue and the waiting thread.
 private final class ReceivedSignal: @unchecked Sendable {
     let semaphore = DispatchSemaphore(value: 0)
-    private let lock = NSLock()
-    private var number: Int32?
+    private let number = Locked<Int32?>(nil)
 
-    var first: Int32? { lock.withLock { number } }
+    var first: Int32? { number.value }
 
     func record(_ signal: Int32) {
-        let isFirst = lock.withLock { () -> Bool in
+        let isFirst = number.withLock { number -> Bool in
             guard number == nil else { return false }
             number = signal
             return true

@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Foundation
+import Locking
 
 /// A small HTTP/1.1 server over libmicrohttpd: it reads whole requests, calls one handler, sends its response.
 ///
@@ -9,7 +10,10 @@ import Foundation
 /// answer itself: an optional ``InlineHandler`` runs first on the connection's thread and may answer at once
 /// (a static file, a refusal) or return `nil` to send the request on to the pool.
 /// Bodies over ``HTTPServerConfiguration/maxBodyBytes`` are answered 413,
-/// malformed requests 400, both without calling the handler. There is no routing here.
+/// malformed requests (a NUL byte in the request line included) 400, both without calling the handler.
+/// Slow or silent clients cannot hold every connection (see `ConnectionTracker`), and costly handlers,
+/// put in the ``Lane/slow`` lane by an optional ``LaneClassifier``, always leave a handler thread to the
+/// rest. There is no routing here.
 ///
 /// ```swift
 /// let server = HTTPServer(configuration: .init(port: 8080)) { request in
@@ -28,26 +32,42 @@ public final class HTTPServer: @unchecked Sendable {
     /// handler pool. It holds up every other connection of that thread while it runs: it must never block
     /// (no lock held by a handler, no waiting on a pool) and must finish in bounded, short time.
     public typealias InlineHandler = @Sendable (HTTPRequest) -> HTTPResponse?
+    /// Says which lane of the handler pool a request's handler runs in; called on the connection's thread, so it must be cheap.
+    public typealias LaneClassifier = @Sendable (HTTPRequest) -> Lane
+
+    /// A lane of the handler pool.
+    public enum Lane: Sendable {
+        /// Work of bounded, short cost; always has at least one handler thread to itself.
+        case standard
+        /// Work whose cost is high or grows with the data (a password hash, a scan): it may use every
+        /// handler thread but one, so it never starves ``standard`` work.
+        case slow
+    }
 
     /// The configuration the server was created with.
     public let configuration: HTTPServerConfiguration
 
     private let handler: Handler
     private let inlineHandler: InlineHandler?
-    /// The running daemon's context; libmicrohttpd holds it unretained, so it is kept until `MHD_stop_daemon` returns.
-    private var context: ServerContext?
-    /// Serializes `start()` and `stop()`; held while `MHD_stop_daemon` waits for handlers.
-    private let lifecycleLock = NSLock()
-    /// Guards `boundPort`, which handlers may read while `stop()` holds `lifecycleLock`.
-    private let stateLock = NSLock()
-    private var daemon: OpaquePointer?
-    private var boundPort: UInt16 = 0
+    private let lane: LaneClassifier?
+    /// The running daemon and its context (libmicrohttpd holds the context unretained, so it is kept until
+    /// `MHD_stop_daemon` returns). The lock serializes `start()` and `stop()`; it is held while `MHD_stop_daemon`
+    /// waits for handlers.
+    private struct Running {
+        var daemon: OpaquePointer?
+        var context: ServerContext?
+    }
+    private let running = Locked(Running())
+    /// The bound port, which handlers may read while `stop()` holds the lifecycle lock.
+    private let boundPort = Locked<UInt16>(0)
 
     /// A server that is not yet listening; call ``start()``. `inline`, when given, is tried first on the
-    /// connection's thread for every complete request (see ``InlineHandler``).
-    public init(configuration: HTTPServerConfiguration, inline: InlineHandler? = nil, handler: @escaping Handler) {
+    /// connection's thread for every complete request (see ``InlineHandler``); `lane`, when given, puts
+    /// costly requests in the handler pool's slow lane (see ``Lane``).
+    public init(configuration: HTTPServerConfiguration, inline: InlineHandler? = nil, lane: LaneClassifier? = nil, handler: @escaping Handler) {
         self.configuration = configuration
         self.inlineHandler = inline
+        self.lane = lane
         self.handler = handler
     }
 
@@ -57,7 +77,7 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// The port the server listens on (the one the system picked if the configuration said 0); 0 when stopped.
     public var port: UInt16 {
-        stateLock.withLock { boundPort }
+        boundPort.value
     }
 
     /// Binds the address and starts serving; returns once the server accepts connections.
@@ -65,8 +85,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// Also sets `SIGPIPE` to be ignored, so a client that hangs up cannot kill the process.
     /// - Throws: ``HTTPServerError`` naming the address and what to do: address in use, not an IP address, …
     public func start() throws {
-        try lifecycleLock.withLock {
-            guard daemon == nil else {
+        try running.withLock { running in
+            guard running.daemon == nil else {
                 throw HTTPServerError(kind: .alreadyStarted, message: "The HTTP server is already running on port \(port); stop it before starting it again.")
             }
             try configuration.validate()
@@ -87,17 +107,22 @@ public final class HTTPServer: @unchecked Sendable {
                 library: library,
                 handler: handler,
                 inlineHandler: inlineHandler,
+                lane: lane,
                 maxBodyBytes: configuration.maxBodyBytes,
-                pool: HandlerPool(threadCount: configuration.handlerThreadCount)
+                pool: HandlerPool(threadCount: configuration.handlerThreadCount),
+                connections: ConnectionTracker(maxWaiting: configuration.maxWaitingConnections,
+                                               headTimeoutSeconds: configuration.requestHeadTimeoutSeconds)
             )
+            Self.raiseOpenFileLimit(toAtLeast: configuration.connectionLimit + 64)
             let started = address.withSockAddr { sockAddr, _ in
                 gatehouse_mhd_start_daemon(
                     library.startDaemon,
                     flags,
                     sockAddr,
                     MicroHTTPDCallbacks.access, Unmanaged.passUnretained(context).toOpaque(),
-                    MicroHTTPDCallbacks.requestCompleted, nil,
+                    MicroHTTPDCallbacks.requestCompleted, Unmanaged.passUnretained(context).toOpaque(),
                     MicroHTTPDCallbacks.uriLog, nil,
+                    MicroHTTPDCallbacks.notifyConnection, Unmanaged.passUnretained(context).toOpaque(),
                     UInt32(configuration.threadPoolSize),
                     UInt32(configuration.connectionLimit),
                     UInt32(configuration.connectionTimeoutSeconds),
@@ -112,9 +137,10 @@ public final class HTTPServer: @unchecked Sendable {
             if port == 0 {
                 port = Self.listeningPort(of: started, library: library) ?? configuration.port
             }
-            daemon = started
-            self.context = context
-            stateLock.withLock { boundPort = port }
+            running.daemon = started
+            running.context = context
+            context.connections.start()
+            boundPort.withLock { $0 = port }
         }
     }
 
@@ -123,16 +149,35 @@ public final class HTTPServer: @unchecked Sendable {
     /// Safe to call more than once and on a server that never started. Do not call it from a handler:
     /// it waits for the handler's own thread.
     public func stop() {
-        lifecycleLock.withLock {
-            guard let running = daemon, let context else { return }
+        running.withLock { running in
+            guard let daemon = running.daemon, let context = running.context else { return }
             // Handlers first: once the pool is closed no connection is left suspended, which
             // MHD_stop_daemon requires (it aborts the process otherwise). Requests completing meanwhile get 503.
             context.pool.close()
-            context.library.stopDaemon(running)
-            daemon = nil
-            self.context = nil
-            stateLock.withLock { boundPort = 0 }
+            context.library.stopDaemon(daemon)
+            context.connections.stop()
+            running = Running()
+            boundPort.withLock { $0 = 0 }
         }
+    }
+
+    /// How many connections are open and how many wait for a request head, and how many were closed for
+    /// waiting too long or to make room (see ``HTTPServerConfiguration/maxWaitingConnections``); zeros when stopped.
+    public var connectionCounts: (open: Int, waiting: Int, evicted: Int) {
+        running.withLock { running in
+            guard let context = running.context else { return (0, 0, 0) }
+            let counts = context.connections.counts
+            return (counts.open, counts.waiting, context.connections.evictions)
+        }
+    }
+
+    /// Raises the soft limit on open files towards the hard one, so the connection limit is reachable:
+    /// the default soft limit of 1024 would refuse connections (EMFILE) well before a limit of 1024.
+    private static func raiseOpenFileLimit(toAtLeast wanted: Int) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < rlim_t(wanted) else { return }
+        limit.rlim_cur = min(limit.rlim_max, rlim_t(wanted))
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
     /// The port from the listening socket itself, for when libmicrohttpd does not report it.

@@ -16,10 +16,19 @@ public struct HTTPServerConfiguration: Sendable {
     /// How many threads run handlers: at most this many handlers run at once, and a slow one holds only its
     /// handler thread. Defaults to ``threadPoolSize``.
     public var handlerThreadCount: Int
-    /// The most connections open at once (shared out among the threads); more are refused.
+    /// The most connections open at once (shared out among the threads); more are refused. There is no
+    /// per-address limit: on a loopback console every client, the browser included, is 127.0.0.1.
     public var connectionLimit: Int
     /// Seconds a connection may stay idle (nothing received or sent) before it is closed; 0 means never.
     public var connectionTimeoutSeconds: Int
+    /// Seconds a connection may take to send a complete request head (request line and headers), counted
+    /// from when it opened or its previous response was sent, however slowly bytes trickle in; 0 means no
+    /// limit. See `ConnectionTracker`.
+    public var requestHeadTimeoutSeconds: Int
+    /// The most connections that may wait for a request head at once; each connection beyond closes the one
+    /// that has waited longest. Keep it well below ``connectionLimit`` divided by ``threadPoolSize`` (each
+    /// libmicrohttpd thread has its share of the limit), so that waiting connections never fill a thread's share.
+    public var maxWaitingConnections: Int
     /// The largest request body accepted; larger ones are answered 413 without calling the handler.
     public var maxBodyBytes: Int
     /// Memory per connection for the request line, headers and read buffer; requests whose headers do not fit
@@ -34,6 +43,8 @@ public struct HTTPServerConfiguration: Sendable {
         handlerThreadCount: Int? = nil,
         connectionLimit: Int = 256,
         connectionTimeoutSeconds: Int = 30,
+        requestHeadTimeoutSeconds: Int = 10,
+        maxWaitingConnections: Int? = nil,
         maxBodyBytes: Int = 1 << 20,
         maxHeaderBytes: Int = 64 * 1024
     ) {
@@ -43,6 +54,8 @@ public struct HTTPServerConfiguration: Sendable {
         self.handlerThreadCount = handlerThreadCount ?? threadPoolSize
         self.connectionLimit = connectionLimit
         self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        self.requestHeadTimeoutSeconds = requestHeadTimeoutSeconds
+        self.maxWaitingConnections = maxWaitingConnections ?? max(1, connectionLimit / (2 * max(threadPoolSize, 1)))
         self.maxBodyBytes = maxBodyBytes
         self.maxHeaderBytes = maxHeaderBytes
     }
@@ -63,6 +76,12 @@ public struct HTTPServerConfiguration: Sendable {
         }
         guard connectionTimeoutSeconds >= 0, connectionTimeoutSeconds <= Int(UInt32.max) else {
             throw invalid("connectionTimeoutSeconds is \(connectionTimeoutSeconds); use 0 (never) or more seconds")
+        }
+        guard requestHeadTimeoutSeconds >= 0 else {
+            throw invalid("requestHeadTimeoutSeconds is \(requestHeadTimeoutSeconds); use 0 (no limit) or more seconds")
+        }
+        guard maxWaitingConnections >= 1, maxWaitingConnections <= connectionLimit else {
+            throw invalid("maxWaitingConnections is \(maxWaitingConnections); use 1 to connectionLimit (\(connectionLimit))")
         }
         guard maxBodyBytes >= 0 else {
             throw invalid("maxBodyBytes is \(maxBodyBytes); use 0 or more bytes")

@@ -1,5 +1,11 @@
 import CMicroHTTPD
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// libmicrohttpd, loaded with `dlopen` the first time a server starts rather than linked.
 ///
@@ -7,6 +13,7 @@ import Glibc
 /// their dependencies (about 3 ms), while only `gatehouse serve` uses it. The functions HTTPServer calls
 /// are looked up once here; the ones Swift can call directly are typed after their declarations in
 /// microhttpd.h (see CMicroHTTPD's shim.h), the variadic ones are called through the shim's wrappers.
+/// Fast path kept for ops/bench's cold-start row (`gatehouse --version` < 20 ms).
 ///
 ///     let library = try MicroHTTPD.load()
 ///     library.stopDaemon(daemon)

@@ -7,14 +7,44 @@ enum MicroHTTPDCallbacks {
     /// returns the retained per-request state, which libmicrohttpd keeps in `*con_cls`.
     static let uriLog: gatehouse_mhd_uri_log_callback = { _, uri, _ in
         let target = uri.map { String(cString: $0) } ?? ""
-        return Unmanaged.passRetained(RequestState(target: target)).toOpaque()
+        let state = RequestState(target: target)
+        state.nulInRequestLine = uri.map { !isFollowedByVersion($0, length: target.utf8.count) } ?? false
+        return Unmanaged.passRetained(state).toOpaque()
+    }
+
+    /// Whether the request line goes on with its HTTP version right after the target's `length` bytes.
+    ///
+    /// libmicrohttpd hands over the target as a C string cut at the space before the version (it writes a NUL
+    /// there), so a NUL byte inside the target would silently shorten it: `GET /index.html\0/../x HTTP/1.1` would
+    /// be served as `/index.html`. The target lies in the connection's read buffer followed by that NUL and
+    /// the version, so anything else after the cut means the target held a NUL of its own. The comparison
+    /// stops at the first byte that differs, so it never reads past the request line and its line end.
+    /// (That layout is libmicrohttpd 0.9.75's; ConsoleHostileRequestTests would show at once if a later
+    /// version laid the line out otherwise, as every request would then be refused.)
+    static func isFollowedByVersion(_ uri: UnsafePointer<CChar>, length: Int) -> Bool {
+        let after = UnsafeRawPointer(uri).advanced(by: length + 1).assumingMemoryBound(to: UInt8.self)
+        return "HTTP/".utf8.enumerated().allSatisfy { after[$0.offset] == $0.element }
     }
 
     /// Releases the per-request state when libmicrohttpd is done with the request, however it ended.
-    static let requestCompleted: MHD_RequestCompletedCallback = { _, _, conCls, _ in
+    static let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, conCls, _ in
+        if let cls, let connection {
+            Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().connections.requestCompleted(connection)
+        }
         guard let conCls, let state = conCls.pointee else { return }
         Unmanaged<RequestState>.fromOpaque(state).release()
         conCls.pointee = nil
+    }
+
+    /// Tells the ``ConnectionTracker`` of connections opening and closing (the latter before the descriptor is closed).
+    static let notifyConnection: MHD_NotifyConnectionCallback = { cls, connection, _, code in
+        guard let cls, let connection else { return }
+        let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+        if code.rawValue == 0 { // MHD_CONNECTION_NOTIFY_STARTED
+            context.connections.opened(connection, fd: gatehouse_mhd_connection_fd(context.library.getConnectionInfo, connection))
+        } else {
+            context.connections.closed(connection)
+        }
     }
 
     /// Appends one request header to the `RequestState` passed as `cls`.
@@ -45,6 +75,10 @@ enum MicroHTTPDCallbacks {
 
         if !state.headersSeen {
             state.headersSeen = true
+            context.connections.requestStarted(connection)
+            if state.nulInRequestLine {
+                return respond(.text(400, "Bad Request: the request line contains a NUL byte.\n"), state: state, connection: connection, library: context.library)
+            }
             state.method = method.map { String(cString: $0) } ?? ""
             _ = context.library.getConnectionValues(connection, .HEADER_KIND, collectHeader, Unmanaged.passUnretained(state).toOpaque())
             if let address = gatehouse_mhd_client_address(context.library.getConnectionInfo, connection) {
@@ -106,7 +140,7 @@ enum MicroHTTPDCallbacks {
         let suspended = SuspendedConnection(pointer: connection)
         let handler = context.handler
         let library = context.library
-        let submitted = context.pool.submit(prepare: { library.suspendConnection(connection) }) {
+        let submitted = context.pool.submit(lane: context.lane?(request) ?? .standard, prepare: { library.suspendConnection(connection) }) {
             state.pendingResponse = handler(request)
             library.resumeConnection(suspended.pointer)
         }

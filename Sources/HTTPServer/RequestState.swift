@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// What the server gathers about one request across libmicrohttpd's calls to the access handler.
 ///
@@ -13,6 +14,8 @@ final class RequestState: @unchecked Sendable {
     var headers = HTTPHeaders()
     var body: [UInt8] = []
     var remoteAddress = ""
+    /// Set when the request line held a NUL byte, which libmicrohttpd's C strings would silently cut at: answered 400.
+    var nulInRequestLine = false
     /// Set once the first call (headers only) has been handled.
     var headersSeen = false
     /// Set when the body is over the cap: its bytes are discarded and the answer is 413.
@@ -35,7 +38,7 @@ final class RequestState: @unchecked Sendable {
     }
 
     /// How many request states exist, so tests can prove each one is released (debug builds only).
-    static let live = LockedCounter()
+    static let live = Locked(0)
     #endif
 
     /// The target split at the first `?` into a raw path and a raw query.
@@ -55,10 +58,15 @@ final class ServerContext: Sendable {
     let library: MicroHTTPD
     let handler: HTTPServer.Handler
     let inlineHandler: HTTPServer.InlineHandler?
+    let lane: HTTPServer.LaneClassifier?
     let maxBodyBytes: Int
     let pool: HandlerPool
+    let connections: ConnectionTracker
 
-    init(library: MicroHTTPD, handler: @escaping HTTPServer.Handler, inlineHandler: HTTPServer.InlineHandler?, maxBodyBytes: Int, pool: HandlerPool) {
+    init(library: MicroHTTPD, handler: @escaping HTTPServer.Handler, inlineHandler: HTTPServer.InlineHandler?, lane: HTTPServer.LaneClassifier?,
+         maxBodyBytes: Int, pool: HandlerPool, connections: ConnectionTracker) {
+        self.lane = lane
+        self.connections = connections
         self.library = library
         self.handler = handler
         self.inlineHandler = inlineHandler
@@ -72,14 +80,3 @@ struct SuspendedConnection: @unchecked Sendable {
     let pointer: OpaquePointer
 }
 
-#if DEBUG
-/// A counter behind a lock, for debug-only bookkeeping.
-final class LockedCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-
-    func withLock<T>(_ body: (inout Int) -> T) -> T {
-        lock.withLock { body(&value) }
-    }
-}
-#endif

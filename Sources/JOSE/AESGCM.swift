@@ -35,8 +35,7 @@ public enum AESGCM {
         public var description: String {
             switch self {
             case .invalidKeySize(let size):
-                return "the sealing key is \(size) bytes; AES-256-GCM needs exactly 32 (check GATEHOUSE_MASTER_KEY "
-                    + "or the key file)"
+                return "the sealing key is \(size) bytes; AES-256-GCM needs exactly 32"
             case .boxTooShort:
                 return "the sealed value is too short to be an AES-GCM box; it is truncated or not a sealed value"
             case .unsupportedVersion(let version):

@@ -38,6 +38,12 @@ public struct DatabaseError: Error, CustomStringConvertible, Sendable {
     public var isConstraintViolation: Bool { code == SQLITE_CONSTRAINT }
     /// Whether SQLite found the file damaged (`SQLITE_CORRUPT`) or not a database at all (`SQLITE_NOTADB`).
     public var isCorruption: Bool { code == SQLITE_CORRUPT || code == SQLITE_NOTADB }
+    /// Whether the database, its journal or its folder cannot be written by this connection.
+    public var isReadOnly: Bool { code == SQLITE_READONLY }
+    /// Whether the disk (or the quota) ran out while writing.
+    public var isDiskFull: Bool { code == SQLITE_FULL }
+    /// Whether the file could not be opened at all (missing folder, permissions, a directory).
+    public var isCannotOpen: Bool { code == SQLITE_CANTOPEN }
     /// Whether the failure was a UNIQUE or PRIMARY KEY constraint.
     public var isUniqueViolation: Bool {
         extendedCode == SQLiteCode.constraintUnique || extendedCode == SQLiteCode.constraintPrimaryKey

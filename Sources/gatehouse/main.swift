@@ -20,11 +20,10 @@ do {
     output.error(Help.usageLine(spec, path: error.commandPath))
     output.error("Run `gatehouse \((error.commandPath + ["--help"]).joined(separator: " "))` for more.")
     status = 2
-} catch let error as GatehouseError {
-    output.error("gatehouse: \(error)")
-    status = 1
 } catch {
-    output.error("gatehouse: \(error)")
+    // The one place the CLI puts failures into words: Gatehouse's own as they are, storage failures translated
+    // (never SQL or bound values), anything else as Swift describes it.
+    output.error("gatehouse: \(GatehouseError.operatorFacing(error).map(String.init(describing:)) ?? String(describing: error))")
     status = 1
 }
 exit(status)

@@ -138,7 +138,7 @@ final class ConsoleAppleTests: XCTestCase {
             XCTAssertTrue([400, 415].contains(response.status), "\(type): \(response.status)")
             assertNoKeyMaterial(response, "a malformed body")
         }
-        let oversized = try harness.request("POST", "/api/apple/keys", token: admin, body: "{\"pem\":\"" + String(repeating: "A", count: 1 << 20) + "\"}")
+        let oversized = try harness.request("POST", "/api/apple/keys", token: admin, body: "{\"pem\":\"" + String(repeating: "A", count: 1 << 20) + "\"}", over: .socket)
         XCTAssertEqual(oversized.status, 413)
         // A path-like file name is reduced to its last component; nothing is written outside the staging folder.
         let traversal = try post("/api/apple/keys", ["pem": pem!, "fileName": "../../AuthKey_\(Self.keyID).p8"])

@@ -145,8 +145,8 @@ final class ConsoleAuthTests: XCTestCase {
         let service = TokenService(store: store)
         let tokens = try harness.tokens("root")
         let session = try service.authenticate(accessToken: tokens.access, now: harness.clock.now)
-        XCTAssertNoThrow(try service.reauthenticate(session, password: AdminPassword(presented: ConsoleHarness.password), now: harness.clock.now))
-        XCTAssertThrowsError(try service.reauthenticate(session, password: AdminPassword(presented: "wrong password!!"), now: harness.clock.now)) {
+        XCTAssertNoThrow(try service.reauthenticate(session, password: AdminPassword(presented: ConsoleHarness.password), client: "127.0.0.1", now: harness.clock.now))
+        XCTAssertThrowsError(try service.reauthenticate(session, password: AdminPassword(presented: "wrong password!!"), client: "127.0.0.1", now: harness.clock.now)) {
             XCTAssertEqual($0 as? LoginError, .invalidCredentials)
         }
         XCTAssertTrue(try harness.auditText().contains("console.reauth.failed"))

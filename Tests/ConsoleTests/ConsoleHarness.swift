@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import Console
 import Gatehouse
+import HTTPServer
 import HTTPTestSupport
 
 /// A clock the tests move by hand: tokens expire and locks lift without waiting.
@@ -14,7 +15,14 @@ final class TestClock: @unchecked Sendable {
 
 /// A console on a free loopback port over a small seeded store, torn down after the test. It has three
 /// admins, one per role, all with `ConsoleHarness.password`.
+///
+/// Requests go to the console's request handler in-process by default (`ConsoleServer.handle`: the same guard,
+/// router, middleware and handlers, without a socket), as Hummingbird's test client does; tests of the server's
+/// own behaviour (framing, connections, Host handling at the socket) pass `transport: .socket`.
 final class ConsoleHarness {
+    /// How requests reach the console.
+    enum Transport { case inProcess, socket }
+    let transport: Transport
     let directory: URL
     let storePath: String
     let console: ConsoleServer
@@ -27,7 +35,10 @@ final class ConsoleHarness {
 
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    init(users: Int = 50, lifetimes: TokenLifetimes = .standard, throttle: LoginThrottle.Rules = .standard) throws {
+    init(users: Int = 50, lifetimes: TokenLifetimes = .standard, throttle: LoginThrottle.Rules = .standard, threads: Int = 2,
+         transport: Transport = .inProcess) throws {
+        // GATEHOUSE_CONSOLE_TESTS_OVER=socket runs every console test over a real socket, to compare both paths.
+        self.transport = ProcessInfo.processInfo.environment["GATEHOUSE_CONSOLE_TESTS_OVER"] == "socket" ? .socket : transport
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-console-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         storePath = directory.appendingPathComponent("console.sqlite").path
@@ -39,7 +50,7 @@ final class ConsoleHarness {
         }
         let clock = self.clock
         console = try ConsoleServer(options: .init(storePath: storePath, publicDirectory: Self.packageRoot.appendingPathComponent("Public").path,
-                                                   port: 0, threads: 2, logRequests: false,
+                                                   port: 0, threads: threads, logRequests: false,
                                                    auth: AuthSettings(lifetimes: lifetimes, throttle: throttle, clock: { clock.now })))
         try console.start()
     }
@@ -50,10 +61,36 @@ final class ConsoleHarness {
     }
 
     /// Sends raw request text (with `\r\n` line ends) and reads the response.
-    func exchange(_ request: String) throws -> RawResponse {
+    func exchange(_ request: String, over: Transport? = nil) throws -> RawResponse {
+        if (over ?? transport) == .inProcess { return try Self.handleInProcess(request, console: console) }
         let client = try RawHTTPClient(port: port)
         try client.send(request)
         return try client.readResponse(hasBody: !request.hasPrefix("HEAD "))
+    }
+
+    struct InProcessRequestError: Error { let message: String }
+
+    /// Parses request text as the server would receive it and answers it with the console's handler, no socket.
+    static func handleInProcess(_ text: String, console: ConsoleServer) throws -> RawResponse {
+        let bytes = Array(text.utf8)
+        let separator = Array("\r\n\r\n".utf8)
+        guard let end = (0...(max(0, bytes.count - separator.count))).first(where: { Array(bytes[$0..<min(bytes.count, $0 + separator.count)]) == separator })
+        else { throw InProcessRequestError(message: "no end of the request head in \(text.prefix(60))") }
+        let head = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        let parts = head[0].split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3 else { throw InProcessRequestError(message: "not a request line: \(head[0])") }
+        let target = parts[1]
+        let question = target.firstIndex(of: "?")
+        let headers = head.dropFirst().compactMap { line -> (String, String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        let request = HTTPRequest(method: parts[0], path: question.map { String(target[..<$0]) } ?? target,
+                                  query: question.map { String(target[target.index(after: $0)...]) },
+                                  headers: HTTPHeaders(headers), body: Array(bytes[(end + separator.count)...]))
+        let response = ConsoleServer.handle(request, state: console.state)
+        return RawResponse(status: response.status, reason: "", headers: response.headers.map { (name: $0.name, value: $0.value) },
+                           body: parts[0] == "HEAD" ? [] : response.body)
     }
 
     /// A GET with the right Host header.
@@ -67,7 +104,7 @@ final class ConsoleHarness {
 
     /// A request with the right Host, an optional bearer token and an optional body.
     func request(_ method: String, _ path: String, token: String? = nil, body: String? = nil,
-                 contentType: String? = "application/json", headers: [String] = []) throws -> RawResponse {
+                 contentType: String? = "application/json", headers: [String] = [], over: Transport? = nil) throws -> RawResponse {
         var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         if let token { text += "Authorization: Bearer \(token)\r\n" }
         for header in headers { text += header + "\r\n" }
@@ -77,7 +114,7 @@ final class ConsoleHarness {
         } else {
             text += "\r\n"
         }
-        return try exchange(text)
+        return try exchange(text, over: over)
     }
 
     /// A JSON body from an Encodable-ish dictionary.

@@ -36,8 +36,8 @@ final class ConsoleMergeTests: XCTestCase {
         let store = try Store.open(path: harness.storePath)
         let account = store.schema.account
         let ids = try store.db.rows("""
-            SELECT DISTINCT \(account.col("userId")) FROM \(account.sql)
-            WHERE \(account.col("providerId")) = 'credential' AND \(account.col("password")) IS NOT NULL ORDER BY 1 LIMIT 2
+            SELECT DISTINCT \(account.col(.userId)) FROM \(account.sql)
+            WHERE \(account.col(.providerId)) = 'credential' AND \(account.col(.password)) IS NOT NULL ORDER BY 1 LIMIT 2
             """).compactMap { $0[0].string }
         XCTAssertEqual(ids.count, 2, "the seeded store has two users with a password")
         return (ids[0], ids[1])
@@ -49,10 +49,10 @@ final class ConsoleMergeTests: XCTestCase {
         let account = store.schema.account, session = store.schema.session
         var values: [String] = []
         for user in users {
-            for column in ["accessToken", "refreshToken", "idToken", "password"] where account.has(column) {
-                values += try store.db.rows("SELECT \(account.col(column)) FROM \(account.sql) WHERE \(account.col("userId")) = ?", [user]).compactMap { $0[0].string }
+            for column: AuthSchema.Field in [.accessToken, .refreshToken, .idToken, .password] where account.has(column) {
+                values += try store.db.rows("SELECT \(account.col(column)) FROM \(account.sql) WHERE \(account.col(.userId)) = ?", [user]).compactMap { $0[0].string }
             }
-            values += try store.db.rows("SELECT \(session.col("token")) FROM \(session.sql) WHERE \(session.col("userId")) = ?", [user]).compactMap { $0[0].string }
+            values += try store.db.rows("SELECT \(session.col(.token)) FROM \(session.sql) WHERE \(session.col(.userId)) = ?", [user]).compactMap { $0[0].string }
         }
         return values.filter { $0.count >= 8 }
     }

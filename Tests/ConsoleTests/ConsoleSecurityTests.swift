@@ -5,7 +5,7 @@ import HTTPTestSupport
 /// The console's own security, over a real socket.
 final class ConsoleSecurityTests: XCTestCase {
     var harness: ConsoleHarness!
-    override func setUpWithError() throws { harness = try ConsoleHarness() }
+    override func setUpWithError() throws { harness = try ConsoleHarness(transport: .socket) }
     override func tearDown() { harness = nil }
 
     func testStatusAnswersWithSecurityHeadersAndNoStore() throws {

@@ -23,8 +23,8 @@ final class ConsoleUserTests: XCTestCase {
         let store = try Store.open(path: harness.storePath)
         let user = store.schema.user, account = store.schema.account
         let sql = withAccountTokens
-            ? "SELECT u.\(user.col("id")), u.\(user.col("email")) FROM \(user.sql) u JOIN \(account.sql) a ON a.\(account.col("userId")) = u.\(user.col("id")) WHERE a.\(account.col("accessToken")) IS NOT NULL OR a.\(account.col("password")) IS NOT NULL LIMIT 1"
-            : "SELECT \(user.col("id")), \(user.col("email")) FROM \(user.sql) ORDER BY \(user.col("id")) LIMIT 1"
+            ? "SELECT u.\(user.col(.id)), u.\(user.col(.email)) FROM \(user.sql) u JOIN \(account.sql) a ON a.\(account.col(.userId)) = u.\(user.col(.id)) WHERE a.\(account.col(.accessToken)) IS NOT NULL OR a.\(account.col(.password)) IS NOT NULL LIMIT 1"
+            : "SELECT \(user.col(.id)), \(user.col(.email)) FROM \(user.sql) ORDER BY \(user.col(.id)) LIMIT 1"
         let row = try XCTUnwrap(try store.db.row(sql))
         return (try XCTUnwrap(row[0].string), try XCTUnwrap(row[1].string))
     }
@@ -32,7 +32,7 @@ final class ConsoleUserTests: XCTestCase {
     func testDetailJSONIsWhatJSONEncoderWrites() throws {
         let store = try Store.open(path: harness.storePath)
         let user = store.schema.user
-        let ids = try store.db.rows("SELECT \(user.col("id")) FROM \(user.sql) ORDER BY \(user.col("id")) LIMIT 40").compactMap { $0[0].string }
+        let ids = try store.db.rows("SELECT \(user.col(.id)) FROM \(user.sql) ORDER BY \(user.col(.id)) LIMIT 40").compactMap { $0[0].string }
         XCTAssertEqual(ids.count, 40)
         for id in ids {
             let response = try get("/api/users/\(id)?sessions=100")
@@ -46,7 +46,7 @@ final class ConsoleUserTests: XCTestCase {
     func testDetailMergeHistoryIsTheLedgers() throws {
         let store = try Store.open(path: harness.storePath)
         let user = store.schema.user
-        let ids = try store.db.rows("SELECT \(user.col("id")) FROM \(user.sql) ORDER BY \(user.col("id")) LIMIT 3").compactMap { $0[0].string }
+        let ids = try store.db.rows("SELECT \(user.col(.id)) FROM \(user.sql) ORDER BY \(user.col(.id)) LIMIT 3").compactMap { $0[0].string }
         try store.db.execute("PRAGMA foreign_keys = OFF")
         try store.db.execute("""
             INSERT INTO gatehouse_merges (plan_id, source_user_id, target_user_id, ticket, actor, status, planned_at, applied_at, undo_data)
@@ -93,10 +93,10 @@ final class ConsoleUserTests: XCTestCase {
         let store = try Store.open(path: harness.storePath)
         let account = store.schema.account, session = store.schema.session
         var secrets: [String] = []
-        for column in ["accessToken", "refreshToken", "idToken", "password"] where account.has(column) {
-            secrets += try store.db.rows("SELECT \(account.col(column)) FROM \(account.sql) WHERE \(account.col("userId")) = ?", [user.id]).compactMap { $0[0].string }
+        for column: AuthSchema.Field in [.accessToken, .refreshToken, .idToken, .password] where account.has(column) {
+            secrets += try store.db.rows("SELECT \(account.col(column)) FROM \(account.sql) WHERE \(account.col(.userId)) = ?", [user.id]).compactMap { $0[0].string }
         }
-        secrets += try store.db.rows("SELECT \(session.col("token")) FROM \(session.sql) WHERE \(session.col("userId")) = ?", [user.id]).compactMap { $0[0].string }
+        secrets += try store.db.rows("SELECT \(session.col(.token)) FROM \(session.sql) WHERE \(session.col(.userId)) = ?", [user.id]).compactMap { $0[0].string }
         XCTAssertFalse(secrets.isEmpty, "the seeded user has token or password values to leak")
         let sub = "better_auth%7C" + user.id
         for reference in [user.id, user.email.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)!, sub] {

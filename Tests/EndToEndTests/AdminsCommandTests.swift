@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import HTTPTestSupport
 
 /// `gatehouse admins` and `gatehouse init --admin` as an operator meets them: the built binary.
 final class AdminsCommandTests: XCTestCase {
@@ -117,5 +118,65 @@ final class AdminsCommandTests: XCTestCase {
         for word in ["add", "list", "passwd", "disable", "enable", "remove", "viewer", "support", "admin"] {
             XCTAssertTrue(help.stdout.contains(word), word)
         }
+    }
+}
+
+/// `gatehouse admins unthrottle` against a console that locked an admin's login.
+final class AdminsUnthrottleTests: XCTestCase {
+    let cli = CLI()
+
+    func testUnthrottleLiftsALockedLoginAndIsAudited() throws {
+        let scratch = try Scratch()
+        let store = scratch.path("s.sqlite")
+        let passwordFile = scratch.path("pw")
+        let password = "the ops password, long enough"
+        try password.write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try cli.run(["init", "--store", store, "--admin", "ops", "--admin-password-file", passwordFile]).status, 0)
+        let console = try cli.start(["serve", "--store", store, "--listen", "127.0.0.1:0", "-q"])
+        defer { kill(console.process.processIdentifier, SIGTERM); _ = try? console.finish() }
+        var port: UInt16?
+        for _ in 0..<100 where port == nil {
+            Thread.sleep(forTimeInterval: 0.05)
+            let printed = (try? String(contentsOf: console.out, encoding: .utf8)) ?? ""
+            port = printed.split(separator: " ").first { $0.hasPrefix("http://127.0.0.1:") }
+                .flatMap { UInt16($0.dropFirst("http://127.0.0.1:".count).dropLast()) }
+        }
+        let consolePort = try XCTUnwrap(port, "serve printed no URL")
+        func login(_ username: String, _ password: String) throws -> Int {
+            let body = #"{"username":"\#(username)","password":"\#(password)"}"#
+            let client = try RawHTTPClient(port: consolePort)
+            try client.send("POST /api/auth/login HTTP/1.1\r\nHost: 127.0.0.1:\(consolePort)\r\nContent-Type: application/json\r\n"
+                            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+            return try client.readResponse(timeout: 30).status
+        }
+        for attempt in 1...5 { XCTAssertEqual(try login("ops", "wrong guess \(attempt)"), 401) }
+        XCTAssertEqual(try login("ops", password), 429, "locked")
+
+        let help = try cli.run(["admins", "unthrottle", "--help"])
+        XCTAssertEqual(help.status, 0)
+        XCTAssertTrue(help.stdout.contains("usage: gatehouse admins unthrottle") && help.stdout.contains("--all"), help.stdout)
+        let neither = try cli.run(["admins", "unthrottle", "--store", store])
+        XCTAssertEqual(neither.status, 2, neither.all)
+        XCTAssertTrue(neither.stderr.contains("or --all"), neither.stderr)
+        XCTAssertEqual(try cli.run(["admins", "unthrottle", "ops", "--all", "--store", store]).status, 2)
+
+        let lifted = try cli.run(["admins", "unthrottle", "ops", "--store", store, "--json", "--actor", "ops-bob"])
+        XCTAssertEqual(lifted.status, 0, lifted.all)
+        let report = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(lifted.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(report["username"] as? String, "ops")
+        let scopes = try XCTUnwrap(report["lifted"] as? [[String: Any]])
+        XCTAssertEqual(scopes.count, 1)
+        XCTAssertEqual(scopes.first?["failures"] as? Int, 5)
+        XCTAssertNotNil(scopes.first?["lockedUntil"] as? String)
+        XCTAssertEqual(try login("ops", password), 200, "the lock is lifted")
+        XCTAssertEqual(try sqlite3(store, "SELECT actor || ' ' || subject FROM gatehouse_audit WHERE action = 'admin.unthrottle'"), "ops-bob ops")
+
+        let again = try cli.run(["admins", "unthrottle", "ops", "--store", store])
+        XCTAssertEqual(again.stdout, "ops had no failed logins on record; nothing to lift\n", again.all)
+        for _ in 1...3 { XCTAssertEqual(try login("someone.else", "guess"), 401) }
+        let all = try cli.run(["admins", "unthrottle", "--all", "--store", store])
+        XCTAssertEqual(all.status, 0, all.all)
+        XCTAssertTrue(all.stdout.hasPrefix("Lifted 2 login throttle(s), 0 of them locked"), all.stdout)
+        XCTAssertEqual(try sqlite3(store, "SELECT count(*) FROM gatehouse_login_failures"), "0")
     }
 }

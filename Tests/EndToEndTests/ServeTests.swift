@@ -51,3 +51,37 @@ final class ServeTests: XCTestCase {
         XCTAssertTrue(missing.stderr.contains("no store at"), missing.stderr)
     }
 }
+
+/// What `gatehouse serve` writes to its request log about hostile requests.
+final class ServeRequestLogTests: XCTestCase {
+    func testTheRequestLogHidesEmailsAndEscapesControlCharacters() throws {
+        let scratch = try Scratch()
+        let store = scratch.path("s.sqlite")
+        XCTAssertEqual(try CLI().run(["init", "--store", store]).status, 0)
+        let process = try CLI().start(["serve", "--store", store, "--listen", "127.0.0.1:0"])
+        var url: String?
+        for _ in 0..<100 where url == nil {
+            Thread.sleep(forTimeInterval: 0.05)
+            let printed = (try? String(contentsOf: process.out, encoding: .utf8)) ?? ""
+            url = printed.split(separator: " ").first { $0.hasPrefix("http://127.0.0.1:") }.map(String.init)
+        }
+        let base = try XCTUnwrap(url, "serve printed no URL")
+        let port = try XCTUnwrap(UInt16(base.dropFirst("http://127.0.0.1:".count).dropLast()))
+        func send(_ target: [UInt8]) throws -> Int {
+            let client = try RawHTTPClient(port: port)
+            try client.send(Array("GET ".utf8) + target + Array(" HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8))
+            return try client.readResponse().status
+        }
+        XCTAssertEqual(try send(Array("/api/users/alice.secret@example.com".utf8)), 401)
+        XCTAssertEqual(try send(Array("/api/users/bob.hidden%40example.com".utf8)), 401)
+        XCTAssertEqual(try send(Array("/\u{1B}]0;owned\u{07}\u{1B}[2J".utf8)), 400)
+        kill(process.process.processIdentifier, SIGTERM)
+        let result = try process.finish()
+        XCTAssertEqual(result.status, 0, result.all)
+        XCTAssertTrue(result.stderr.contains("GET /api/users/<email> 401"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("alice.secret"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("bob.hidden"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("\u{1B}") || result.stderr.contains("\u{07}"), "no raw control characters in the log")
+        XCTAssertTrue(result.stderr.contains("\\u{001B}]0;owned\\u{0007}"), result.stderr)
+    }
+}

@@ -71,7 +71,7 @@ final class AppleKeyRingTests: XCTestCase {
 
     func testKeyAndTeamIDsAreValidated() throws {
         for bad in ["", "ABC", "abcdefghij", "ABCDEFGHIJK", "ABCDE-GHIJ", "ÄBCDEFGHIJ"] {
-            XCTAssertThrowsError(try KeyID(bad), bad) { XCTAssertEqual(($0 as? GatehouseError)?.code, "invalid") }
+            XCTAssertThrowsError(try KeyID(bad), bad) { XCTAssertEqual(($0 as? GatehouseError)?.code.rawValue, "invalid") }
             XCTAssertThrowsError(try TeamID(bad), bad)
         }
         XCTAssertEqual(KeyID(fileName: "/x/AuthKey_ABCDEFGHIJ.p8")?.rawValue, "ABCDEFGHIJ")
@@ -107,20 +107,20 @@ final class AppleKeyRingTests: XCTestCase {
         // Revoke b (retired): rollback now has nothing; b can never be activated again.
         try ring.revoke(b, actor: tester, now: t0.adding(seconds: 40))
         XCTAssertThrowsError(try ring.activate(b, actor: tester, now: t0)) {
-            XCTAssertEqual(($0 as? GatehouseError)?.code, "conflict")
+            XCTAssertEqual(($0 as? GatehouseError)?.code.rawValue, "conflict")
             XCTAssertTrue("\($0)".contains("can never be activated again"), "\($0)")
         }
         XCTAssertThrowsError(try ring.rollback(actor: tester, now: t0)) { XCTAssertTrue("\($0)".contains("no retired key"), "\($0)") }
         // Revoking the active key needs force (a mistyped id must not be an outage); then none is active, and it says so.
         XCTAssertThrowsError(try ring.revoke(a, actor: tester, now: t0.adding(seconds: 45))) {
-            XCTAssertEqual(($0 as? GatehouseError)?.code, "conflict")
+            XCTAssertEqual(($0 as? GatehouseError)?.code.rawValue, "conflict")
             XCTAssertTrue("\($0)".contains("--force"), "\($0)")
         }
         XCTAssertEqual(try ring.key(a).state, .active)
         let revoked = try ring.revoke(a, force: true, actor: tester, now: t0.adding(seconds: 50))
         XCTAssertEqual(revoked.warnings.first?.code, "active_key_revoked")
         XCTAssertTrue(ring.warnings(try ring.list()).contains { $0.code == "no_active_key" })
-        XCTAssertThrowsError(try ring.activate(try KeyID("NOSUCHKEY1"), actor: tester, now: t0)) { XCTAssertEqual(($0 as? GatehouseError)?.code, "not_found") }
+        XCTAssertThrowsError(try ring.activate(try KeyID("NOSUCHKEY1"), actor: tester, now: t0)) { XCTAssertEqual(($0 as? GatehouseError)?.code.rawValue, "not_found") }
         let actions = try store.audit.entries(store.db, .init(action: "apple.key.*")).map(\.action)
         XCTAssertEqual(actions, ["apple.key.revoke", "apple.key.revoke", "apple.key.rollback", "apple.key.activate", "apple.key.activate", "apple.key.import", "apple.key.import"])
         // The schema itself refuses a second active key.

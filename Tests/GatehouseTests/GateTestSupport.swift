@@ -71,7 +71,7 @@ final class GateFixture {
 func assertRefused(_ body: @autoclosure () throws -> Any, code: String? = nil, _ words: String..., file: StaticString = #filePath, line: UInt = #line) {
     XCTAssertThrowsError(try body(), file: file, line: line) { error in
         guard let error = error as? GatehouseError else { return XCTFail("not a GatehouseError: \(error)", file: file, line: line) }
-        if let code { XCTAssertEqual(error.code, code, "\(error)", file: file, line: line) }
+        if let code { XCTAssertEqual(error.code.rawValue, code, "\(error)", file: file, line: line) }
         for word in words { XCTAssertTrue(error.description.contains(word), "expected \"\(word)\" in: \(error)", file: file, line: line) }
     }
 }

@@ -41,11 +41,11 @@ struct MergeScenario {
             try insertSession(user: u1, id: "s-\(u1)", created: created)
             if let verification = store.schema.verification {
                 try insert(verification, ["id": .text("v-\(u2)"), "identifier": .text("sign-in-otp-" + u2Email), "value": .text("123456:0"),
-                                          "expiresAt": verification.encoding("expiresAt").encode(created), "createdAt": verification.encoding("createdAt").encode(created),
-                                          "updatedAt": verification.encoding("updatedAt").encode(created)])
+                                          "expiresAt": verification.encoding(.expiresAt).encode(created), "createdAt": verification.encoding(.createdAt).encode(created),
+                                          "updatedAt": verification.encoding(.updatedAt).encode(created)])
                 try insert(verification, ["id": .text("v-other"), "identifier": .text("sign-in-otp-someone@else.com"), "value": .text("654321:0"),
-                                          "expiresAt": verification.encoding("expiresAt").encode(created), "createdAt": verification.encoding("createdAt").encode(created),
-                                          "updatedAt": verification.encoding("updatedAt").encode(created)])
+                                          "expiresAt": verification.encoding(.expiresAt).encode(created), "createdAt": verification.encoding(.createdAt).encode(created),
+                                          "updatedAt": verification.encoding(.updatedAt).encode(created)])
             }
             if u1Sync { try store.db.execute("INSERT INTO users (sub, display_name, created_at) VALUES (?, 'Ana', '2025-03-01T10:00:02.000Z')", [u1Sub]) }
             if u2Sync {
@@ -62,7 +62,10 @@ struct MergeScenario {
     func execute(_ sql: String, _ arguments: [SQLBindable] = []) throws { try store.db.execute(sql, arguments) }
 
     func insert(_ table: AuthSchema.Table, _ fields: [String: SQLValue]) throws {
-        let present = fields.filter { table.has($0.key) }.sorted { $0.key < $1.key }
+        let present = try fields.map { name, value in
+            guard let field = AuthSchema.Field(rawValue: name) else { throw GatehouseError("no Better Auth field \(name)") }
+            return (key: field, value: value)
+        }.filter { table.has($0.key) }.sorted { $0.key.rawValue < $1.key.rawValue }
         try store.db.execute("INSERT INTO \(table.sql) (\(present.map { table.col($0.key) }.joined(separator: ", "))) VALUES (\(present.map { _ in "?" }.joined(separator: ", ")))",
                              present.map(\.value))
     }
@@ -70,7 +73,7 @@ struct MergeScenario {
     func insertUser(_ id: String, email: String, created: Timestamp) throws {
         let user = store.schema.user
         try insert(user, ["id": .text(id), "name": .text("Ana Costa"), "email": .text(email), "emailVerified": .integer(1),
-                          "createdAt": user.encoding("createdAt").encode(created), "updatedAt": user.encoding("updatedAt").encode(created)])
+                          "createdAt": user.encoding(.createdAt).encode(created), "updatedAt": user.encoding(.updatedAt).encode(created)])
     }
 
     func insertAccount(user: String, provider: String, accountID: String, created: Timestamp, password: String? = nil) throws {
@@ -78,14 +81,14 @@ struct MergeScenario {
         try insert(account, ["id": .text("acc-\(provider)-\(user)"), "issuer": .text(Issuer.forProvider(provider)), "accountId": .text(accountID),
                              "providerId": .text(provider), "userId": .text(user), "accessToken": .text("secret-token-\(user)"),
                              "password": password.map(SQLValue.text) ?? .null,
-                             "createdAt": account.encoding("createdAt").encode(created), "updatedAt": account.encoding("updatedAt").encode(created)])
+                             "createdAt": account.encoding(.createdAt).encode(created), "updatedAt": account.encoding(.updatedAt).encode(created)])
     }
 
     func insertSession(user: String, id: String, created: Timestamp) throws {
         let session = store.schema.session
         try insert(session, ["id": .text(id), "token": .text("tok-\(id)"), "userId": .text(user), "ipAddress": .text("81.2.3.4"),
-                             "expiresAt": session.encoding("expiresAt").encode(created.adding(seconds: 7 * 86_400)),
-                             "createdAt": session.encoding("createdAt").encode(created), "updatedAt": session.encoding("updatedAt").encode(created)])
+                             "expiresAt": session.encoding(.expiresAt).encode(created.adding(seconds: 7 * 86_400)),
+                             "createdAt": session.encoding(.createdAt).encode(created), "updatedAt": session.encoding(.updatedAt).encode(created)])
     }
 
     func syncID(_ sub: String) throws -> Int64? { try store.db.scalar("SELECT id FROM users WHERE sub = ?", [sub]).int64 }
@@ -93,7 +96,7 @@ struct MergeScenario {
     /// The Better Auth user an account (by provider account id) belongs to.
     func owner(ofAccount accountID: String) throws -> String? {
         let account = store.schema.account
-        return try store.db.scalar("SELECT \(account.col("userId")) FROM \(account.sql) WHERE \(account.col("accountId")) = ?", [accountID]).string
+        return try store.db.scalar("SELECT \(account.col(.userId)) FROM \(account.sql) WHERE \(account.col(.accountId)) = ?", [accountID]).string
     }
 
     /// Every row of every table except Gatehouse's bookkeeping.

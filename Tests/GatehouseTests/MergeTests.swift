@@ -29,16 +29,16 @@ final class MergeTests: XCTestCase {
             XCTAssertEqual(try s.owner(ofAccount: "001234.\(s.u1.prefix(8)).0001"), s.u1)
             XCTAssertEqual(try s.owner(ofAccount: "1048576\(s.u2.count)0000000001"), s.u1)
             let user = s.store.schema.user
-            XCTAssertEqual(try s.store.db.scalar("SELECT count(*) FROM \(user.sql) WHERE \(user.col("id")) = ?", [s.u2]).int64, 0)
-            XCTAssertEqual(try s.store.db.scalar("SELECT \(user.col("email")) FROM \(user.sql) WHERE \(user.col("id")) = ?", [s.u1]).string, s.u2Email)
+            XCTAssertEqual(try s.store.db.scalar("SELECT count(*) FROM \(user.sql) WHERE \(user.col(.id)) = ?", [s.u2]).int64, 0)
+            XCTAssertEqual(try s.store.db.scalar("SELECT \(user.col(.email)) FROM \(user.sql) WHERE \(user.col(.id)) = ?", [s.u1]).string, s.u2Email)
             XCTAssertNil(try s.syncID(s.u2Sub))
             XCTAssertEqual(try s.syncID(s.u1Sub), u1Sync)
             XCTAssertEqual(try s.store.db.scalar("SELECT count(*) FROM workspaces WHERE owner_id = ?", [u1Sync]).int64, 2)
             XCTAssertEqual(try s.store.db.scalar("SELECT group_concat(sub) FROM allow_list").string, s.u1Sub)
             let session = s.store.schema.session
-            XCTAssertEqual(try s.store.db.scalar("SELECT count(*) FROM \(session.sql) WHERE \(session.col("userId")) = ?", [s.u1]).int64, 1)
+            XCTAssertEqual(try s.store.db.scalar("SELECT count(*) FROM \(session.sql) WHERE \(session.col(.userId)) = ?", [s.u1]).int64, 1)
             if let verification = s.store.schema.verification {
-                XCTAssertEqual(try s.store.db.scalar("SELECT group_concat(\(verification.col("id"))) FROM \(verification.sql) WHERE \(verification.col("id")) LIKE 'v-%'").string, "v-other")
+                XCTAssertEqual(try s.store.db.scalar("SELECT group_concat(\(verification.col(.id))) FROM \(verification.sql) WHERE \(verification.col(.id)) LIKE 'v-%'").string, "v-other")
             }
             try s.assertIntact()
 
@@ -59,7 +59,7 @@ final class MergeTests: XCTestCase {
         let result = try MergeApplier(store: s.store).apply(planID: id, ticket: "SUP-2", actor: tester)
         let stored = try XCTUnwrap(try s.store.db.scalar("SELECT undo_data FROM gatehouse_merges WHERE id = ?", [result.mergeID]).string)
         let decoded = try MergeJSON.decode(MergeUndoData.self, stored, what: "undo data")
-        XCTAssertEqual(try MergeJSON.string(decoded), stored, "the spliced text is the encoder's own")
+        XCTAssertEqual(try MergeJSON.string(decoded), stored, "the stored record is the encoder's own output")
         XCTAssertTrue(decoded.steps.contains { $0.after != nil } && decoded.steps.contains { $0.after == nil }, "updates and deletes")
 
         // A row that differs from the expected one (a trigger of the app's wrote to it) is encoded as it is.
@@ -67,9 +67,9 @@ final class MergeTests: XCTestCase {
         var rows = plan.steps.map { $0.after(at: time) }
         let changed = try XCTUnwrap(rows.firstIndex { $0 != nil })
         rows[changed] = rows[changed]!.with(["name": MergeValue(.text("changed by a trigger \"quoted\" / slashed"))])
-        let spliced = try MergeUndoJSON(steps: plan.steps, appliedAt: time).json(after: rows)
+        let record = try MergeUndoJSON(steps: plan.steps, appliedAt: time).json(after: rows)
         let whole = MergeUndoData(format: 1, appliedAt: time, steps: zip(plan.steps, rows).map { MergeUndoData.Entry(step: $0, after: $1) })
-        XCTAssertEqual(spliced, try MergeJSON.string(whole))
+        XCTAssertEqual(record, try MergeJSON.string(whole))
     }
 
     func testTablesAddedLaterAreCoveredThroughForeignKeys() throws {
@@ -126,22 +126,22 @@ final class MergeTests: XCTestCase {
 
             let undecided = try MergePlanner(store: s.store).plan(source: s.u2, target: s.u1, decisions: MergeDecisions(), actor: tester)
             XCTAssertNil(undecided.id)
-            XCTAssertEqual(Set(undecided.unresolved.map(\.kind)), ["email", "password", "provider", "subscription"])
+            XCTAssertEqual(Set(undecided.unresolved.map(\.kind.rawValue)), ["email", "password", "provider", "subscription"])
             XCTAssertEqual(try s.store.db.scalar("SELECT count(*) FROM gatehouse_merge_plans").int64, 0)
-            XCTAssertEqual(undecided.conflicts.first { $0.kind == "role" }?.decision, "dropped (pass --carry-roles to grant it to U1)")
+            XCTAssertEqual(undecided.conflicts.first { $0.kind == .role }?.decision, "dropped (pass --carry-roles to grant it to U1)")
 
             let decided = try plan(s, MergeDecisions(keepEmail: .target, keepSubscription: .target, keepPassword: .source, sameProvider: .both))
             XCTAssertEqual(decided.unresolved.count, 0)
             _ = try MergeApplier(store: s.store).apply(planID: try XCTUnwrap(decided.id), ticket: "SUP-4", actor: tester)
             let account = s.store.schema.account
-            let providers = try s.store.db.rows("SELECT \(account.col("providerId")) AS p FROM \(account.sql) WHERE \(account.col("userId")) = ? ORDER BY 1", [s.u1]).compactMap { $0["p"].string }
+            let providers = try s.store.db.rows("SELECT \(account.col(.providerId)) AS p FROM \(account.sql) WHERE \(account.col(.userId)) = ? ORDER BY 1", [s.u1]).compactMap { $0["p"].string }
             XCTAssertEqual(providers, ["apple", "credential", "google", "google"])
-            XCTAssertEqual(try s.store.db.scalar("SELECT \(account.col("password")) FROM \(account.sql) WHERE \(account.col("providerId")) = 'credential'").string, "hash-two")
+            XCTAssertEqual(try s.store.db.scalar("SELECT \(account.col(.password)) FROM \(account.sql) WHERE \(account.col(.providerId)) = 'credential'").string, "hash-two")
             XCTAssertEqual(try s.store.db.scalar("SELECT group_concat(id || ':' || status, ',') FROM (SELECT * FROM subscriptions WHERE user_id = ? ORDER BY id)", [u1Sync]).string,
                            "sub-a:active,sub-b:canceled")
             XCTAssertEqual(try s.store.db.scalar("SELECT count(*) FROM allow_list").int64, 0, "roles are never granted silently")
             let user = s.store.schema.user
-            XCTAssertEqual(try s.store.db.scalar("SELECT \(user.col("email")) FROM \(user.sql) WHERE \(user.col("id")) = ?", [s.u1]).string, s.u1Email)
+            XCTAssertEqual(try s.store.db.scalar("SELECT \(user.col(.email)) FROM \(user.sql) WHERE \(user.col(.id)) = ?", [s.u1]).string, s.u1Email)
             try s.assertIntact()
         }
     }
@@ -160,11 +160,11 @@ final class MergeTests: XCTestCase {
             let s = try MergeScenario(store: try MergeScenario.store(scratch, shape: shape))
             let plan = try plan(s)
             let session = s.store.schema.session
-            try s.execute("UPDATE \(session.sql) SET \(session.col("ipAddress")) = '10.0.0.1' WHERE \(session.col("userId")) = ?", [s.u2])
+            try s.execute("UPDATE \(session.sql) SET \(session.col(.ipAddress)) = '10.0.0.1' WHERE \(session.col(.userId)) = ?", [s.u2])
             let before = try s.dumpAll()
             XCTAssertThrowsError(try MergeApplier(store: s.store).apply(planID: try XCTUnwrap(plan.id), ticket: "SUP-6", actor: tester)) { error in
                 let error = error as? GatehouseError
-                XCTAssertEqual(error?.code, "conflict")
+                XCTAssertEqual(error?.code.rawValue, "conflict")
                 XCTAssertTrue(error?.message.hasPrefix("the users changed since the plan; plan again (changed: U2's sessions)") ?? false, "\(String(describing: error))")
             }
             XCTAssertEqual(try s.dumpAll(), before)
@@ -190,14 +190,14 @@ final class MergeTests: XCTestCase {
             let s = try MergeScenario(store: try MergeScenario.store(scratch, shape: shape))
             let result = try MergeApplier(store: s.store).apply(planID: try XCTUnwrap(try plan(s).id), ticket: "SUP-8", actor: tester)
             let account = s.store.schema.account
-            try s.execute("UPDATE \(account.sql) SET \(account.col("scope")) = 'changed' WHERE \(account.col("providerId")) = 'google'")
+            try s.execute("UPDATE \(account.sql) SET \(account.col(.scope)) = 'changed' WHERE \(account.col(.providerId)) = 'google'")
             // A row the merge deleted exists again.
             try s.insertUser(s.u2, email: "again@example.com", created: Timestamp(milliseconds: 0))
             let before = try s.dumpAll()
             XCTAssertThrowsError(try MergeUndo(store: s.store).undo(mergeID: String(result.mergeID), reason: "test", actor: tester)) { error in
                 let message = (error as? GatehouseError)?.message ?? ""
                 XCTAssertTrue(message.contains("2 row(s) it touched changed since"), message)
-                XCTAssertTrue(message.contains("\(account.name) id=acc-google-\(s.u2) changed since the merge (\(account.columns["scope"]!))"), message)
+                XCTAssertTrue(message.contains("\(account.name) id=acc-google-\(s.u2) changed since the merge (\(account.columns[.scope]!))"), message)
                 XCTAssertTrue(message.contains("user id=\(s.u2) exists again since the merge"), message)
             }
             XCTAssertEqual(try s.dumpAll(), before)
@@ -212,7 +212,7 @@ final class MergeTests: XCTestCase {
         let planner = MergePlanner(store: store)
         func refuses(_ from: String, _ into: String, _ code: String, _ text: String, line: UInt = #line) {
             XCTAssertThrowsError(try planner.plan(source: from, target: into, decisions: MergeDecisions(), actor: tester), line: line) {
-                XCTAssertEqual(($0 as? GatehouseError)?.code, code, line: line)
+                XCTAssertEqual(($0 as? GatehouseError)?.code.rawValue, code, line: line)
                 XCTAssertTrue(($0 as? GatehouseError)?.message.contains(text) ?? false, "\($0)", line: line)
             }
         }
@@ -231,10 +231,10 @@ final class MergeTests: XCTestCase {
         }
         XCTAssertThrowsError(try applier.apply(planID: id, ticket: "a\nb", actor: tester))
         XCTAssertThrowsError(try applier.apply(planID: "mp_'; DELETE FROM user; --", ticket: "T", actor: tester)) {
-            XCTAssertEqual(($0 as? GatehouseError)?.code, "not_found")
+            XCTAssertEqual(($0 as? GatehouseError)?.code.rawValue, "not_found")
         }
         XCTAssertThrowsError(try MergeUndo(store: store).undo(mergeID: "1 OR 1=1", reason: "x", actor: tester)) {
-            XCTAssertEqual(($0 as? GatehouseError)?.code, "not_found")
+            XCTAssertEqual(($0 as? GatehouseError)?.code.rawValue, "not_found")
         }
         let before = try s.dumpAll()
         let result = try applier.apply(planID: id, ticket: "SUP-'9\"; --", actor: tester)
@@ -258,7 +258,7 @@ final class MergeTests: XCTestCase {
             // On a copy changed since the plan (one of U2's sessions), the script aborts and changes nothing.
             let stale = try Database(path: changed)
             let session = s.store.schema.session
-            try stale.execute("UPDATE \(session.sql) SET \(session.col("ipAddress")) = '10.9.9.9' WHERE \(session.col("id")) = ?", ["s1-\(s.u2)"])
+            try stale.execute("UPDATE \(session.sql) SET \(session.col(.ipAddress)) = '10.9.9.9' WHERE \(session.col(.id)) = ?", ["s1-\(s.u2)"])
             let staleBefore = try dump(stale, tables: try stale.tableNames())
             XCTAssertThrowsError(try stale.executeScript(script)) {
                 XCTAssertTrue("\($0)".contains("the rows are not as planned; nothing was changed"), "\($0)")

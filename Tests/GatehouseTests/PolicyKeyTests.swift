@@ -23,7 +23,7 @@ final class PolicyKeyTests: XCTestCase {
         for bad in ["yes", "1", "", "tru", "true false", "null"] {
             XCTAssertThrowsError(try key.parse(bad), bad) { error in
                 let error = error as! GatehouseError
-                XCTAssertEqual(error.code, "invalid")
+                XCTAssertEqual(error.code.rawValue, "invalid")
                 XCTAssertTrue(error.message.contains("it takes true or false"), error.message)
             }
         }

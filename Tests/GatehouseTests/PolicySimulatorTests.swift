@@ -78,11 +78,11 @@ final class PolicySimulatorTests: XCTestCase {
     }
 
     func testLinkUntrustedUnverifiedOrDisabledIsNotAllowed() throws {
-        assert(try link(googleUser, "github", "ben@gmail.com", verified: false), "linkSocial.linkingNotAllowed", .error, 401, "LINKING_NOT_ALLOWED")
+        assert(try link(googleUser, "facebook", "ben@gmail.com", verified: false), "linkSocial.linkingNotAllowed", .error, 401, "LINKING_NOT_ALLOWED")
         assert(try link(googleUser, "google", "ben@gmail.com", [.enabled: .bool(false)]), "linkSocial.linkingNotAllowed", .error, 401, "LINKING_NOT_ALLOWED")
         // Trusted but unverified, or untrusted but verified, passes this check.
         assert(try link(googleUser, "google", "ben@gmail.com", verified: false), "linkSocial.linked", .linked, 200)
-        assert(try link(googleUser, "github", "ben@gmail.com", verified: true), "linkSocial.linked", .linked, 200)
+        assert(try link(googleUser, "facebook", "ben@gmail.com", verified: true), "linkSocial.linked", .linked, 200)
         assert(try link(googleUser, "google", "ben@gmail.com", verified: false, [.trustedProviders: .providers(["apple"])]),
                "linkSocial.linkingNotAllowed", .error, 401, "LINKING_NOT_ALLOWED")
     }
@@ -117,9 +117,9 @@ final class PolicySimulatorTests: XCTestCase {
     }
 
     func testLinkForAnUnknownUserIsAnOperatorError() throws {
-        XCTAssertThrowsError(try link("nobody", "google", "a@b.c")) { XCTAssertEqual(($0 as? GatehouseError)?.code, "not_found") }
-        XCTAssertThrowsError(try link(googleUser, "Google", "a@b.c")) { XCTAssertEqual(($0 as? GatehouseError)?.code, "invalid") }
-        XCTAssertThrowsError(try link(googleUser, "google", "not-an-email")) { XCTAssertEqual(($0 as? GatehouseError)?.code, "invalid") }
+        XCTAssertThrowsError(try link("nobody", "google", "a@b.c")) { XCTAssertEqual(($0 as? GatehouseError)?.code.rawValue, "not_found") }
+        XCTAssertThrowsError(try link(googleUser, "Google", "a@b.c")) { XCTAssertEqual(($0 as? GatehouseError)?.code.rawValue, "invalid") }
+        XCTAssertThrowsError(try link(googleUser, "google", "not-an-email")) { XCTAssertEqual(($0 as? GatehouseError)?.code.rawValue, "invalid") }
     }
 
     // MARK: idToken sign-in
@@ -142,12 +142,12 @@ final class PolicySimulatorTests: XCTestCase {
         let decision = try signIn("apple", "Ben@Gmail.com", account: "000002.apple.0002")
         assert(decision, "signIn.implicitLink", .linkedAndSignedIn, 200)
         XCTAssertEqual(decision.userID, googleUser)
-        assert(try signIn("github", "ben@gmail.com", verified: true), "signIn.implicitLink", .linkedAndSignedIn, 200)
+        assert(try signIn("facebook", "ben@gmail.com", verified: true), "signIn.implicitLink", .linkedAndSignedIn, 200)
     }
 
     func testSignInAccountNotLinkedForEachReason() throws {
         let cases: [(LinkDecision, String)] = [
-            (try signIn("github", "ben@gmail.com", verified: false), "signIn.notLinked.untrustedUnverified"),
+            (try signIn("facebook", "ben@gmail.com", verified: false), "signIn.notLinked.untrustedUnverified"),
             (try signIn("google", "cleo@example.com"), "signIn.notLinked.localEmailUnverified"),
             (try signIn("google", "ben@gmail.com", [.enabled: .bool(false)]), "signIn.notLinked.linkingDisabled"),
             (try signIn("google", "ben@gmail.com", [.disableImplicitLinking: .bool(true)]), "signIn.notLinked.implicitLinkingDisabled"),

@@ -104,7 +104,7 @@ final class PolicyStoreTests: XCTestCase {
         try policy.set(change(.enabled, .bool(true)), actor: Actor("ops-bob"), now: minutes(1))
         XCTAssertThrowsError(try policy.set(change(.linkSocialAllowDifferentEmails, .bool(true), ifVersion: 1), actor: ops, now: minutes(2))) { error in
             let error = error as! GatehouseError
-            XCTAssertEqual(error.code, "conflict")
+            XCTAssertEqual(error.code.rawValue, "conflict")
             XCTAssertTrue(error.message.contains("the policy is at version 2, not 1"), error.message)
             XCTAssertTrue(error.fix?.contains("--if-version 2") == true, error.fix ?? "")
         }

@@ -17,7 +17,7 @@ final class SplitIdentityFinderTests: XCTestCase {
         var pairs = Set<[String]>()
         var relayApple: [String: [(String, Timestamp)]] = [:]
         var googleByName: [String: [(String, Timestamp)]] = [:]
-        try store.db.forEach("SELECT u.\(u.col("id")), u.\(u.col("name")), u.\(u.col("email")), u.\(u.col("createdAt")), x.\(a.col("providerId")) FROM \(u.sql) u JOIN \(a.sql) x ON x.\(a.col("userId")) = u.\(u.col("id"))") { row in
+        try store.db.forEach("SELECT u.\(u.col(.id)), u.\(u.col(.name)), u.\(u.col(.email)), u.\(u.col(.createdAt)), x.\(a.col(.providerId)) FROM \(u.sql) u JOIN \(a.sql) x ON x.\(a.col(.userId)) = u.\(u.col(.id))") { row in
             let id = row[0].string!, name = row[1].string!, email = row[2].string!, created = DateEncoding.decode(row[3])!, provider = row[4].string!
             if provider == "apple" && email.hasSuffix("@privaterelay.appleid.com") { relayApple[name, default: []].append((id, created)) }
             if provider == "google" { googleByName[name, default: []].append((id, created)) }

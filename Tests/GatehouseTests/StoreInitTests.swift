@@ -45,7 +45,7 @@ final class StoreInitTests: XCTestCase {
             XCTAssertEqual(report.skipped, ["0001_better_auth_core"], fixture)
             XCTAssertEqual(report.shape, shape, fixture)
             XCTAssertEqual(store.schema.hasIssuer, issuer, fixture)
-            XCTAssertEqual(store.schema.user.encoding("createdAt"), encoding, fixture)
+            XCTAssertEqual(store.schema.user.encoding(.createdAt), encoding, fixture)
             XCTAssertEqual(try dump(store.db, tables: tables), rowsBefore, fixture)
             XCTAssertEqual(try ddl(store.db, tables: tables), schemaBefore, fixture)
             XCTAssertTrue(try store.db.tableExists("gatehouse_audit"), fixture)
@@ -60,10 +60,10 @@ final class StoreInitTests: XCTestCase {
             let (store, _) = try Store.initialize(path: path, actor: tester)
             _ = try DemoSeeder(seed: 3, anchor: Timestamp(milliseconds: 1_764_460_800_000)).seed(store, users: 50)
             let user = store.schema.user
-            let types = try store.db.rows("SELECT DISTINCT typeof(\(user.col("createdAt"))) FROM \(user.sql)").compactMap { $0[0].string }
-            XCTAssertEqual(types, user.encoding("createdAt") == .isoText ? ["text"] : ["integer"], fixture)
-            if user.encoding("createdAt") == .epochSeconds {
-                XCTAssertLessThan(try store.db.scalar("SELECT max(\(user.col("createdAt"))) FROM \(user.sql)").int64 ?? 0, 10_000_000_000, fixture)
+            let types = try store.db.rows("SELECT DISTINCT typeof(\(user.col(.createdAt))) FROM \(user.sql)").compactMap { $0[0].string }
+            XCTAssertEqual(types, user.encoding(.createdAt) == .isoText ? ["text"] : ["integer"], fixture)
+            if user.encoding(.createdAt) == .epochSeconds {
+                XCTAssertLessThan(try store.db.scalar("SELECT max(\(user.col(.createdAt))) FROM \(user.sql)").int64 ?? 0, 10_000_000_000, fixture)
             }
             XCTAssertEqual(try store.db.rows("PRAGMA foreign_key_check").count, 0, fixture)
         }
@@ -114,7 +114,11 @@ final class StoreInitTests: XCTestCase {
         XCTAssertThrowsError(try Store.open(path: bare)) { XCTAssertTrue("\($0)".contains("not a Gatehouse store yet")) }
         let text = scratch.path("text.sqlite")
         try String(repeating: "hello\n", count: 200).write(toFile: text, atomically: true, encoding: .utf8)
-        XCTAssertThrowsError(try Store.open(path: text)) { XCTAssertTrue("\($0)".contains("not a SQLite database")) }
+        // Storage's error comes through as it is; the front ends put it into words with operatorFacing.
+        XCTAssertThrowsError(try Store.open(path: text)) {
+            XCTAssertTrue($0 is DatabaseError, "\($0)")
+            XCTAssertTrue(GatehouseError.operatorFacing($0).map(String.init(describing:))?.contains("not a SQLite database") ?? false, "\($0)")
+        }
         let truncated = scratch.path("truncated.sqlite")
         try Data(repeating: 0, count: 100).write(to: URL(fileURLWithPath: truncated))
         XCTAssertThrowsError(try Store.open(path: truncated)) { XCTAssertTrue("\($0)".contains("truncated")) }

@@ -118,7 +118,7 @@ final class UserDirectoryTests: XCTestCase {
         // A real match still works next to metacharacters: the prefix is literal.
         XCTAssertEqual(try directory.search("ana@").users.count, 1)
         XCTAssertThrowsError(try directory.search(String(repeating: "a", count: 513))) { error in
-            XCTAssertEqual((error as? GatehouseError)?.code, "invalid")
+            XCTAssertEqual((error as? GatehouseError)?.code.rawValue, "invalid")
             XCTAssertTrue("\(error)".contains("at most 512"), "\(error)")
         }
         XCTAssertNoThrow(try directory.search(String(repeating: "a", count: 512)))
@@ -131,7 +131,7 @@ final class UserDirectoryTests: XCTestCase {
         XCTAssertThrowsError(try directory.search("nope", by: .sub))
         for reference in ["nosuch", "nobody@example.com", "better_auth|nosuch", "%", "better_auth|", "'; --"] {
             XCTAssertThrowsError(try directory.show(reference)) { error in
-                XCTAssertEqual((error as? GatehouseError)?.code, "not_found", reference)
+                XCTAssertEqual((error as? GatehouseError)?.code.rawValue, "not_found", reference)
                 XCTAssertTrue("\(error)".contains("no such user"), "\(error)")
             }
         }

@@ -41,8 +41,8 @@ final class UserSearchIndexTests: XCTestCase {
     /// Better Auth's way of adding a user: plain SQL through the schema map's columns and encodings.
     static func insertUser(_ db: Database, _ schema: AuthSchema, id: String, name: SQLValue, email: String) throws {
         let user = schema.user
-        let now = user.encoding("createdAt").encode(Timestamp(iso8601: "2025-06-01T00:00:00Z")!)
-        try db.execute("INSERT INTO \(user.sql) (\(user.col("id")), \(user.col("name")), \(user.col("email")), \(user.col("emailVerified")), \(user.col("createdAt")), \(user.col("updatedAt"))) VALUES (?, ?, ?, 0, ?, ?)",
+        let now = user.encoding(.createdAt).encode(Timestamp(iso8601: "2025-06-01T00:00:00Z")!)
+        try db.execute("INSERT INTO \(user.sql) (\(user.col(.id)), \(user.col(.name)), \(user.col(.email)), \(user.col(.emailVerified)), \(user.col(.createdAt)), \(user.col(.updatedAt))) VALUES (?, ?, ?, 0, ?, ?)",
                        [id, name, email, now, now])
     }
 
@@ -53,7 +53,7 @@ final class UserSearchIndexTests: XCTestCase {
         let needle = normalizer.normalized(query)
         guard !needle.isEmpty else { return [] }
         let user = schema.user
-        return Array(try db.rows("SELECT \(user.col("id")), \(user.col("name")) FROM \(user.sql) ORDER BY rowid").compactMap { row -> String? in
+        return Array(try db.rows("SELECT \(user.col(.id)), \(user.col(.name)) FROM \(user.sql) ORDER BY rowid").compactMap { row -> String? in
             guard let id = row[0].string, let name = row[1].string else { return nil }
             return normalizer.normalized(name).contains(needle) ? id : nil
         }.prefix(limit))
@@ -244,7 +244,7 @@ final class UserSearchIndexTests: XCTestCase {
         // Oversized and control-character input is refused before any query runs; the largest accepted is served.
         let directory = UserDirectory(store: store)
         XCTAssertThrowsError(try directory.search(String(repeating: "ab", count: 257), by: .name)) { error in
-            XCTAssertEqual((error as? GatehouseError)?.code, "invalid")
+            XCTAssertEqual((error as? GatehouseError)?.code, .invalid)
         }
         XCTAssertThrowsError(try directory.search("ana\u{1B}[2J", by: .name))
         XCTAssertEqual(try directory.search(String(repeating: "é", count: 256), by: .name).users, [])

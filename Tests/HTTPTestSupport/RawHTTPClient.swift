@@ -18,6 +18,13 @@ public struct RawResponse {
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
 
+    public init(status: Int, reason: String, headers: [(name: String, value: String)], body: [UInt8]) {
+        self.status = status
+        self.reason = reason
+        self.headers = headers
+        self.body = body
+    }
+
     public func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }

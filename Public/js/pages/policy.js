@@ -1,9 +1,16 @@
-// Policy: the linkSocial allowDifferentEmails switch (with a reason and an optional duration), every
-// key, the history, and the link simulator. Changing the policy needs the admin role; the simulator
-// needs support. The server enforces both; the page only disables what would be refused.
+// Policy: the linkSocial allowDifferentEmails switch (with a reason and an optional duration) and the
+// requests it reaches, every key, the history, and the simulator of Better Auth 1.7.1's link and sign-in
+// answers (by id token or by redirect). Changing the policy needs the admin role; the simulator needs
+// support. The server enforces both; the page only disables what would be refused.
 import { card, clear, el, errorBanner, facts, json, table, time } from "../dom.js";
 
 const SWITCH = "linkSocial.allowDifferentEmails";
+const PROVIDERS = ["google", "apple", "facebook", "microsoft", "github"];
+const PROVIDER_OPTIONS = [
+  ["requireEmailVerification", "requireEmailVerification"], ["disableSignUp", "disableSignUp"],
+  ["disableImplicitSignUp", "disableImplicitSignUp"], ["disableIdTokenSignIn", "disableIdTokenSignIn"],
+  ["verifyIdToken", "the app passes verifyIdToken"], ["overrideUserInfoOnSignIn", "overrideUserInfoOnSignIn (redirect)"],
+];
 const DURATIONS = [["", "Until changed back"], ["15m", "15 minutes"], ["1h", "1 hour"], ["2h", "2 hours"], ["8h", "8 hours"], ["1d", "1 day"], ["7d", "7 days"]];
 
 export async function render(container, api) {
@@ -59,6 +66,10 @@ function renderSwitch(snapshot, api, refresh) {
     el("p", { class: "switch-state" }, el("span", { class: `pill ${on ? "on" : "off"}`, id: "switch-state", text: on ? "ON" : "OFF" }),
       " ", el("code", { text: SWITCH })),
     el("p", { class: "muted", text: entry.summary }),
+    el("p", { class: "muted", id: "switch-reach" },
+      "The runtime applies it to ", (snapshot.linkSocialAppliesTo ?? []).map((r, i) => el("span", {}, i ? ", " : "", el("code", { text: r }))),
+      ": the app's id-token link and a web link by redirect, which Better Auth 1.7.1 decides at the callback. A runtime that applies it to /link-social only leaves web users with ",
+      el("code", { text: "?error=email_does_not_match" }), " whatever the switch says."),
     facts([["Set by", entry.setBy ?? "(default)"], ["Set at", time(entry.setAt)], ["Reason", entry.reason ?? "—"],
       ["Reverts", entry.revertsAt ? el("span", {}, time(entry.revertsAt), " to ", json(entry.revertsTo)) : "—"], ["Policy version", String(snapshot.version)]]),
     snapshot.risks.length ? el("ul", { class: "risks" }, snapshot.risks.map((r) => el("li", { class: r.severity, text: `${r.severity.toUpperCase()}: ${r.message}` }))) : null,
@@ -111,30 +122,46 @@ function renderHistory(history) {
 function renderSimulator(api) {
   const canRun = api.hasRole("support");
   const flow = el("select", { id: "sim-flow", name: "flow", disabled: !canRun },
-    el("option", { value: "signin", text: "Sign-in with an idToken (implicit linking)" }),
+    el("option", { value: "signin", text: "Sign-in (implicit linking)" }),
     el("option", { value: "link", text: "linkSocial by a signed-in user" }));
+  const via = el("select", { id: "sim-via", name: "via", disabled: !canRun },
+    el("option", { value: "id-token", text: "id token (the app)" }),
+    el("option", { value: "redirect", text: "redirect to the provider and back (the web)" }));
   const user = el("input", { id: "sim-user", name: "user", placeholder: "Better Auth user id", disabled: !canRun, spellcheck: "false" });
   const userField = field("Signed-in user", user);
   userField.hidden = true;
   flow.addEventListener("change", () => { userField.hidden = flow.value !== "link"; });
-  const provider = el("select", { id: "sim-provider", name: "provider", disabled: !canRun }, ["google", "apple"].map((p) => el("option", { value: p, text: p })));
-  const email = el("input", { id: "sim-email", name: "email", type: "email", required: true, placeholder: "ana@gmail.com", disabled: !canRun, spellcheck: "false" });
+  const provider = el("select", { id: "sim-provider", name: "provider", disabled: !canRun }, PROVIDERS.map((p) => el("option", { value: p, text: p })));
+  const email = el("input", { id: "sim-email", name: "email", type: "email", placeholder: "ana@gmail.com", disabled: !canRun, spellcheck: "false" });
+  const noEmail = el("input", { id: "sim-no-email", type: "checkbox", disabled: !canRun });
+  noEmail.addEventListener("change", () => { email.disabled = noEmail.checked || !canRun; });
+  const options = PROVIDER_OPTIONS.map(([name, label]) => {
+    const box = el("input", { type: "checkbox", id: `sim-opt-${name}`, value: name, disabled: !canRun });
+    return { box, row: el("div", { class: "field checkbox" }, box, el("label", { for: box.id, text: label })) };
+  });
+  const requestSignUp = el("input", { type: "checkbox", id: "sim-request-sign-up", disabled: !canRun });
   const verified = el("input", { id: "sim-verified", type: "checkbox", checked: true, disabled: !canRun });
   const account = el("input", { id: "sim-account", name: "accountId", placeholder: "provider sub (optional)", disabled: !canRun, spellcheck: "false" });
   const hypothetical = el("select", { id: "sim-switch", disabled: !canRun },
     el("option", { value: "", text: "as stored" }), el("option", { value: "true", text: "ON (hypothetical)" }), el("option", { value: "false", text: "OFF (hypothetical)" }));
   const result = el("div", { id: "sim-result", "aria-live": "polite" });
   const form = el("form", { class: "stack", "aria-label": "Simulate a link attempt" },
-    field("Flow", flow), userField, field("Provider", provider), field("Email the provider reports", email),
+    field("Call", flow), field("How the client reaches Better Auth", via), userField, field("Provider", provider),
+    field("Email the provider reports", email),
+    el("div", { class: "field checkbox" }, noEmail, el("label", { for: "sim-no-email", text: "The provider reports no email (a returning Apple user)" })),
     el("div", { class: "field checkbox" }, verified, el("label", { for: "sim-verified", text: "The provider says the email is verified" })),
     field("Provider account id", account), field("The linkSocial switch", hypothetical),
+    el("details", {}, el("summary", { text: "The app's provider options" }), options.map((o) => o.row),
+      el("div", { class: "field checkbox" }, requestSignUp, el("label", { for: "sim-request-sign-up", text: "The client sends requestSignUp" }))),
     el("button", { type: "submit", class: "primary", id: "sim-run", disabled: !canRun, text: "Simulate" }),
     canRun ? null : el("p", { class: "muted", text: "The simulator needs the support role." }), result);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     clear(result).append(el("p", { class: "muted", text: "Simulating…" }));
     try {
-      const body = { flow: flow.value, provider: provider.value, email: email.value.trim(), emailVerified: verified.checked };
+      const body = { flow: flow.value, via: via.value, provider: provider.value, emailVerified: verified.checked,
+        providerOptions: options.filter((o) => o.box.checked).map((o) => o.box.value), requestSignUp: requestSignUp.checked };
+      if (!noEmail.checked) body.email = email.value.trim();
       if (flow.value === "link") body.user = user.value.trim();
       if (account.value.trim()) body.accountId = account.value.trim();
       if (hypothetical.value) body.with = { [SWITCH]: hypothetical.value === "true" };
@@ -143,18 +170,27 @@ function renderSimulator(api) {
       clear(result).append(errorBanner(error));
     }
   });
-  return card("Link simulator", el("p", { class: "muted", text: "What Better Auth 1.7 would answer, against this store and the policy." }), form);
+  return card("Link simulator", el("p", { class: "muted", text: "What Better Auth 1.7.1 would answer, against this store and the policy, with the source line that decides." }), form);
+}
+
+function headlineOf(d) {
+  if (d.outcome === "undetermined") return `undetermined: depends on ${d.dependsOn[0] ?? "an input outside the store"}`;
+  if (d.via === "redirect") return d.errorCode ? `redirect ?error=${d.errorCode} (HTTP 302)` : `${d.outcome} (HTTP 302 to ${d.redirectTo ?? "callbackURL"})`;
+  return d.errorCode ? `error ${d.errorCode} (HTTP ${d.httpStatus})` : `${d.outcome} (HTTP ${d.httpStatus})`;
 }
 
 function renderDecision(d) {
-  const headline = d.errorCode ? `error ${d.errorCode} (HTTP ${d.httpStatus})` : `${d.outcome} (HTTP ${d.httpStatus})`;
-  return el("div", { class: `decision ${d.errorCode ? "refused" : "allowed"}` },
-    el("p", { class: "headline", id: "sim-headline", text: headline }),
+  const refused = d.errorCode || d.outcome === "undetermined";
+  return el("div", { class: `decision ${refused ? "refused" : "allowed"}` },
+    el("p", { class: "headline", id: "sim-headline", text: headlineOf(d) }),
     d.errorMessage ? el("p", { text: d.errorMessage }) : null,
-    facts([["Rule", el("code", { text: d.rule })], ["Why", d.explanation], ["Lookup", d.accountLookup],
+    facts([["Rule", el("code", { text: d.rule })], ["Why", d.explanation], ["Source", el("code", { id: "sim-source", text: `better-auth@1.7.1 ${d.source}` })],
+      ["Flow", `${d.via}${d.redirectTo ? `, redirects to ${d.redirectTo}` : ""}`], ["Lookup", d.accountLookup],
       ["Policy", `version ${d.policyVersion}${d.hypothetical.length ? ` with ${d.hypothetical.join(", ")}` : ""}`]]),
     el("ol", { class: "checks", "aria-label": "Checks in Better Auth's order" }, d.checks.map((c) =>
       el("li", { class: c.decisive ? "decisive" : "" }, el("code", { text: c.rule }), `: ${c.question} — ${c.answer}`))),
+    (d.dependsOn ?? []).length ? el("div", { id: "sim-depends" }, el("p", { class: "muted", text: "Depends on (outside the store and the policy; taken as stated):" }),
+      el("ul", {}, d.dependsOn.map((x) => el("li", { text: x })))) : null,
     d.hideMyEmail ? el("p", { class: "banner info", text: `Hide My Email: with the switch ${d.hideMyEmail.switchFlippedTo ? "ON" : "OFF"} → ${d.hideMyEmail.outcomeWithSwitchFlipped}. ${d.hideMyEmail.advice}` }) : null,
     (d.notes ?? []).map((n) => el("p", { class: "muted", text: n })));
 }

@@ -37,10 +37,6 @@ struct AppleExportRequest: Decodable, Sendable {
 
     /// `env` (the default) or `json`.
     func exportFormat() throws -> AppleExport.Format {
-        let name = format.flatMap { $0.isEmpty ? nil : $0 } ?? AppleExport.Format.env.rawValue
-        guard let format = AppleExport.Format(rawValue: name) else {
-            throw APIError.badRequest("\"format\" must be \(AppleExport.Format.allCases.map(\.rawValue).joined(separator: " or "))")
-        }
-        return format
+        try APIError.choice(format, field: "\"format\"", as: AppleExport.Format.self) ?? .env
     }
 }

@@ -35,7 +35,8 @@ enum AuthRoutes {
         router.addPublic("POST", "/api/auth/login") { ctx in
             let body = try ctx.body(LoginRequest.self)
             let bundle = try ctx.stores.withStore {
-                try ctx.tokens($0).login(username: body.username, password: AdminPassword(presented: body.password), now: ctx.now)
+                try ctx.tokens($0).login(username: body.username, password: AdminPassword(presented: body.password),
+                                          client: ctx.request.remoteAddress, now: ctx.now)
             }
             return try JSONBody.response(bundle)
         }

@@ -4,7 +4,8 @@ import HTTPServer
 /// The secret-health checks, over `HealthRunner`:
 ///
 /// - `GET /api/health` → every check run now, with the default thresholds; the run is not recorded
-///   (recording is the timer's job, so the stopped-timer check stays honest) (viewer)
+///   (recording is the timer's job, so the stopped-timer check stays honest) (viewer); 503 `store_replaced`
+///   when the store file was removed or replaced since the console opened it (see `StoreFileWatch`)
 /// - `GET /api/health/history?limit` → recorded runs, newest first (viewer)
 enum HealthRoutes {
     static func register(on router: inout Router) {

@@ -15,22 +15,13 @@ struct MergePlanRequest: Decodable, Sendable {
 
     /// The decisions, each checked against the values `MergeDecisions` knows.
     func decisions() throws -> MergeDecisions {
-        MergeDecisions(keepEmail: try Self.choice(keepEmail, "keepEmail", MergeDecisions.Side.self),
-                       keepSubscription: try Self.choice(keepSubscription, "keepSubscription", MergeDecisions.Side.self),
-                       keepPassword: try Self.choice(keepPassword, "keepPassword", MergeDecisions.Side.self),
-                       sameProvider: try Self.choice(sameProvider, "sameProvider", MergeDecisions.SameProvider.self),
+        MergeDecisions(keepEmail: try APIError.choice(keepEmail, field: "\"keepEmail\"", as: MergeDecisions.Side.self),
+                       keepSubscription: try APIError.choice(keepSubscription, field: "\"keepSubscription\"", as: MergeDecisions.Side.self),
+                       keepPassword: try APIError.choice(keepPassword, field: "\"keepPassword\"", as: MergeDecisions.Side.self),
+                       sameProvider: try APIError.choice(sameProvider, field: "\"sameProvider\"", as: MergeDecisions.SameProvider.self),
                        carryRoles: carryRoles ?? false)
     }
 
-    /// One of `T`'s raw values, nil for an absent or empty field, else 400 naming the field (never echoing the value).
-    static func choice<T: RawRepresentable & CaseIterable>(_ text: String?, _ field: String, _ type: T.Type) throws -> T?
-    where T.RawValue == String {
-        guard let text, !text.isEmpty else { return nil }
-        guard let value = T(rawValue: text.lowercased()) else {
-            throw APIError.badRequest("\"\(field)\" must be \(T.allCases.map(\.rawValue).joined(separator: " or "))")
-        }
-        return value
-    }
 }
 
 /// `POST /api/merges/:planId/apply`: {ticket}.
@@ -65,22 +56,11 @@ struct MergePlanResponse: Encodable, Sendable {
     /// The answer for a plan, with a decision entry for each kind of conflict it found.
     init(_ plan: MergePlan) {
         let view = MergePlanView(plan)
-        var kinds: [String] = []
+        var kinds: [MergeConflict.Kind] = []
         for conflict in view.conflicts where !kinds.contains(conflict.kind) { kinds.append(conflict.kind) }
-        let made = view.decisions
-        let sides = MergeDecisions.Side.allCases.map(\.rawValue)
         self.plan = view
-        decisions = kinds.compactMap { kind in
-            switch kind {
-            case "email": return Decision(kind: kind, field: "keepEmail", values: sides, chosen: made.keepEmail?.rawValue)
-            case "subscription": return Decision(kind: kind, field: "keepSubscription", values: sides, chosen: made.keepSubscription?.rawValue)
-            case "password": return Decision(kind: kind, field: "keepPassword", values: sides, chosen: made.keepPassword?.rawValue)
-            case "provider":
-                return Decision(kind: kind, field: "sameProvider", values: MergeDecisions.SameProvider.allCases.map(\.rawValue),
-                                chosen: made.sameProvider?.rawValue)
-            case "role": return Decision(kind: kind, field: "carryRoles", values: ["true", "false"], chosen: String(made.carryRoles))
-            default: return nil
-            }
+        decisions = kinds.map { kind in
+            Decision(kind: kind.rawValue, field: kind.field.rawValue, values: kind.field.values, chosen: kind.field.chosen(in: view.decisions))
         }
     }
 }

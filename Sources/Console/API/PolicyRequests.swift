@@ -60,19 +60,40 @@ struct PolicySetRequest: Decodable, Sendable {
     }
 }
 
-/// `POST /api/policy/simulate`: {flow: "link"|"signin", user?, provider, email, emailVerified?, accountId?, with?}.
+/// `POST /api/policy/simulate`: {flow: "link"|"signin", via?: "id-token"|"redirect", user?, provider, email? (absent or null:
+/// the provider reports none), emailVerified?, accountId?, issuer?, requestSignUp?, providerOptions?: [name], generic?,
+/// genericIdTokens?, with?}.
 struct PolicySimulateRequest: Decodable, Sendable {
+    /// What `flow` names: a linkSocial by a signed-in user, or a sign-in.
+    enum Kind: String, CaseIterable { case link, signin }
+
     let flow: String
+    let via: String?
     let user: String?
     let provider: String
-    let email: String
+    let email: String?
     let emailVerified: Bool?
     let accountId: String?
+    let issuer: String?
+    let requestSignUp: Bool?
+    let providerOptions: [String]?
+    let generic: Bool?
+    let genericIdTokens: Bool?
     let with: [String: PolicyValueInput]?
 
-    var attempt: LinkAttempt {
-        LinkAttempt(provider: provider, email: email, emailVerified: emailVerified ?? false,
-                    accountID: accountId.flatMap { $0.isEmpty ? nil : $0 })
+    /// The attempt, with the provider options checked against the names Better Auth uses.
+    func attempt() throws -> LinkAttempt {
+        var settings = ProviderSettings()
+        for name in providerOptions ?? [] {
+            do { settings.set(try NamedChoice.parse(name, as: ProviderSettings.Option.self, caseSensitive: true)) } catch {
+                throw APIError.badRequest(error.message(field: "each of \"providerOptions\"", echo: false))
+            }
+        }
+        if generic == true { settings.generic = true }
+        settings.genericIDTokens = genericIdTokens
+        return LinkAttempt(provider: provider, email: email.flatMap { $0.isEmpty ? nil : $0 }, emailVerified: emailVerified ?? false,
+                           accountID: accountId.flatMap { $0.isEmpty ? nil : $0 }, issuer: issuer.flatMap { $0.isEmpty ? nil : $0 },
+                           flow: try APIError.choice(via, field: "\"via\"", as: AuthFlow.self) ?? .idToken, requestSignUp: requestSignUp ?? false, settings: settings)
     }
 
     func overrides() throws -> [PolicyKey: PolicyValue] {

@@ -6,7 +6,8 @@ import HTTPServer
 /// - `GET /api/policy` → the effective policy (viewer)
 /// - `POST /api/policy` {key, value, reason, for?, ifVersion?, acceptTakeoverRisk?} → what changed (admin)
 /// - `GET /api/policy/history?key&limit` → changes and reverts, newest first (viewer)
-/// - `POST /api/policy/simulate` {flow, user?, provider, email, emailVerified?, accountId?, with?} → Better Auth's answer (support)
+/// - `POST /api/policy/simulate` {flow, via?, user?, provider, email?, emailVerified?, accountId?, issuer?, requestSignUp?,
+///   providerOptions?, generic?, genericIdTokens?, with?} → Better Auth's answer (support)
 enum PolicyRoutes {
     static func register(on router: inout Router) {
         router.add("GET", "/api/policy", role: .viewer) { ctx in
@@ -27,16 +28,16 @@ enum PolicyRoutes {
             let overrides = try body.overrides()
             let decision = try ctx.stores.withStore { store -> LinkDecision in
                 let simulator = LinkSimulator(store: store)
-                switch body.flow {
-                case "link":
+                switch try APIError.choice(body.flow, field: "\"flow\"", as: PolicySimulateRequest.Kind.self) {
+                case .link?:
                     guard let user = body.user, !user.isEmpty else {
                         throw APIError.badRequest("a link simulation needs \"user\", the signed-in user's Better Auth id")
                     }
-                    return try simulator.simulateLink(user: BetterAuthUserID(user), attempt: body.attempt, overrides: overrides, now: ctx.now)
-                case "signin":
-                    return try simulator.simulateSignIn(attempt: body.attempt, overrides: overrides, now: ctx.now)
-                default:
-                    throw APIError.badRequest("\"flow\" must be \"link\" or \"signin\"")
+                    return try simulator.simulateLink(user: BetterAuthUserID(user), attempt: try body.attempt(), overrides: overrides, now: ctx.now)
+                case .signin?:
+                    return try simulator.simulateSignIn(attempt: try body.attempt(), overrides: overrides, now: ctx.now)
+                case nil:
+                    throw APIError.badRequest("a simulation needs \"flow\": link or signin")
                 }
             }
             return try JSONBody.response(decision)

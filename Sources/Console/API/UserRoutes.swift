@@ -38,11 +38,7 @@ enum UserRoutes {
 
     /// `?by=`, one of `UserQueryKind`'s names, or nil.
     static func kindQuery(_ ctx: RequestContext) throws -> UserQueryKind? {
-        guard let text = try ctx.textQuery("by", maxLength: 20) else { return nil }
-        guard let kind = UserQueryKind(rawValue: text) else {
-            throw APIError.badRequest("?by must be one of \(UserQueryKind.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        return kind
+        try ctx.choiceQuery("by", as: UserQueryKind.self)
     }
 
     /// A score from 0 to 1, or 400 naming the query item.

@@ -24,6 +24,14 @@ public struct APIError: Error, Sendable {
     public static func notFound(_ message: String = "no such resource") -> APIError { APIError(status: 404, code: "not_found", message: message) }
     public static func badRequest(_ message: String, fix: String? = nil) -> APIError { APIError(status: 400, code: "invalid", message: message, fix: fix) }
 
+    /// One of `T`'s names, nil for an absent or empty value, else 400 naming the field and the choices (never
+    /// echoing the value). `field` is spelled as the request spells it: `"format"` in a body, `?by` in a query.
+    public static func choice<T: CaseIterable & RawRepresentable>(_ text: String?, field: String, as type: T.Type) throws -> T?
+    where T.RawValue == String {
+        guard let text, !text.isEmpty else { return nil }
+        do { return try NamedChoice.parse(text, as: T.self) } catch { throw APIError.badRequest(error.message(field: field, echo: false)) }
+    }
+
     /// 401 with `x-auth-error`: the client refreshes once on `token_expired` and logs in again on the others.
     public static func unauthenticated(_ failure: TokenFailure) -> APIError {
         APIError(status: 401, code: failure.rawValue, message: TokenError(failure).message,
@@ -45,22 +53,31 @@ public struct APIError: Error, Sendable {
             return APIError(status: 429, code: "throttled", message: "too many failed logins; try again in \(wait) s",
                             headers: [("Retry-After", String(wait))])
         case let error as GatehouseError:
-            let status: Int
-            switch error.code {
-            case "not_found": status = 404
-            case "invalid": status = 400
-            case "conflict", "guideline_4_8": status = 409
-            case "derived": status = 400
-            case "takeover_risk": status = 422
-            case "busy": status = 503
-            default: status = 500
+            return APIError(status: status(of: error.code), code: error.code.rawValue, message: error.message, fix: error.fix)
+        case let error as DatabaseError:
+            let translated = GatehouseError(storeFailure: error)
+            // SQLite's own text can quote schema or values: when there are no better words, it stays in the server's log.
+            guard translated.code != .storeError else {
+                return APIError(status: 500, code: "store_error", message: "the store could not answer this request")
             }
-            return APIError(status: status, code: error.code, message: error.message, fix: error.fix)
-        case is DatabaseError:
-            // SQLite's own text can quote schema or values: it stays in the server's log only.
-            return APIError(status: 500, code: "store_error", message: "the store could not answer this request")
+            return APIError(status: status(of: translated.code), code: translated.code.rawValue, message: translated.message, fix: translated.fix)
         default:
             return APIError(status: 500, code: "internal", message: "internal error")
+        }
+    }
+
+    /// The HTTP status for each kind of domain failure.
+    static func status(of code: GatehouseError.Code) -> Int {
+        switch code {
+        case .notFound: return 404
+        case .invalid, .derived: return 400
+        case .conflict, .guideline48: return 409
+        case .takeoverRisk: return 422
+        case .busy: return 503
+        case .revealRequired: return 403
+        case .failed, .readOnly, .corrupt, .notADatabase, .diskFull, .cannotOpen, .storeError, .masterKeyMissing, .unsealFailed,
+             .cryptoFailed, .listenFailed, .selfTestFailed:
+            return 500
         }
     }
 }

@@ -21,6 +21,8 @@ public struct Router: Sendable {
         let access: RouteAccess
         /// Runs on the connection's thread (see `add(_:_:role:inline:_:)`).
         let inline: Bool
+        /// The handler pool's lane (see `RouteCost`).
+        let lane: HTTPServer.Lane
         let handler: Handler
     }
 
@@ -45,7 +47,8 @@ public struct Router: Sendable {
     private mutating func append(_ method: String, _ pattern: String, _ access: RouteAccess, _ inline: Bool, _ handler: @escaping Handler) {
         let segments = pattern.split(separator: "/").map(String.init)
         precondition(!routes.contains { $0.method == method && $0.segments == segments }, "route \(method) \(pattern) registered twice")
-        routes.append(Route(method: method, segments: segments, access: access, inline: inline, handler: handler))
+        routes.append(Route(method: method, segments: segments, access: access, inline: inline,
+                            lane: RouteCost.lane(method: method, segments: segments), handler: handler))
     }
 
     /// Every route as `METHOD /path (access)`, for documentation and tests.
@@ -54,27 +57,47 @@ public struct Router: Sendable {
     }
 
     /// The route and parameters for a request path, or the error to answer.
+    ///
+    /// When several patterns match, the most specific wins whatever the order they were added in: segment by
+    /// segment from the left, a constant (`/api/users/duplicates`) beats a parameter (`/api/users/:id`).
     func match(method: String, path: String) -> Result<(Route, [String: String]), APIError> {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         var pathMatched = false
+        var best: (route: Route, parameters: [String: String])?
         for route in routes where route.segments.count == segments.count {
-            var parameters: [String: String] = [:]
-            var matched = true
-            for (pattern, segment) in zip(route.segments, segments) {
-                if pattern.hasPrefix(":") {
-                    // Foundation's decoding is costly for a hot route; most ids have nothing to decode.
-                    let decoded = segment.utf8.contains(UInt8(ascii: "%")) ? segment.removingPercentEncoding : segment
-                    guard let decoded, !decoded.isEmpty else { matched = false; break }
-                    parameters[String(pattern.dropFirst())] = decoded
-                } else if pattern != segment {
-                    matched = false
-                    break
-                }
-            }
-            guard matched else { continue }
+            guard let parameters = Self.parameters(of: route, for: segments) else { continue }
             pathMatched = true
-            if route.method == method || (method == "HEAD" && route.method == "GET") { return .success((route, parameters)) }
+            guard route.method == method || (method == "HEAD" && route.method == "GET") else { continue }
+            if let current = best, !Self.isMoreSpecific(route, than: current.route) { continue }
+            best = (route, parameters)
         }
+        if let best { return .success((best.route, best.parameters)) }
         return .failure(pathMatched ? APIError(status: 405, code: "method_not_allowed", message: "\(method) is not allowed here") : .notFound())
+    }
+
+    /// The parameters a route's pattern takes from `segments`, or nil when it does not match.
+    private static func parameters(of route: Route, for segments: [String]) -> [String: String]? {
+        var parameters: [String: String] = [:]
+        for (pattern, segment) in zip(route.segments, segments) {
+            if pattern.hasPrefix(":") {
+                // Foundation's decoding is costly for a hot route; most ids have nothing to decode.
+                let decoded = segment.utf8.contains(UInt8(ascii: "%")) ? segment.removingPercentEncoding : segment
+                guard let decoded, !decoded.isEmpty else { return nil }
+                parameters[String(pattern.dropFirst())] = decoded
+            } else if pattern != segment {
+                return nil
+            }
+        }
+        return parameters
+    }
+
+    /// Whether `route` is more specific than `other` (same length): at the first segment where one is a constant
+    /// and the other a parameter, the constant wins.
+    private static func isMoreSpecific(_ route: Route, than other: Route) -> Bool {
+        for (mine, theirs) in zip(route.segments, other.segments) {
+            let mineIsParameter = mine.hasPrefix(":"), theirsIsParameter = theirs.hasPrefix(":")
+            if mineIsParameter != theirsIsParameter { return theirsIsParameter }
+        }
+        return false
     }
 }

@@ -17,7 +17,7 @@ extension RequestContext {
     public func reauthenticate(password: String) throws {
         let session = try requireSession()
         do {
-            try stores.withStore { try tokens($0).reauthenticate(session, password: AdminPassword(presented: password), now: now) }
+            try stores.withStore { try tokens($0).reauthenticate(session, password: AdminPassword(presented: password), client: request.remoteAddress, now: now) }
         } catch LoginError.invalidCredentials {
             throw APIError(status: 403, code: "reauthentication_failed", message: "the password is wrong; this action needs your password again")
         }

@@ -29,15 +29,15 @@ public enum AccountIndexes {
 
     /// Every wanted index, present or not.
     public static func plans(_ db: Database, schema: AuthSchema) throws -> [Plan] {
-        let wanted: [(AuthSchema.Table, [String], String)] = [
-            (schema.user, ["email"], "email prefix search (users search)"),
-            (schema.account, ["accountId", "providerId"], "lookup by provider account id; duplicate provider accounts (accounts check)"),
-            (schema.account, ["userId"], "a user's accounts (users show); users without accounts (accounts check)"),
-            (schema.session, ["userId"], "a user's sessions (users show)"),
+        let wanted: [(AuthSchema.Table, [AuthSchema.Field], String)] = [
+            (schema.user, [.email], "email prefix search (users search)"),
+            (schema.account, [.accountId, .providerId], "lookup by provider account id; duplicate provider accounts (accounts check)"),
+            (schema.account, [.userId], "a user's accounts (users show); users without accounts (accounts check)"),
+            (schema.session, [.userId], "a user's sessions (users show)"),
         ]
         return try wanted.map { table, fields, purpose in
             let columns = fields.compactMap { table.columns[$0] }
-            let name = "gatehouse_\(table.logical)_\(fields.joined(separator: "_"))_idx"
+            let name = "gatehouse_\(table.logical)_\(fields.map(\.rawValue).joined(separator: "_"))_idx"
             let servedBy = try leadingIndex(db, table: table.name, column: columns[0])
             return Plan(name: name, table: table.name, columns: columns, purpose: purpose, present: servedBy != nil, servedBy: servedBy)
         }
@@ -63,7 +63,7 @@ public enum AccountIndexes {
     /// Creates the missing indexes as an audited change (`accounts.index`).
     @discardableResult
     public static func create(_ store: Store, actor: Actor) throws -> [String] {
-        let wanted: [Plan] = try Store.withStoreErrors(store.path) { try AccountIndexes.missing(store.db, schema: store.schema) }
+        let wanted: [Plan] = try AccountIndexes.missing(store.db, schema: store.schema)
         guard !wanted.isEmpty else { return [] }
         return try store.change(actor: actor, action: "accounts.index", subject: store.path,
                                 details: ["created": .list(wanted.map(\.name))]) {

@@ -4,13 +4,13 @@ public struct EmailAddress: Sendable, Equatable {
     /// Domains of Apple's private-relay addresses. Plain `icloud.com` is a real mailbox, not a relay.
     public static let relayDomains: Set<String> = ["privaterelay.appleid.com", "private.icloud.com"]
 
-    /// The part before the last `@`, lowercased.
+    /// The part before the last `@`, lowercased as JavaScript's `toLowerCase()` does (Better Auth's own lowercasing).
     public let local: String
-    /// The part after the last `@`, lowercased; empty when the text has no `@`.
+    /// The part after the last `@`, lowercased the same way; empty when the text has no `@`.
     public let domain: String
 
     public init(_ text: String) {
-        let lowered = text.lowercased()
+        let lowered = JavaScriptString.toLowerCase(text)
         if let at = lowered.lastIndex(of: "@") {
             local = String(lowered[..<at])
             domain = String(lowered[lowered.index(after: at)...])

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What `users duplicates` keeps of an email address: 64-bit keys of its mailbox and domain, and whether it
 /// is a private-relay address. The same answers as `EmailAddress`, without its strings: an all-ASCII address
 /// (nearly every one) is lowercased and hashed byte by byte; anything else goes through `EmailAddress`.
@@ -17,6 +19,15 @@ struct EmailKeys: Equatable {
         if let keys = Self.ascii(text) { self = keys; return }
         let address = EmailAddress(text)
         self.init(address: address)
+    }
+
+    /// For a non-ASCII address only (nil otherwise): the key of the whole address, JavaScript-lowercased, in Unicode
+    /// normal form C, and the key of its exact code units. Two users with the same `lookalike` and different `exact`
+    /// keys have emails a person reads as one (`é` composed and decomposed) and Better Auth takes for two.
+    static func lookalikeKeys(_ text: String) -> (lookalike: UInt64, exact: UInt64)? {
+        guard !text.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+        let lowered = JavaScriptString.toLowerCase(text)
+        return (FNV1a.hash(lowered.precomposedStringWithCanonicalMapping), FNV1a.hash(lowered))
     }
 
     init(address: EmailAddress) {

@@ -9,6 +9,7 @@ struct IndexOrderUnavailable: Error {
 
 /// One key column read in its index order (`SELECT key, extra FROM t ORDER BY key`), one row at a time,
 /// so that two sorted columns can be compared by walking both once instead of probing one per row.
+/// Fast path kept for ops/bench's `accounts check` (< 5 s) and `gatehouse health` (< 2 s) rows on 1,000,000 users.
 ///
 /// Keys are compared as UTF-8 bytes, which is SQLite's BINARY collation. The cursor checks that the rows
 /// really arrive in that order; any other order, or a key that is neither text nor NULL, throws

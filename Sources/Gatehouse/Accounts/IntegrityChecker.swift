@@ -64,20 +64,20 @@ public struct IntegrityChecker {
         // reading every row of the wide tables; samples are then looked up by key, five at most.
         func userSample(_ row: [SQLValue]) throws -> String {
             let id = row[0].string ?? "?"
-            let email = try db.scalar("SELECT \(user.col("email")) FROM \(user.sql) WHERE \(user.col("id")) = ?", [id]).string ?? ""
+            let email = try db.scalar("SELECT \(user.col(.email)) FROM \(user.sql) WHERE \(user.col(.id)) = ?", [id]).string ?? ""
             return "user \(id) <\(email)>"
         }
         let checks: [Check] = [
             Check(code: "account_user_missing", severity: "error", title: "account rows whose user is missing",
                   fix: "delete the orphaned account rows, or restore their users from a backup", needsSync: false,
-                  sql: "SELECT a.rowid, a.\(account.col("userId")) FROM \(account.sql) a WHERE NOT EXISTS (SELECT 1 FROM \(user.sql) u WHERE u.\(user.col("id")) = a.\(account.col("userId")))",
+                  sql: "SELECT a.rowid, a.\(account.col(.userId)) FROM \(account.sql) a WHERE NOT EXISTS (SELECT 1 FROM \(user.sql) u WHERE u.\(user.col(.id)) = a.\(account.col(.userId)))",
                   describe: { row in
-                      let detail = try db.row("SELECT \(account.col("id")), \(account.col("providerId")) FROM \(account.sql) WHERE rowid = ?", [row[0]])
+                      let detail = try db.row("SELECT \(account.col(.id)), \(account.col(.providerId)) FROM \(account.sql) WHERE rowid = ?", [row[0]])
                       return "account \(detail?[0].string ?? "?") (\(detail?[1].string ?? "?")) → missing user \(row[1].string ?? "?")"
                   }),
             Check(code: "user_without_accounts", severity: "warning", title: "users with no account rows (they cannot sign in)",
                   fix: "check with `gatehouse users show ID`; such a user is usually a leftover of a failed sign-up or an unlink", needsSync: false,
-                  sql: "SELECT u.\(user.col("id")) FROM \(user.sql) u WHERE NOT EXISTS (SELECT 1 FROM \(account.sql) a WHERE a.\(account.col("userId")) = u.\(user.col("id")))",
+                  sql: "SELECT u.\(user.col(.id)) FROM \(user.sql) u WHERE NOT EXISTS (SELECT 1 FROM \(account.sql) a WHERE a.\(account.col(.userId)) = u.\(user.col(.id)))",
                   describe: userSample),
             Check(code: "sync_sub_malformed", severity: "error", title: "sync users whose sub is not of the form better_auth|<user id>",
                   fix: "find what wrote these rows; the sync server only ever provisions better_auth|<id>", needsSync: true,
@@ -85,69 +85,67 @@ public struct IntegrityChecker {
                   describe: { "sync user \($0[0].string ?? "?") sub \(UserQuery.display($0[1].string ?? ""))" }),
             Check(code: "sync_sub_user_missing", severity: "error", title: "sync users whose sub names a Better Auth user that does not exist",
                   fix: "a deleted (or merged) user left its sync row: move its data to the right user or remove it", needsSync: true,
-                  sql: "SELECT id, sub FROM users WHERE substr(sub, 1, \(prefixLength)) = \(prefix) AND length(sub) > \(prefixLength) AND NOT EXISTS (SELECT 1 FROM \(user.sql) u WHERE u.\(user.col("id")) = substr(users.sub, \(prefixLength + 1)))",
+                  sql: "SELECT id, sub FROM users WHERE substr(sub, 1, \(prefixLength)) = \(prefix) AND length(sub) > \(prefixLength) AND NOT EXISTS (SELECT 1 FROM \(user.sql) u WHERE u.\(user.col(.id)) = substr(users.sub, \(prefixLength + 1)))",
                   describe: { "sync user \($0[0].string ?? "?") sub \($0[1].string ?? "")" }),
             Check(code: "user_unprovisioned", severity: "warning", title: "Better Auth users with no sync users row (UNPROVISIONED)",
                   fix: "sign-up must call the sync server's provisionBetterAuthUser; provision these subs or find why it failed", needsSync: true,
-                  sql: "SELECT u.\(user.col("id")) FROM \(user.sql) u WHERE NOT EXISTS (SELECT 1 FROM users x WHERE x.sub = \(prefix) || u.\(user.col("id")))",
+                  sql: "SELECT u.\(user.col(.id)) FROM \(user.sql) u WHERE NOT EXISTS (SELECT 1 FROM users x WHERE x.sub = \(prefix) || u.\(user.col(.id)))",
                   describe: userSample),
             Check(code: "duplicate_provider_account", severity: "error", title: "provider accounts attached more than once (same provider and account id)",
                   fix: "keep the row of the user who signs in with it; databases before Better Auth 1.7 have no unique index to prevent this", needsSync: false,
-                  sql: "SELECT \(account.col("accountId")), \(account.col("providerId")), count(*) FROM \(account.sql) GROUP BY \(account.col("accountId")), \(account.col("providerId")) HAVING count(*) > 1",
+                  sql: "SELECT \(account.col(.accountId)), \(account.col(.providerId)), count(*) FROM \(account.sql) GROUP BY \(account.col(.accountId)), \(account.col(.providerId)) HAVING count(*) > 1",
                   describe: { row in
-                      let users = try db.scalar("SELECT group_concat(\(account.col("userId")), ', ') FROM \(account.sql) WHERE \(account.col("accountId")) = ? AND \(account.col("providerId")) = ?", [row[0], row[1]]).string ?? ""
+                      let users = try db.scalar("SELECT group_concat(\(account.col(.userId)), ', ') FROM \(account.sql) WHERE \(account.col(.accountId)) = ? AND \(account.col(.providerId)) = ?", [row[0], row[1]]).string ?? ""
                       return "\(row[1].string ?? "?") account \(row[0].string ?? "?") ×\(row[2].int64 ?? 0): users \(users)"
                   }),
             Check(code: "session_user_missing", severity: "error", title: "sessions whose user is missing",
                   fix: "delete them: a session of a missing user can never be used", needsSync: false,
-                  sql: "SELECT s.rowid, s.\(session.col("userId")) FROM \(session.sql) s WHERE NOT EXISTS (SELECT 1 FROM \(user.sql) u WHERE u.\(user.col("id")) = s.\(session.col("userId")))",
+                  sql: "SELECT s.rowid, s.\(session.col(.userId)) FROM \(session.sql) s WHERE NOT EXISTS (SELECT 1 FROM \(user.sql) u WHERE u.\(user.col(.id)) = s.\(session.col(.userId)))",
                   describe: { row in
-                      let id = try db.scalar("SELECT \(session.col("id")) FROM \(session.sql) WHERE rowid = ?", [row[0]]).string ?? "?"
+                      let id = try db.scalar("SELECT \(session.col(.id)) FROM \(session.sql) WHERE rowid = ?", [row[0]]).string ?? "?"
                       return "session \(id) → missing user \(row[1].string ?? "?")"
                   }),
         ]
-        return try Store.withStoreErrors(store.path) {
-            let previousCache = try db.scalar("PRAGMA cache_size").int64 ?? -2000
-            defer { try? db.execute("PRAGMA cache_size = \(previousCache)") }
-            return try db.read {
-                let hasSync = try db.tableExists("users")
-                // A column not in byte order (IndexOrderUnavailable) leaves its checks to the anti-joins below:
-                // the same answers, slower.
-                var tallies: [String: IntegrityTally] = [:]
-                if usesMergeScan {
-                    let limit = sampleLimit
-                    // The sessions walk runs on a second connection (the other core) while this one walks accounts
-                    // and subs. Its snapshot is taken at the same moment; each check reads one snapshot throughout.
-                    let sessionWalk = SecondConnection(path: store.path) { db in
-                        try IntegrityMergeScan(db: db, schema: s, sampleLimit: limit).sessions()
-                    }
-                    let scan = IntegrityMergeScan(db: db, schema: s, sampleLimit: sampleLimit)
-                    do { tallies.merge(try scan.accountsAndSubs(withSync: hasSync)) { $1 } } catch is IndexOrderUnavailable {}
-                    do {
-                        tallies.merge(try sessionWalk.wait()) { $1 }
-                    } catch is IndexOrderUnavailable {
-                    } catch {
-                        // No second connection (a read-only folder without the WAL index, say): walk here.
-                        do { tallies.merge(try scan.sessions()) { $1 } } catch is IndexOrderUnavailable {}
-                    }
+        let previousCache = try db.scalar("PRAGMA cache_size").int64 ?? -2000
+        defer { try? db.execute("PRAGMA cache_size = \(previousCache)") }
+        return try db.read {
+            let hasSync = try db.tableExists("users")
+            // A column not in byte order (IndexOrderUnavailable) leaves its checks to the anti-joins below:
+            // the same answers, slower.
+            var tallies: [String: IntegrityTally] = [:]
+            if usesMergeScan {
+                let limit = sampleLimit
+                // The sessions walk runs on a second connection (the other core) while this one walks accounts
+                // and subs. Its snapshot is taken at the same moment; each check reads one snapshot throughout.
+                let sessionWalk = SecondConnection(path: store.path) { db in
+                    try IntegrityMergeScan(db: db, schema: s, sampleLimit: limit).sessions()
                 }
-                var findings: [IntegrityFinding] = []
-                var skipped: [String] = []
-                for check in checks {
-                    if check.needsSync && !hasSync { skipped.append(check.code); continue }
-                    var tally = tallies[check.code] ?? IntegrityTally(limit: sampleLimit)
-                    if tallies[check.code] == nil {
-                        // An anti-join probes an index per row: a larger page cache keeps the probed index in memory.
-                        // (The merge walks read each page once and need none.)
-                        if check.code != "duplicate_provider_account" { try db.execute("PRAGMA cache_size = -131072") }
-                        try db.forEach(check.sql) { tally.add($0.values) }
-                    }
-                    findings.append(IntegrityFinding(code: check.code, severity: check.severity, title: check.title, count: tally.count,
-                                                     samples: try tally.samples.map(check.describe), fix: check.fix))
+                let scan = IntegrityMergeScan(db: db, schema: s, sampleLimit: sampleLimit)
+                do { tallies.merge(try scan.accountsAndSubs(withSync: hasSync)) { $1 } } catch is IndexOrderUnavailable {}
+                do {
+                    tallies.merge(try sessionWalk.wait()) { $1 }
+                } catch is IndexOrderUnavailable {
+                } catch {
+                    // No second connection (a read-only folder without the WAL index, say): walk here.
+                    do { tallies.merge(try scan.sessions()) { $1 } } catch is IndexOrderUnavailable {}
                 }
-                let missing = try AccountIndexes.missing(db, schema: s).map(\.name)
-                return IntegrityReport(checkedAt: now, schema: s.shape, findings: findings, skipped: skipped, missingIndexes: missing)
             }
+            var findings: [IntegrityFinding] = []
+            var skipped: [String] = []
+            for check in checks {
+                if check.needsSync && !hasSync { skipped.append(check.code); continue }
+                var tally = tallies[check.code] ?? IntegrityTally(limit: sampleLimit)
+                if tallies[check.code] == nil {
+                    // An anti-join probes an index per row: a larger page cache keeps the probed index in memory.
+                    // (The merge walks read each page once and need none.)
+                    if check.code != "duplicate_provider_account" { try db.execute("PRAGMA cache_size = -131072") }
+                    try db.forEach(check.sql) { tally.add($0.values) }
+                }
+                findings.append(IntegrityFinding(code: check.code, severity: check.severity, title: check.title, count: tally.count,
+                                                 samples: try tally.samples.map(check.describe), fix: check.fix))
+            }
+            let missing = try AccountIndexes.missing(db, schema: s).map(\.name)
+            return IntegrityReport(checkedAt: now, schema: s.shape, findings: findings, skipped: skipped, missingIndexes: missing)
         }
     }
 }

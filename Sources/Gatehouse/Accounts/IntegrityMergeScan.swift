@@ -40,7 +40,7 @@ struct IntegrityMergeScan {
         var unprovisioned = IntegrityTally(limit: sampleLimit)
 
         let users = try userIDs()
-        let accounts = try IndexOrderCursor(db, "SELECT \(account.col("userId")), rowid FROM \(account.sql) ORDER BY 1", unique: false)
+        let accounts = try IndexOrderCursor(db, "SELECT \(account.col(.userId)), rowid FROM \(account.sql) ORDER BY 1", unique: false)
         let subs = withSync ? try IndexOrderCursor(db, "SELECT sub, id FROM users ORDER BY 1", unique: true) : nil
 
         /// Moves `subs` to the next well-formed `better_auth|<id>` sub, counting the malformed ones it passes.
@@ -103,7 +103,7 @@ struct IntegrityMergeScan {
         let session = schema.session
         var sessionMissing = IntegrityTally(limit: sampleLimit)
         let users = try userIDs()
-        let sessions = try IndexOrderCursor(db, "SELECT \(session.col("userId")), rowid FROM \(session.sql) ORDER BY 1", unique: false)
+        let sessions = try IndexOrderCursor(db, "SELECT \(session.col(.userId)), rowid FROM \(session.sql) ORDER BY 1", unique: false)
         while !users.isDone {
             if !users.isNull { _ = try Self.pass(sessions, to: users, missing: &sessionMissing) }
             try users.advance()
@@ -113,7 +113,7 @@ struct IntegrityMergeScan {
     }
 
     private func userIDs() throws -> IndexOrderCursor {
-        try IndexOrderCursor(db, "SELECT \(schema.user.col("id")) FROM \(schema.user.sql) ORDER BY 1", unique: true)
+        try IndexOrderCursor(db, "SELECT \(schema.user.col(.id)) FROM \(schema.user.sql) ORDER BY 1", unique: true)
     }
 
     /// Advances `cursor` (rows of a table pointing at users) past the user `users` is at: rows before it (or

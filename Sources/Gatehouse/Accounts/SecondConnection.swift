@@ -3,7 +3,8 @@ import Storage
 /// Work that reads the store on a connection of its own, on another thread, so that a whole-store scan can
 /// use the second core while the calling thread scans something else. The connection is opened, used and
 /// closed on the worker thread (a connection never crosses threads), read-only, inside one read transaction
-/// unless the work needs none.
+/// unless the work needs none. Fast path kept for ops/bench's `users duplicates` (< 10 s), `accounts check` (< 5 s) and
+/// `gatehouse health` (< 2 s) rows on 1,000,000 users.
 ///
 ///     let sessions = SecondConnection(path: store.path) { db in try SessionKeys.read(db, schema: schema) }
 ///     … // scan something else on the caller's own connection

@@ -13,7 +13,7 @@ struct SessionKeys {
     static func read(_ db: Database, schema: AuthSchema) throws -> SessionKeys {
         let s = schema.session
         var keys = SessionKeys()
-        let statement = try db.statement("SELECT \(s.col("userId")), \(s.col("ipAddress")), \(s.col("userAgent")) FROM \(s.sql)")
+        let statement = try db.statement("SELECT \(s.col(.userId)), \(s.col(.ipAddress)), \(s.col(.userAgent)) FROM \(s.sql)")
         try statement.bind([])
         defer { statement.reset() }
         while try statement.step() {

@@ -2,7 +2,7 @@ import Storage
 
 /// Why a pair of users looks like one person, and how much that counts.
 public struct SplitIdentityReason: Sendable, Codable, Equatable {
-    /// `name_match`, `shared_ip`, `same_mailbox`, `created_close`, `relay_pair`, `shared_user_agent`.
+    /// `name_match`, `shared_ip`, `same_email_unicode`, `same_mailbox`, `created_close`, `relay_pair`, `shared_user_agent`.
     public let code: String
     /// Points out of 100 this reason adds to the score.
     public let points: Int
@@ -71,6 +71,10 @@ public struct SplitIdentityFinder {
         public static let uncommonNameLimit = 5
         public static let sharedIP = 30
         public static let sameMailbox = 30
+        /// Emails a person reads as one that Better Auth takes for two: equal after JavaScript's `toLowerCase()` and
+        /// Unicode normalisation, different in code units (`é` composed and decomposed). Better Auth compares with
+        /// `===` and never normalises, so implicit linking could not find the first user.
+        public static let sameEmailUnicode = 60
         public static let createdClose = 15
         public static let relayPair = 15
         public static let sharedUserAgent = 5
@@ -92,28 +96,27 @@ public struct SplitIdentityFinder {
             throw GatehouseError.invalid("the window must be 1 to 3650 days, got \(windowDays)")
         }
         let minPoints = Int((minScore * 100).rounded())
-        return try Store.withStoreErrors(store.path) {
-            try store.db.read {
-                let merged = try MergeLedger.mergedUserIDs(store.db)
-                let mergeTable = try store.db.tableExists(MergeLedger.table)
-                var population = try Population.load(store, merged: merged)
-                population.windowMs = Int64(windowDays) * 86_400_000
-                var scorer = PairScorer(population: population, minPoints: minPoints)
-                scorer.scoreNameGroups()
-                scorer.scoreMailboxGroups()
-                var pairs = scorer.found
-                pairs.sort { ($0.points, $1.first, $1.second) > ($1.points, $0.first, $0.second) }
-                var candidates: [SplitIdentityCandidate] = []
-                for pair in pairs {
-                    guard candidates.count < limit else { break }
-                    if let candidate = try explain(pair, population: scorer.population, minPoints: minPoints) { candidates.append(candidate) }
-                }
-                candidates.sort { $0.score > $1.score } // stable: a collision-corrected score never reorders equals
-                return SplitIdentityReport(usersScanned: population.count, sessionsScanned: population.sessionCount,
-                                           nameGroups: scorer.nameGroups, pairsScored: scorer.pairsScored, pairsFound: pairs.count,
-                                           minScore: Double(minPoints) / 100, windowDays: windowDays, mergeRecordsChecked: mergeTable,
-                                           usersExcludedAsMerged: population.excludedCount, candidates: candidates)
+        return try store.db.read {
+            let merged = try MergeLedger.mergedUserIDs(store.db)
+            let mergeTable = try store.db.tableExists(MergeLedger.table)
+            var population = try Population.load(store, merged: merged)
+            population.windowMs = Int64(windowDays) * 86_400_000
+            var scorer = PairScorer(population: population, minPoints: minPoints)
+            scorer.scoreNameGroups()
+            scorer.scoreMailboxGroups()
+            scorer.scoreLookalikeEmails()
+            var pairs = scorer.found
+            pairs.sort { ($0.points, $1.first, $1.second) > ($1.points, $0.first, $0.second) }
+            var candidates: [SplitIdentityCandidate] = []
+            for pair in pairs {
+                guard candidates.count < limit else { break }
+                if let candidate = try explain(pair, population: scorer.population, minPoints: minPoints) { candidates.append(candidate) }
             }
+            candidates.sort { $0.score > $1.score } // stable: a collision-corrected score never reorders equals
+            return SplitIdentityReport(usersScanned: population.count, sessionsScanned: population.sessionCount,
+                                       nameGroups: scorer.nameGroups, pairsScored: scorer.pairsScored, pairsFound: pairs.count,
+                                       minScore: Double(minPoints) / 100, windowDays: windowDays, mergeRecordsChecked: mergeTable,
+                                       usersExcludedAsMerged: population.excludedCount, candidates: candidates)
         }
     }
 
@@ -128,12 +131,12 @@ public struct SplitIdentityFinder {
 
     private func facts(rowid: Int64) throws -> Facts? {
         let s = store.schema, db = store.db
-        guard let row = try db.row("SELECT \(s.user.col("id")), \(s.user.col("name")), \(s.user.col("email")), \(s.user.col("createdAt")) FROM \(s.user.sql) WHERE rowid = ?", [rowid]),
+        guard let row = try db.row("SELECT \(s.user.col(.id)), \(s.user.col(.name)), \(s.user.col(.email)), \(s.user.col(.createdAt)) FROM \(s.user.sql) WHERE rowid = ?", [rowid]),
               let id = row[0].string else { return nil }
-        let providers = try db.rows("SELECT DISTINCT \(s.account.col("providerId")) FROM \(s.account.sql) WHERE \(s.account.col("userId")) = ? ORDER BY 1", [id])
+        let providers = try db.rows("SELECT DISTINCT \(s.account.col(.providerId)) FROM \(s.account.sql) WHERE \(s.account.col(.userId)) = ? ORDER BY 1", [id])
             .compactMap { $0[0].string }
         var ips: [String] = [], agents: [String] = []
-        try db.forEach("SELECT \(s.session.col("ipAddress")), \(s.session.col("userAgent")) FROM \(s.session.sql) WHERE \(s.session.col("userId")) = ?", [id]) { session in
+        try db.forEach("SELECT \(s.session.col(.ipAddress)), \(s.session.col(.userAgent)) FROM \(s.session.sql) WHERE \(s.session.col(.userId)) = ?", [id]) { session in
             if let ip = session[0].string, !ip.isEmpty, !ips.contains(ip) { ips.append(ip) }
             if let agent = session[1].string, !agent.isEmpty, !agents.contains(agent) { agents.append(agent) }
         }
@@ -162,8 +165,14 @@ public struct SplitIdentityFinder {
             reasons.append(SplitIdentityReason(code: "shared_ip", points: Points.sharedIP,
                                                detail: "sessions from the same IP address\(sharedIPs.count > 1 ? "es" : "") \(sharedIPs.prefix(3).joined(separator: ", "))"))
         }
+        if JavaScriptString.differOnlyByNormalisation(first.user.email, second.user.email) {
+            reasons.append(SplitIdentityReason(code: "same_email_unicode", points: Points.sameEmailUnicode,
+                                               detail: "the same email \"\(first.user.email)\" as a person reads it, in different code units (Unicode normalisation): Better Auth compares toLowerCase() with ===, so sign-in made a second user"))
+        }
+        // Compared as Better Auth compares (code units, no normalisation), not with Swift's canonical `==`.
         if first.address.isPresent, second.address.isPresent, !first.address.isPrivateRelay, !second.address.isPrivateRelay,
-           first.address.mailbox == second.address.mailbox, first.address.domain != second.address.domain {
+           JavaScriptString.strictEquals(first.address.mailbox, second.address.mailbox),
+           !JavaScriptString.strictEquals(first.address.domain, second.address.domain) {
             reasons.append(SplitIdentityReason(code: "same_mailbox", points: Points.sameMailbox,
                                                detail: "same mailbox \"\(first.address.mailbox)\" at \(first.address.domain) and \(second.address.domain)"))
         }
@@ -181,7 +190,7 @@ public struct SplitIdentityFinder {
         }
         let points = min(100, reasons.reduce(0) { $0 + $1.points })
         guard points >= minPoints else { return nil } // a 64-bit key collision, caught on the real rows
-        let order = ["name_match", "shared_ip", "same_mailbox", "created_close", "relay_pair", "shared_user_agent"]
+        let order = ["same_email_unicode", "name_match", "shared_ip", "same_mailbox", "created_close", "relay_pair", "shared_user_agent"]
         reasons.sort { ($0.points, order.firstIndex(of: $1.code) ?? 0) > ($1.points, order.firstIndex(of: $0.code) ?? 0) }
         return SplitIdentityCandidate(score: Double(points) / 100, earlier: first.user, later: second.user, reasons: reasons)
     }
@@ -208,6 +217,8 @@ struct Population: Sendable {
     var mailboxKey: [UInt64] = []
     var domainKey: [UInt64] = []
     var relay: [Bool] = []
+    /// Non-ASCII emails only (rare): user index → (lookalike key, exact key), see `EmailKeys.lookalike`.
+    var lookalike: [Int32: (UInt64, UInt64)] = [:]
     var excluded: [Bool] = []
     var groupSize: [Int32] = []
     /// Sessions of user i are `sessionStart[i]..<sessionStart[i+1]` in `ipKeys` / `agentKeys`.
@@ -236,7 +247,7 @@ struct Population: Sendable {
         population.rowids.reserveCapacity(userCount)
         population.created.reserveCapacity(userCount)
 
-        let users = try db.statement("SELECT rowid, \(s.user.col("id")), \(s.user.col("name")), \(s.user.col("email")), \(s.user.col("createdAt")) FROM \(s.user.sql)")
+        let users = try db.statement("SELECT rowid, \(s.user.col(.id)), \(s.user.col(.name)), \(s.user.col(.email)), \(s.user.col(.createdAt)) FROM \(s.user.sql)")
         try users.bind([])
         defer { users.reset() }
         while try users.step() {
@@ -248,10 +259,12 @@ struct Population: Sendable {
             population.excluded.append(isMerged)
             if isMerged { population.excludedCount += 1 }
             population.nameKey.append(normalizer.key(users.value(at: 2).string ?? ""))
-            let email = EmailKeys(users.value(at: 3).string ?? "")
+            let emailText = users.value(at: 3).string ?? ""
+            let email = EmailKeys(emailText)
             population.relay.append(email.isPrivateRelay)
             population.mailboxKey.append(email.mailbox)
             population.domainKey.append(email.domain)
+            if let keys = EmailKeys.lookalikeKeys(emailText) { population.lookalike[index] = (keys.lookalike, keys.exact) }
             population.created.append(createdMilliseconds(users.value(at: 4)))
         }
 
@@ -334,6 +347,12 @@ struct Population: Sendable {
         return false
     }
 
+    /// Whether users a and b have emails that differ only by Unicode normalisation (`EmailKeys.lookalike`).
+    func unicodeLookalikes(_ a: Int, _ b: Int) -> Bool {
+        guard let x = lookalike[Int32(a)], let y = lookalike[Int32(b)] else { return false }
+        return x.0 == y.0 && x.1 != y.1
+    }
+
     func close(_ a: Int, _ b: Int) -> Bool {
         created[a] != Self.unknownTime && created[b] != Self.unknownTime && abs(created[a] - created[b]) <= windowMs
     }
@@ -361,6 +380,7 @@ struct PairScorer {
         }
         if population.close(a, b) { points += SplitIdentityFinder.Points.createdClose }
         if population.relay[a] != population.relay[b] { points += SplitIdentityFinder.Points.relayPair }
+        if !population.lookalike.isEmpty, population.unicodeLookalikes(a, b) { points += SplitIdentityFinder.Points.sameEmailUnicode }
         if population.mailboxKey[a] != 0 && population.mailboxKey[a] == population.mailboxKey[b] && population.domainKey[a] != population.domainKey[b] {
             points += SplitIdentityFinder.Points.sameMailbox
         }
@@ -457,6 +477,22 @@ struct PairScorer {
                 }
             }
             start = end
+        }
+    }
+
+    /// Pairs users whose (non-ASCII) emails differ only by Unicode normalisation; pairs already found are skipped.
+    mutating func scoreLookalikeEmails() {
+        guard !population.lookalike.isEmpty else { return }
+        var seen = Set(found.map { UInt64(UInt32($0.first)) << 32 | UInt64(UInt32($0.second)) })
+        let byKey = Dictionary(grouping: population.lookalike.filter { !population.excluded[Int($0.key)] }, by: { $0.value.0 })
+        for (_, members) in byKey where members.count >= 2 && members.count <= SplitIdentityFinder.maxUsersPerMailbox {
+            let indexes = members.map { Int($0.key) }.sorted()
+            for i in 0..<indexes.count {
+                for j in (i + 1)..<indexes.count where population.unicodeLookalikes(indexes[i], indexes[j]) {
+                    let (a, b) = (indexes[i], indexes[j])
+                    if seen.insert(UInt64(a) << 32 | UInt64(b)).inserted { score(a, b) }
+                }
+            }
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import Storage
 
 /// Finds users and reads everything about one: the service behind `users search` and `users show`
@@ -29,32 +30,30 @@ public struct UserDirectory {
         let query = try UserQuery.validate(text)
         let limit = min(max(limit, 1), Self.maxLimit)
         let kinds = kind.map { [$0] } ?? UserQuery.recognise(query)
-        return try Store.withStoreErrors(store.path) {
-            try db.read {
-                var found: [(BetterAuthUserID, UserQueryKind)] = []
-                var seen = Set<BetterAuthUserID>()
-                var truncated = false
-                for kind in kinds {
-                    let room = limit + 1 - found.count
-                    guard room > 0 else { break }
-                    for id in try ids(matching: query, kind: kind, limit: room) where seen.insert(id).inserted {
-                        found.append((id, kind))
-                    }
+        return try db.read {
+            var found: [(BetterAuthUserID, UserQueryKind)] = []
+            var seen = Set<BetterAuthUserID>()
+            var truncated = false
+            for kind in kinds {
+                let room = limit + 1 - found.count
+                guard room > 0 else { break }
+                for id in try ids(matching: query, kind: kind, limit: room) where seen.insert(id).inserted {
+                    found.append((id, kind))
                 }
-                if found.count > limit {
-                    truncated = true
-                    found.removeLast(found.count - limit)
-                }
-                let users = try found.compactMap { id, kind in try summary(id, matchedBy: kind) }
-                return UserSearchResult(query: query, kinds: kinds, limit: limit, truncated: truncated, users: users)
             }
+            if found.count > limit {
+                truncated = true
+                found.removeLast(found.count - limit)
+            }
+            let users = try found.compactMap { id, kind in try summary(id, matchedBy: kind) }
+            return UserSearchResult(query: query, kinds: kinds, limit: limit, truncated: truncated, users: users)
         }
     }
 
     /// The SQL of an email prefix search: an index range on the email column, never `LIKE`.
     static func emailPrefixSQL(_ schema: AuthSchema, bounded: Bool) -> String {
-        let email = schema.user.col("email")
-        return "SELECT \(schema.user.col("id")) FROM \(schema.user.sql) WHERE \(email) >= ?" + (bounded ? " AND \(email) < ?" : "")
+        let email = schema.user.col(.email)
+        return "SELECT \(schema.user.col(.id)) FROM \(schema.user.sql) WHERE \(email) >= ?" + (bounded ? " AND \(email) < ?" : "")
             + " ORDER BY \(email) LIMIT ?"
     }
 
@@ -88,13 +87,13 @@ public struct UserDirectory {
     /// Owners of a provider account id, through an index whenever the shape has one: Gatehouse's index
     /// on `accountId`, or Better Auth 1.7's unique `(issuer, accountId)` probed once per issuer.
     func accountOwners(_ accountID: String) throws -> [BetterAuthUserID] {
-        let byAccount = "SELECT DISTINCT \(account.col("userId")) FROM \(account.sql) WHERE \(account.col("accountId")) = ?"
-        let accountColumn = account.columns["accountId"] ?? "accountId"
+        let byAccount = "SELECT DISTINCT \(account.col(.userId)) FROM \(account.sql) WHERE \(account.col(.accountId)) = ?"
+        let accountColumn = account.column(.accountId)
         if try AccountIndexes.leadingIndex(db, table: account.name, column: accountColumn) == nil, store.schema.hasIssuer,
-           let issuerColumn = account.columns["issuer"], try AccountIndexes.leadingIndex(db, table: account.name, column: issuerColumn) != nil {
+           let issuerColumn = account.columns[.issuer], try AccountIndexes.leadingIndex(db, table: account.name, column: issuerColumn) != nil {
             var owners: [BetterAuthUserID] = []
             for issuer in try issuers() {
-                let rows = try db.rows(byAccount + " AND \(account.col("issuer")) = ?", [accountID, issuer])
+                let rows = try db.rows(byAccount + " AND \(account.col(.issuer)) = ?", [accountID, issuer])
                 owners += rows.compactMap { $0[0].string.map(BetterAuthUserID.init) }
             }
             return owners
@@ -104,7 +103,7 @@ public struct UserDirectory {
 
     /// The distinct issuers, one index seek each.
     private func issuers() throws -> [String] {
-        let issuer = account.col("issuer")
+        let issuer = account.col(.issuer)
         return try db.rows("""
             WITH RECURSIVE i(v) AS (SELECT min(\(issuer)) FROM \(account.sql)
                 UNION ALL SELECT (SELECT min(\(issuer)) FROM \(account.sql) WHERE \(issuer) > i.v) FROM i WHERE i.v IS NOT NULL)
@@ -113,11 +112,11 @@ public struct UserDirectory {
     }
 
     private func exists(_ id: BetterAuthUserID) throws -> Bool {
-        try db.row("SELECT 1 FROM \(user.sql) WHERE \(user.col("id")) = ?", [id.rawValue]) != nil
+        try db.row("SELECT 1 FROM \(user.sql) WHERE \(user.col(.id)) = ?", [id.rawValue]) != nil
     }
 
     private func summary(_ id: BetterAuthUserID, matchedBy: UserQueryKind) throws -> UserSummary? {
-        guard let row = try db.row("SELECT \(user.col("name")), \(user.col("email")), \(user.col("emailVerified")), \(user.col("createdAt")) FROM \(user.sql) WHERE \(user.col("id")) = ?", [id.rawValue]) else {
+        guard let row = try db.row("SELECT \(user.col(.name)), \(user.col(.email)), \(user.col(.emailVerified)), \(user.col(.createdAt)) FROM \(user.sql) WHERE \(user.col(.id)) = ?", [id.rawValue]) else {
             return nil
         }
         let providers = try providers(of: id)
@@ -130,7 +129,7 @@ public struct UserDirectory {
     }
 
     private func providers(of id: BetterAuthUserID) throws -> [String] {
-        try db.rows("SELECT DISTINCT \(account.col("providerId")) FROM \(account.sql) WHERE \(account.col("userId")) = ? ORDER BY 1", [id.rawValue])
+        try db.rows("SELECT DISTINCT \(account.col(.providerId)) FROM \(account.sql) WHERE \(account.col(.userId)) = ? ORDER BY 1", [id.rawValue])
             .compactMap { $0[0].string }
     }
 
@@ -146,41 +145,37 @@ public struct UserDirectory {
     /// case-insensitive) or a user id. Throws "no such user" (`not_found`) otherwise.
     public func resolve(_ reference: String) throws -> BetterAuthUserID {
         let text = try UserQuery.validate(reference, what: "the user")
-        return try Store.withStoreErrors(store.path) {
-            let id: BetterAuthUserID?
-            let sql = UserDetailSQL.for(store.schema)
-            if text.hasPrefix(SyncSub.prefix) {
-                id = try SyncSub(text).userID.flatMap { try db.row(sql.exists, [$0.rawValue]) != nil ? $0 : nil }
-            } else if text.contains("@") {
-                id = try db.row(sql.idByEmail, [text.lowercased()])?[0].string.map(BetterAuthUserID.init)
-            } else {
-                id = try db.row(sql.exists, [text]) != nil ? BetterAuthUserID(text) : nil
-            }
-            guard let id else {
-                throw GatehouseError.notFound("no such user: \(UserQuery.display(text))",
-                                              fix: "give a user id, an email or a sub better_auth|<id>; find one with `gatehouse users search`")
-            }
-            return id
+        let id: BetterAuthUserID?
+        let sql = UserDetailSQL.for(store.schema)
+        if text.hasPrefix(SyncSub.prefix) {
+            id = try SyncSub(text).userID.flatMap { try db.row(sql.exists, [$0.rawValue]) != nil ? $0 : nil }
+        } else if text.contains("@") {
+            id = try db.row(sql.idByEmail, [JavaScriptString.toLowerCase(text)])?[0].string.map(BetterAuthUserID.init)
+        } else {
+            id = try db.row(sql.exists, [text]) != nil ? BetterAuthUserID(text) : nil
         }
+        guard let id else {
+            throw GatehouseError.notFound("no such user: \(UserQuery.display(text))",
+                                          fix: "give a user id, an email or a sub better_auth|<id>; find one with `gatehouse users search`")
+        }
+        return id
     }
 
     /// Everything about one user, read in one snapshot. Token and password values are never read:
     /// only whether each is present.
     public func show(_ reference: String, now: Timestamp = .now(), latestSessions: Int = 5) throws -> UserDetail {
-        try Store.withStoreErrors(store.path) {
-            try db.read {
-                let id = try resolve(reference)
-                let sql = UserDetailSQL.for(store.schema)
-                let record = try userRecord(id, sql: sql)
-                let accounts = try accountRecords(id, sql: sql)
-                let sessions = try sessionOverview(id, now: now, latest: latestSessions, sql: sql)
-                let sync = try syncRecord(id)
-                let providers = Array(Set(accounts.map(\.providerId))).sorted()
-                let flags = UserFlags.flags(email: record.email, emailVerified: record.emailVerified, providers: providers,
-                                            provisioned: sync.missingTables.contains("users") ? nil : sync.provisioned)
-                return UserDetail(user: record, flags: flags, accounts: accounts, sessions: sessions, sync: sync,
-                                  merges: try MergeLedger.history(db, user: id))
-            }
+        try db.read {
+            let id = try resolve(reference)
+            let sql = UserDetailSQL.for(store.schema)
+            let record = try userRecord(id, sql: sql)
+            let accounts = try accountRecords(id, sql: sql)
+            let sessions = try sessionOverview(id, now: now, latest: latestSessions, sql: sql)
+            let sync = try syncRecord(id)
+            let providers = Array(Set(accounts.map(\.providerId))).sorted()
+            let flags = UserFlags.flags(email: record.email, emailVerified: record.emailVerified, providers: providers,
+                                        provisioned: sync.missingTables.contains("users") ? nil : sync.provisioned)
+            return UserDetail(user: record, flags: flags, accounts: accounts, sessions: sessions, sync: sync,
+                              merges: try MergeLedger.history(db, user: id))
         }
     }
 
@@ -194,7 +189,7 @@ public struct UserDirectory {
         return UserRecord(id: id, name: row.optionalString("name") ?? "", email: row.optionalString("email") ?? "",
                           emailVerified: row.bool("emailVerified"), image: row.optionalString("image"),
                           createdAt: DateEncoding.decode(row["createdAt"]), updatedAt: DateEncoding.decode(row["updatedAt"]),
-                          role: user.has("role") ? row.optionalString("role") : nil, ban: ban)
+                          role: user.has(.role) ? row.optionalString("role") : nil, ban: ban)
     }
 
     private func accountRecords(_ id: BetterAuthUserID, sql: UserDetailSQL) throws -> [AccountRecord] {
@@ -212,7 +207,7 @@ public struct UserDirectory {
     }
 
     private func sessionOverview(_ id: BetterAuthUserID, now: Timestamp, latest: Int, sql: UserDetailSQL) throws -> SessionOverview {
-        let nowValue = session.encoding("expiresAt").encode(now)
+        let nowValue = session.encoding(.expiresAt).encode(now)
         let counts = try db.row(sql.sessionCounts, [nowValue, id.rawValue])
         let rows = try db.rows(sql.latestSessions, [id.rawValue, latest])
         return SessionOverview(total: Int(counts?[0].int64 ?? 0), unexpired: Int(counts?[1].int64 ?? 0), latest: rows.map { row in
@@ -263,7 +258,8 @@ public struct UserDirectory {
 
 /// The SQL of `UserDirectory.show` and `resolve`, built once per schema: it depends only on the tables'
 /// names and columns, and building it on every call cost more than running it. The database's statement
-/// cache, keyed by this text, keeps each statement prepared.
+/// cache, keyed by this text, keeps each statement prepared. Fast path kept for ops/bench's `users show` row (< 50 ms) and the console's
+/// `GET /api/users/{id}` row (≥ 5,000 req/s).
 struct UserDetailSQL: Sendable {
     let exists: String
     let idByEmail: String
@@ -274,34 +270,34 @@ struct UserDetailSQL: Sendable {
 
     init(_ schema: AuthSchema) {
         let user = schema.user, account = schema.account, session = schema.session
-        func select(_ table: AuthSchema.Table, _ fields: [String]) -> [String] {
-            fields.map { "\(table.col($0)) AS \(Database.quote($0))" }
+        func select(_ table: AuthSchema.Table, _ fields: [AuthSchema.Field]) -> [String] {
+            fields.map { "\(table.col($0)) AS \(Database.quote($0.rawValue))" }
         }
         // Presence of a secret column, computed in SQL so the value never enters the process.
-        func present(_ table: AuthSchema.Table, _ field: String) -> String {
+        func present(_ table: AuthSchema.Table, _ field: AuthSchema.Field) -> String {
             table.has(field) ? "(\(table.col(field)) IS NOT NULL AND \(table.col(field)) <> '')" : "0"
         }
-        exists = "SELECT 1 FROM \(user.sql) WHERE \(user.col("id")) = ?"
-        idByEmail = "SELECT \(user.col("id")) FROM \(user.sql) WHERE \(user.col("email")) = ?"
-        let userFields = select(user, ["name", "email", "emailVerified", "image", "createdAt", "updatedAt", "role", "banned", "banReason", "banExpires"])
-        userRecord = "SELECT \(userFields.joined(separator: ", ")) FROM \(user.sql) WHERE \(user.col("id")) = ?"
-        var accountFields = select(account, ["id", "providerId", "issuer", "accountId", "createdAt", "updatedAt", "scope",
-                                             "accessTokenExpiresAt", "refreshTokenExpiresAt"])
-        accountFields += [("accessToken", "hasAccessToken"), ("refreshToken", "hasRefreshToken"), ("idToken", "hasIdToken"), ("password", "hasPassword")]
+        exists = "SELECT 1 FROM \(user.sql) WHERE \(user.col(.id)) = ?"
+        idByEmail = "SELECT \(user.col(.id)) FROM \(user.sql) WHERE \(user.col(.email)) = ?"
+        let userFields = select(user, [.name, .email, .emailVerified, .image, .createdAt, .updatedAt, .role, .banned, .banReason, .banExpires])
+        userRecord = "SELECT \(userFields.joined(separator: ", ")) FROM \(user.sql) WHERE \(user.col(.id)) = ?"
+        var accountFields = select(account, [.id, .providerId, .issuer, .accountId, .createdAt, .updatedAt, .scope,
+                                             .accessTokenExpiresAt, .refreshTokenExpiresAt])
+        accountFields += [(AuthSchema.Field.accessToken, "hasAccessToken"), (.refreshToken, "hasRefreshToken"), (.idToken, "hasIdToken"), (.password, "hasPassword")]
             .map { "\(present(account, $0.0)) AS \($0.1)" }
-        accountRecords = "SELECT \(accountFields.joined(separator: ", ")) FROM \(account.sql) WHERE \(account.col("userId")) = ?"
-            + " ORDER BY \(account.col("createdAt")), \(account.col("id"))"
-        let userId = session.col("userId")
-        sessionCounts = "SELECT count(*), coalesce(sum(\(session.col("expiresAt")) > ?), 0) FROM \(session.sql) WHERE \(userId) = ?"
-        let sessionFields = select(session, ["id", "createdAt", "updatedAt", "expiresAt", "ipAddress", "userAgent", "impersonatedBy"])
+        accountRecords = "SELECT \(accountFields.joined(separator: ", ")) FROM \(account.sql) WHERE \(account.col(.userId)) = ?"
+            + " ORDER BY \(account.col(.createdAt)), \(account.col(.id))"
+        let userId = session.col(.userId)
+        sessionCounts = "SELECT count(*), coalesce(sum(\(session.col(.expiresAt)) > ?), 0) FROM \(session.sql) WHERE \(userId) = ?"
+        let sessionFields = select(session, [.id, .createdAt, .updatedAt, .expiresAt, .ipAddress, .userAgent, .impersonatedBy])
         latestSessions = "SELECT \(sessionFields.joined(separator: ", ")) FROM \(session.sql) WHERE \(userId) = ?"
-            + " ORDER BY \(session.col("createdAt")) DESC, \(session.col("id")) LIMIT ?"
+            + " ORDER BY \(session.col(.createdAt)) DESC, \(session.col(.id)) LIMIT ?"
     }
 
     /// What the SQL depends on; two stores of one shape share their SQL.
     private struct Shape: Equatable {
         let user: String, account: String, session: String
-        let userColumns: [String: String], accountColumns: [String: String], sessionColumns: [String: String]
+        let userColumns: [AuthSchema.Field: String], accountColumns: [AuthSchema.Field: String], sessionColumns: [AuthSchema.Field: String]
 
         init(_ schema: AuthSchema) {
             user = schema.user.name
@@ -313,22 +309,17 @@ struct UserDetailSQL: Sendable {
         }
     }
 
-    private final class Cache: @unchecked Sendable {
-        let lock = NSLock()
-        var entries: [(shape: Shape, sql: UserDetailSQL)] = []
-    }
-
-    private static let cache = Cache()
+    private static let cache = Locked<[(shape: Shape, sql: UserDetailSQL)]>([])
 
     /// The SQL for `schema`, built on first use of its shape.
     static func `for`(_ schema: AuthSchema) -> UserDetailSQL {
         let shape = Shape(schema)
-        if let found = cache.lock.withLock({ cache.entries.first { $0.shape == shape }?.sql }) { return found }
+        if let found = cache.withLock({ entries in entries.first { $0.shape == shape }?.sql }) { return found }
         let sql = UserDetailSQL(schema)
-        cache.lock.withLock {
+        cache.withLock { entries in
             // A process opens stores of one or two shapes; the bound only guards against a pathological caller.
-            if cache.entries.count >= 16 { cache.entries.removeFirst() }
-            cache.entries.append((shape, sql))
+            if entries.count >= 16 { entries.removeFirst() }
+            entries.append((shape, sql))
         }
         return sql
     }

@@ -10,7 +10,7 @@ public struct UserSearchHealthCheck: HealthCheckProvider {
     public init() {}
 
     public func checks(_ store: Store, _ context: HealthContext) throws -> [HealthCheck] {
-        let status = try Store.withStoreErrors(store.path) { try UserSearchIndex.status(store.db, schema: store.schema) }
+        let status = try UserSearchIndex.status(store.db, schema: store.schema)
         let sample = HealthSample(metric: "gatehouse_user_search_pending", value: Double(status.pending),
                                   help: "Users added, renamed or deleted since the name search index was last folded.")
         let id = "accounts.search_index", fix = "gatehouse accounts index"

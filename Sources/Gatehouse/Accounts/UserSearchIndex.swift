@@ -92,7 +92,7 @@ public enum UserSearchIndex {
 
         init(_ user: AuthSchema.Table, rowid: String) {
             self.rowid = rowid
-            let id = user.col("id"), name = user.col("name"), pending = Database.quote(UserSearchIndex.pendingTable)
+            let id = user.col(.id), name = user.col(.name), pending = Database.quote(UserSearchIndex.pendingTable)
             // No OR IGNORE: an outer INSERT OR ABORT would turn a conflict here into a failure of Better Auth's write.
             func mark(_ row: String) -> String {
                 "INSERT INTO \(pending) (user_id) SELECT \(row).\(id) WHERE \(row).\(id) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(pending) WHERE user_id = \(row).\(id));"
@@ -240,21 +240,19 @@ public enum UserSearchIndex {
     /// is current with no pending users.
     @discardableResult
     public static func ensure(_ store: Store, actor: Actor, rebuild: Bool = false) throws -> Change {
-        try Store.withStoreErrors(store.path) {
-            let before = try status(store.db, schema: store.schema)
-            if before.state == .unsupported { return .unsupported(before.reason ?? unavailableReason) }
-            if before.state == .current && before.pending == 0 && !rebuild { return .unchanged }
-            return try store.db.write {
-                let change = try ensure(store.db, schema: store.schema, rebuild: rebuild)
-                let details: [String: AuditValue]
-                switch change {
-                case .built(let users): details = ["search_index": .string("built"), "users": .int(Int64(users))]
-                case .folded(let users): details = ["search_index": .string("folded"), "users": .int(Int64(users))]
-                case .unchanged, .unsupported: return change
-                }
-                try store.audit.append(store.db, actor: actor, action: "accounts.index", subject: store.path, details: details)
-                return change
+        let before = try status(store.db, schema: store.schema)
+        if before.state == .unsupported { return .unsupported(before.reason ?? unavailableReason) }
+        if before.state == .current && before.pending == 0 && !rebuild { return .unchanged }
+        return try store.db.write {
+            let change = try ensure(store.db, schema: store.schema, rebuild: rebuild)
+            let details: [String: AuditValue]
+            switch change {
+            case .built(let users): details = ["search_index": .string("built"), "users": .int(Int64(users))]
+            case .folded(let users): details = ["search_index": .string("folded"), "users": .int(Int64(users))]
+            case .unchanged, .unsupported: return change
             }
+            try store.audit.append(store.db, actor: actor, action: "accounts.index", subject: store.path, details: details)
+            return change
         }
     }
 

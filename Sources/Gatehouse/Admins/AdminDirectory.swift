@@ -22,22 +22,18 @@ public struct AdminDirectory {
 
     /// Every admin, by username.
     public func list() throws -> [Admin] {
-        try Store.withStoreErrors(store.path) {
-            try store.db.rows("SELECT id, username, role, disabled, created_at, updated_at FROM gatehouse_admins ORDER BY username").map(Admin.init(row:))
-        }
+        try store.db.rows("SELECT id, username, role, disabled, created_at, updated_at FROM gatehouse_admins ORDER BY username").map(Admin.init(row:))
     }
 
     /// The admin with this username, if any.
     public func find(_ username: AdminUsername) throws -> Admin? {
-        try Store.withStoreErrors(store.path) {
-            try store.db.row("SELECT id, username, role, disabled, created_at, updated_at FROM gatehouse_admins WHERE username = ?",
-                             [username.rawValue]).map(Admin.init(row:))
-        }
+        try store.db.row("SELECT id, username, role, disabled, created_at, updated_at FROM gatehouse_admins WHERE username = ?",
+                         [username.rawValue]).map(Admin.init(row:))
     }
 
     /// How many admins exist (disabled ones included).
     public func count() throws -> Int {
-        try Store.withStoreErrors(store.path) { Int(try store.db.scalar("SELECT count(*) FROM gatehouse_admins").int64 ?? 0) }
+        try Int(try store.db.scalar("SELECT count(*) FROM gatehouse_admins").int64 ?? 0)
     }
 
     /// The enabled admin whose password this is, or nil. Takes the same time whether or not the
@@ -47,9 +43,7 @@ public struct AdminDirectory {
             hasher.verifyNothing(password)
             return (nil, .unknownUser)
         }
-        let row = try Store.withStoreErrors(store.path) {
-            try store.db.row("SELECT id, username, role, disabled, created_at, updated_at, password_hash FROM gatehouse_admins WHERE username = ?", [username])
-        }
+        let row = try store.db.row("SELECT id, username, role, disabled, created_at, updated_at, password_hash FROM gatehouse_admins WHERE username = ?", [username])
         guard let row, let stored = row["password_hash"].string else {
             hasher.verifyNothing(password)
             return (nil, .unknownUser)
@@ -135,7 +129,7 @@ public struct AdminDirectory {
     // MARK: Helpers
 
     private func write<T>(_ body: () throws -> T) throws -> T {
-        try Store.withStoreErrors(store.path) { try store.db.write(body) }
+        try store.db.write(body)
     }
 
     private func require(_ username: AdminUsername) throws -> Admin {

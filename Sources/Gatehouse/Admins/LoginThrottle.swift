@@ -1,45 +1,87 @@
+import JOSE
 import Storage
 
-/// Slows password guessing at the console's login, per account and overall (every client is
-/// 127.0.0.1, so "overall" stands in for "per client"). After `threshold` failures within `window`
-/// (`overallThreshold` for the overall scope), each further failure locks the scope for
-/// `base` × 2^(failures − threshold), at most `maxLockout`. A scope forgets its failures once
-/// `maxLockout` passes without one (counted from the end of its lock); a successful login clears the
-/// account's scope, not the overall one. While a scope is locked, attempts are refused without
-/// checking the password, so a locked console spends no CPU on guesses.
+/// Slows password guessing at the console's login, per username and per client, in a way that a flood
+/// from outside cannot turn into a lockout of the admin who knows the password.
 ///
-/// With the standard rules: the 5th failure in 5 minutes locks for 30 s, the 6th for 1 min, then
-/// 2, 4, 8 and at most 15 minutes.
+/// **Two scopes.** Each attempt counts against the username typed (`user:` + a digest of the name, so
+/// the table never holds what was typed: it may be a password typed into the wrong field) and against
+/// the client (`client:` + the peer address). After `threshold` failures of one username within
+/// `window` (`clientThreshold` for a client), each further failure locks that scope for
+/// `base` × 2^(failures − threshold), at most `maxLockout`. A scope forgets its failures once
+/// `maxLockout` passes without one (counted from the end of its lock).
+///
+/// **What a lock refuses.** A locked username is refused (429) without its password being checked.
+/// A locked client is refused too, *except* for a username that names an enabled admin whose own scope
+/// is not locked: every local process is 127.0.0.1, so a client scope that blocked everyone would let any
+/// process on the machine lock the real admin out by spraying wrong names. With the exception, a spray
+/// of unknown or wrong usernames (the requirement: it must never lock out an admin who knows the
+/// password) costs the console no password checks once the client is locked, while a known admin with a
+/// clean record is checked as usual. Guessing one admin's password stays bound by that name's own scope.
+/// The price, named here on purpose: once a client has failed `clientThreshold` times, it can tell admin
+/// names (checked: 401 after a while) from other names (429 at once). Admin names are not secrets (every
+/// viewer reads them in the audit log); hashing every attempt of a flood instead would queue the real
+/// admin's login behind it.
+///
+/// **Parallel attempts.** ``admit(username:client:now:)`` decides and counts in one `BEGIN IMMEDIATE`
+/// transaction, before the (slow, lock-free) password check: each attempt is counted as a failure in
+/// advance, so of any number of parallel attempts on one username at most `threshold` reach the
+/// password check before the lock stands. A success then clears the username's scope and takes its
+/// advance count back from the client's.
+///
+/// With the standard rules: the 5th failure of a username in 5 minutes locks it for 30 s, the 6th for
+/// 1 min, then 2, 4, 8 and at most 15 minutes; a client locks likewise after 20 failures.
+/// `gatehouse admins unthrottle NAME` (or `--all`) lifts locks.
 public struct LoginThrottle {
     /// The throttle's settings.
     public struct Rules: Sendable {
-        /// Failures of one account before it locks.
+        /// Failures of one username before it locks.
         public var threshold: Int
-        /// Failures across all accounts before the whole login locks (every client is 127.0.0.1, so this
-        /// is what stops a spray of guesses over many usernames). Successful logins do not reset it.
-        public var overallThreshold: Int
+        /// Failures from one client (peer address) before it locks for names that are not admins in good
+        /// standing; see ``LoginThrottle``. Higher than `threshold`: all local processes share 127.0.0.1.
+        public var clientThreshold: Int
         public var window: Seconds
         public var base: Seconds
         public var maxLockout: Seconds
 
-        public init(threshold: Int = 5, overallThreshold: Int = 5, window: Seconds = Seconds(300), base: Seconds = Seconds(30),
+        public init(threshold: Int = 5, clientThreshold: Int = 20, window: Seconds = Seconds(300), base: Seconds = Seconds(30),
                     maxLockout: Seconds = Seconds(900)) {
             self.threshold = threshold
-            self.overallThreshold = overallThreshold
+            self.clientThreshold = clientThreshold
             self.window = window
             self.base = base
             self.maxLockout = maxLockout
         }
 
-        /// 5 failures in 5 minutes, 30 s doubling up to 15 minutes.
+        /// 5 failures of a username (20 of a client) in 5 minutes, 30 s doubling up to 15 minutes.
         public static let standard = Rules()
     }
 
-    /// The overall scope.
-    static let overallScope = "*"
+    /// Whether an attempt may check its password.
+    public enum Admission: Equatable, Sendable {
+        /// Checked; counted in advance as the username's `failures`-th failure, locking it until `lockedUntil` if it fails.
+        case admitted(failures: Int, lockedUntil: Timestamp?)
+        /// Refused without a check until `until`.
+        case refused(until: Timestamp)
+    }
 
-    /// The scope of one account (the name as typed, shortened and made printable).
-    static func accountScope(_ username: String) -> String { "account:" + AdminUsername.printable(username) }
+    /// One lifted throttle, as `unthrottle` reports it.
+    public struct Lifted: Sendable, Codable, Equatable {
+        /// `user:<digest>` or `client:<address>`.
+        public let scope: String
+        public let failures: Int
+        public let lockedUntil: Timestamp?
+    }
+
+    /// The scope of one username: a digest, so that the name as typed is never stored.
+    public static func accountScope(_ username: String) -> String { "user:" + String(SHA256.hex(username).prefix(32)) }
+
+    /// The scope of one client.
+    static func clientScope(_ client: String) -> String { "client:" + String(client.prefix(64)) }
+
+    /// How the audit log names a username no admin has: never the text itself, which may be a password
+    /// typed into the wrong field.
+    public static func unknownUserLabel(_ username: String) -> String { "unknown user (sha256:\(SHA256.hex(username).prefix(8)))" }
 
     public let store: Store
     public let rules: Rules
@@ -49,26 +91,72 @@ public struct LoginThrottle {
         self.rules = rules
     }
 
-    /// When the later of the account's and the overall lock ends, if either is in force at `now`.
-    public func lockedUntil(username: String, now: Timestamp) throws -> Timestamp? {
-        let rows = try store.db.rows("SELECT locked_until FROM gatehouse_login_failures WHERE scope IN (?, ?) AND locked_until IS NOT NULL",
-                                     [Self.accountScope(username), Self.overallScope])
-        let until = rows.compactMap { $0["locked_until"].string.flatMap(Timestamp.init(iso8601:)) }.filter { $0 > now }.max()
-        return until
+    /// Decides whether an attempt for `username` from `client` may check its password, and if so counts
+    /// it in advance as a failure of both scopes, all in one write transaction (see ``LoginThrottle``).
+    public func admit(username: String, client: String, now: Timestamp) throws -> Admission {
+        try store.db.write {
+            let user = Self.accountScope(username)
+            let clientScope = Self.clientScope(client)
+            if let until = try lockedUntil(user, now: now) { return .refused(until: until) }
+            if let until = try lockedUntil(clientScope, now: now), !(try isEnabledAdmin(username)) { return .refused(until: until) }
+            let (failures, lock) = try bump(user, threshold: rules.threshold, now: now)
+            _ = try bump(clientScope, threshold: rules.clientThreshold, now: now)
+            return .admitted(failures: failures, lockedUntil: lock)
+        }
     }
 
-    /// Counts a failure against the account and overall; returns the lock now in force, if any.
-    /// Runs inside the caller's write transaction.
-    func recordFailure(username: String, now: Timestamp) throws -> (failures: Int, lockedUntil: Timestamp?) {
-        let account = try bump(Self.accountScope(username), threshold: rules.threshold, now: now)
-        let overall = try bump(Self.overallScope, threshold: rules.overallThreshold, now: now)
-        let lock = [account.1, overall.1].compactMap { $0 }.max()
-        return (account.0, lock)
-    }
-
-    /// Clears the account's failures after a successful login. Runs inside the caller's write transaction.
-    func recordSuccess(username: String) throws {
+    /// After a successful check: clears the username's scope and takes back the client's advance count.
+    /// Also tidies the table: scopes quiet for longer than they can matter go (every name ever typed would
+    /// otherwise stay), and so do scopes of the earlier scheme (`account:<name as typed>`, `*`), which held
+    /// typed text. Runs inside the caller's write transaction.
+    func recordSuccess(username: String, client: String, now: Timestamp) throws {
         try store.db.execute("DELETE FROM gatehouse_login_failures WHERE scope = ?", [Self.accountScope(username)])
+        try store.db.execute("UPDATE gatehouse_login_failures SET failures = failures - 1 WHERE scope = ? AND failures > 0",
+                             [Self.clientScope(client)])
+        let forgotten = now.adding(seconds: -(rules.maxLockout.value + rules.window.value)).iso8601
+        try store.db.execute("""
+            DELETE FROM gatehouse_login_failures
+            WHERE (last_failure_at < ?1 AND (locked_until IS NULL OR locked_until < ?1))
+               OR (scope NOT LIKE 'user:%' AND scope NOT LIKE 'client:%')
+            """, [forgotten])
+    }
+
+    /// Lifts the throttle of one username (`nil`: every throttle, clients and legacy scopes included); returns what was lifted.
+    public func lift(username: String?, actor: Actor, now: Timestamp) throws -> [Lifted] {
+        try store.db.write {
+            let rows: [Row]
+            if let username {
+                rows = try store.db.rows("SELECT scope, failures, locked_until FROM gatehouse_login_failures WHERE scope = ?", [Self.accountScope(username)])
+                try store.db.execute("DELETE FROM gatehouse_login_failures WHERE scope = ?", [Self.accountScope(username)])
+            } else {
+                rows = try store.db.rows("SELECT scope, failures, locked_until FROM gatehouse_login_failures ORDER BY scope")
+                try store.db.execute("DELETE FROM gatehouse_login_failures")
+            }
+            let lifted = rows.map { row in
+                // Scopes written before digests (`account:<name as typed>`, `*`) are reported without their text.
+                let scope = row["scope"].string ?? ""
+                let shown = scope.hasPrefix("user:") || scope.hasPrefix("client:") ? scope : "legacy"
+                return Lifted(scope: shown, failures: Int(row["failures"].int64 ?? 0),
+                              lockedUntil: row["locked_until"].string.flatMap(Timestamp.init(iso8601:)).flatMap { $0 > now ? $0 : nil })
+            }
+            var details: [String: AuditValue] = ["scopes": .int(Int64(lifted.count)),
+                                                 "locked": .int(Int64(lifted.filter { $0.lockedUntil != nil }.count))]
+            if username == nil { details["all"] = .bool(true) }
+            try store.audit.append(store.db, actor: actor, action: "admin.unthrottle",
+                                   subject: username.map { AdminUsername.isValid($0) ? $0 : Self.unknownUserLabel($0) } ?? "*",
+                                   details: details, at: now)
+            return lifted
+        }
+    }
+
+    private func lockedUntil(_ scope: String, now: Timestamp) throws -> Timestamp? {
+        let until = try store.db.scalar("SELECT locked_until FROM gatehouse_login_failures WHERE scope = ?", [scope]).string
+        return until.flatMap(Timestamp.init(iso8601:)).flatMap { $0 > now ? $0 : nil }
+    }
+
+    private func isEnabledAdmin(_ username: String) throws -> Bool {
+        guard AdminUsername.isValid(username) else { return false }
+        return try store.db.scalar("SELECT 1 FROM gatehouse_admins WHERE username = ? AND disabled = 0", [username]).int64 == 1
     }
 
     private func bump(_ scope: String, threshold: Int, now: Timestamp) throws -> (Int, Timestamp?) {

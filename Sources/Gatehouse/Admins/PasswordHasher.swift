@@ -68,7 +68,7 @@ public struct PasswordHasher: Sendable {
                 }
             }
         }
-        guard ok == 1 else { throw GatehouseError("PBKDF2 failed in OpenSSL", code: "crypto_failed") }
+        guard ok == 1 else { throw GatehouseError("PBKDF2 failed in OpenSSL", code: .cryptoFailed) }
         return out
     }
 }

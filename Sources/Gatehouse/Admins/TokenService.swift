@@ -59,36 +59,45 @@ public struct TokenService {
 
     // MARK: Login
 
-    /// Exchanges a username and password for a new token family.
-    public func login(username: String, password: AdminPassword, now: Timestamp) throws -> TokenBundle {
-        if let until = try Store.withStoreErrors(store.path, { try throttle.lockedUntil(username: username, now: now) }) {
-            throw LoginError.throttled(until: until, retryAfter: Seconds(max(1, (until.milliseconds - now.milliseconds + 999) / 1000)))
-        }
-        // The slow part runs outside any transaction, so it never holds the write lock.
+    /// Exchanges a username and password for a new token family. `client` is the caller's address, for
+    /// the per-client throttle (see ``LoginThrottle``); the CLI and tests may pass any fixed name.
+    public func login(username: String, password: AdminPassword, client: String, now: Timestamp) throws -> TokenBundle {
+        let admission = try throttle.admit(username: username, client: client, now: now)
+        guard case .admitted(let failures, let lockedUntil) = admission else { throw Self.throttled(admission, now: now) }
+        // The slow part runs outside any transaction, so it never holds the write lock; the attempt is already counted.
         let (admin, refusal) = try directory.verify(username: username, password: password)
         guard let admin else {
-            try Store.withStoreErrors(store.path) {
-                try store.db.write {
-                    let (failures, lockedUntil) = try throttle.recordFailure(username: username, now: now)
-                    var details: [String: AuditValue] = ["refusal": .string((refusal ?? .wrongPassword).rawValue), "failures": .int(Int64(failures))]
-                    if let lockedUntil { details["locked_until"] = .string(lockedUntil.iso8601) }
-                    try store.audit.append(store.db, actor: Self.anonymousActor, action: "console.login.failed",
-                                           subject: AdminUsername.printable(username), details: details, at: now)
-                }
-            }
+            try recordFailure(username: username, refusal: refusal ?? .wrongPassword, failures: failures, lockedUntil: lockedUntil,
+                              actor: Self.anonymousActor, action: "console.login.failed", now: now)
             throw LoginError.invalidCredentials
         }
-        return try Store.withStoreErrors(store.path) {
-            try store.db.write {
-                try throttle.recordSuccess(username: admin.username)
-                // Housekeeping: tokens a day past their lifetime can no longer matter.
-                try store.db.execute("DELETE FROM gatehouse_tokens WHERE expires_at < ?", [now.adding(seconds: -86_400).iso8601])
-                let family = try SecureRandom.alphanumeric(22)
-                let bundle = try issue(admin: admin, family: family, now: now)
-                try store.audit.append(store.db, actor: admin.consoleActor, action: "console.login", subject: admin.username,
-                                       details: ["family": .string(family), "role": .string(admin.role.rawValue)], at: now)
-                return bundle
-            }
+        return try store.db.write {
+            try throttle.recordSuccess(username: admin.username, client: client, now: now)
+            // Housekeeping: tokens a day past their lifetime can no longer matter.
+            try store.db.execute("DELETE FROM gatehouse_tokens WHERE expires_at < ?", [now.adding(seconds: -86_400).iso8601])
+            let family = try SecureRandom.alphanumeric(22)
+            let bundle = try issue(admin: admin, family: family, now: now)
+            try store.audit.append(store.db, actor: admin.consoleActor, action: "console.login", subject: admin.username,
+                                   details: ["family": .string(family), "role": .string(admin.role.rawValue)], at: now)
+            return bundle
+        }
+    }
+
+    /// The throttled error for a refused admission.
+    private static func throttled(_ admission: LoginThrottle.Admission, now: Timestamp) -> LoginError {
+        guard case .refused(let until) = admission else { return .invalidCredentials }
+        return .throttled(until: until, retryAfter: Seconds(max(1, (until.milliseconds - now.milliseconds + 999) / 1000)))
+    }
+
+    /// Audits a refused password. The subject is the username only when it names an admin: anything else
+    /// typed there (often the password, typed into the wrong field) is recorded as a short digest.
+    private func recordFailure(username: String, refusal: LoginRefusal, failures: Int, lockedUntil: Timestamp?, actor: Actor,
+                               action: String, now: Timestamp) throws {
+        var details: [String: AuditValue] = ["refusal": .string(refusal.rawValue), "failures": .int(Int64(failures))]
+        if let lockedUntil { details["locked_until"] = .string(lockedUntil.iso8601) }
+        let subject = refusal == .unknownUser ? LoginThrottle.unknownUserLabel(username) : AdminUsername.printable(username)
+        try store.db.write {
+            try store.audit.append(store.db, actor: actor, action: action, subject: subject, details: details, at: now)
         }
     }
 
@@ -98,30 +107,28 @@ public struct TokenService {
     public func refresh(_ refreshToken: String, now: Timestamp) throws -> TokenBundle {
         guard let hash = Self.hash(refreshToken, prefix: Self.refreshPrefix) else { throw TokenError(.invalid) }
         enum Outcome { case issued(TokenBundle), refused(TokenFailure) }
-        let outcome: Outcome = try Store.withStoreErrors(store.path) {
-            try store.db.write {
-                guard let row = try store.db.row("""
-                    SELECT t.family_id, t.expires_at, t.consumed_at, t.revoked_at, a.id, a.username, a.role, a.disabled, a.created_at, a.updated_at
-                    FROM gatehouse_tokens t JOIN gatehouse_admins a ON a.id = t.admin_id WHERE t.token_hash = ? AND t.kind = 'refresh'
-                    """, [hash]) else { return .refused(.invalid) }
-                let admin = try Admin(row: row)
-                let family = try row.string("family_id")
-                if row["revoked_at"].string != nil { return .refused(.revoked) }
-                if row["consumed_at"].string != nil {
-                    // Two parties hold this family's tokens: end it for both. Committed, then refused.
-                    try revoke(family: family, now: now)
-                    try store.audit.append(store.db, actor: admin.consoleActor, action: "console.token.reuse", subject: admin.username,
-                                           details: ["family": .string(family)], at: now)
-                    return .refused(.reuse)
-                }
-                if admin.disabled {
-                    try revoke(family: family, now: now)
-                    return .refused(.revoked)
-                }
-                guard let expires = row["expires_at"].string.flatMap(Timestamp.init(iso8601:)), expires > now else { return .refused(.expired) }
-                try store.db.execute("UPDATE gatehouse_tokens SET consumed_at = ? WHERE token_hash = ?", [now.iso8601, hash])
-                return .issued(try issue(admin: admin, family: family, now: now))
+        let outcome: Outcome = try store.db.write {
+            guard let row = try store.db.row("""
+                SELECT t.family_id, t.expires_at, t.consumed_at, t.revoked_at, a.id, a.username, a.role, a.disabled, a.created_at, a.updated_at
+                FROM gatehouse_tokens t JOIN gatehouse_admins a ON a.id = t.admin_id WHERE t.token_hash = ? AND t.kind = 'refresh'
+                """, [hash]) else { return .refused(.invalid) }
+            let admin = try Admin(row: row)
+            let family = try row.string("family_id")
+            if row["revoked_at"].string != nil { return .refused(.revoked) }
+            if row["consumed_at"].string != nil {
+                // Two parties hold this family's tokens: end it for both. Committed, then refused.
+                try revoke(family: family, now: now)
+                try store.audit.append(store.db, actor: admin.consoleActor, action: "console.token.reuse", subject: admin.username,
+                                       details: ["family": .string(family)], at: now)
+                return .refused(.reuse)
             }
+            if admin.disabled {
+                try revoke(family: family, now: now)
+                return .refused(.revoked)
+            }
+            guard let expires = row["expires_at"].string.flatMap(Timestamp.init(iso8601:)), expires > now else { return .refused(.expired) }
+            try store.db.execute("UPDATE gatehouse_tokens SET consumed_at = ? WHERE token_hash = ?", [now.iso8601, hash])
+            return .issued(try issue(admin: admin, family: family, now: now))
         }
         switch outcome {
         case .issued(let bundle): return bundle
@@ -134,12 +141,10 @@ public struct TokenService {
     /// The session an access token belongs to, or the reason it is refused.
     public func authenticate(accessToken: String, now: Timestamp) throws -> AdminSession {
         guard let hash = Self.hash(accessToken, prefix: Self.accessPrefix) else { throw TokenError(.invalid) }
-        let row = try Store.withStoreErrors(store.path) {
-            try store.db.row("""
-                SELECT t.family_id, t.expires_at, t.revoked_at, a.id, a.username, a.role, a.disabled, a.created_at, a.updated_at
-                FROM gatehouse_tokens t JOIN gatehouse_admins a ON a.id = t.admin_id WHERE t.token_hash = ? AND t.kind = 'access'
-                """, [hash])
-        }
+        let row = try store.db.row("""
+            SELECT t.family_id, t.expires_at, t.revoked_at, a.id, a.username, a.role, a.disabled, a.created_at, a.updated_at
+            FROM gatehouse_tokens t JOIN gatehouse_admins a ON a.id = t.admin_id WHERE t.token_hash = ? AND t.kind = 'access'
+            """, [hash])
         guard let row else { throw TokenError(.invalid) }
         let admin = try Admin(row: row)
         if row["revoked_at"].string != nil || admin.disabled { throw TokenError(.revoked) }
@@ -151,34 +156,26 @@ public struct TokenService {
 
     /// Ends a login: every token of its family is revoked.
     public func logout(_ session: AdminSession, now: Timestamp) throws {
-        try Store.withStoreErrors(store.path) {
-            try store.db.write {
-                try revoke(family: session.familyID, now: now)
-                try store.audit.append(store.db, actor: session.actor, action: "console.logout", subject: session.admin.username,
-                                       details: ["family": .string(session.familyID)], at: now)
-            }
+        try store.db.write {
+            try revoke(family: session.familyID, now: now)
+            try store.audit.append(store.db, actor: session.actor, action: "console.logout", subject: session.admin.username,
+                                   details: ["family": .string(session.familyID)], at: now)
         }
     }
 
     /// Checks the signed-in admin's password again, before an action that reveals or exports a secret.
     /// A wrong password counts as a failed login (throttled and audited) but does not end the session.
-    public func reauthenticate(_ session: AdminSession, password: AdminPassword, now: Timestamp) throws {
-        if let until = try Store.withStoreErrors(store.path, { try throttle.lockedUntil(username: session.admin.username, now: now) }) {
-            throw LoginError.throttled(until: until, retryAfter: Seconds(max(1, (until.milliseconds - now.milliseconds + 999) / 1000)))
-        }
-        let (admin, refusal) = try directory.verify(username: session.admin.username, password: password)
+    public func reauthenticate(_ session: AdminSession, password: AdminPassword, client: String, now: Timestamp) throws {
+        let username = session.admin.username
+        let admission = try throttle.admit(username: username, client: client, now: now)
+        guard case .admitted(let failures, let lockedUntil) = admission else { throw Self.throttled(admission, now: now) }
+        let (admin, refusal) = try directory.verify(username: username, password: password)
         guard admin?.id == session.admin.id else {
-            try Store.withStoreErrors(store.path) {
-                try store.db.write {
-                    let (failures, lockedUntil) = try throttle.recordFailure(username: session.admin.username, now: now)
-                    var details: [String: AuditValue] = ["refusal": .string((refusal ?? .wrongPassword).rawValue), "failures": .int(Int64(failures))]
-                    if let lockedUntil { details["locked_until"] = .string(lockedUntil.iso8601) }
-                    try store.audit.append(store.db, actor: session.actor, action: "console.reauth.failed", subject: session.admin.username,
-                                           details: details, at: now)
-                }
-            }
+            try recordFailure(username: username, refusal: refusal ?? .wrongPassword, failures: failures, lockedUntil: lockedUntil,
+                              actor: session.actor, action: "console.reauth.failed", now: now)
             throw LoginError.invalidCredentials
         }
+        try store.db.write { try throttle.recordSuccess(username: username, client: client, now: now) }
     }
 
     // MARK: Internals

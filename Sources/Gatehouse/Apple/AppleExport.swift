@@ -34,7 +34,7 @@ public struct AppleExport {
         guard reveal else {
             throw GatehouseError("refusing to print the Apple private key without --reveal",
                                  fix: "add --reveal (the reveal is recorded in the audit log); pipe it straight into your secrets store, e.g. gatehouse apple export --format json --reveal | wrangler secret bulk",
-                                 code: "reveal_required")
+                                 code: .revealRequired)
         }
         let config = try ProviderConfiguration(store: store).apple()
         guard let clientID = config.servicesID else {
@@ -44,12 +44,10 @@ public struct AppleExport {
         var pairs: [(String, String)] = [("APPLE_TEAM_ID", key.teamID.rawValue), ("APPLE_KEY_ID", key.keyID.rawValue), ("APPLE_CLIENT_ID", clientID)]
         if let bundle = config.bundleID { pairs.append(("APPLE_APP_BUNDLE_IDENTIFIER", bundle)) }
         pairs.append(("APPLE_PRIVATE_KEY", privateKey.pemRepresentation))
-        _ = try Store.withStoreErrors(store.path) {
-            try store.audit.append(store.db, actor: actor, action: "apple.export.reveal", subject: key.keyID.rawValue, details: [
-                "key_id": .string(key.keyID.rawValue), "fingerprint": .string(key.fingerprint), "format": .string(format.rawValue),
-                "client_id": .string(clientID),
-            ], at: now)
-        }
+        _ = try store.audit.append(store.db, actor: actor, action: "apple.export.reveal", subject: key.keyID.rawValue, details: [
+            "key_id": .string(key.keyID.rawValue), "fingerprint": .string(key.fingerprint), "format": .string(format.rawValue),
+            "client_id": .string(clientID),
+        ], at: now)
         return Values(pairs: pairs, keyID: key.keyID, fingerprint: key.fingerprint)
     }
 

@@ -31,10 +31,8 @@ public struct AppleKeyRing {
 
     /// Every key, newest import first.
     public func list() throws -> [AppleKey] {
-        try Store.withStoreErrors(store.path) {
-            try store.db.rows("SELECT key_id, team_id, state, fingerprint, imported_at, activated_at, retired_at, revoked_at FROM gatehouse_apple_keys ORDER BY imported_at DESC, key_id")
-                .map(Self.key)
-        }
+        try store.db.rows("SELECT key_id, team_id, state, fingerprint, imported_at, activated_at, retired_at, revoked_at FROM gatehouse_apple_keys ORDER BY imported_at DESC, key_id")
+            .map(Self.key)
     }
 
     /// The key with this id; `notFound` (with a did-you-mean) when there is none.
@@ -201,26 +199,24 @@ public struct AppleKeyRing {
         let test = try selfTest(id, now: now)
         guard test.passed else {
             throw GatehouseError("key \(id) failed its self-test, so it was not activated: \(test.checks.filter { $0.severity == .error }.map(\.message).joined(separator: "; "))",
-                                 fix: "re-import the key from Apple's .p8", code: "self_test_failed")
+                                 fix: "re-import the key from Apple's .p8", code: .selfTestFailed)
         }
         var retired: KeyID?
-        try Store.withStoreErrors(store.path) {
-            try store.db.write {
-                // Re-read inside the write lock: another process may have changed the ring since.
-                guard let state = try store.db.row("SELECT state FROM gatehouse_apple_keys WHERE key_id = ?", [id.rawValue])?["state"].string,
-                      state != AppleKey.State.revoked.rawValue else {
-                    throw GatehouseError.conflict("key \(id) was revoked or removed while it was being activated")
-                }
-                if let previous = try store.db.row("SELECT key_id FROM gatehouse_apple_keys WHERE state = 'active'")?["key_id"].string {
-                    retired = try KeyID(previous)
-                    try store.db.execute("UPDATE gatehouse_apple_keys SET state = 'retired', retired_at = ? WHERE key_id = ?", [now.iso8601, previous])
-                }
-                try store.db.execute("UPDATE gatehouse_apple_keys SET state = 'active', activated_at = ?, retired_at = NULL WHERE key_id = ?", [now.iso8601, id.rawValue])
-                try store.audit.append(store.db, actor: actor, action: action, subject: id.rawValue, details: [
-                    "key_id": .string(id.rawValue), "fingerprint": .string(key.fingerprint), "from_state": .string(key.state.rawValue),
-                    "previous_active": retired.map { .string($0.rawValue) } ?? .null, "self_test": "passed",
-                ], at: now)
+        try store.db.write {
+            // Re-read inside the write lock: another process may have changed the ring since.
+            guard let state = try store.db.row("SELECT state FROM gatehouse_apple_keys WHERE key_id = ?", [id.rawValue])?["state"].string,
+                  state != AppleKey.State.revoked.rawValue else {
+                throw GatehouseError.conflict("key \(id) was revoked or removed while it was being activated")
             }
+            if let previous = try store.db.row("SELECT key_id FROM gatehouse_apple_keys WHERE state = 'active'")?["key_id"].string {
+                retired = try KeyID(previous)
+                try store.db.execute("UPDATE gatehouse_apple_keys SET state = 'retired', retired_at = ? WHERE key_id = ?", [now.iso8601, previous])
+            }
+            try store.db.execute("UPDATE gatehouse_apple_keys SET state = 'active', activated_at = ?, retired_at = NULL WHERE key_id = ?", [now.iso8601, id.rawValue])
+            try store.audit.append(store.db, actor: actor, action: action, subject: id.rawValue, details: [
+                "key_id": .string(id.rawValue), "fingerprint": .string(key.fingerprint), "from_state": .string(key.state.rawValue),
+                "previous_active": retired.map { .string($0.rawValue) } ?? .null, "self_test": "passed",
+            ], at: now)
         }
         let keys = try list()
         return Transition(key: keys.first { $0.keyID == id }!, retired: retired, selfTest: test, changed: true, warnings: warnings(keys))
@@ -305,19 +301,18 @@ public struct AppleKeyRing {
     /// Opens a key's sealed `.p8`. Internal: only minting, the self-test and `AppleExport` see key material.
     func privateKey(_ key: AppleKey) throws -> P256.PrivateKey {
         let master = try masterKey()
-        guard let sealed = try Store.withStoreErrors(store.path, {
-            try store.db.row("SELECT sealed_p8 FROM gatehouse_apple_keys WHERE key_id = ?", [key.keyID.rawValue])
-        }).map({ try $0.blob("sealed_p8") }) else { throw try unknown(key.keyID) }
+        guard let sealed = try store.db.row("SELECT sealed_p8 FROM gatehouse_apple_keys WHERE key_id = ?", [key.keyID.rawValue])
+            .map({ try $0.blob("sealed_p8") }) else { throw try unknown(key.keyID) }
         let pem: [UInt8]
         do {
             pem = try AESGCM.open(sealed, key: master.bytes, associatedData: Self.associatedData(keyID: key.keyID, fingerprint: key.fingerprint))
         } catch {
             throw GatehouseError("cannot open the sealed key \(key.keyID): the master key from \(master.source) is not the one it was sealed with, or the row was altered",
                                  fix: "use the master key the store was created with (GATEHOUSE_MASTER_KEY or \(MasterKey.defaultPath(forStore: store.path)))",
-                                 code: "unseal_failed")
+                                 code: .unsealFailed)
         }
         do { return try P256.PrivateKey(pemRepresentation: String(decoding: pem, as: UTF8.self)) } catch {
-            throw GatehouseError("the sealed key \(key.keyID) opened but does not hold a P-256 key", code: "unseal_failed")
+            throw GatehouseError("the sealed key \(key.keyID) opened but does not hold a P-256 key", code: .unsealFailed)
         }
     }
 

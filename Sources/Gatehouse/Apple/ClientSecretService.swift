@@ -47,12 +47,10 @@ public struct ClientSecretService {
         let issued = Timestamp(seconds: now.seconds)
         let minted = Minted(token: token, keyID: key.keyID, teamID: key.teamID, clientID: clientID, issuedAt: issued,
                             expiresAt: issued.adding(seconds: lifetime.value), fingerprint: SHA256.hex(token))
-        _ = try Store.withStoreErrors(store.path) {
-            try store.audit.append(store.db, actor: actor, action: "apple.secret.mint", subject: key.keyID.rawValue, details: [
-                "key_id": .string(key.keyID.rawValue), "client_id": .string(clientID), "expires_at": .string(minted.expiresAt.iso8601),
-                "lifetime_seconds": .int(lifetime.value), "fingerprint": .string(minted.fingerprint),
-            ], at: now)
-        }
+        _ = try store.audit.append(store.db, actor: actor, action: "apple.secret.mint", subject: key.keyID.rawValue, details: [
+            "key_id": .string(key.keyID.rawValue), "client_id": .string(clientID), "expires_at": .string(minted.expiresAt.iso8601),
+            "lifetime_seconds": .int(lifetime.value), "fingerprint": .string(minted.fingerprint),
+        ], at: now)
         return minted
     }
 
@@ -129,13 +127,11 @@ public struct ClientSecretService {
 
     /// Every tracked secret, soonest expiry first.
     public func tracked() throws -> [Tracked] {
-        try Store.withStoreErrors(store.path) {
-            try store.db.rows("SELECT * FROM gatehouse_tracked_secrets ORDER BY expires_at, id").map { row in
-                func time(_ column: String) throws -> Timestamp { Timestamp(iso8601: try row.string(column)) ?? Timestamp(milliseconds: 0) }
-                return Tracked(id: row["id"].int64 ?? 0, keyID: try row.string("key_id"), teamID: try row.string("team_id"),
-                               clientID: try row.string("client_id"), issuedAt: try time("issued_at"), expiresAt: try time("expires_at"),
-                               fingerprint: try row.string("fingerprint"), trackedAt: try time("tracked_at"), trackedBy: try row.string("tracked_by"))
-            }
+        try store.db.rows("SELECT * FROM gatehouse_tracked_secrets ORDER BY expires_at, id").map { row in
+            func time(_ column: String) throws -> Timestamp { Timestamp(iso8601: try row.string(column)) ?? Timestamp(milliseconds: 0) }
+            return Tracked(id: row["id"].int64 ?? 0, keyID: try row.string("key_id"), teamID: try row.string("team_id"),
+                           clientID: try row.string("client_id"), issuedAt: try time("issued_at"), expiresAt: try time("expires_at"),
+                           fingerprint: try row.string("fingerprint"), trackedAt: try time("tracked_at"), trackedBy: try row.string("tracked_by"))
         }
     }
 }

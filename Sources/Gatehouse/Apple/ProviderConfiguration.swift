@@ -43,10 +43,8 @@ public struct ProviderConfiguration {
     }
 
     private func settings(provider: String) throws -> [String: String] {
-        try Store.withStoreErrors(store.path) {
-            try store.db.rows("SELECT name, value FROM gatehouse_provider_config WHERE provider = ?", [provider])
-                .reduce(into: [:]) { $0[try $1.string("name")] = try $1.string("value") }
-        }
+        try store.db.rows("SELECT name, value FROM gatehouse_provider_config WHERE provider = ?", [provider])
+            .reduce(into: [:]) { $0[try $1.string("name")] = try $1.string("value") }
     }
 
     /// Both providers' settings, what Better Auth accepts under them, and what is wrong.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Locking
 
 /// Ctrl-C (SIGINT) or SIGTERM turned into a flag that long work asks between steps, instead of ending the
 /// process in the middle of one: `demo seed` stops after the batch it is writing.
@@ -9,8 +10,7 @@ import Foundation
 ///
 /// While it exists both signals are delivered to it; when it is released they end the process again.
 public final class InterruptRequest: @unchecked Sendable {
-    private let lock = NSLock()
-    private var requested = false
+    private let requested = Locked(false)
     private var sources: [DispatchSourceSignal] = []
 
     public init() {
@@ -31,7 +31,7 @@ public final class InterruptRequest: @unchecked Sendable {
     }
 
     /// Whether a signal has arrived.
-    public var isRequested: Bool { lock.withLock { requested } }
+    public var isRequested: Bool { requested.value }
 
-    private func request() { lock.withLock { requested = true } }
+    private func request() { requested.withLock { $0 = true } }
 }

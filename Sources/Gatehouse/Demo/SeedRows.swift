@@ -23,21 +23,21 @@ struct SeedBatch: Sendable {
 /// The columns of one Better Auth table the seeder fills, and where each field goes in a row.
 struct SeedColumns: Sendable {
     let table: AuthSchema.Table
-    let fields: [String]
-    let slots: [String: Int]
+    let fields: [AuthSchema.Field]
+    let slots: [AuthSchema.Field: Int]
 
-    init(table: AuthSchema.Table, wanted: [String]) {
+    init(table: AuthSchema.Table, wanted: [AuthSchema.Field]) {
         self.table = table
         fields = wanted.filter(table.has)
         slots = Dictionary(uniqueKeysWithValues: fields.enumerated().map { ($1, $0) })
     }
 
     var width: Int { fields.count }
-    func slot(_ field: String) -> Int? { slots[field] }
+    func slot(_ field: AuthSchema.Field) -> Int? { slots[field] }
 
     /// `INSERT INTO table (columns)`, for `BulkInsert`.
     var insertPrefix: String {
-        "INSERT INTO \(table.sql) (\(fields.map(table.col).joined(separator: ", ")))"
+        "INSERT INTO \(table.sql) (\(fields.map { table.col($0) }.joined(separator: ", ")))"
     }
 }
 
@@ -47,12 +47,11 @@ struct SeedLayout: Sendable {
     let verifications: SeedColumns?
 
     init(schema: AuthSchema) {
-        users = SeedColumns(table: schema.user, wanted: ["id", "name", "email", "emailVerified", "image", "createdAt", "updatedAt"])
-        accounts = SeedColumns(table: schema.account, wanted: ["id", "issuer", "accountId", "providerId", "userId", "accessToken", "refreshToken",
-                                                               "idToken", "accessTokenExpiresAt", "scope", "password", "createdAt", "updatedAt"])
-        sessions = SeedColumns(table: schema.session, wanted: ["id", "expiresAt", "token", "createdAt", "updatedAt", "ipAddress", "userAgent", "userId"])
+        users = SeedColumns(table: schema.user, wanted: [.id, .name, .email, .emailVerified, .image, .createdAt, .updatedAt])
+        accounts = SeedColumns(table: schema.account, wanted: [.id, .issuer, .accountId, .providerId, .userId, .accessToken, .refreshToken, .idToken, .accessTokenExpiresAt, .scope, .password, .createdAt, .updatedAt])
+        sessions = SeedColumns(table: schema.session, wanted: [.id, .expiresAt, .token, .createdAt, .updatedAt, .ipAddress, .userAgent, .userId])
         verifications = schema.verification.map {
-            SeedColumns(table: $0, wanted: ["id", "identifier", "value", "expiresAt", "createdAt", "updatedAt"])
+            SeedColumns(table: $0, wanted: [.id, .identifier, .value, .expiresAt, .createdAt, .updatedAt])
         }
     }
 }
@@ -153,19 +152,19 @@ final class SeedRowBuilder {
     init(layout: SeedLayout) {
         self.layout = layout
         let users = layout.users, accounts = layout.accounts, sessions = layout.sessions
-        u = UserSlots(id: users.slot("id"), name: users.slot("name"), email: users.slot("email"), verified: users.slot("emailVerified"),
-                      image: users.slot("image"), created: users.slot("createdAt"), updated: users.slot("updatedAt"))
-        a = AccountSlots(id: accounts.slot("id"), issuer: accounts.slot("issuer"), accountID: accounts.slot("accountId"),
-                         provider: accounts.slot("providerId"), user: accounts.slot("userId"), access: accounts.slot("accessToken"),
-                         refresh: accounts.slot("refreshToken"), idToken: accounts.slot("idToken"), accessExpires: accounts.slot("accessTokenExpiresAt"),
-                         scope: accounts.slot("scope"), password: accounts.slot("password"), created: accounts.slot("createdAt"), updated: accounts.slot("updatedAt"))
-        s = SessionSlots(id: sessions.slot("id"), expires: sessions.slot("expiresAt"), token: sessions.slot("token"), created: sessions.slot("createdAt"),
-                         updated: sessions.slot("updatedAt"), ip: sessions.slot("ipAddress"), agent: sessions.slot("userAgent"), user: sessions.slot("userId"))
-        userCreated = users.table.encoding("createdAt"); userUpdated = users.table.encoding("updatedAt")
-        accountCreated = accounts.table.encoding("createdAt"); accountUpdated = accounts.table.encoding("updatedAt")
-        accountAccessExpires = accounts.table.encoding("accessTokenExpiresAt")
-        sessionCreated = sessions.table.encoding("createdAt"); sessionUpdated = sessions.table.encoding("updatedAt")
-        sessionExpires = sessions.table.encoding("expiresAt")
+        u = UserSlots(id: users.slot(.id), name: users.slot(.name), email: users.slot(.email), verified: users.slot(.emailVerified),
+                      image: users.slot(.image), created: users.slot(.createdAt), updated: users.slot(.updatedAt))
+        a = AccountSlots(id: accounts.slot(.id), issuer: accounts.slot(.issuer), accountID: accounts.slot(.accountId),
+                         provider: accounts.slot(.providerId), user: accounts.slot(.userId), access: accounts.slot(.accessToken),
+                         refresh: accounts.slot(.refreshToken), idToken: accounts.slot(.idToken), accessExpires: accounts.slot(.accessTokenExpiresAt),
+                         scope: accounts.slot(.scope), password: accounts.slot(.password), created: accounts.slot(.createdAt), updated: accounts.slot(.updatedAt))
+        s = SessionSlots(id: sessions.slot(.id), expires: sessions.slot(.expiresAt), token: sessions.slot(.token), created: sessions.slot(.createdAt),
+                         updated: sessions.slot(.updatedAt), ip: sessions.slot(.ipAddress), agent: sessions.slot(.userAgent), user: sessions.slot(.userId))
+        userCreated = users.table.encoding(.createdAt); userUpdated = users.table.encoding(.updatedAt)
+        accountCreated = accounts.table.encoding(.createdAt); accountUpdated = accounts.table.encoding(.updatedAt)
+        accountAccessExpires = accounts.table.encoding(.accessTokenExpiresAt)
+        sessionCreated = sessions.table.encoding(.createdAt); sessionUpdated = sessions.table.encoding(.updatedAt)
+        sessionExpires = sessions.table.encoding(.expiresAt)
     }
 
     /// Hands over the rows built so far and starts a new batch.
@@ -237,13 +236,13 @@ final class SeedRowBuilder {
     func verification(identifier: String, created: Timestamp, random: inout DemoRandom) -> Bool {
         guard let columns = layout.verifications else { return false }
         var row = [SQLValue](repeating: .null, count: columns.width)
-        func set(_ field: String, _ value: SQLValue) { if let slot = columns.slot(field) { row[slot] = value } }
-        set("id", .text(random.alphanumeric(32)))
-        set("identifier", .text(identifier + ":" + random.alphanumeric(12)))
-        set("value", .text(random.alphanumeric(32)))
-        set("expiresAt", columns.table.encoding("expiresAt").encode(created.adding(seconds: 3600)))
-        set("createdAt", columns.table.encoding("createdAt").encode(created))
-        set("updatedAt", columns.table.encoding("updatedAt").encode(created))
+        func set(_ field: AuthSchema.Field, _ value: SQLValue) { if let slot = columns.slot(field) { row[slot] = value } }
+        set(.id, .text(random.alphanumeric(32)))
+        set(.identifier, .text(identifier + ":" + random.alphanumeric(12)))
+        set(.value, .text(random.alphanumeric(32)))
+        set(.expiresAt, columns.table.encoding(.expiresAt).encode(created.adding(seconds: 3600)))
+        set(.createdAt, columns.table.encoding(.createdAt).encode(created))
+        set(.updatedAt, columns.table.encoding(.updatedAt).encode(created))
         batch.verifications.append(contentsOf: row)
         return true
     }

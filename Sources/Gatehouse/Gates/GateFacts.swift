@@ -80,10 +80,10 @@ struct GateFacts: Sendable {
     private static func time(_ row: Row, _ column: String, optional: Bool) throws -> Timestamp? {
         guard let text = row[column].string else {
             if optional { return nil }
-            throw GatehouseError("a gate row has no \(column)", code: "corrupt")
+            throw GatehouseError("a gate row has no \(column)", code: .corrupt)
         }
         guard let time = Timestamp(iso8601: text) else {
-            throw GatehouseError("a gate row holds an unreadable \(column) \"\(GateInput.shown(text))\"", fix: "set it again with `gatehouse gates set`", code: "corrupt")
+            throw GatehouseError("a gate row holds an unreadable \(column) \"\(GateInput.shown(text))\"", fix: "set it again with `gatehouse gates set`", code: .corrupt)
         }
         return time
     }

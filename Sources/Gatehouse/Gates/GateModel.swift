@@ -141,14 +141,14 @@ public enum GateRequirement: String, Sendable, Codable, CaseIterable {
     }
 }
 
-/// Name lookup shared by the gate's enums: case-insensitive, `-` read as `_`, with a did-you-mean.
+/// Name lookup shared by the gate's enums: `NamedChoice`, worded for a value named in prose.
 enum GateNames {
     static func resolve<T>(_ text: String, kind: String, among cases: [T], name: (T) -> String) throws -> T {
-        let normalized = text.lowercased().replacingOccurrences(of: "-", with: "_")
-        if let match = cases.first(where: { name($0) == normalized }) { return match }
-        let names = cases.map(name)
-        let shown = GateInput.shown(text)
-        let hint = Suggestion.closest(to: normalized, among: names).map { "; did you mean \($0)?" } ?? ""
-        throw GatehouseError.invalid("unknown \(kind) \"\(shown)\"\(hint)", fix: "\(kind)s: \(names.joined(separator: ", "))")
+        do {
+            return try NamedChoice.parse(text, among: cases, name: name)
+        } catch {
+            let hint = error.suggestion.map { "; did you mean \($0)?" } ?? ""
+            throw GatehouseError.invalid("unknown \(kind) \"\(GateInput.shown(text))\"\(hint)", fix: "\(kind)s: \(error.choices.joined(separator: ", "))")
+        }
     }
 }

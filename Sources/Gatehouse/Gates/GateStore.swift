@@ -22,14 +22,12 @@ public struct GateStore {
 
     /// The board at `now`.
     public func board(now: Timestamp) throws -> GateBoard {
-        try Store.withStoreErrors(store.path) { try store.db.read { GateBoard.compute(try GateFacts.load(store), now: now) } }
+        try store.db.read { GateBoard.compute(try GateFacts.load(store), now: now) }
     }
 
     /// Every change, newest first.
     public func history(limit: Int = 200) throws -> [GateHistoryEntry] {
-        try Store.withStoreErrors(store.path) {
-            try store.db.rows("SELECT * FROM gatehouse_gate_history ORDER BY id DESC LIMIT ?", [max(0, limit)]).map(GateHistoryEntry.init(row:))
-        }
+        try store.db.rows("SELECT * FROM gatehouse_gate_history ORDER BY id DESC LIMIT ?", [max(0, limit)]).map(GateHistoryEntry.init(row:))
     }
 
     /// Which providers the app should offer on each platform at `now`.
@@ -44,51 +42,49 @@ public struct GateStore {
     public func set(_ change: GateChange, actor: Actor, now: Timestamp) throws -> GateSetResult {
         if change.requirement.source == .derived { throw try derivedRefusal(change.requirement, platform: change.platform, now: now) }
         let evidence = try validate(change, now: now)
-        return try Store.withStoreErrors(store.path) {
-            try store.db.write {
-                let facts = try GateFacts.load(store)
-                let before = GateBoard.compute(facts, now: now)
-                let scope = change.platform?.rawValue ?? "all"
-                let previous = facts.declarations.first {
-                    $0.provider == change.requirement.provider && $0.requirement == change.requirement && $0.scope == scope
-                }
-                let forced = change.force && change.met && (change.expires.map { $0 <= now } ?? false)
-                try store.db.execute("""
-                    INSERT INTO gatehouse_gate_requirements (provider, requirement, platform, met, evidence, expires_at, set_by, set_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (provider, requirement, platform) DO UPDATE SET met = excluded.met, evidence = excluded.evidence,
-                        expires_at = excluded.expires_at, set_by = excluded.set_by, set_at = excluded.set_at
-                    """, [change.requirement.provider.rawValue, change.requirement.rawValue, scope, change.met ? 1 : 0, evidence,
-                          change.expires?.iso8601, actor.name, now.iso8601])
-                try store.db.execute("""
-                    INSERT INTO gatehouse_gate_history (at, actor, action, provider, platform, requirement, met, expires_at, forced, text)
-                    VALUES (?, ?, 'set', ?, ?, ?, ?, ?, ?, ?)
-                    """, [now.iso8601, actor.name, change.requirement.provider.rawValue, scope, change.requirement.rawValue,
-                          change.met ? 1 : 0, change.expires?.iso8601, forced ? 1 : 0, evidence])
-                let after = GateBoard.compute(try GateFacts.load(store), now: now)
-                let moved = zip(before.gates, after.gates).filter { $0.state != $1.state }.map { GateTransition(gate: $1.name, from: $0.state, to: $1.state) }
-                var details: [String: AuditValue] = [
-                    "provider": .string(change.requirement.provider.rawValue), "requirement": .string(change.requirement.rawValue),
-                    "platform": .string(scope), "met": .bool(change.met), "evidence": .string(evidence),
-                    "expires_at": change.expires.map { .string($0.iso8601) } ?? .null,
-                    "previous": previous.map { .string($0.met ? "met" : "unmet") } ?? .null,
-                    "gates_changed": .list(moved.map { "\($0.gate): \($0.from.rawValue) → \($0.to.rawValue)" }),
-                ]
-                if forced { details["forced_past_date"] = .bool(true) }
-                try store.audit.append(store.db, actor: actor, action: "gates.set", subject: "\(change.requirement.provider.rawValue)/\(change.requirement.rawValue)/\(scope)",
-                                       details: details, at: now)
-                var warnings: [String] = []
-                for transition in moved where transition.to == .lapsed {
-                    let gate = after.gates.first { $0.name == transition.gate }!
-                    warnings.append("\(gate.prose) is now lapsed (\(gate.unmetDescription)): restore the requirement, or disable it with gatehouse gates disable \(gate.provider.rawValue) --platform \(gate.platform.rawValue) --reason \"...\"")
-                }
-                if forced {
-                    warnings.append("the expiry \(change.expires!.iso8601) is in the past (accepted with --force): \(change.requirement.rawValue) reads as expired")
-                }
-                if after.guideline48.breached && !before.guideline48.breached { warnings.append(after.guideline48.message) }
-                return GateSetResult(provider: change.requirement.provider, requirement: change.requirement, platform: scope, met: change.met,
-                                     expiresAt: change.expires, previous: previous, transitions: moved, warnings: warnings, board: after)
+        return try store.db.write {
+            let facts = try GateFacts.load(store)
+            let before = GateBoard.compute(facts, now: now)
+            let scope = change.platform?.rawValue ?? "all"
+            let previous = facts.declarations.first {
+                $0.provider == change.requirement.provider && $0.requirement == change.requirement && $0.scope == scope
             }
+            let forced = change.force && change.met && (change.expires.map { $0 <= now } ?? false)
+            try store.db.execute("""
+                INSERT INTO gatehouse_gate_requirements (provider, requirement, platform, met, evidence, expires_at, set_by, set_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (provider, requirement, platform) DO UPDATE SET met = excluded.met, evidence = excluded.evidence,
+                    expires_at = excluded.expires_at, set_by = excluded.set_by, set_at = excluded.set_at
+                """, [change.requirement.provider.rawValue, change.requirement.rawValue, scope, change.met ? 1 : 0, evidence,
+                      change.expires?.iso8601, actor.name, now.iso8601])
+            try store.db.execute("""
+                INSERT INTO gatehouse_gate_history (at, actor, action, provider, platform, requirement, met, expires_at, forced, text)
+                VALUES (?, ?, 'set', ?, ?, ?, ?, ?, ?, ?)
+                """, [now.iso8601, actor.name, change.requirement.provider.rawValue, scope, change.requirement.rawValue,
+                      change.met ? 1 : 0, change.expires?.iso8601, forced ? 1 : 0, evidence])
+            let after = GateBoard.compute(try GateFacts.load(store), now: now)
+            let moved = zip(before.gates, after.gates).filter { $0.state != $1.state }.map { GateTransition(gate: $1.name, from: $0.state, to: $1.state) }
+            var details: [String: AuditValue] = [
+                "provider": .string(change.requirement.provider.rawValue), "requirement": .string(change.requirement.rawValue),
+                "platform": .string(scope), "met": .bool(change.met), "evidence": .string(evidence),
+                "expires_at": change.expires.map { .string($0.iso8601) } ?? .null,
+                "previous": previous.map { .string($0.met ? "met" : "unmet") } ?? .null,
+                "gates_changed": .list(moved.map { "\($0.gate): \($0.from.rawValue) → \($0.to.rawValue)" }),
+            ]
+            if forced { details["forced_past_date"] = .bool(true) }
+            try store.audit.append(store.db, actor: actor, action: "gates.set", subject: "\(change.requirement.provider.rawValue)/\(change.requirement.rawValue)/\(scope)",
+                                   details: details, at: now)
+            var warnings: [String] = []
+            for transition in moved where transition.to == .lapsed {
+                let gate = after.gates.first { $0.name == transition.gate }!
+                warnings.append("\(gate.prose) is now lapsed (\(gate.unmetDescription)): restore the requirement, or disable it with gatehouse gates disable \(gate.provider.rawValue) --platform \(gate.platform.rawValue) --reason \"...\"")
+            }
+            if forced {
+                warnings.append("the expiry \(change.expires!.iso8601) is in the past (accepted with --force): \(change.requirement.rawValue) reads as expired")
+            }
+            if after.guideline48.breached && !before.guideline48.breached { warnings.append(after.guideline48.message) }
+            return GateSetResult(provider: change.requirement.provider, requirement: change.requirement, platform: scope, met: change.met,
+                                 expiresAt: change.expires, previous: previous, transitions: moved, warnings: warnings, board: after)
         }
     }
 
@@ -98,7 +94,7 @@ public struct GateStore {
         let status = try board(now: now).gate(requirement.provider, on).requirements.first { $0.requirement == requirement }
         let current = status.map { " It is \($0.isMet ? "met" : "unmet") on \(on.rawValue) now: \($0.detail)." } ?? ""
         return GatehouseError("\(requirement.rawValue) cannot be set by hand: it is derived from the store (\(requirement.summary)).\(current)",
-                              fix: status?.fix ?? requirement.howToMeet(platform: platform), code: "derived")
+                              fix: status?.fix ?? requirement.howToMeet(platform: platform), code: .derived)
     }
 
     /// Checks a declaration before any transaction opens; returns the evidence as stored.
@@ -106,7 +102,7 @@ public struct GateStore {
         let requirement = change.requirement
         guard requirement.source == .operator else {
             throw GatehouseError("\(requirement.rawValue) cannot be set by hand: it is derived from the store (\(requirement.summary))",
-                                 fix: requirement.howToMeet(platform: change.platform), code: "derived")
+                                 fix: requirement.howToMeet(platform: change.platform), code: .derived)
         }
         if let platform = change.platform {
             if requirement.isAccountWide {
@@ -148,18 +144,16 @@ public struct GateStore {
     @discardableResult
     public func enable(_ provider: GateProvider, on platform: GatePlatform, reason: String, actor: Actor, now: Timestamp) throws -> GateEnableResult {
         let reason = try GateInput.text(reason, label: "the reason", option: "--reason", multiline: true)
-        return try Store.withStoreErrors(store.path) {
-            try store.db.write {
-                let board = GateBoard.compute(try GateFacts.load(store), now: now)
-                let gate = board.gate(provider, platform)
-                if gate.enabled { return GateEnableResult(gate: gate, changed: false, board: board) }
-                if gate.state == .blocked {
-                    throw GatehouseError.conflict("refusing to enable \(gate.prose): it is blocked by \(gate.unmetDescription); enabling needs every requirement met (ready)",
-                                                  fix: gate.fixes.joined(separator: "; "))
-                }
-                try Guideline48.checkEnable(provider, platform, board: board)
-                return try write(gate, enabled: true, reason: reason, actor: actor, now: now)
+        return try store.db.write {
+            let board = GateBoard.compute(try GateFacts.load(store), now: now)
+            let gate = board.gate(provider, platform)
+            if gate.enabled { return GateEnableResult(gate: gate, changed: false, board: board) }
+            if gate.state == .blocked {
+                throw GatehouseError.conflict("refusing to enable \(gate.prose): it is blocked by \(gate.unmetDescription); enabling needs every requirement met (ready)",
+                                              fix: gate.fixes.joined(separator: "; "))
             }
+            try Guideline48.checkEnable(provider, platform, board: board)
+            return try write(gate, enabled: true, reason: reason, actor: actor, now: now)
         }
     }
 
@@ -168,14 +162,12 @@ public struct GateStore {
     @discardableResult
     public func disable(_ provider: GateProvider, on platform: GatePlatform, reason: String, actor: Actor, now: Timestamp) throws -> GateEnableResult {
         let reason = try GateInput.text(reason, label: "the reason", option: "--reason", multiline: true)
-        return try Store.withStoreErrors(store.path) {
-            try store.db.write {
-                let board = GateBoard.compute(try GateFacts.load(store), now: now)
-                let gate = board.gate(provider, platform)
-                if !gate.enabled { return GateEnableResult(gate: gate, changed: false, board: board) }
-                try Guideline48.checkDisable(provider, platform, board: board)
-                return try write(gate, enabled: false, reason: reason, actor: actor, now: now)
-            }
+        return try store.db.write {
+            let board = GateBoard.compute(try GateFacts.load(store), now: now)
+            let gate = board.gate(provider, platform)
+            if !gate.enabled { return GateEnableResult(gate: gate, changed: false, board: board) }
+            try Guideline48.checkDisable(provider, platform, board: board)
+            return try write(gate, enabled: false, reason: reason, actor: actor, now: now)
         }
     }
 

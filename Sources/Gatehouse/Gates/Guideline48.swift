@@ -50,7 +50,7 @@ public enum Guideline48 {
             break
         }
         throw GatehouseError("refusing to enable google on ios: apple is \(apple.state.rawValue) on ios. \(rule), so Google cannot go live on ios before Apple",
-                             fix: fix, code: "guideline_4_8")
+                             fix: fix, code: .guideline48)
     }
 
     /// Refuses disabling Apple on ios while Google is enabled there.
@@ -60,7 +60,7 @@ public enum Guideline48 {
         guard google.enabled else { return }
         throw GatehouseError("refusing to disable apple on ios: google is \(google.state.rawValue) there. \(rule), so Apple must stay while Google is offered on ios",
                              fix: "disable google on ios first: gatehouse gates disable google --platform ios --reason \"...\", then disable apple",
-                             code: "guideline_4_8")
+                             code: .guideline48)
     }
 
     /// Why a gate is withheld from the export, or nil when the app should offer it.

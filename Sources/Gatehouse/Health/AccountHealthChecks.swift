@@ -21,11 +21,9 @@ public struct AccountHealthChecks: HealthCheckProvider {
     }
 
     public func checks(_ store: Store, _ context: HealthContext) throws -> [HealthCheck] {
-        let since = store.schema.user.encoding("createdAt").encode(context.now.adding(seconds: -Self.recentWindow.value))
-        let counts = try Store.withStoreErrors(store.path) {
-            try store.db.read {
-                do { return try merged(store, since: since) } catch is IndexOrderUnavailable { return try antiJoins(store, since: since) }
-            }
+        let since = store.schema.user.encoding(.createdAt).encode(context.now.adding(seconds: -Self.recentWindow.value))
+        let counts = try store.db.read {
+            do { return try merged(store, since: since) } catch is IndexOrderUnavailable { return try antiJoins(store, since: since) }
         }
         let samples = [
             HealthSample(metric: "gatehouse_accounts_dangling", value: Double(counts.dangling), help: "Account rows whose Better Auth user is missing."),
@@ -50,7 +48,7 @@ public struct AccountHealthChecks: HealthCheckProvider {
     /// One ordered walk; each unprovisioned user's creation time is then looked up by id.
     func merged(_ store: Store, since: SQLValue) throws -> Counts {
         let user = store.schema.user
-        let createdSince = "SELECT \(user.col("createdAt")) >= ? FROM \(user.sql) WHERE \(user.col("id")) = ?"
+        let createdSince = "SELECT \(user.col(.createdAt)) >= ? FROM \(user.sql) WHERE \(user.col(.id)) = ?"
         var recent: Int64 = 0
         let tallies = try IntegrityMergeScan(db: store.db, schema: store.schema, sampleLimit: 0)
             .accountsAndSubs(withSync: true) { id in
@@ -65,11 +63,11 @@ public struct AccountHealthChecks: HealthCheckProvider {
         let s = store.schema
         let dangling = try store.db.scalar("""
             SELECT count(*) FROM \(s.account.sql) a
-            WHERE NOT EXISTS (SELECT 1 FROM \(s.user.sql) u WHERE u.\(s.user.col("id")) = a.\(s.account.col("userId")))
+            WHERE NOT EXISTS (SELECT 1 FROM \(s.user.sql) u WHERE u.\(s.user.col(.id)) = a.\(s.account.col(.userId)))
             """).int64 ?? 0
         let row = try store.db.row("""
-            SELECT count(*) AS total, coalesce(sum(u.\(s.user.col("createdAt")) >= ?), 0) AS recent FROM \(s.user.sql) u
-            WHERE NOT EXISTS (SELECT 1 FROM users s WHERE s.sub = 'better_auth|' || u.\(s.user.col("id")))
+            SELECT count(*) AS total, coalesce(sum(u.\(s.user.col(.createdAt)) >= ?), 0) AS recent FROM \(s.user.sql) u
+            WHERE NOT EXISTS (SELECT 1 FROM users s WHERE s.sub = 'better_auth|' || u.\(s.user.col(.id)))
             """, [since])
         return Counts(dangling: dangling, unprovisioned: row?["total"].int64 ?? 0, recentUnprovisioned: row?["recent"].int64 ?? 0)
     }

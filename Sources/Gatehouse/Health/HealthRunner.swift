@@ -49,7 +49,7 @@ public struct HealthRunner: Sendable {
                 checks += try results()
             } catch {
                 checks.append(HealthCheck(id: "\(provider.group).error", status: .unknown,
-                                          summary: "the \(provider.group) checks could not run: \(Self.describe(error))",
+                                          summary: "the \(provider.group) checks could not run: \(Self.describe(error, storePath: store.path))",
                                           action: "run `gatehouse health` by hand and fix what it reports"))
             }
         }
@@ -63,26 +63,21 @@ public struct HealthRunner: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let json = String(decoding: try encoder.encode(report), as: UTF8.self)
-        try Store.withStoreErrors(store.path) {
-            try store.db.write {
-                try store.db.execute("INSERT INTO gatehouse_health_runs (at, status, duration_ms, report) VALUES (?, ?, ?, ?)",
-                                     [report.at.iso8601, report.status.rawValue, report.durationMilliseconds, json])
-            }
+        try store.db.write {
+            try store.db.execute("INSERT INTO gatehouse_health_runs (at, status, duration_ms, report) VALUES (?, ?, ?, ?)",
+                                 [report.at.iso8601, report.status.rawValue, report.durationMilliseconds, json])
         }
     }
 
     /// Recorded runs, newest first.
     public static func history(_ store: Store, limit: Int = 200) throws -> [HealthReport] {
-        try Store.withStoreErrors(store.path) {
-            try store.db.rows("SELECT report FROM gatehouse_health_runs ORDER BY id DESC LIMIT ?", [limit]).compactMap { row in
-                try? JSONDecoder().decode(HealthReport.self, from: Data((row["report"].string ?? "").utf8))
-            }
+        try store.db.rows("SELECT report FROM gatehouse_health_runs ORDER BY id DESC LIMIT ?", [limit]).compactMap { row in
+            try? JSONDecoder().decode(HealthReport.self, from: Data((row["report"].string ?? "").utf8))
         }
     }
 
-    static func describe(_ error: Error) -> String {
-        if let error = error as? GatehouseError { return error.message }
-        if error is DatabaseError { return "the store answered with an error" }
-        return String(describing: error)
+    /// One check's failure in words: Gatehouse's own, a storage failure translated (SQL and bound values never shown).
+    static func describe(_ error: Error, storePath: String) -> String {
+        GatehouseError.operatorFacing(error, storePath: storePath)?.message ?? String(describing: error)
     }
 }

@@ -15,11 +15,9 @@ public struct StoreHealthChecks: HealthCheckProvider {
     public func start(_ store: Store, _ context: HealthContext) -> () throws -> [HealthCheck] {
         let sweep: IntegritySweep, tables: [String]
         do {
-            (sweep, tables) = try Store.withStoreErrors(store.path) {
-                var sweep = IntegritySweep(budget: context.integrityBudget, previous: try IntegritySweep.previousVerdicts(store.db))
-                sweep.deep = context.deep
-                return (sweep, try store.db.tableNames())
-            }
+            var planned = IntegritySweep(budget: context.integrityBudget, previous: try IntegritySweep.previousVerdicts(store.db))
+            planned.deep = context.deep
+            (sweep, tables) = (planned, try store.db.tableNames())
         } catch {
             return { throw error }
         }
@@ -34,7 +32,7 @@ public struct StoreHealthChecks: HealthCheckProvider {
                 outcome = try background.wait()
             } catch {
                 // No second connection (a read-only folder without the WAL index, say): check on this one.
-                outcome = try Store.withStoreErrors(store.path) { try sweep.run(store.db, tables: tables, now: now) }
+                outcome = try sweep.run(store.db, tables: tables, now: now)
             }
             return [integrity(outcome, now: now)] + (try others.get())
         }
@@ -71,7 +69,7 @@ public struct StoreHealthChecks: HealthCheckProvider {
     }
 
     func auditChain(_ store: Store) throws -> HealthCheck {
-        let result = try Store.withStoreErrors(store.path) { try store.audit.verify(store.db) }
+        let result = try store.audit.verify(store.db)
         guard result.isIntact else {
             return HealthCheck(id: "store.audit_chain", status: .critical,
                                summary: "audit chain broken: \(result.problems.first ?? "?")",

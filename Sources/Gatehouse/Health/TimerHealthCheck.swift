@@ -4,9 +4,7 @@ public struct TimerHealthCheck: HealthCheckProvider {
     public init() {}
 
     public func checks(_ store: Store, _ context: HealthContext) throws -> [HealthCheck] {
-        let last = try Store.withStoreErrors(store.path) {
-            try store.db.scalar("SELECT at FROM gatehouse_health_runs ORDER BY id DESC LIMIT 1").string.flatMap(Timestamp.init(iso8601:))
-        }
+        let last = try store.db.scalar("SELECT at FROM gatehouse_health_runs ORDER BY id DESC LIMIT 1").string.flatMap(Timestamp.init(iso8601:))
         guard let last else {
             return [HealthCheck(id: "health.last_run", status: .ok, summary: "no recorded run yet (the timer records with --record)")]
         }

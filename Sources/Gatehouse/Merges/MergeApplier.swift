@@ -60,47 +60,45 @@ public struct MergeApplier {
     public func apply(planID: String, ticket: String, actor: Actor, now: Timestamp = .now()) throws -> Result {
         let ticket = try Self.validate(ticket: ticket)
         let delay = ProcessInfo.processInfo.environment[Self.delayVariable].flatMap(UInt32.init).map { min($0, 10_000) } ?? 0
-        return try Store.withStoreErrors(store.path) {
-            let plan = try self.plan(planID)
-            let db = store.db
-            let undoJSON = try MergeUndoJSON(steps: plan.steps, appliedAt: now)
-            let started = DispatchTime.now()
-            let mergeID: Int64 = try db.write {
-                try db.execute("PRAGMA defer_foreign_keys = ON")
-                if let applied = try db.scalar("SELECT id FROM gatehouse_merges WHERE plan_id = ? AND status = 'applied'", [planID]).int64 {
-                    throw GatehouseError.conflict("plan \(planID) was already applied (merge \(applied))", fix: "see `gatehouse merge show \(applied)`")
-                }
-                let read = try MergeReadSet.read(store, source: plan.source, target: plan.target)
-                guard read.fingerprint == plan.fingerprint else {
-                    let changed = read.changedGroups(since: plan.groupHashes)
-                    throw GatehouseError.conflict("the users changed since the plan; plan again (changed: \(changed.joined(separator: ", ")))",
-                                                  fix: "run `gatehouse merge plan --from \(plan.source) --into \(plan.target)` again, review it, and apply the new plan id")
-                }
-                var writer = MergeStepWriter(db: db)
-                for step in plan.steps {
-                    try writer.apply(step, at: now)
-                    if delay > 0 { usleep(delay * 1000) }
-                }
-                let after = try plan.steps.map { step in step.operation == .update ? try writer.after(step) : nil }
-                let summary = MergeRecords.Summary(steps: plan.steps)
-                try db.execute("""
-                    INSERT INTO gatehouse_merges (plan_id, source_user_id, target_user_id, ticket, actor, status, planned_at, applied_at, summary_json, undo_data)
-                    VALUES (?, ?, ?, ?, ?, 'applied', ?, ?, ?, ?)
-                    """, [planID, plan.source.rawValue, plan.target.rawValue, ticket, actor.name, plan.createdAt.iso8601, now.iso8601,
-                          try MergeJSON.string(summary), try undoJSON.json(after: after)])
-                let id = db.lastInsertRowID
-                try store.audit.append(db, actor: actor, action: "merge.apply", subject: String(id), details: [
-                    "plan_id": .string(planID), "ticket": .string(ticket),
-                    "source_user_id": .string(plan.source.rawValue), "target_user_id": .string(plan.target.rawValue),
-                    "rows_updated": .int(Int64(plan.steps.filter { $0.operation == .update }.count)),
-                    "rows_deleted": .int(Int64(plan.steps.filter { $0.operation == .delete }.count)),
-                ], at: now)
-                return id
+        let plan = try self.plan(planID)
+        let db = store.db
+        let undoJSON = try MergeUndoJSON(steps: plan.steps, appliedAt: now)
+        let started = DispatchTime.now()
+        let mergeID: Int64 = try db.write {
+            try db.execute("PRAGMA defer_foreign_keys = ON")
+            if let applied = try db.scalar("SELECT id FROM gatehouse_merges WHERE plan_id = ? AND status = 'applied'", [planID]).int64 {
+                throw GatehouseError.conflict("plan \(planID) was already applied (merge \(applied))", fix: "see `gatehouse merge show \(applied)`")
             }
-            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000
+            let read = try MergeReadSet.read(store, source: plan.source, target: plan.target)
+            guard read.fingerprint == plan.fingerprint else {
+                let changed = read.changedGroups(since: plan.groupHashes)
+                throw GatehouseError.conflict("the users changed since the plan; plan again (changed: \(changed.joined(separator: ", ")))",
+                                              fix: "run `gatehouse merge plan --from \(plan.source) --into \(plan.target)` again, review it, and apply the new plan id")
+            }
+            var writer = MergeStepWriter(db: db)
+            for step in plan.steps {
+                try writer.apply(step, at: now)
+                if delay > 0 { usleep(delay * 1000) }
+            }
+            let after = try plan.steps.map { step in step.operation == .update ? try writer.after(step) : nil }
             let summary = MergeRecords.Summary(steps: plan.steps)
-            return Result(mergeID: mergeID, planID: planID, source: plan.source, target: plan.target, ticket: ticket, appliedAt: now,
-                          updated: summary.updated, deleted: summary.deleted, transactionMilliseconds: (elapsed * 100).rounded() / 100)
+            try db.execute("""
+                INSERT INTO gatehouse_merges (plan_id, source_user_id, target_user_id, ticket, actor, status, planned_at, applied_at, summary_json, undo_data)
+                VALUES (?, ?, ?, ?, ?, 'applied', ?, ?, ?, ?)
+                """, [planID, plan.source.rawValue, plan.target.rawValue, ticket, actor.name, plan.createdAt.iso8601, now.iso8601,
+                      try MergeJSON.string(summary), try undoJSON.json(after: after)])
+            let id = db.lastInsertRowID
+            try store.audit.append(db, actor: actor, action: "merge.apply", subject: String(id), details: [
+                "plan_id": .string(planID), "ticket": .string(ticket),
+                "source_user_id": .string(plan.source.rawValue), "target_user_id": .string(plan.target.rawValue),
+                "rows_updated": .int(Int64(plan.steps.filter { $0.operation == .update }.count)),
+                "rows_deleted": .int(Int64(plan.steps.filter { $0.operation == .delete }.count)),
+            ], at: now)
+            return id
         }
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000
+        let summary = MergeRecords.Summary(steps: plan.steps)
+        return Result(mergeID: mergeID, planID: planID, source: plan.source, target: plan.target, ticket: ticket, appliedAt: now,
+                      updated: summary.updated, deleted: summary.deleted, transactionMilliseconds: (elapsed * 100).rounded() / 100)
     }
 }

@@ -39,6 +39,32 @@ public struct MergeDecisions: Sendable, Equatable, Codable {
         self.carryRoles = carryRoles
     }
 
+    /// A decision, by the name each front end spells its own way (`keepEmail` in a console request, `--keep-email` on
+    /// the command line).
+    public enum Field: String, Sendable, Codable, CaseIterable {
+        case keepEmail, keepSubscription, keepPassword, sameProvider, carryRoles
+
+        /// The values it takes, in the order they are offered.
+        public var values: [String] {
+            switch self {
+            case .keepEmail, .keepSubscription, .keepPassword: return Side.allCases.map(\.rawValue)
+            case .sameProvider: return SameProvider.allCases.map(\.rawValue)
+            case .carryRoles: return ["true", "false"]
+            }
+        }
+
+        /// The value `decisions` holds for it, nil while undecided.
+        public func chosen(in decisions: MergeDecisions) -> String? {
+            switch self {
+            case .keepEmail: return decisions.keepEmail?.rawValue
+            case .keepSubscription: return decisions.keepSubscription?.rawValue
+            case .keepPassword: return decisions.keepPassword?.rawValue
+            case .sameProvider: return decisions.sameProvider?.rawValue
+            case .carryRoles: return String(decisions.carryRoles)
+            }
+        }
+    }
+
     /// A canonical text form, part of the plan id.
     var canonical: String {
         "email=\(keepEmail?.rawValue ?? "-");subscription=\(keepSubscription?.rawValue ?? "-");password=\(keepPassword?.rawValue ?? "-");"

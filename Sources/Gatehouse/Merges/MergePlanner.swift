@@ -30,20 +30,18 @@ public struct MergePlanner {
     /// Plans the merge and, when every conflict is decided, stores it (audited) under its id.
     public func plan(source sourceInput: String, target targetInput: String, decisions: MergeDecisions,
                      actor: Actor, now: Timestamp = .now()) throws -> MergePlan {
-        try Store.withStoreErrors(store.path) {
-            let resolver = MergeUserResolver(store: store)
-            let (source, target) = try store.db.read {
-                (try resolver.resolve(sourceInput, role: "--from"), try resolver.resolve(targetInput, role: "--into"))
-            }
-            guard source != target else {
-                throw GatehouseError.invalid("--from and --into are the same user (\(source))", fix: "merge two different users: --from U2 --into U1")
-            }
-            let plan = try store.db.read {
-                try build(try MergeReadSet.read(store, source: source, target: target), decisions: decisions, actor: actor, now: now)
-            }
-            if let id = plan.id { try save(plan, id: id, actor: actor, now: now) }
-            return plan
+        let resolver = MergeUserResolver(store: store)
+        let (source, target) = try store.db.read {
+            (try resolver.resolve(sourceInput, role: "--from"), try resolver.resolve(targetInput, role: "--into"))
         }
+        guard source != target else {
+            throw GatehouseError.invalid("--from and --into are the same user (\(source))", fix: "merge two different users: --from U2 --into U1")
+        }
+        let plan = try store.db.read {
+            try build(try MergeReadSet.read(store, source: source, target: target), decisions: decisions, actor: actor, now: now)
+        }
+        if let id = plan.id { try save(plan, id: id, actor: actor, now: now) }
+        return plan
     }
 
     /// Stores a plan and audits it; planning the same merge of the same rows again gives the same id.
@@ -73,8 +71,8 @@ public struct MergePlanner {
             !touched.contains("\($0.table)|\(read.shapes[$0.table]!.key(of: $0))")
         }
         return MergePlan(id: id, fingerprint: read.fingerprint, groupHashes: read.groupHashes, source: read.sourceID, target: read.targetID,
-                         sourceEmail: read.sourceUser[store.schema.user.columns["email"] ?? "email"].string ?? "",
-                         targetEmail: read.targetUser[store.schema.user.columns["email"] ?? "email"].string ?? "",
+                         sourceEmail: read.sourceUser[store.schema.user.column(.email)].string ?? "",
+                         targetEmail: read.targetUser[store.schema.user.column(.email)].string ?? "",
                          decisions: decisions, createdAt: now, actor: actor.name, steps: builder.steps,
                          conflicts: builder.conflicts, warnings: builder.warnings, unchanged: unchanged,
                          counts: MergeCount.derive(watchedCounts(read), steps: builder.steps),
@@ -89,12 +87,12 @@ public struct MergePlanner {
             guard !value.isNull else { return }
             items.append((table, column, MergeValue(value), count))
         }
-        let userID = schema.user.columns["id"] ?? "id"
+        let userID = schema.user.column(.id)
         add(schema.user.name, userID, read.targetUser[userID], 1)
         add(schema.user.name, userID, read.sourceUser[userID], 1)
-        add(schema.account.name, schema.account.columns["userId"] ?? "userId", .text(read.targetID.rawValue), read.targetAccounts.count)
-        add(schema.account.name, schema.account.columns["userId"] ?? "userId", .text(read.sourceID.rawValue), read.sourceAccounts.count)
-        add(schema.session.name, schema.session.columns["userId"] ?? "userId", .text(read.sourceID.rawValue), read.sourceSessions.count)
+        add(schema.account.name, schema.account.column(.userId), .text(read.targetID.rawValue), read.targetAccounts.count)
+        add(schema.account.name, schema.account.column(.userId), .text(read.sourceID.rawValue), read.sourceAccounts.count)
+        add(schema.session.name, schema.session.column(.userId), .text(read.sourceID.rawValue), read.sourceSessions.count)
         for plugin in read.plugins {
             add(plugin.reference.table, plugin.reference.column, read.targetUser[plugin.reference.parentColumn], plugin.target.count)
             add(plugin.reference.table, plugin.reference.column, read.sourceUser[plugin.reference.parentColumn], plugin.source.count)
@@ -133,7 +131,7 @@ public struct MergePlanner {
         var u2: String { read.sourceID.rawValue }
 
         func shape(_ table: String) -> MergeTableShape { read.shapes[table]! }
-        func column(_ table: AuthSchema.Table, _ field: String) -> String { table.columns[field] ?? field }
+        func column(_ table: AuthSchema.Table, _ field: AuthSchema.Field) -> String { table.column(field) }
 
         mutating func update(_ group: String, _ row: MergeRowImage, set: [String: SQLValue], touch: [String: DateEncoding] = [:], _ reason: String) {
             steps.append(MergeStep(group: group, operation: .update, table: row.table, key: shape(row.table).key(of: row), before: row,
@@ -173,8 +171,8 @@ public struct MergePlanner {
                 case nil:
                     decision = nil
                 }
-                conflicts.append(MergeConflict(kind: "subscription", message: "both users have a live subscription: U1 \(describe(targetLive)); U2 \(describe(sourceLive))",
-                                               decision: decision, option: "--keep-subscription target|source"))
+                conflicts.append(MergeConflict(kind: .subscription, message: "both users have a live subscription: U1 \(describe(targetLive)); U2 \(describe(sourceLive))",
+                                               decision: decision))
             } else if !sourceLive.isEmpty {
                 warnings.append("U2 has a live subscription; it moves to U1")
             }
@@ -217,9 +215,8 @@ public struct MergePlanner {
                     delete("roles", row, "U2's role \(role): U1 already has it")
                     continue
                 }
-                conflicts.append(MergeConflict(kind: "role", message: "U2 has the allow-list role \(role); U1 does not",
-                                               decision: decisions.carryRoles ? "granted to U1 (--carry-roles)" : "dropped (pass --carry-roles to grant it to U1)",
-                                               option: "--carry-roles"))
+                conflicts.append(MergeConflict(kind: .role, message: "U2 has the allow-list role \(role); U1 does not",
+                                               decision: decisions.carryRoles ? "granted to U1 (--carry-roles)" : "dropped (pass --carry-roles to grant it to U1)"))
                 if decisions.carryRoles {
                     update("roles", row, set: ["sub": .text(read.targetID.syncSub.rawValue)], "U2's role \(role) is granted to U1 (--carry-roles)")
                 } else {
@@ -244,8 +241,8 @@ public struct MergePlanner {
 
         mutating func planAccounts() {
             let account = schema.account
-            let provider = column(account, "providerId"), userID = column(account, "userId"), accountID = column(account, "accountId")
-            let touch: [String: DateEncoding] = account.has("updatedAt") ? [column(account, "updatedAt"): account.encoding("updatedAt")] : [:]
+            let provider = column(account, .providerId), userID = column(account, .userId), accountID = column(account, .accountId)
+            let touch: [String: DateEncoding] = account.has(.updatedAt) ? [column(account, .updatedAt): account.encoding(.updatedAt)] : [:]
             let targetProviders = Set(read.targetAccounts.compactMap { $0[provider].string })
             var sameProviderNoted: Set<String> = []
             for row in read.sourceAccounts {
@@ -257,11 +254,10 @@ public struct MergePlanner {
                     case .source?: decision = "U1's credential account takes U2's password hash; U2's credential account is deleted"
                     case nil: decision = nil
                     }
-                    conflicts.append(MergeConflict(kind: "password", message: "both users have a password (credential account)", decision: decision,
-                                                   option: "--keep-password target|source"))
-                    if decisions.keepPassword == .source, account.has("password"),
+                    conflicts.append(MergeConflict(kind: .password, message: "both users have a password (credential account)", decision: decision))
+                    if decisions.keepPassword == .source, account.has(.password),
                        let mine = read.targetAccounts.first(where: { $0[provider].string == "credential" }) {
-                        update("accounts", mine, set: [column(account, "password"): row[column(account, "password")]], touch: touch,
+                        update("accounts", mine, set: [column(account, .password): row[column(account, .password)]], touch: touch,
                                "U1's credential account takes U2's password (--keep-password source)")
                     }
                     delete("accounts", row, "U2's credential account is deleted (one password per user)")
@@ -277,8 +273,7 @@ public struct MergePlanner {
                         case .source?: decision = "U2's \(name) account moves to U1; U1's is deleted"
                         case nil: decision = nil
                         }
-                        conflicts.append(MergeConflict(kind: "provider", message: "both users have a \(name) account", decision: decision,
-                                                       option: "--same-provider both|target|source"))
+                        conflicts.append(MergeConflict(kind: .provider, message: "both users have a \(name) account", decision: decision))
                         if decisions.sameProvider == .source {
                             for mine in read.targetAccounts where mine[provider].string == name {
                                 delete("accounts", mine, "U1's \(name) account is deleted (--same-provider source)")
@@ -310,7 +305,7 @@ public struct MergePlanner {
 
         mutating func planUsers() {
             let user = schema.user
-            let email = column(user, "email"), verified = column(user, "emailVerified")
+            let email = column(user, .email), verified = column(user, .emailVerified)
             let targetEmail = read.targetUser[email].string ?? "", sourceEmail = read.sourceUser[email].string ?? ""
             let required = LinkSimulator.isRelayAddress(targetEmail) && !LinkSimulator.isRelayAddress(sourceEmail)
             let decision: String?
@@ -319,16 +314,14 @@ public struct MergePlanner {
             case .target?: decision = "U1 keeps \(targetEmail)"
             case nil: decision = required ? nil : "U1 keeps \(targetEmail) (default)"
             }
-            conflicts.append(MergeConflict(kind: "email", message: required ? "U1's email \(targetEmail) is a private relay; U2's \(sourceEmail) is real"
-                                                                            : "U1's email is \(targetEmail); U2's is \(sourceEmail)",
-                                           decision: decision, option: "--keep-email target|source"))
-            if user.has("role"), let role = read.sourceUser[column(user, "role")].string, role.contains("admin") {
+            conflicts.append(MergeConflict.email(target: targetEmail, source: sourceEmail, relayRequired: required, decision: decision))
+            if user.has(.role), let role = read.sourceUser[column(user, .role)].string, role.contains("admin") {
                 warnings.append("U2 is an admin (user.role = \(role)); U1 does not become one by this merge")
             }
             delete("user", read.sourceUser, "U2's user row is deleted")
             if decisions.keepEmail == .source {
                 var touch: [String: DateEncoding] = [:]
-                if user.has("updatedAt") { touch[column(user, "updatedAt")] = user.encoding("updatedAt") }
+                if user.has(.updatedAt) { touch[column(user, .updatedAt)] = user.encoding(.updatedAt) }
                 update("user", read.targetUser, set: [email: .text(sourceEmail), verified: read.sourceUser[verified]], touch: touch,
                        "U1 takes U2's email (--keep-email source)")
             }

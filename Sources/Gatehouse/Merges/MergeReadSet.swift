@@ -51,11 +51,11 @@ struct MergeReadSet {
             shapes[table] = read
             return read
         }
-        func physical(_ table: AuthSchema.Table, _ field: String) -> String { table.columns[field] ?? field }
+        func physical(_ table: AuthSchema.Table, _ field: AuthSchema.Field) -> String { table.column(field) }
         var groups: [(String, [MergeRowImage])] = [("schema", [])]
 
         let users = try shape(schema.user.name)
-        let userID = physical(schema.user, "id")
+        let userID = physical(schema.user, .id)
         guard let targetUser = try users.rows(db, where: userID, is: .text(target.rawValue)).first else {
             throw GatehouseError.notFound("user \(target) no longer exists", fix: "find the user again and plan again")
         }
@@ -64,13 +64,13 @@ struct MergeReadSet {
         }
         groups += [("U1's user row", [targetUser]), ("U2's user row", [sourceUser])]
 
-        let accounts = try shape(schema.account.name), accountUser = physical(schema.account, "userId")
+        let accounts = try shape(schema.account.name), accountUser = physical(schema.account, .userId)
         let targetAccounts = try accounts.rows(db, where: accountUser, is: .text(target.rawValue))
         let sourceAccounts = try accounts.rows(db, where: accountUser, is: .text(source.rawValue))
         groups += [("U1's accounts", targetAccounts), ("U2's accounts", sourceAccounts)]
 
         let sessions = try shape(schema.session.name)
-        let sourceSessions = try sessions.rows(db, where: physical(schema.session, "userId"), is: .text(source.rawValue))
+        let sourceSessions = try sessions.rows(db, where: physical(schema.session, .userId), is: .text(source.rawValue))
         groups.append(("U2's sessions", sourceSessions))
         var dependents: [(reference: ReferenceGraph.Reference, rows: [MergeRowImage])] = []
         for reference in graph.toAuthSession {
@@ -83,8 +83,8 @@ struct MergeReadSet {
         var verifications: [MergeRowImage] = []
         if let table = schema.verification {
             let verification = try shape(table.name)
-            let email = sourceUser[physical(schema.user, "email")].string ?? ""
-            let identifier = table.col("identifier"), value = table.col("value")
+            let email = sourceUser[physical(schema.user, .email)].string ?? ""
+            let identifier = table.col(.identifier), value = table.col(.value)
             // Better Auth keys verification rows by the email (`email`, `sign-in-otp-<email>`,
             // `email-verification-otp-<email>`, `<purpose>:<email>`) or, for password resets, holds the user id as value.
             verifications = try db.rows("""

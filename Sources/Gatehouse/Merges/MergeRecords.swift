@@ -44,20 +44,16 @@ public struct MergeRecords {
 
     /// Merges, newest first.
     public func list(limit: Int = 100) throws -> [Record] {
-        try Store.withStoreErrors(store.path) {
-            try store.db.rows("SELECT * FROM gatehouse_merges ORDER BY id DESC LIMIT ?", [max(0, limit)]).map { try record($0, rows: false) }
-        }
+        try store.db.rows("SELECT * FROM gatehouse_merges ORDER BY id DESC LIMIT ?", [max(0, limit)]).map { try record($0, rows: false) }
     }
 
     /// One merge by id.
     public func show(_ id: String) throws -> Record {
-        try Store.withStoreErrors(store.path) {
-            guard let number = Int64(id), let row = try store.db.row("SELECT * FROM gatehouse_merges WHERE id = ?", [number]) else {
-                let shown = id.count > 40 ? String(id.prefix(40)) + "…" : id
-                throw GatehouseError.notFound("no merge \"\(shown)\"", fix: "list merges with `gatehouse merge list`")
-            }
-            return try record(row, rows: true)
+        guard let number = Int64(id), let row = try store.db.row("SELECT * FROM gatehouse_merges WHERE id = ?", [number]) else {
+            let shown = id.count > 40 ? String(id.prefix(40)) + "…" : id
+            throw GatehouseError.notFound("no merge \"\(shown)\"", fix: "list merges with `gatehouse merge list`")
         }
+        return try record(row, rows: true)
     }
 
     /// The stored undo data of a merge.

@@ -36,52 +36,50 @@ public struct MergeUndo {
             throw GatehouseError.invalid("--reason is \(reason.count) characters; at most \(Self.maxReasonLength)")
         }
         _ = try OperatorText.check(reason, field: "--reason", multiline: true)
-        return try Store.withStoreErrors(store.path) {
-            let db = store.db
-            return try db.write {
-                try db.execute("PRAGMA defer_foreign_keys = ON")
-                guard let number = Int64(mergeID), let row = try db.row("SELECT * FROM gatehouse_merges WHERE id = ?", [number]) else {
-                    let shown = mergeID.count > 40 ? String(mergeID.prefix(40)) + "…" : mergeID
-                    throw GatehouseError.notFound("no merge \"\(shown)\"", fix: "list merges with `gatehouse merge list`")
-                }
-                if row["status"].string == "undone" {
-                    throw GatehouseError.conflict("merge \(number) was already undone at \(row["undone_at"].string ?? "?") by \(row["undone_by"].string ?? "?")")
-                }
-                let data = try MergeRecords.undoData(row)
-                var writer = MergeStepWriter(db: db)
-                var diverged: [String] = []
-                for entry in data.steps {
-                    let step = entry.step
-                    switch step.operation {
-                    case .update:
-                        let now = try writer.after(step)
-                        guard let now else { diverged.append("\(step.table) \(step.key) was deleted since the merge"); continue }
-                        if let after = entry.after, now != after {
-                            diverged.append("\(step.table) \(step.key) changed since the merge (\(now.differences(from: after).joined(separator: ", ")))")
-                        }
-                    case .delete:
-                        let shape = try writer.shape(step.table)
-                        if try shape.current(db, key: step.key) != nil {
-                            diverged.append("\(step.table) \(step.key) exists again since the merge")
-                        }
+        let db = store.db
+        return try db.write {
+            try db.execute("PRAGMA defer_foreign_keys = ON")
+            guard let number = Int64(mergeID), let row = try db.row("SELECT * FROM gatehouse_merges WHERE id = ?", [number]) else {
+                let shown = mergeID.count > 40 ? String(mergeID.prefix(40)) + "…" : mergeID
+                throw GatehouseError.notFound("no merge \"\(shown)\"", fix: "list merges with `gatehouse merge list`")
+            }
+            if row["status"].string == "undone" {
+                throw GatehouseError.conflict("merge \(number) was already undone at \(row["undone_at"].string ?? "?") by \(row["undone_by"].string ?? "?")")
+            }
+            let data = try MergeRecords.undoData(row)
+            var writer = MergeStepWriter(db: db)
+            var diverged: [String] = []
+            for entry in data.steps {
+                let step = entry.step
+                switch step.operation {
+                case .update:
+                    let now = try writer.after(step)
+                    guard let now else { diverged.append("\(step.table) \(step.key) was deleted since the merge"); continue }
+                    if let after = entry.after, now != after {
+                        diverged.append("\(step.table) \(step.key) changed since the merge (\(now.differences(from: after).joined(separator: ", ")))")
+                    }
+                case .delete:
+                    let shape = try writer.shape(step.table)
+                    if try shape.current(db, key: step.key) != nil {
+                        diverged.append("\(step.table) \(step.key) exists again since the merge")
                     }
                 }
-                if !diverged.isEmpty {
-                    let named = diverged.prefix(Self.namedDivergences).map { "  - \($0)" }.joined(separator: "\n")
-                    let more = diverged.count > Self.namedDivergences ? "\n  … and \(diverged.count - Self.namedDivergences) more" : ""
-                    throw GatehouseError.conflict("merge \(number) cannot be undone: \(diverged.count) row(s) it touched changed since:\n\(named)\(more)",
-                                                  fix: "restore those rows by hand (or from a backup) first; nothing was changed")
-                }
-                for entry in data.steps.reversed() { try writer.reverse(entry.step) }
-                try db.execute("UPDATE gatehouse_merges SET status = 'undone', undone_at = ?, undone_by = ?, undo_reason = ? WHERE id = ?",
-                               [now.iso8601, actor.name, reason, number])
-                let source = try row.string("source_user_id"), target = try row.string("target_user_id")
-                try store.audit.append(db, actor: actor, action: "merge.undo", subject: String(number), details: [
-                    "reason": .string(reason), "plan_id": .string(row["plan_id"].string ?? ""), "ticket": .string(row["ticket"].string ?? ""),
-                    "source_user_id": .string(source), "target_user_id": .string(target), "rows_restored": .int(Int64(data.steps.count)),
-                ], at: now)
-                return Result(mergeID: number, source: source, target: target, undoneAt: now, rowsRestored: data.steps.count)
             }
+            if !diverged.isEmpty {
+                let named = diverged.prefix(Self.namedDivergences).map { "  - \($0)" }.joined(separator: "\n")
+                let more = diverged.count > Self.namedDivergences ? "\n  … and \(diverged.count - Self.namedDivergences) more" : ""
+                throw GatehouseError.conflict("merge \(number) cannot be undone: \(diverged.count) row(s) it touched changed since:\n\(named)\(more)",
+                                              fix: "restore those rows by hand (or from a backup) first; nothing was changed")
+            }
+            for entry in data.steps.reversed() { try writer.reverse(entry.step) }
+            try db.execute("UPDATE gatehouse_merges SET status = 'undone', undone_at = ?, undone_by = ?, undo_reason = ? WHERE id = ?",
+                           [now.iso8601, actor.name, reason, number])
+            let source = try row.string("source_user_id"), target = try row.string("target_user_id")
+            try store.audit.append(db, actor: actor, action: "merge.undo", subject: String(number), details: [
+                "reason": .string(reason), "plan_id": .string(row["plan_id"].string ?? ""), "ticket": .string(row["ticket"].string ?? ""),
+                "source_user_id": .string(source), "target_user_id": .string(target), "rows_restored": .int(Int64(data.steps.count)),
+            ], at: now)
+            return Result(mergeID: number, source: source, target: target, undoneAt: now, rowsRestored: data.steps.count)
         }
     }
 }

@@ -19,45 +19,34 @@ public struct MergeUndoData: Sendable, Codable {
     public let steps: [Entry]
 }
 
-/// The undo record's JSON, encoded before the merge's transaction begins: with Foundation's encoder it took most
-/// of the time the transaction held the store's write lock (about 30 of 50 ms for 232 rows).
+/// The undo record's JSON, encoded before the merge's transaction begins: encoding it inside took most of the time
+/// the transaction held the store's write lock (about 30 of 50 ms for 232 rows; the target is < 50 ms for a merge of
+/// 10 accounts, 200 sessions and 20 workspaces, `ops/bench` "merge apply").
 ///
-/// Each step is encoded with the row its update is expected to leave (`MergeStep.after(at:)`). Inside the
-/// transaction `json(after:)` only compares those with the rows read back; a row that differs (a trigger of the
-/// app's own wrote to it, say) is encoded there and then. The text is exactly what `MergeJSON.string` makes of
-/// the whole `MergeUndoData`.
+/// The record is encoded whole, with the rows each update is expected to leave (`MergeStep.after(at:)`). Inside the
+/// transaction `json(after:)` compares those with the rows read back: when they match (always, unless a trigger of
+/// the app's own wrote to them) the text encoded beforehand is the record; otherwise the record is encoded again,
+/// whole, with the rows as they are.
 struct MergeUndoJSON {
+    private let appliedAt: Timestamp
     private let steps: [MergeStep]
     private let expected: [MergeRowImage?]
-    private let stepTexts: [String]
-    private let expectedTexts: [String?]
-    /// `{"appliedAt":…,"format":1,"steps":` — the keys before `steps` in sorted order.
-    private let head: String
+    private let expectedText: String
 
     init(steps: [MergeStep], appliedAt: Timestamp) throws {
+        self.appliedAt = appliedAt
         self.steps = steps
         expected = steps.map { $0.after(at: appliedAt) }
-        stepTexts = try steps.map { try MergeJSON.string($0) }
-        expectedTexts = try expected.map { try $0.map { try MergeJSON.string($0) } }
-        let empty = try MergeJSON.string(MergeUndoData(format: 1, appliedAt: appliedAt, steps: []))
-        guard empty.hasSuffix("[]}") else { throw GatehouseError("unexpected undo record layout: \(empty.prefix(80))", fix: "report this as a bug") }
-        head = String(empty.dropLast(3))
+        expectedText = try Self.encode(steps: steps, after: expected, appliedAt: appliedAt)
     }
 
     /// The record, given the rows the updates really left (nil for deletes), in step order.
     func json(after rows: [MergeRowImage?]) throws -> String {
         precondition(rows.count == steps.count, "one row per step")
-        var text = head + "["
-        for index in steps.indices {
-            if index > 0 { text += "," }
-            text += "{"
-            if let row = rows[index] {
-                text += "\"after\":"
-                text += row == expected[index] ? expectedTexts[index]! : try MergeJSON.string(row)
-                text += ","
-            }
-            text += "\"step\":" + stepTexts[index] + "}"
-        }
-        return text + "]}"
+        return rows == expected ? expectedText : try Self.encode(steps: steps, after: rows, appliedAt: appliedAt)
+    }
+
+    private static func encode(steps: [MergeStep], after rows: [MergeRowImage?], appliedAt: Timestamp) throws -> String {
+        try MergeJSON.string(MergeUndoData(format: 1, appliedAt: appliedAt, steps: zip(steps, rows).map { MergeUndoData.Entry(step: $0, after: $1) }))
     }
 }

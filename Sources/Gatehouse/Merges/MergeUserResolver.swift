@@ -22,13 +22,13 @@ public struct MergeUserResolver {
                                          fix: "pass a Better Auth user id, an email or a sub better_auth|<id>")
         }
         let user = store.schema.user
-        let idColumn = user.col("id")
+        let idColumn = user.col(.id)
         func exists(_ id: String) throws -> Bool {
             try store.db.scalar("SELECT count(*) FROM \(user.sql) WHERE \(idColumn) = ?", [id]).int64 ?? 0 > 0
         }
         if let id = SyncSub(text).userID, try exists(id.rawValue) { return id }
         if try exists(text) { return BetterAuthUserID(text) }
-        if text.contains("@"), let id = try store.db.scalar("SELECT \(idColumn) FROM \(user.sql) WHERE \(user.col("email")) = ?", [text.lowercased()]).string {
+        if text.contains("@"), let id = try store.db.scalar("SELECT \(idColumn) FROM \(user.sql) WHERE \(user.col(.email)) = ?", [JavaScriptString.toLowerCase(text)]).string {
             return BetterAuthUserID(id)
         }
         let shown = text.count > 60 ? String(text.prefix(60)) + "…" : text

@@ -3,9 +3,10 @@ import Foundation
 /// One key of the account-linking policy: its name, type, default and meaning.
 ///
 /// The `accountLinking.*` keys are Better Auth's `account.accountLinking` options. Better Auth has a
-/// single instance-wide `allowDifferentEmails`; the policy splits it in two: `autoLink.allowDifferentEmails`
-/// (exported as the instance-wide value) and `linkSocial.allowDifferentEmails`, which the runtime applies
-/// only to the authenticated `linkSocial` call.
+/// single instance-wide `allowDifferentEmails`, which 1.7.1 reads only where a signed-in user links an account
+/// (api/routes/account.ts:388 for an id token, api/routes/callback.ts:299 for a link by redirect); the policy splits
+/// it in two: `linkSocial.allowDifferentEmails`, which the runtime applies to those requests (`PolicyExport.LinkSocial
+/// .appliesTo`), and `autoLink.allowDifferentEmails`, exported as the instance-wide value for every other request.
 ///
 ///     let key = try PolicyKey.named("linkSocial.allowDifferentEmails")
 ///     let value = try key.parse("true")   // .bool(true)
@@ -52,8 +53,8 @@ public enum PolicyKey: String, CaseIterable, Sendable, Codable, Comparable {
         case .disableImplicitLinking: return "stop sign-in from linking a new provider to a user with the same email"
         case .requireLocalEmailVerified: return "implicit linking needs the existing user's email verified (takeover guard)"
         case .allowUnlinkingAll: return "let a user unlink their last account"
-        case .autoLinkAllowDifferentEmails: return "instance-wide allowDifferentEmails; true opens email-based account takeover"
-        case .linkSocialAllowDifferentEmails: return "allowDifferentEmails for the authenticated linkSocial call only (Hide My Email users)"
+        case .autoLinkAllowDifferentEmails: return "instance-wide allowDifferentEmails outside linkSocial; keep false (true would open email-based takeover wherever a link is made without the user's session)"
+        case .linkSocialAllowDifferentEmails: return "allowDifferentEmails for linkSocial (id token and redirect callback) only: Hide My Email users"
         }
     }
 
@@ -247,7 +248,7 @@ public struct LinkingPolicy: Sendable, Equatable {
         var risks: [PolicyRisk] = []
         if autoLinkAllowDifferentEmails {
             risks.append(PolicyRisk(severity: .critical, key: PolicyKey.autoLinkAllowDifferentEmails.rawValue,
-                                    message: "autoLink.allowDifferentEmails is true: any link flow not scoped to linkSocial accepts an account whose email differs from the user's (email-based account takeover)"))
+                                    message: "autoLink.allowDifferentEmails is true: any link the runtime does not scope to linkSocial accepts an account whose email differs from the user's (Better Auth 1.7.1: linkSocial's redirect callback where the runtime does not apply the linkSocial value; email-based account takeover wherever a link is made without the user's session)"))
         }
         if !requireLocalEmailVerified {
             risks.append(PolicyRisk(severity: .warning, key: PolicyKey.requireLocalEmailVerified.rawValue,

@@ -4,13 +4,21 @@ import Foundation
 ///
 /// `account.accountLinking` is passed to Better Auth as is; its `allowDifferentEmails` is the
 /// instance-wide (`autoLink`) value. The runtime replaces it with `linkSocial.allowDifferentEmails`
-/// when it builds the instance for a `POST /link-social` request, the authenticated explicit link.
+/// when it builds the instance for a request whose path is one of `linkSocial.appliesTo` (under Better Auth's
+/// base path): `POST /link-social`, where the id-token link compares emails (api/routes/account.ts:388
+/// `linkSocialAccount`), and `/callback/:providerId`, where a link started by redirect compares them (the link branch of
+/// api/routes/callback.ts:299 `callbackOAuth`; the callback has no other way to learn the value, and the state that
+/// marks a callback as a link is opaque to the runtime). Applying it to every callback is safe in Better Auth 1.7.1:
+/// `allowDifferentEmails` is read in those two places only, never by sign-in or implicit linking. A runtime that
+/// applied it to `POST /link-social` alone (this export's advice before `appliesTo`) leaves web users who link by
+/// redirect under the `autoLink` value: `?error=email_does_not_match` while it is false.
 /// `version` lets the runtime skip rebuilding an unchanged policy; `validUntil` is the next automatic
 /// revert, after which a cached copy must be read again.
 ///
 ///     {"account":{"accountLinking":{"allowDifferentEmails":false,"allowUnlinkingAll":false,"disableImplicitLinking":false,
 ///       "enabled":true,"requireLocalEmailVerified":true,"trustedProviders":["google","apple"]}},
-///      "generatedAt":"…","linkSocial":{"allowDifferentEmails":true},"validUntil":"…","version":3}
+///      "generatedAt":"…","linkSocial":{"allowDifferentEmails":true,"appliesTo":["POST /link-social",
+///      "GET /callback/:providerId","POST /callback/:providerId"]},"validUntil":"…","version":3}
 public struct PolicyExport: Sendable, Codable, Equatable {
     /// Better Auth's `account.accountLinking` options.
     public struct AccountLinking: Sendable, Codable, Equatable {
@@ -27,10 +35,16 @@ public struct PolicyExport: Sendable, Codable, Equatable {
         public let accountLinking: AccountLinking
     }
 
-    /// The value scoped to the authenticated `linkSocial` call.
+    /// The value scoped to the authenticated `linkSocial` call, and the requests the runtime applies it to.
     public struct LinkSocial: Sendable, Codable, Equatable {
         public let allowDifferentEmails: Bool
+        /// Method and path (below Better Auth's base path, e.g. `/api/auth`) of every request whose instance takes
+        /// `allowDifferentEmails` from here: both places Better Auth 1.7.1 reads it.
+        public let appliesTo: [String]
     }
+
+    /// The requests `linkSocial.allowDifferentEmails` applies to (see the type's comment).
+    public static let linkSocialRequests = ["POST /link-social", "GET /callback/:providerId", "POST /callback/:providerId"]
 
     public let version: Int
     public let generatedAt: Timestamp
@@ -49,7 +63,7 @@ public struct PolicyExport: Sendable, Codable, Equatable {
             enabled: policy.enabled, trustedProviders: policy.trustedProviders, disableImplicitLinking: policy.disableImplicitLinking,
             requireLocalEmailVerified: policy.requireLocalEmailVerified, allowUnlinkingAll: policy.allowUnlinkingAll,
             allowDifferentEmails: policy.autoLinkAllowDifferentEmails))
-        linkSocial = LinkSocial(allowDifferentEmails: policy.linkSocialAllowDifferentEmails)
+        linkSocial = LinkSocial(allowDifferentEmails: policy.linkSocialAllowDifferentEmails, appliesTo: Self.linkSocialRequests)
     }
 
     /// One line of compact JSON with sorted keys.

@@ -37,29 +37,27 @@ public struct PolicyStore {
 
     /// The effective policy at `now`, every key with who set it, when, why and when it reverts.
     public func snapshot(now: Timestamp) throws -> PolicySnapshot {
-        let state = try Store.withStoreErrors(store.path) { try store.db.read { try PolicyState.load(store.db) } }
+        let state = try store.db.read { try PolicyState.load(store.db) }
         return state.snapshot(now: now)
     }
 
     /// Every change and every automatic revert, newest first; reverts that are due but not yet written
     /// are included (marked `pending`). With `key`, only that key's.
     public func history(key: PolicyKey? = nil, limit: Int = 200, now: Timestamp) throws -> [PolicyHistoryEntry] {
-        try Store.withStoreErrors(store.path) {
-            try store.db.read {
-                let state = try PolicyState.load(store.db)
-                let pending = state.dueReverts(now: now).reversed().filter { key == nil || $0.key == key }.map { revert in
-                    PolicyHistoryEntry(version: revert.version, key: revert.key.rawValue, kind: .revert, from: revert.from, to: revert.to,
-                                       actor: Self.timerActor.name, reason: Self.expiredReason, effectiveAt: revert.at, recordedAt: nil,
-                                       revertsAt: nil, pending: true)
-                }
-                var sql = "SELECT * FROM gatehouse_policy_history"
-                var arguments: [SQLBindable] = []
-                if let key { sql += " WHERE key = ?"; arguments.append(key.rawValue) }
-                sql += " ORDER BY version DESC LIMIT ?"
-                arguments.append(max(0, limit - pending.count))
-                let written = try store.db.rows(sql, arguments).map(PolicyHistoryEntry.init(row:))
-                return Array((pending + written).prefix(max(0, limit)))
+        try store.db.read {
+            let state = try PolicyState.load(store.db)
+            let pending = state.dueReverts(now: now).reversed().filter { key == nil || $0.key == key }.map { revert in
+                PolicyHistoryEntry(version: revert.version, key: revert.key.rawValue, kind: .revert, from: revert.from, to: revert.to,
+                                   actor: Self.timerActor.name, reason: Self.expiredReason, effectiveAt: revert.at, recordedAt: nil,
+                                   revertsAt: nil, pending: true)
             }
+            var sql = "SELECT * FROM gatehouse_policy_history"
+            var arguments: [SQLBindable] = []
+            if let key { sql += " WHERE key = ?"; arguments.append(key.rawValue) }
+            sql += " ORDER BY version DESC LIMIT ?"
+            arguments.append(max(0, limit - pending.count))
+            let written = try store.db.rows(sql, arguments).map(PolicyHistoryEntry.init(row:))
+            return Array((pending + written).prefix(max(0, limit)))
         }
     }
 
@@ -75,45 +73,43 @@ public struct PolicyStore {
     @discardableResult
     public func set(_ change: PolicyChange, actor: Actor, now: Timestamp) throws -> PolicyChangeResult {
         try validate(change, actor: actor)
-        return try Store.withStoreErrors(store.path) {
-            // Not `store.change`: the audit details (version, old value) are known only inside the
-            // transaction, and reverts are audited under their own actor first. Same guarantee:
-            // every audit entry commits or rolls back with the change it describes.
-            try store.db.write {
-                var state = try PolicyState.load(store.db)
-                let reverts = try materialise(&state, now: now)
-                if let expected = change.ifVersion, expected != state.version {
-                    throw GatehouseError.conflict("the policy is at version \(state.version), not \(expected) (--if-version \(expected)): it changed since you read it",
-                                                  fix: "run `gatehouse policy show` (or `policy history`), check the change, then retry with --if-version \(state.version)")
-                }
-                let current = state.rows[change.key]
-                let old = current?.value ?? change.key.defaultValue
-                var revertsAt: Timestamp?
-                var revertsTo: PolicyValue?
-                if let duration = change.duration {
-                    revertsAt = now.adding(seconds: duration.value)
-                    // Re-timing a key that is already timed keeps the value from before the first timed
-                    // change: extending a window must not make the temporary value permanent.
-                    revertsTo = current?.previous ?? old
-                }
-                let version = state.version + 1
-                let row = PolicyRow(key: change.key, value: change.value, version: version, setBy: actor.name, setAt: now,
-                                    reason: change.reason, revertsAt: revertsAt, previous: revertsTo)
-                try write(row, old: old, kind: .set, effectiveAt: now, recordedAt: now)
-                var details: [String: AuditValue] = [
-                    "key": .string(change.key.rawValue), "from": .string(old.json), "to": .string(change.value.json),
-                    "version": .int(Int64(version)), "reason": .string(change.reason),
-                ]
-                if let revertsAt, let revertsTo {
-                    details["reverts_at"] = .string(revertsAt.iso8601)
-                    details["reverts_to"] = .string(revertsTo.json)
-                }
-                if let expected = change.ifVersion { details["if_version"] = .int(Int64(expected)) }
-                if change.key.opensTakeover(change.value) { details["takeover_risk_accepted"] = .bool(true) }
-                try store.audit.append(store.db, actor: actor, action: "policy.set", subject: change.key.rawValue, details: details, at: now)
-                return PolicyChangeResult(version: version, key: change.key.rawValue, from: old, to: change.value,
-                                          revertsAt: revertsAt, revertsTo: revertsTo, revertsRecorded: reverts)
+        return // Not `store.change`: the audit details (version, old value) are known only inside the
+        // transaction, and reverts are audited under their own actor first. Same guarantee:
+        // every audit entry commits or rolls back with the change it describes.
+        try store.db.write {
+            var state = try PolicyState.load(store.db)
+            let reverts = try materialise(&state, now: now)
+            if let expected = change.ifVersion, expected != state.version {
+                throw GatehouseError.conflict("the policy is at version \(state.version), not \(expected) (--if-version \(expected)): it changed since you read it",
+                                              fix: "run `gatehouse policy show` (or `policy history`), check the change, then retry with --if-version \(state.version)")
             }
+            let current = state.rows[change.key]
+            let old = current?.value ?? change.key.defaultValue
+            var revertsAt: Timestamp?
+            var revertsTo: PolicyValue?
+            if let duration = change.duration {
+                revertsAt = now.adding(seconds: duration.value)
+                // Re-timing a key that is already timed keeps the value from before the first timed
+                // change: extending a window must not make the temporary value permanent.
+                revertsTo = current?.previous ?? old
+            }
+            let version = state.version + 1
+            let row = PolicyRow(key: change.key, value: change.value, version: version, setBy: actor.name, setAt: now,
+                                reason: change.reason, revertsAt: revertsAt, previous: revertsTo)
+            try write(row, old: old, kind: .set, effectiveAt: now, recordedAt: now)
+            var details: [String: AuditValue] = [
+                "key": .string(change.key.rawValue), "from": .string(old.json), "to": .string(change.value.json),
+                "version": .int(Int64(version)), "reason": .string(change.reason),
+            ]
+            if let revertsAt, let revertsTo {
+                details["reverts_at"] = .string(revertsAt.iso8601)
+                details["reverts_to"] = .string(revertsTo.json)
+            }
+            if let expected = change.ifVersion { details["if_version"] = .int(Int64(expected)) }
+            if change.key.opensTakeover(change.value) { details["takeover_risk_accepted"] = .bool(true) }
+            try store.audit.append(store.db, actor: actor, action: "policy.set", subject: change.key.rawValue, details: details, at: now)
+            return PolicyChangeResult(version: version, key: change.key.rawValue, from: old, to: change.value,
+                                      revertsAt: revertsAt, revertsTo: revertsTo, revertsRecorded: reverts)
         }
     }
 
@@ -153,7 +149,7 @@ public struct PolicyStore {
                   effectiveAt.iso8601, recordedAt.iso8601, row.revertsAt?.iso8601])
         try db.execute("UPDATE gatehouse_policy_version SET version = ? WHERE id = 1 AND version = ?", [row.version, row.version - 1])
         guard db.changes == 1 else {
-            throw GatehouseError("the policy version moved during a write transaction (expected \(row.version - 1))", code: "conflict")
+            throw GatehouseError("the policy version moved during a write transaction (expected \(row.version - 1))", code: .conflict)
         }
     }
 
@@ -176,8 +172,8 @@ public struct PolicyStore {
             }
         }
         if change.key.opensTakeover(change.value) && !change.acceptTakeoverRisk {
-            throw GatehouseError("refusing to set \(change.key.rawValue) to true: it lets every link flow not scoped to linkSocial accept an account whose email differs from the user's, which opens email-based account takeover",
-                                 fix: "for Hide My Email users set linkSocial.allowDifferentEmails instead; if you really mean it, add --accept-takeover-risk", code: "takeover_risk")
+            throw GatehouseError("refusing to set \(change.key.rawValue) to true: it lets every link the runtime does not scope to linkSocial accept an account whose email differs from the user's; Better Auth 1.7.1 reads it only in linkSocial's redirect callback when the runtime does not apply the linkSocial value there, but any version or plugin that reads it while linking without the user's session opens email-based account takeover",
+                                 fix: "for Hide My Email users set linkSocial.allowDifferentEmails instead; if you really mean it, add --accept-takeover-risk", code: .takeoverRisk)
         }
         guard actor != Self.timerActor else {
             throw GatehouseError.invalid("the actor \"\(actor)\" is reserved for automatic reverts", fix: "pass --actor with your own name")
@@ -250,6 +246,9 @@ public struct PolicySnapshot: Sendable, Codable {
     public let risks: [PolicyRisk]
     /// The next automatic revert: a cached copy of the policy is valid until then.
     public let nextRevertAt: Timestamp?
+    /// The requests the runtime applies `linkSocial.allowDifferentEmails` to (`PolicyExport.linkSocialRequests`), so that
+    /// `policy show --json` and the console say which linking flows the switch reaches.
+    public var linkSocialAppliesTo: [String] = PolicyExport.linkSocialRequests
 
     /// The effective values.
     public var policy: LinkingPolicy {
@@ -296,7 +295,7 @@ public struct PolicyHistoryEntry: Sendable, Codable, Equatable {
     init(row: Row) throws {
         func value(_ column: String) throws -> PolicyValue {
             guard let value = PolicyValue(json: try row.string(column)) else {
-                throw GatehouseError("gatehouse_policy_history version \(row["version"].int64 ?? 0) holds an unreadable \(column)", code: "corrupt")
+                throw GatehouseError("gatehouse_policy_history version \(row["version"].int64 ?? 0) holds an unreadable \(column)", code: .corrupt)
             }
             return value
         }
@@ -341,7 +340,7 @@ struct PolicyState: Sendable {
         for row in try db.rows("SELECT * FROM gatehouse_policy") {
             guard let key = PolicyKey(rawValue: try row.string("key")) else { continue }
             guard let value = PolicyValue(json: try row.string("value_json")) else {
-                throw GatehouseError("gatehouse_policy holds an unreadable value for \(key.rawValue)", fix: "set the key again with `gatehouse policy set`", code: "corrupt")
+                throw GatehouseError("gatehouse_policy holds an unreadable value for \(key.rawValue)", fix: "set the key again with `gatehouse policy set`", code: .corrupt)
             }
             rows[key] = PolicyRow(key: key, value: value, version: try row.int("version"), setBy: try row.string("set_by"),
                                   setAt: Timestamp(iso8601: try row.string("set_at")) ?? Timestamp(milliseconds: 0), reason: try row.string("reason"),

@@ -6,6 +6,19 @@ import Storage
 /// Every query on Better Auth's tables is written against this map, so one code path serves
 /// Better Auth 1.7, 1.4–1.6 (no `issuer`) and Drizzle-made databases.
 public struct AuthSchema: Sendable {
+    /// A field of Better Auth's tables as Better Auth names it (its camelCase logical name). Queries name fields
+    /// through this set, so a misspelt field does not compile instead of selecting `NULL`.
+    public enum Field: String, Sendable, Hashable, CaseIterable {
+        case id, name, email, emailVerified, image, createdAt, updatedAt
+        case role, banned, banReason, banExpires
+        case expiresAt, token, userId, ipAddress, userAgent, impersonatedBy
+        case accountId, providerId, issuer, accessToken, refreshToken, idToken, accessTokenExpiresAt, refreshTokenExpiresAt, scope, password
+        case identifier, value
+
+        /// The snake_case spelling Drizzle schemas often use (`emailVerified` → `email_verified`).
+        public var snakeCase: String { AuthSchema.snakeCase(rawValue) }
+    }
+
     /// One Better Auth table.
     public struct Table: Sendable {
         /// Better Auth's name for the table (`user`).
@@ -13,24 +26,27 @@ public struct AuthSchema: Sendable {
         /// Its name in this database.
         public let name: String
         /// Logical field → physical column.
-        public let columns: [String: String]
+        public let columns: [Field: String]
         /// Logical date field → its encoding here.
-        public let dates: [String: DateEncoding]
+        public let dates: [Field: DateEncoding]
 
         /// The table name, quoted for SQL.
         public var sql: String { Database.quote(name) }
 
         /// Whether the field exists here.
-        public func has(_ field: String) -> Bool { columns[field] != nil }
+        public func has(_ field: Field) -> Bool { columns[field] != nil }
 
         /// The quoted column for a field. Required fields are checked when the schema is read; an optional
         /// field that is absent yields `NULL` so that SELECT lists stay valid.
-        public func col(_ field: String) -> String {
+        public func col(_ field: Field) -> String {
             columns[field].map(Database.quote) ?? "NULL"
         }
 
+        /// The column's name here, unquoted (the logical name when the column is absent).
+        public func column(_ field: Field) -> String { columns[field] ?? field.rawValue }
+
         /// The encoding of a date field (ISO text when unknown).
-        public func encoding(_ field: String) -> DateEncoding { dates[field] ?? .isoText }
+        public func encoding(_ field: Field) -> DateEncoding { dates[field] ?? .isoText }
     }
 
     public let user: Table
@@ -39,37 +55,37 @@ public struct AuthSchema: Sendable {
     public let verification: Table?
 
     /// Whether `account` has Better Auth 1.7's `issuer` column.
-    public var hasIssuer: Bool { account.has("issuer") }
+    public var hasIssuer: Bool { account.has(.issuer) }
     /// Whether the admin plugin's columns (`banned`, `banReason`, `banExpires`) are on `user`.
-    public var hasAdminPlugin: Bool { user.has("banned") }
+    public var hasAdminPlugin: Bool { user.has(.banned) }
 
     /// A short description of the shape: "Better Auth 1.7", "Better Auth 1.4–1.6 (no account.issuer)", ...
     public var shape: String {
         var parts = [hasIssuer ? "Better Auth 1.7 (account.issuer)" : "Better Auth 1.4–1.6 (no account.issuer)"]
-        let encoding = user.encoding("createdAt")
+        let encoding = user.encoding(.createdAt)
         if encoding != .isoText { parts.append("dates as \(encoding == .epochMilliseconds ? "epoch milliseconds" : "epoch seconds")") }
-        if user.columns["emailVerified"] == "email_verified" { parts.append("snake_case columns") }
+        if user.columns[.emailVerified] == "email_verified" { parts.append("snake_case columns") }
         if hasAdminPlugin { parts.append("admin plugin") }
         return parts.joined(separator: ", ")
     }
 
     /// Fields Gatehouse needs, per table.
-    static let required: [String: [String]] = [
-        "user": ["id", "name", "email", "emailVerified", "createdAt", "updatedAt"],
-        "session": ["id", "expiresAt", "token", "createdAt", "updatedAt", "userId"],
-        "account": ["id", "accountId", "providerId", "userId", "createdAt", "updatedAt"],
-        "verification": ["id", "identifier", "value", "expiresAt"],
+    static let required: [String: [Field]] = [
+        "user": [.id, .name, .email, .emailVerified, .createdAt, .updatedAt],
+        "session": [.id, .expiresAt, .token, .createdAt, .updatedAt, .userId],
+        "account": [.id, .accountId, .providerId, .userId, .createdAt, .updatedAt],
+        "verification": [.id, .identifier, .value, .expiresAt],
     ]
 
     /// Fields Gatehouse uses when they are there.
-    static let optional: [String: [String]] = [
-        "user": ["image", "banned", "banReason", "banExpires", "role"],
-        "session": ["ipAddress", "userAgent", "impersonatedBy"],
-        "account": ["issuer", "accessToken", "refreshToken", "idToken", "accessTokenExpiresAt", "refreshTokenExpiresAt", "scope", "password"],
-        "verification": ["createdAt", "updatedAt"],
+    static let optional: [String: [Field]] = [
+        "user": [.image, .banned, .banReason, .banExpires, .role],
+        "session": [.ipAddress, .userAgent, .impersonatedBy],
+        "account": [.issuer, .accessToken, .refreshToken, .idToken, .accessTokenExpiresAt, .refreshTokenExpiresAt, .scope, .password],
+        "verification": [.createdAt, .updatedAt],
     ]
 
-    static let dateFields: Set<String> = ["createdAt", "updatedAt", "expiresAt", "accessTokenExpiresAt", "refreshTokenExpiresAt", "banExpires"]
+    static let dateFields: Set<Field> = [.createdAt, .updatedAt, .expiresAt, .accessTokenExpiresAt, .refreshTokenExpiresAt, .banExpires]
 
     /// A problem with the database's Better Auth tables.
     public struct Problem: Sendable, Equatable, CustomStringConvertible {
@@ -92,15 +108,15 @@ public struct AuthSchema: Sendable {
                 continue
             }
             let byName = Dictionary(present.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-            var columns: [String: String] = [:]
+            var columns: [Field: String] = [:]
             for field in required[logical, default: []] + optional[logical, default: []] {
-                if byName[field] != nil { columns[field] = field } else if byName[snakeCase(field)] != nil { columns[field] = snakeCase(field) }
+                if byName[field.rawValue] != nil { columns[field] = field.rawValue } else if byName[field.snakeCase] != nil { columns[field] = field.snakeCase }
             }
             for field in required[logical, default: []] where columns[field] == nil {
-                problems.append(Problem(table: name, column: field))
+                problems.append(Problem(table: name, column: field.rawValue))
             }
-            var dates: [String: DateEncoding] = [:]
-            let dateColumns = columns.filter { dateFields.contains($0.key) }.sorted { $0.key < $1.key }
+            var dates: [Field: DateEncoding] = [:]
+            let dateColumns = columns.filter { dateFields.contains($0.key) }.sorted { $0.key.rawValue < $1.key.rawValue }
             let samples = try sampleValues(db, table: name, columns: dateColumns.map(\.value))
             for ((field, column), sample) in zip(dateColumns, samples) {
                 dates[field] = encoding(of: sample, declared: byName[column]?.declaredType ?? "")

@@ -53,7 +53,7 @@ public struct MasterKey: Sendable {
         guard sealed > 0 else { return }
         throw GatehouseError("the store holds \(sealed) sealed Apple key(s) but its master key file \(path) is missing; nothing was changed",
                              fix: "restore \(path) from the backup taken with the store (mode 0600), or set GATEHOUSE_MASTER_KEY to the key's 64 hex characters; a new key could not open the sealed ones",
-                             code: "master_key_missing")
+                             code: .masterKeyMissing)
     }
 
     /// Creates the key file for a store if neither it nor `GATEHOUSE_MASTER_KEY` exists. Returns the

@@ -42,17 +42,17 @@ public final class Store {
         if options.immutable, let wal = FileStatus(path + "-wal"), wal.size > 0 {
             // An immutable open reads the main file alone: the commits still in the WAL would be silently missing.
             throw GatehouseError("the store \(path) is on a read-only filesystem and its -wal file holds \(wal.size) bytes of commits not yet in the main file, which cannot be read there",
-                                 fix: "copy the store with its -wal file to a writable folder and open the copy", code: "read_only")
+                                 fix: "copy the store with its -wal file to a writable folder and open the copy", code: .readOnly)
         }
-        let db = try withStoreErrors(path) { try Database(path: path, options: options) }
+        let db = try Database(path: path, options: options)
         let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory())
-        let pending = try withStoreErrors(path) { try Migrator().pending(db, catalog.migrations) }
+        let pending = try Migrator().pending(db, catalog.migrations)
         if !pending.isEmpty {
-            let applied = try withStoreErrors(path) { try Migrator().applied(db) }
+            let applied = try Migrator().applied(db)
             throw GatehouseError(applied.isEmpty ? "\(path) is not a Gatehouse store yet" : "\(path) needs \(pending.count) schema upgrade(s): \(pending.map(\.name).joined(separator: ", "))",
                                  fix: "run `gatehouse init --store \(path)`")
         }
-        let schema = try withStoreErrors(path) { try AuthSchema.inspect(db, configuration: configuration) }.get()
+        let schema = try AuthSchema.inspect(db, configuration: configuration).get()
         return Store(path: path, db: db, schema: schema, configuration: configuration)
     }
 
@@ -77,12 +77,12 @@ public final class Store {
         do {
             problems = try db.rows("PRAGMA quick_check(5)").compactMap(\.[0].string)
                 .flatMap { $0.split(separator: "\n").map(String.init) }.filter { $0 != "ok" && !$0.hasPrefix("*** in database") }
-        } catch let error as DatabaseError where error.code == 11 || error.code == 26 {
+        } catch let error as DatabaseError where error.isCorruption {
             problems = [error.message]
         }
         guard let first = problems.first else { return }
         throw GatehouseError("the store \(path) is damaged: \(first.prefix(200))\(problems.count > 1 ? " (and \(problems.count - 1) more problem(s))" : ""); nothing was changed",
-                             fix: "restore it from a backup, or recover what is readable with `sqlite3 \(path) .recover` into a new file", code: "corrupt")
+                             fix: "restore it from a backup, or recover what is readable with `sqlite3 \(path) .recover` into a new file", code: .corrupt)
     }
 
     /// Creates a store, or upgrades an existing database (Better Auth's or Gatehouse's) by adding only
@@ -96,9 +96,7 @@ public final class Store {
         let existed = FileManager.default.fileExists(atPath: path)
         // An existing database is opened in its own journal mode: a refused init leaves the file byte for byte
         // as it was. It is switched to WAL only once every check has passed.
-        let db = try withStoreErrors(path) {
-            try Database(path: path, options: .init(create: true, busyTimeoutMilliseconds: busyTimeout, journalModeWAL: !existed))
-        }
+        let db = try Database(path: path, options: .init(create: true, busyTimeoutMilliseconds: busyTimeout, journalModeWAL: !existed))
         do {
             if existed { try checkIntegrity(db, path: path) }
             let before = try Migrator().applied(db)
@@ -146,7 +144,6 @@ public final class Store {
                 // A store this call created and could not finish is removed, not left half-made.
                 for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
             }
-            if let error = error as? DatabaseError { throw describe(error, path: path) }
             throw error
         }
     }
@@ -188,41 +185,13 @@ public final class Store {
         }
     }
 
-    /// Runs `body`, turning SQLite's errors into messages an operator can act on.
-    public static func withStoreErrors<T>(_ path: String, _ body: () throws -> T) throws -> T {
-        do { return try body() } catch let error as DatabaseError { throw describe(error, path: path) }
-    }
-
-    /// An operator-facing description of a SQLite error on this store. Never includes bound values.
-    public static func describe(_ error: DatabaseError, path: String) -> GatehouseError {
-        switch error.code {
-        case 5, 6: // BUSY, LOCKED
-            return GatehouseError("the store \(path) stayed locked by another process for \(busyTimeout / 1000) s (SQLite code \(error.extendedCode))",
-                                  fix: "retry; if it persists, find the process holding it with `fuser \(path)`", code: "busy")
-        case 8: // READONLY
-            return GatehouseError("the store \(path) is read-only for this user (the file, its -wal/-shm files, or its folder)",
-                                  fix: "run as the store's owner, or make the file and its folder writable", code: "read_only")
-        case 11, 26: // CORRUPT, NOTADB
-            return GatehouseError("\(path) is not a SQLite database, or it is damaged (\(error.message))",
-                                  fix: "check the path; restore the store from a backup if it was damaged", code: "not_a_database")
-        case 13: // FULL
-            return GatehouseError("the disk holding \(path) is full", fix: "free space and retry; nothing was written", code: "disk_full")
-        case 14: // CANTOPEN
-            return GatehouseError("cannot open the store \(path) (\(error.message))", fix: "check the path and the folder's permissions", code: "cannot_open")
-        default:
-            return GatehouseError("the store \(path) answered: \(error.message) (SQLite code \(error.extendedCode))", code: "store_error")
-        }
-    }
-
     /// Runs a write transaction that also appends an audit entry for it.
     public func change<T>(actor: Actor, action: String, subject: String?, details: [String: AuditValue] = [:],
                           _ body: () throws -> T) throws -> T {
-        try Store.withStoreErrors(path) {
-            try db.write {
-                let result = try body()
-                try audit.append(db, actor: actor, action: action, subject: subject, details: details)
-                return result
-            }
+        try db.write {
+            let result = try body()
+            try audit.append(db, actor: actor, action: action, subject: subject, details: details)
+            return result
         }
     }
 }

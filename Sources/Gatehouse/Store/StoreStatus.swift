@@ -19,15 +19,13 @@ public struct StoreStatus: Sendable, Codable {
             ("workspaces", "SELECT count(*) FROM workspaces"),
             ("audit_entries", "SELECT count(*) FROM gatehouse_audit"),
         ]
-        let (counts, migrations) = try Store.withStoreErrors(store.path) {
-            try store.db.read {
-                var counts: [String: Int] = [:]
-                for (name, sql) in queries {
-                    // A table the database does not have (a sync table on a bare Better Auth store) is left out.
-                    if let count = (try? store.db.scalar(sql))?.int64 { counts[name] = Int(count) }
-                }
-                return (counts, try Migrator().applied(store.db).count)
+        let (counts, migrations) = try store.db.read {
+            var counts: [String: Int] = [:]
+            for (name, sql) in queries {
+                // A table the database does not have (a sync table on a bare Better Auth store) is left out.
+                if let count = (try? store.db.scalar(sql))?.int64 { counts[name] = Int(count) }
             }
+            return (counts, try Migrator().applied(store.db).count)
         }
         return StoreStatus(version: GatehouseVersion.current, store: store.path, schema: s.shape, migrations: migrations, counts: counts)
     }

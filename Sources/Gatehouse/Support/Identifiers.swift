@@ -52,13 +52,10 @@ public enum Issuer {
     public static let apple = "https://appleid.apple.com"
     public static let google = "https://accounts.google.com"
 
-    /// The issuer Better Auth 1.7 records for a provider id.
+    /// The issuer Better Auth 1.7.1 records for a provider id, from `BetterAuthProviders` (the one provider table).
+    /// Where it depends on configuration or on the token (Cognito, Microsoft, generic OAuth), this is the
+    /// `local:oauth:<id>` a provider without an issuer gets; ask `BetterAuthProviders.issuer(for:)` to know which.
     public static func forProvider(_ providerID: String) -> String {
-        switch providerID {
-        case "apple": return apple
-        case "google": return google
-        case "credential": return credential
-        default: return "local:" + providerID
-        }
+        BetterAuthProviders.issuer(for: providerID).value ?? BetterAuthProviders.oauthIssuer(providerID)
     }
 }

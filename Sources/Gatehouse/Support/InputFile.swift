@@ -1,4 +1,10 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Files an operator names: the store, a `.p8`, a password file, a JWKS document, `gatehouse.json`, the master key.
 ///

@@ -39,6 +39,12 @@ struct Invocation {
         return value
     }
 
+    /// A named-choice option (`--format json`), nil when absent, or a usage error listing the choices.
+    func choice<T: CaseIterable & RawRepresentable>(_ name: String, as type: T.Type) throws -> T? where T.RawValue == String {
+        guard let text = value(name) else { return nil }
+        do { return try NamedChoice.parse(text, as: T.self) } catch { throw usage(error.message(field: "--\(name)", echo: true)) }
+    }
+
     /// An integer option within bounds, or a usage error.
     func integer(_ name: String, default defaultValue: Int, range: ClosedRange<Int>) throws -> Int {
         guard let text = value(name) else { return defaultValue }

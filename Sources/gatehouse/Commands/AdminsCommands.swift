@@ -5,7 +5,7 @@ import Gatehouse
 /// through `gatehouse init` and these commands.
 enum AdminsCommands: CommandNoun {
     static let name = "admins"
-    static let summary = "the console's admins: add, list, passwd, disable, enable, remove"
+    static let summary = "the console's admins: add, list, passwd, disable, enable, remove, unthrottle"
 
     static func make() -> CommandSpec {
         let passwordFile = OptionSpec.value("password-file", "FILE", "read the password from the first line of FILE (- for stdin); without it a random one is generated and printed once")
@@ -33,6 +33,17 @@ enum AdminsCommands: CommandNoun {
                             arguments: [ArgumentSpec(name: "USER", help: "the admin")], options: [.json], run: enable),
                 CommandSpec(name: "remove", summary: "delete an admin and their tokens",
                             arguments: [ArgumentSpec(name: "USER", help: "the admin")], options: [.json], run: remove),
+                CommandSpec(name: "unthrottle", summary: "lift the console's login throttle for one username, or every throttle",
+                            discussion: """
+                                Failed console logins lock the username typed (5 failures in 5 minutes) and, for names that are
+                                not admins in good standing, the client (20). Locks grow from 30 s to 15 minutes. A login that
+                                succeeds, or `admins passwd`, clears the username's own lock; this clears it at once. --all also
+                                clears every client's lock. The change is audited (admin.unthrottle).
+                                """,
+                            arguments: [ArgumentSpec(name: "USER", help: "the username whose lock to lift (any name that was typed)", optional: true)],
+                            options: [.flag("all", "lift every throttle: all usernames and all clients"), .json],
+                            examples: ["gatehouse admins unthrottle alice", "gatehouse admins unthrottle --all --json"],
+                            run: unthrottle),
             ],
             defaultSubcommand: "list",
             examples: ["gatehouse admins add alice --role support", "gatehouse admins list --json", "gatehouse admins disable alice"]
@@ -111,6 +122,37 @@ enum AdminsCommands: CommandNoun {
         try AdminDirectory(store: invocation.openStore()).remove(name, actor: invocation.actor, now: .now())
         if invocation.json { try invocation.output.json(["removed": name.rawValue]); return 0 }
         invocation.output.line("Removed \(name)")
+        return 0
+    }
+
+    /// What `unthrottle` prints with --json.
+    struct UnthrottleResult: Encodable {
+        let username: String?
+        let all: Bool
+        let lifted: [LoginThrottle.Lifted]
+    }
+
+    static func unthrottle(_ invocation: Invocation) throws -> Int32 {
+        let name = invocation.argument("USER")
+        let all = invocation.flag("all")
+        guard (name != nil) != all else {
+            throw invocation.usage(all ? "give a USER or --all, not both" : "give the USER whose login throttle to lift, or --all")
+        }
+        if let name, name.isEmpty || name.count > AdminUsername.maxLength * 4 {
+            throw invocation.usage("USER must be 1 to \(AdminUsername.maxLength * 4) characters")
+        }
+        let store = try invocation.openStore()
+        let lifted = try LoginThrottle(store: store).lift(username: name, actor: invocation.actor, now: .now())
+        if invocation.json { try invocation.output.json(UnthrottleResult(username: name, all: all, lifted: lifted)); return 0 }
+        let locked = lifted.filter { $0.lockedUntil != nil }.count
+        let shown = name.map { OperatorText.visible(AdminUsername.printable($0), keepLineBreaks: false) }
+        if lifted.isEmpty {
+            invocation.output.line(shown.map { "\($0) had no failed logins on record; nothing to lift" } ?? "No login throttles on record; nothing to lift")
+        } else if let shown {
+            invocation.output.line("Lifted the login throttle of \(shown) (\(lifted[0].failures) failure(s)\(locked > 0 ? ", was locked" : ""))")
+        } else {
+            invocation.output.line("Lifted \(lifted.count) login throttle(s), \(locked) of them locked")
+        }
         return 0
     }
 

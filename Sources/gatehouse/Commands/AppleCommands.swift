@@ -226,8 +226,7 @@ enum AppleCommands: CommandNoun {
     // MARK: export
 
     static func export(_ invocation: Invocation) throws -> Int32 {
-        let name = invocation.value("format") ?? "env"
-        guard let format = AppleExport.Format(rawValue: name) else { throw invocation.usage("--format must be env or json, got \"\(name.prefix(40))\"") }
+        let format = try invocation.choice("format", as: AppleExport.Format.self) ?? .env
         let values = try AppleExport(store: try invocation.openStore()).export(format: format, reveal: invocation.flag("reveal"), actor: invocation.actor, now: .now())
         invocation.output.write(try AppleExport.render(values, format: format))
         return 0

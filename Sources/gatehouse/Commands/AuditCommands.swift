@@ -40,7 +40,7 @@ enum AuditCommands: CommandNoun {
         query.actor = invocation.value("by")
         query.subject = invocation.value("subject")
         let store = try invocation.openStore()
-        let entries = try Store.withStoreErrors(store.path) { try store.audit.entries(store.db, query) }
+        let entries = try store.audit.entries(store.db, query)
         if invocation.json { try invocation.output.json(entries); return 0 }
         if entries.isEmpty { invocation.output.line("no audit entries match"); return 0 }
         invocation.output.table(["ID", "AT", "ACTOR", "ACTION", "SUBJECT", "DETAILS"], entries.map { entry in
@@ -51,7 +51,7 @@ enum AuditCommands: CommandNoun {
 
     static func verify(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.openStore()
-        let result = try Store.withStoreErrors(store.path) { try store.audit.verify(store.db, expectedHead: invocation.value("expect-head")) }
+        let result = try store.audit.verify(store.db, expectedHead: invocation.value("expect-head"))
         if invocation.json {
             try invocation.output.json(result)
         } else if result.isIntact {

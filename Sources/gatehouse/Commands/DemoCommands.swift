@@ -47,10 +47,8 @@ enum DemoCommands: CommandNoun {
         let interrupt = InterruptRequest()
         seeder.shouldStop = { interrupt.isRequested }
         seeder.bulkLoad = isNew
-        let report = try Store.withStoreErrors(store.path) {
-            try seeder.seed(store, users: count) { done in
-                if !quiet { invocation.output.error("seeded \(done)/\(count) users") }
-            }
+        let report = try seeder.seed(store, users: count) { done in
+            if !quiet { invocation.output.error("seeded \(done)/\(count) users") }
         }
         if report.interrupted {
             // 128 + SIGINT, as a shell reports an interrupted command.

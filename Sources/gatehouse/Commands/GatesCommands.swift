@@ -99,15 +99,17 @@ enum GatesCommands: CommandNoun {
         return 0
     }
 
+    /// The STATE of `gates set`.
+    enum RequirementState: String, CaseIterable { case met, unmet }
+
     static func set(_ invocation: Invocation) throws -> Int32 {
         let provider = try GateProvider.named(invocation.argument("PROVIDER") ?? "")
         let requirement = try GateRequirement.named(invocation.argument("REQUIREMENT") ?? "", provider: provider)
         let met: Bool
-        switch (invocation.argument("STATE") ?? "").lowercased() {
-        case "met": met = true
-        case "unmet": met = false
-        case let other:
-            throw GatehouseError.invalid("\"\(other.prefix(40))\" is not a requirement state", fix: "write met or unmet")
+        do {
+            met = try NamedChoice.parse(invocation.argument("STATE") ?? "", as: RequirementState.self) == .met
+        } catch {
+            throw GatehouseError.invalid("\"\(error.shownGiven)\" is not a requirement state", fix: "write met or unmet")
         }
         var change = GateChange(requirement: requirement, platform: try invocation.value("platform").map(GatePlatform.named), met: met,
                                 evidence: try invocation.required("evidence"), force: invocation.flag("force"))

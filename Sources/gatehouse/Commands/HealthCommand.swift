@@ -48,7 +48,8 @@ enum HealthCommand {
         let store: Store
         do {
             store = try invocation.openStore()
-        } catch let error as GatehouseError {
+        } catch {
+            guard let error = GatehouseError.operatorFacing(error, storePath: try? invocation.storePath()) else { throw error }
             // The checks cannot run at all: UNKNOWN, as a check plugin reports it.
             invocation.output.error("gatehouse: \(error)")
             if invocation.json { try invocation.output.json(["status": "unknown", "error": error.message]) }

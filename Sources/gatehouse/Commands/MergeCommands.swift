@@ -61,19 +61,11 @@ enum MergeCommands: CommandNoun {
         )
     }
 
-    static func side<T: RawRepresentable & CaseIterable>(_ invocation: Invocation, _ name: String, _ type: T.Type) throws -> T? where T.RawValue == String {
-        guard let text = invocation.value(name) else { return nil }
-        guard let value = T(rawValue: text.lowercased()) else {
-            throw invocation.usage("--\(name) must be \(T.allCases.map(\.rawValue).joined(separator: " or ")), got \"\(text.prefix(40))\"")
-        }
-        return value
-    }
-
     static func plan(_ invocation: Invocation) throws -> Int32 {
-        let decisions = MergeDecisions(keepEmail: try side(invocation, "keep-email", MergeDecisions.Side.self),
-                                       keepSubscription: try side(invocation, "keep-subscription", MergeDecisions.Side.self),
-                                       keepPassword: try side(invocation, "keep-password", MergeDecisions.Side.self),
-                                       sameProvider: try side(invocation, "same-provider", MergeDecisions.SameProvider.self),
+        let decisions = MergeDecisions(keepEmail: try invocation.choice("keep-email", as: MergeDecisions.Side.self),
+                                       keepSubscription: try invocation.choice("keep-subscription", as: MergeDecisions.Side.self),
+                                       keepPassword: try invocation.choice("keep-password", as: MergeDecisions.Side.self),
+                                       sameProvider: try invocation.choice("same-provider", as: MergeDecisions.SameProvider.self),
                                        carryRoles: invocation.flag("carry-roles"))
         let store = try invocation.openStore()
         let plan = try MergePlanner(store: store).plan(source: try invocation.required("from"), target: try invocation.required("into"),
@@ -81,7 +73,7 @@ enum MergeCommands: CommandNoun {
         let view = MergePlanView(plan)
         if invocation.json { try invocation.output.json(view) } else { render(view, invocation.output) }
         guard plan.id != nil else {
-            let options = plan.unresolved.map { "\($0.option) (\($0.kind))" }.joined(separator: ", ")
+            let options = plan.unresolved.map { "\(option($0.field)) (\($0.kind.rawValue))" }.joined(separator: ", ")
             throw GatehouseError.conflict("\(plan.unresolved.count) conflict(s) need a decision; the plan was not stored",
                                           fix: "plan again with \(options)")
         }
@@ -99,14 +91,20 @@ enum MergeCommands: CommandNoun {
         return 0
     }
 
+    /// A decision as this command line spells it: `--keep-email target|source`, `--carry-roles`.
+    static func option(_ field: MergeDecisions.Field) -> String {
+        let flag = "--" + field.rawValue.reduce(into: "") { $0 += $1.isUppercase ? "-" + $1.lowercased() : String($1) }
+        return field == .carryRoles ? flag : flag + " " + field.values.joined(separator: "|")
+    }
+
     static func render(_ view: MergePlanView, _ out: Output) {
         out.line(view.planID.map { "merge plan \($0)" } ?? "merge plan (not stored: conflicts need a decision)")
         out.line("  from U2: \(view.source)  \(view.sourceEmail)")
         out.line("  into U1: \(view.target)  \(view.targetEmail)")
         out.line("conflicts and decisions:")
         for conflict in view.conflicts {
-            out.line("  \(conflict.kind): \(conflict.message)")
-            out.line("    → " + (conflict.decision ?? "UNDECIDED: pass \(conflict.option)"))
+            out.line("  \(conflict.kind.rawValue): \(conflict.message)")
+            out.line("    → " + (conflict.decision ?? "UNDECIDED: pass \(option(conflict.field))"))
         }
         if !view.warnings.isEmpty {
             out.line("warnings:")
@@ -139,7 +137,7 @@ enum MergeCommands: CommandNoun {
                 throw GatehouseError.invalid("refusing to apply merge plan \(planID.prefix(40)) without confirmation: stdin is not a terminal",
                                              fix: "review the plan, then pass --yes")
             }
-            let plan = try Store.withStoreErrors(store.path) { try applier.plan(planID) }
+            let plan = try applier.plan(planID)
             let view = MergePlanView(plan)
             render(view, invocation.output)
             invocation.output.write("Merge \(plan.source) into \(plan.target) (\(view.rowsUpdated) updated, \(view.rowsDeleted) deleted)? [y/N] ")

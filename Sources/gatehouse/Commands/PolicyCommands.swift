@@ -9,9 +9,15 @@ enum PolicyCommands: CommandNoun {
     static func make() -> CommandSpec {
         let simulateOptions: [OptionSpec] = [
             .value("provider", "P", "the provider id (google, apple, ...)", required: true),
-            .value("email", "E", "the email the provider reports", required: true),
+            .value("flow", "FLOW", "id-token (default: the app posts the provider's id token) or redirect (the web: /callback/:provider)"),
+            .value("email", "E", "the email the provider reports"),
+            .flag("no-email", "the provider reports no email (e.g. a returning Apple user's token)"),
             .flag("email-verified", "the provider reports the email verified"),
             .value("account-id", "A", "the provider's account id (sub); without it the account is taken to be new"),
+            .value("issuer", "URL", "the issuer Better Auth writes for this account, where the provider's depends on configuration or the token (microsoft, cognito, generic OAuth)"),
+            .value("provider-option", "NAME", "an option the app sets on the provider: \(providerOptionNames.joined(separator: ", "))", repeatable: true),
+            .flag("generic", "the provider is a generic OAuth (plugin) provider (the default for ids Better Auth has no provider for)"),
+            .value("generic-id-tokens", "yes|no", "a generic provider's discovery gave an issuer and jwks_uri (id tokens verifiable)"),
             .value("with", "KEY=VALUE", "simulate under a hypothetical value instead of the stored one", repeatable: true),
             .json,
         ]
@@ -19,9 +25,11 @@ enum PolicyCommands: CommandNoun {
             name: name,
             summary: summary,
             discussion: """
-                Better Auth has one instance-wide allowDifferentEmails. This policy scopes it: autoLink.allowDifferentEmails
-                (the instance-wide value) stays false, linkSocial.allowDifferentEmails applies only to the authenticated
-                linkSocial call, so a Hide My Email user can connect a provider that reports their real email.
+                Better Auth has one instance-wide allowDifferentEmails, which 1.7.1 reads only where a signed-in user links an
+                account: POST /link-social (id token) and the redirect callback of a link. This policy scopes it:
+                linkSocial.allowDifferentEmails is what the runtime applies to those requests (policy export's
+                linkSocial.appliesTo), so a Hide My Email user can connect a provider that reports their real email, by id
+                token or by redirect; autoLink.allowDifferentEmails (the instance-wide value everywhere else) stays false.
                 The runtime reads the policy on every request. Keys:
                 \(PolicyKey.allCases.map { "  \($0.rawValue) (\($0.kind.rawValue), default \($0.defaultValue.json)): \($0.summary)" }.joined(separator: "\n"))
                 """,
@@ -33,7 +41,8 @@ enum PolicyCommands: CommandNoun {
                                 With --for, the value reverts by itself to the value before it when the time is up (\(PolicyStore.durationRange);
                                 nothing has to be running: the revert is computed on read and recorded by
                                 the next change). --if-version applies the change only if nobody changed the policy since you read
-                                that version. Setting autoLink.allowDifferentEmails to true opens email-based account takeover and
+                                that version. Setting autoLink.allowDifferentEmails to true lets links outside linkSocial's scope accept a
+                                different email (email-based takeover wherever a link is made without the user's session) and
                                 needs --accept-takeover-risk. Provider lists: ["google","apple"] or google,apple.
                                 """,
                             arguments: [
@@ -60,9 +69,13 @@ enum PolicyCommands: CommandNoun {
                 CommandSpec(name: "export", summary: "the effective policy for the runtime's createBetterAuth(env)",
                             discussion: """
                                 json: {"version", "generatedAt", "validUntil", "account": {"accountLinking": {...}}, "linkSocial":
-                                {"allowDifferentEmails"}}. account.accountLinking is Better Auth's option object; its allowDifferentEmails
-                                is the instance-wide (autoLink) value; the runtime uses linkSocial.allowDifferentEmails instead for
-                                POST /link-social. validUntil (absent when nothing is timed) is the next automatic revert: re-read after it.
+                                {"allowDifferentEmails", "appliesTo"}}. account.accountLinking is Better Auth's option object; its
+                                allowDifferentEmails is the instance-wide (autoLink) value; the runtime uses linkSocial.allowDifferentEmails
+                                instead for every request in linkSocial.appliesTo: POST /link-social (the id-token link) and
+                                GET|POST /callback/:providerId (where a link started by redirect compares emails; Better Auth 1.7.1 reads
+                                allowDifferentEmails nowhere else). A runtime that scopes it to POST /link-social only leaves web users who
+                                link by redirect with ?error=email_does_not_match. validUntil (absent when nothing is timed) is the next
+                                automatic revert: re-read after it.
                                 env: GATEHOUSE_POLICY_VERSION, GATEHOUSE_POLICY_VALID_UNTIL and GATEHOUSE_POLICY_JSON (the json
                                 export on one line, single-quoted), for a shell, a dotenv file or a secrets upload.
                                 """,
@@ -70,13 +83,34 @@ enum PolicyCommands: CommandNoun {
                             run: export),
                 CommandSpec(name: "simulate", summary: "what Better Auth 1.7 would answer to a link or sign-in attempt",
                             subcommands: [
-                                CommandSpec(name: "link", summary: "an authenticated linkSocial (idToken) by a signed-in user",
+                                CommandSpec(name: "link", summary: "an authenticated linkSocial by a signed-in user, by id token or by redirect",
+                                            discussion: """
+                                                --flow id-token follows POST /link-social with an idToken (account.ts); --flow redirect follows the
+                                                provider's redirect back to /callback/:provider (callback.ts), which checks in another order, answers
+                                                with ?error= codes and reads the allowDifferentEmails of the instance serving the callback: the
+                                                linkSocial switch reaches it only where the runtime applies it to /callback/* (policy export's
+                                                linkSocial.appliesTo). The answer names the source line that decides it.
+                                                """,
                                             options: [.value("user", "ID", "the signed-in user's Better Auth id", required: true)] + simulateOptions,
-                                            examples: ["gatehouse policy simulate link --user U1 --provider google --email ana@gmail.com --email-verified --with linkSocial.allowDifferentEmails=true"],
+                                            examples: [
+                                                "gatehouse policy simulate link --user U1 --provider google --email ana@gmail.com --email-verified --with linkSocial.allowDifferentEmails=true",
+                                                "gatehouse policy simulate link --flow redirect --user U1 --provider google --email ana@gmail.com --email-verified",
+                                            ],
                                             run: simulateLink),
-                                CommandSpec(name: "signin", summary: "an idToken sign-in (implicit linking by email)",
-                                            options: simulateOptions,
-                                            examples: ["gatehouse policy simulate signin --provider google --email ana@gmail.com --email-verified --account-id 1048576"],
+                                CommandSpec(name: "signin", summary: "a sign-in (implicit linking by email), by id token or by redirect",
+                                            discussion: """
+                                                Follows signIn.social with an idToken (sign-in.ts; errors as 401 OAUTH_LINK_ERROR with the reason, 403
+                                                EMAIL_NOT_VERIFIED, 404 ID_TOKEN_NOT_SUPPORTED) or the redirect callback (callback.ts; ?error=account_not_linked,
+                                                signup_disabled, email_not_verified, email_not_found, unable_to_link_account), then handleOAuthUserInfo
+                                                (link-account.ts). Provider options the app sets: --provider-option disableSignUp, disableImplicitSignUp (with
+                                                --request-sign-up), requireEmailVerification, disableIdTokenSignIn, verifyIdToken, overrideUserInfoOnSignIn.
+                                                """,
+                                            options: simulateOptions + [.flag("request-sign-up", "the client sends requestSignUp: true")],
+                                            examples: [
+                                                "gatehouse policy simulate signin --provider google --email ana@gmail.com --email-verified --account-id 1048576",
+                                                "gatehouse policy simulate signin --provider apple --no-email --account-id 001234.abc.0001",
+                                                "gatehouse policy simulate signin --flow redirect --provider github --email ana@gmail.com --provider-option disableSignUp",
+                                            ],
                                             run: simulateSignIn),
                             ]),
             ],
@@ -97,6 +131,7 @@ enum PolicyCommands: CommandNoun {
             [entry.key, entry.value.json, entry.setBy ?? "(default)", entry.setAt?.iso8601 ?? "-",
              entry.revertsAt.map { "\($0.iso8601) → \(entry.revertsTo?.json ?? "?")" } ?? "-", oneLine(entry.reason ?? "-")]
         })
+        invocation.output.line("linkSocial.allowDifferentEmails applies to \(snapshot.linkSocialAppliesTo.joined(separator: ", ")) (policy export's linkSocial.appliesTo)")
         for risk in snapshot.risks { invocation.output.line("\(risk.severity.rawValue.uppercased()): \(risk.message)") }
         return 0
     }
@@ -141,11 +176,13 @@ enum PolicyCommands: CommandNoun {
         return 0
     }
 
+    /// `policy export --format`: the JSON document, or `NAME=value` lines for the app's environment.
+    enum ExportFormat: String, CaseIterable { case json, env }
+
     static func export(_ invocation: Invocation) throws -> Int32 {
-        let format = invocation.value("format") ?? "json"
-        guard format == "json" || format == "env" else { throw invocation.usage("--format must be json or env, got \"\(format.prefix(40))\"") }
+        let format = try invocation.choice("format", as: ExportFormat.self) ?? .json
         let export = try PolicyStore(store: invocation.openStore()).export(now: .now())
-        if format == "env" { invocation.output.write(export.environment) } else { try invocation.output.json(export) }
+        if format == .env { invocation.output.write(export.environment) } else { try invocation.output.json(export) }
         return 0
     }
 
@@ -162,9 +199,31 @@ enum PolicyCommands: CommandNoun {
         return try report(decision, invocation)
     }
 
+    /// The provider options `--provider-option` takes, as Better Auth names them.
+    static let providerOptionNames = ProviderSettings.Option.allCases.map(\.rawValue)
+
     static func attempt(_ invocation: Invocation) throws -> LinkAttempt {
-        LinkAttempt(provider: try invocation.required("provider"), email: try invocation.required("email"),
-                    emailVerified: invocation.flag("email-verified"), accountID: invocation.value("account-id"))
+        let email = invocation.value("email")
+        switch (email, invocation.flag("no-email")) {
+        case (nil, false): throw invocation.usage("missing --email (or --no-email when the provider reports none)")
+        case (.some, true): throw invocation.usage("--email and --no-email are exclusive")
+        default: break
+        }
+        var settings = ProviderSettings()
+        for name in invocation.values("provider-option") {
+            do { settings.set(try NamedChoice.parse(name, as: ProviderSettings.Option.self, caseSensitive: true)) } catch {
+                throw invocation.usage(error.message(field: "--provider-option", echo: true))
+            }
+        }
+        if invocation.flag("generic") { settings.generic = true }
+        if let text = invocation.value("generic-id-tokens") {
+            guard text == "yes" || text == "no" else { throw invocation.usage("--generic-id-tokens takes yes or no, got \"\(text.prefix(20))\"") }
+            settings.genericIDTokens = text == "yes"
+        }
+        let flow = try invocation.choice("flow", as: AuthFlow.self) ?? .idToken
+        return LinkAttempt(provider: try invocation.required("provider"), email: email, emailVerified: invocation.flag("email-verified"),
+                           accountID: invocation.value("account-id"), issuer: invocation.value("issuer"), flow: flow,
+                           requestSignUp: invocation.flag("request-sign-up"), settings: settings)
     }
 
     static func overrides(_ invocation: Invocation) throws -> [PolicyKey: PolicyValue] {
@@ -183,11 +242,17 @@ enum PolicyCommands: CommandNoun {
         let out = invocation.output
         out.line("\(decision.flow.rawValue): \(decision.headline)")
         out.line("rule: \(decision.rule) — \(decision.explanation)")
+        out.line("flow: \(decision.via.rawValue)" + (decision.redirectTo.map { ", redirects to \($0)" } ?? ""))
+        out.line("source: better-auth@1.7.1 \(decision.source)")
         if let user = decision.userID { out.line("user: \(user)") }
         out.line("policy: version \(decision.policyVersion)" + (decision.hypothetical.isEmpty ? "" : " with " + decision.hypothetical.joined(separator: ", ")))
         out.line("lookup: \(decision.accountLookup)")
         out.line("checks, in Better Auth's order:")
         for check in decision.checks { out.line("  \(check.decisive ? "→" : " ") \(check.rule): \(check.answer)") }
+        if !decision.dependsOn.isEmpty {
+            out.line("depends on (outside the store and the policy; taken as stated):")
+            for item in decision.dependsOn { out.line("  - \(item)") }
+        }
         if let note = decision.hideMyEmail {
             out.line("Hide My Email: flipping linkSocial.allowDifferentEmails to \(note.switchFlippedTo) \(note.switchWouldChange ? "WOULD change" : "would not change") this (→ \(note.outcomeWithSwitchFlipped))")
             out.line("  \(note.advice)")

@@ -39,13 +39,7 @@ enum TokenCommands: CommandNoun {
 
     static func inspect(_ invocation: Invocation) throws -> Int32 {
         let token = try readToken(invocation)
-        var provider: IDTokenProvider?
-        if let name = invocation.value("provider") {
-            guard let value = IDTokenProvider(rawValue: name.lowercased()) else {
-                throw invocation.usage("--provider must be apple or google, got \"\(name.prefix(40))\"")
-            }
-            provider = value
-        }
+        let provider = try invocation.choice("provider", as: IDTokenProvider.self)
         let jwks = try invocation.value("jwks").map(IDTokenDiagnosis.loadJWKS(file:))
         let report = try IDTokenDiagnosis(store: invocation.openStore())
             .diagnose(token, provider: provider, nonce: invocation.value("nonce"), jwks: jwks, now: .now())

@@ -59,13 +59,7 @@ enum UsersCommands: CommandNoun {
 
     static func search(_ invocation: Invocation) throws -> Int32 {
         guard let query = invocation.argument("QUERY") else { throw invocation.usage("missing QUERY") }
-        var kind: UserQueryKind?
-        if let text = invocation.value("by") {
-            guard let parsed = UserQueryKind(rawValue: text) else {
-                throw invocation.usage("--by must be one of \(UserQueryKind.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(text.prefix(40))\"")
-            }
-            kind = parsed
-        }
+        let kind = try invocation.choice("by", as: UserQueryKind.self)
         let limit = try invocation.integer("limit", default: 20, range: 1...UserDirectory.maxLimit)
         let result = try UserDirectory(store: invocation.openStore()).search(query, by: kind, limit: limit)
         if invocation.json { try invocation.output.json(result); return 0 }
@@ -111,7 +105,8 @@ enum UsersCommands: CommandNoun {
         if detail.accounts.isEmpty { out.line("  (none)") }
         for account in detail.accounts {
             out.line("  \(account.providerId)  \(account.accountId)")
-            out.line("    id \(account.id)" + (account.issuer.map { ", issuer \($0)" } ?? ", issuer (not recorded: database before Better Auth 1.7)"))
+            let remark = BetterAuthProviders.issuerRemark(providerID: account.providerId, recorded: account.issuer).map { " (\($0))" } ?? ""
+            out.line("    id \(account.id)" + (account.issuer.map { ", issuer \($0)" } ?? ", issuer (not recorded: database before Better Auth 1.7)") + remark)
             out.line("    created \(account.createdAt?.iso8601 ?? "-"), updated \(account.updatedAt?.iso8601 ?? "-")")
             if let scope = account.scope { out.line("    scopes \(scope)") }
             let present = [("access token", account.hasAccessToken), ("refresh token", account.hasRefreshToken),

@@ -1,0 +1,40 @@
+import Storage
+
+/// The one translation of Storage's errors into words an operator can act on.
+///
+/// The domain lets `DatabaseError`s through as they are; each front end calls this where it renders errors: the
+/// CLI's top-level `catch` (`main.swift`), the console's `APIError.from`, and the health runner for one check's
+/// failure. The words never include bound values or SQL (SQLite's own message is kept only where it names what is
+/// wrong with the file).
+extension GatehouseError {
+    /// Describes a storage failure on the store at `storePath` (the path the error carries wins).
+    public init(storeFailure error: DatabaseError, storePath: String? = nil) {
+        let path = error.path ?? storePath ?? "the store"
+        if error.isBusy {
+            self.init("the store \(path) stayed locked by another process for \(Store.busyTimeout / 1000) s (SQLite code \(error.extendedCode))",
+                      fix: "retry; if it persists, find the process holding it with `fuser \(path)`", code: .busy)
+        } else if error.isReadOnly {
+            self.init("the store \(path) is read-only for this user (the file, its -wal/-shm files, or its folder)",
+                      fix: "run as the store's owner, or make the file and its folder writable", code: .readOnly)
+        } else if error.isCorruption {
+            self.init("\(path) is not a SQLite database, or it is damaged (\(error.message))",
+                      fix: "check the path; restore the store from a backup if it was damaged", code: .notADatabase)
+        } else if error.isDiskFull {
+            self.init("the disk holding \(path) is full", fix: "free space and retry; nothing was written", code: .diskFull)
+        } else if error.isCannotOpen {
+            self.init("cannot open the store \(path) (\(error.message))", fix: "check the path and the folder's permissions", code: .cannotOpen)
+        } else {
+            self.init("the store \(path) answered: \(error.message) (SQLite code \(error.extendedCode))", code: .storeError)
+        }
+    }
+
+    /// `error` as an operator-facing error when it is one Gatehouse has words for: a `GatehouseError` as it is,
+    /// a storage failure translated; nil for anything else (a programming error, shown as it is).
+    public static func operatorFacing(_ error: Error, storePath: String? = nil) -> GatehouseError? {
+        switch error {
+        case let error as GatehouseError: return error
+        case let error as DatabaseError: return GatehouseError(storeFailure: error, storePath: storePath)
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import XCTest
+@testable import Console
+import Gatehouse
+import HTTPServer
+import HTTPTestSupport
+
+/// One local process opening hundreds of slow or silent connections (slowloris) must not keep the
+/// browser from being answered. Bounded: 600 loopback connections for a few seconds.
+final class ConsoleSlowlorisTests: XCTestCase {
+    /// A plain blocking TCP socket to 127.0.0.1:`port`, or -1.
+    static func connectLoopback(_ port: UInt16) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return -1 }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if connected != 0 { close(fd); return -1 }
+        return fd
+    }
+
+    static func write(_ fd: Int32, _ text: String) {
+        _ = text.utf8CString.withUnsafeBufferPointer { send(fd, $0.baseAddress, $0.count - 1, Int32(MSG_NOSIGNAL)) }
+    }
+
+    func testSixHundredSlowConnectionsDoNotKeepTheBrowserWaiting() throws {
+        let harness = try ConsoleHarness(users: 3, transport: .socket)
+        let port = harness.port
+        let token = try harness.tokens("vera").access
+        var sockets: [Int32] = []
+        defer { sockets.forEach { close($0) } }
+        // 200 silent, 200 stopped half-way through the request line, 200 trickling header bytes.
+        for index in 0..<600 {
+            let fd = Self.connectLoopback(port)
+            guard fd >= 0 else { continue }
+            sockets.append(fd)
+            switch index % 3 {
+            case 0: break
+            case 1: Self.write(fd, "GET /index.ht")
+            default: Self.write(fd, "GET /api/health HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nX-Slow: ")
+            }
+        }
+        XCTAssertGreaterThan(sockets.count, 550, "the test opened its connections")
+
+        var slowest = 0.0
+        for round in 0..<10 {
+            // The trickle goes on: one more byte on each trickling connection.
+            for (index, fd) in sockets.enumerated() where index % 3 == 2 { Self.write(fd, "a") }
+            for path in ["/index.html", "/api/auth/me"] {
+                let started = Date()
+                let client = try RawHTTPClient(port: port)
+                try client.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+                let response = try client.readResponse(timeout: 2)
+                let elapsed = Date().timeIntervalSince(started)
+                slowest = max(slowest, elapsed)
+                XCTAssertEqual(response.status, 200, "round \(round) \(path)")
+            }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        XCTAssertLessThan(slowest, 1.0, "the browser is answered within a second")
+        let counts = harness.console.connectionCounts
+        XCTAssertLessThanOrEqual(counts.waiting, ConsoleServer.maxWaitingConnections, "\(counts)")
+        XCTAssertGreaterThan(counts.evicted, 400, "\(counts)")
+    }
+
+    func testQueuedPasswordChecksDoNotStarveCheapRoutes() throws {
+        // Two handler threads; logins of names no admin has still cost a full PBKDF2 each (600,000 iterations).
+        let harness = try ConsoleHarness(users: 3, throttle: LoginThrottle.Rules(clientThreshold: 1000), transport: .socket)
+        let port = harness.port
+        let token = try harness.tokens("vera").access
+        let logins = try (1...12).map { index -> RawHTTPClient in
+            let body = try harness.body(["username": "flood\(index)", "password": "guess"])
+            let client = try RawHTTPClient(port: port)
+            try client.send("POST /api/auth/login HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\n"
+                            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+            return client
+        }
+        Thread.sleep(forTimeInterval: 0.2)
+        // A route of the standard lane (not inline) is answered while the logins queue.
+        let started = Date()
+        let audit = try harness.request("GET", "/api/audit?limit=5", token: token)
+        let elapsed = Date().timeIntervalSince(started)
+        XCTAssertEqual(audit.status, 200, audit.bodyText)
+        XCTAssertLessThan(elapsed, 1.0, "GET /api/audit waited behind the password checks")
+        for login in logins { XCTAssertEqual(try login.readResponse(timeout: 60).status, 401) }
+    }
+
+    func testAConnectionThatTricklesItsHeadIsClosedAfterTheHeadTimeout() throws {
+        let server = HTTPServer(configuration: HTTPServerConfiguration(requestHeadTimeoutSeconds: 1)) { _ in .text(200, "ok\n") }
+        try server.start()
+        defer { server.stop() }
+        let silent = Self.connectLoopback(server.port)
+        let trickling = Self.connectLoopback(server.port)
+        defer { close(silent); close(trickling) }
+        Self.write(trickling, "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        // One byte every 200 ms keeps libmicrohttpd's idle timeout (30 s) from ever firing; the head timeout does.
+        var closedAfter: TimeInterval?
+        let started = Date()
+        while closedAfter == nil, Date().timeIntervalSince(started) < 5 {
+            Self.write(trickling, "a")
+            var pollSet = [pollfd(fd: trickling, events: Int16(POLLIN), revents: 0)]
+            if poll(&pollSet, 1, 200) > 0 {
+                var byte: UInt8 = 0
+                if recv(trickling, &byte, 1, 0) <= 0 { closedAfter = Date().timeIntervalSince(started) }
+            }
+        }
+        let after = try XCTUnwrap(closedAfter, "the trickling connection was never closed")
+        XCTAssertGreaterThan(after, 0.9)
+        XCTAssertLessThan(after, 2.5)
+        var byte: UInt8 = 0
+        XCTAssertEqual(recv(silent, &byte, 1, Int32(MSG_DONTWAIT)), 0, "the silent one is closed too")
+        XCTAssertGreaterThanOrEqual(server.connectionCounts.evicted, 2)
+        // A client that sends its request at once is served as usual.
+        let client = try RawHTTPClient(port: server.port)
+        try client.send("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        XCTAssertEqual(try client.readResponse().status, 200)
+    }
+}
