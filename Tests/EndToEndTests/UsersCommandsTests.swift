@@ -139,7 +139,9 @@ final class UsersCommandsTests: XCTestCase {
         XCTAssertEqual(stale?["status"] as? String, "warning")
         XCTAssertTrue((stale?["summary"] as? String ?? "").contains("out of date"), "\(String(describing: stale))")
         let rebuilt = try cli.run(["accounts", "index", "--json", "--store", store])
-        XCTAssertTrue((try json(rebuilt)["searchIndex"] as? String ?? "").hasPrefix("built the name search index"), rebuilt.stdout)
+        let searchIndex = try json(rebuilt)["searchIndex"] as? [String: Any]
+        XCTAssertEqual(searchIndex?["action"] as? String, "built", rebuilt.stdout)
+        XCTAssertEqual(searchIndex?["users"] as? Int, Int(try sqlite3(store, "SELECT count(*) FROM \"user\"")), rebuilt.stdout)
         XCTAssertEqual(try searchCheck()?["status"] as? String, "ok")
         XCTAssertEqual(try names("quokka"), ["Wilhelmina Quokka-Ström"])
         XCTAssertEqual(try sqlite3(store, "SELECT action FROM gatehouse_audit ORDER BY id DESC LIMIT 1"), "accounts.index")

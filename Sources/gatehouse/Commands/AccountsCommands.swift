@@ -57,15 +57,23 @@ enum AccountsCommands: CommandNoun {
         let store = try invocation.openStore()
         let created = try AccountIndexes.create(store, actor: invocation.actor)
         let search = try UserSearchIndex.ensure(store, actor: invocation.actor, rebuild: invocation.flag("rebuild"))
-        let searchLine: String
+        let searchLine: String, searchReport: SearchIndexReport
         switch search {
-        case .built(let users): searchLine = "built the name search index \(UserSearchIndex.table) (\(users.formatted()) named users)"
-        case .folded(let users): searchLine = "name search index: folded in \(users.formatted()) changed user(s)"
-        case .unchanged: searchLine = "the name search index is current"
-        case .unsupported(let reason): searchLine = "no name search index: \(reason)"
+        case .built(let users):
+            searchLine = "built the name search index \(UserSearchIndex.table) (\(users.formatted()) named users)"
+            searchReport = SearchIndexReport(action: "built", users: users, reason: nil)
+        case .folded(let users):
+            searchLine = "name search index: folded in \(users.formatted()) changed user(s)"
+            searchReport = SearchIndexReport(action: "folded", users: users, reason: nil)
+        case .unchanged:
+            searchLine = "the name search index is current"
+            searchReport = SearchIndexReport(action: "unchanged", users: nil, reason: nil)
+        case .unsupported(let reason):
+            searchLine = "no name search index: \(reason)"
+            searchReport = SearchIndexReport(action: "unsupported", users: nil, reason: reason)
         }
         if invocation.json {
-            try invocation.output.json(IndexReport(created: created, searchIndex: searchLine))
+            try invocation.output.json(IndexReport(created: created, searchIndex: searchReport))
             return 0
         }
         invocation.output.line(created.isEmpty ? "all gatehouse indexes are present" : "created \(created.joined(separator: ", "))")
@@ -76,6 +84,13 @@ enum AccountsCommands: CommandNoun {
     /// `accounts index --json`.
     struct IndexReport: Encodable {
         let created: [String]
-        let searchIndex: String
+        let searchIndex: SearchIndexReport
+    }
+
+    /// What `accounts index` did to the name search index: built, folded (users = how many), unchanged, unsupported.
+    struct SearchIndexReport: Encodable {
+        let action: String
+        let users: Int?
+        let reason: String?
     }
 }
