@@ -35,7 +35,7 @@ final class UserSearchIndexTests: XCTestCase {
         "near", "NEAR(", "near(ana", "NEAR(Ana Costa)", "AND", "rock and", "OR roll", "NOT jazz", "(paren)", "paren)", "col:",
         "col: value", "^caret", "-minus", "a+b", "plus+", "back\\", "\\slash", "drop table", "; --", "12345", "234", "ana",
         "mary jane", "mary-jane", "mary.jane", "mary,jane", "y w", "x y", "xyz", "x y z", "y z", "ana costa", "costa ana",
-        "nope-nothing", "zzzz", "ana costanza s", String(repeating: "a", count: 200), "o’neil", "oneil", "typographic",
+        "nope-nothing", "zzzz", "ana costanza s", "user1+tag", "USER2+TAG@", "user3+", "+tag@example", String(repeating: "a", count: 200), "o’neil", "oneil", "typographic",
     ]
 
     /// Better Auth's way of adding a user: plain SQL through the schema map's columns and encodings.
@@ -102,6 +102,10 @@ final class UserSearchIndexTests: XCTestCase {
         XCTAssertEqual(try UserSearchIndex.ensure(store.db, schema: store.schema), .built(users: Self.named))
         XCTAssertEqual(try UserSearchIndex.status(store.db, schema: store.schema).pending, 0)
         try assertSearchesMatchTheReference(store, expectIndex: true)
+        // Emails with + match by prefix, case-insensitively; a name match follows the email matches.
+        XCTAssertEqual(try UserDirectory(store: store).search("USER2+TAG@").users.map(\.email), ["user2+tag@example.com"])
+        let mixed = try UserDirectory(store: store).search("ana", limit: 50).users
+        XCTAssertEqual(mixed.filter { $0.matchedBy == .name }.count, try Self.reference(store.db, store.schema, "ana", limit: 50).count)
         // Without the index, the scan gives the same answers.
         let before = try Self.queries.map { try UserDirectory(store: store).search($0, limit: 7).users.map(\.id) }
         try UserSearchIndex.drop(store.db)
