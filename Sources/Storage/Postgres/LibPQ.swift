@@ -55,7 +55,7 @@ struct LibPQ: @unchecked Sendable {
             guard let address = dlsym(handle, name) else {
                 let error = Self.lastError()
                 dlclose(handle)
-                throw PostgresError(kind: .library, message: "A Postgres store needs libpq 10 or later; \(soname) lacks \(name) "
+                throw PostgresError(kind: .library, message: "A Postgres store needs a libpq with \(name), which \(soname) lacks "
                                     + "(\(error)). Install the current \(Self.package).")
             }
             return unsafeBitCast(address, to: type)

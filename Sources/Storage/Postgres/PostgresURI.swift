@@ -12,7 +12,7 @@
 ///
 ///     let uri = try PostgresURI("postgres://app:s3cret@db.internal:5432/auth?sslmode=require")
 ///     print(uri)  // postgresql://app:***@db.internal:5432/auth?sslmode=require
-public struct PostgresURI: Sendable, Equatable, CustomStringConvertible {
+public struct PostgresURI: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// A connection keyword from the query, in the order given.
     public struct Parameter: Sendable, Equatable {
         public let name: String
@@ -184,6 +184,9 @@ public struct PostgresURI: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { redacted }
+    public var debugDescription: String { redacted }
+    /// What `dump` and debuggers show: the redacted URI, not the stored password.
+    public var customMirror: Mirror { Mirror(self, children: ["redacted": redacted], displayStyle: .struct) }
 
     /// The keywords and values handed to `PQconnectdbParams` (with `expand_dbname` 0, so no value is re-read as
     /// a connection string): what this URI gives, then Gatehouse's fixed settings.
