@@ -224,6 +224,23 @@ final class PostgresConnectionTests: XCTestCase {
         }
     }
 
+    func testServerGoingAwayIsAConnectionFailure() throws {
+        let victim = try TestPostgres.connect(), killer = try TestPostgres.connect()
+        let pid = try victim.scalar("SELECT pg_backend_pid()")
+        try victim.execute("CREATE TEMP TABLE t (v int4)")
+        XCTAssertThrowsError(try victim.write {
+            try victim.execute("INSERT INTO t VALUES (1)")
+            XCTAssertEqual(try killer.scalar("SELECT pg_terminate_backend($1::int4)", [pid]), .integer(1))
+            try victim.execute("INSERT INTO t VALUES (2)")
+        }) { error in
+            guard let error = error as? PostgresError else { return XCTFail("\(error)") }
+            XCTAssertTrue(error.isConnectionFailure, "\(error)")
+            XCTAssertFalse(error.description.contains("\n"))
+        }
+        XCTAssertFalse(victim.isInTransaction)
+        XCTAssertThrowsError(try victim.scalar("SELECT 1")) { XCTAssertTrue(($0 as? PostgresError)?.isConnectionFailure ?? false, "\($0)") }
+    }
+
     func testMissingLibraryNamesTheDebianPackage() {
         XCTAssertThrowsError(try LibPQ(soname: "libpq-gatehouse-missing.so.5")) { error in
             guard let error = error as? PostgresError else { return XCTFail("\(error)") }

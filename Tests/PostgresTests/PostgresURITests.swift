@@ -157,5 +157,9 @@ final class PostgresURITests: XCTestCase {
         let scrubber = SecretScrubber(passwords: ["p@ss word"], boundValues: ["alice@example.com", "abc"])
         XCTAssertEqual(scrubber.scrub("failed for p@ss word and p%40ss%20word\n  near \"alice@example.com\" abc"),
                        "failed for *** and *** near \"***\" abc")
+        // A short password is hidden where it stands alone, not inside words; a long one everywhere.
+        XCTAssertEqual(SecretScrubber(passwords: ["y"]).scrub("invalid connection option \"bogus_key\": \"y\" y"),
+                       "invalid connection option \"bogus_key\": \"***\" ***")
+        XCTAssertEqual(SecretScrubber(passwords: ["longpassword"]).scrub("xlongpasswordx"), "x***x")
     }
 }

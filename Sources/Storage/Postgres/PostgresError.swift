@@ -64,6 +64,10 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     public var isForeignKeyViolation: Bool { sqlState == PostgresSQLState.foreignKeyViolation }
     /// Whether a SERIALIZABLE (or REPEATABLE READ) transaction lost to a concurrent one (`40001`): run it again.
     public var isSerializationFailure: Bool { sqlState == PostgresSQLState.serializationFailure }
+    /// Whether the server found data or an index damaged (`XX001`, `XX002`).
+    public var isCorruption: Bool { sqlState == "XX001" || sqlState == "XX002" }
+    /// Whether the server's disk ran out while writing (`53100`).
+    public var isDiskFull: Bool { sqlState == "53100" }
     /// Whether the server could not be reached, refused the login, or the connection broke (class `08`, `28`,
     /// `57P01`…`57P03`, or libpq's own connection failure).
     public var isConnectionFailure: Bool {
@@ -72,6 +76,8 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String {
+        // The library's and the URI's messages are whole sentences that already say "Postgres".
+        if kind == .library || kind == .uri { return message }
         var text = "Postgres error"
         if let sqlState { text += " \(sqlState)" }
         text += ": \(message)"
@@ -99,6 +105,10 @@ public enum PostgresSQLState {
 
 /// Replaces secrets in text that came from libpq or the server before it is kept in an error.
 struct SecretScrubber {
+    /// From this length a secret is replaced wherever it occurs; a shorter one only where it stands alone (not
+    /// inside a word), so that the password `y` does not turn `invalid connection option "bogus_key"` into nonsense.
+    static let replacedEverywhereLength = 8
+
     /// The values to hide, longest first so that a secret containing another is replaced whole.
     private let secrets: [String]
 
@@ -117,7 +127,27 @@ struct SecretScrubber {
     /// `text` on one line (whitespace runs collapsed, trimmed) with every secret replaced by `***`.
     func scrub(_ text: String) -> String {
         var out = text
-        for secret in secrets { out = out.replacing(secret, with: "***") }
+        for secret in secrets {
+            out = secret.count >= Self.replacedEverywhereLength ? out.replacing(secret, with: "***") : Self.replaceStandalone(secret, in: out)
+        }
         return out.split(whereSeparator: { $0.isWhitespace || $0.isNewline }).joined(separator: " ")
+    }
+
+    /// `text` with the occurrences of `secret` that no letter, digit or `_` touches on either side replaced.
+    private static func replaceStandalone(_ secret: String, in text: String) -> String {
+        func isWord(_ character: Character?) -> Bool {
+            guard let character else { return false }
+            return character.isLetter || character.isNumber || character == "_"
+        }
+        var out = ""
+        var rest = text[...]
+        while let range = rest.firstRange(of: secret) {
+            let before = range.lowerBound > rest.startIndex ? rest[rest.index(before: range.lowerBound)] : out.last
+            let after = range.upperBound < rest.endIndex ? rest[range.upperBound] : nil
+            out += rest[..<range.lowerBound]
+            out += isWord(before) || isWord(after) ? String(rest[range]) : "***"
+            rest = rest[range.upperBound...]
+        }
+        return out + rest
     }
 }
