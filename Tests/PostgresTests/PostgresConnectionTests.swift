@@ -240,14 +240,4 @@ final class PostgresConnectionTests: XCTestCase {
         XCTAssertFalse(victim.isInTransaction)
         XCTAssertThrowsError(try victim.scalar("SELECT 1")) { XCTAssertTrue(($0 as? PostgresError)?.isConnectionFailure ?? false, "\($0)") }
     }
-
-    func testMissingLibraryNamesTheDebianPackage() {
-        XCTAssertThrowsError(try LibPQ(soname: "libpq-gatehouse-missing.so.5")) { error in
-            guard let error = error as? PostgresError else { return XCTFail("\(error)") }
-            XCTAssertEqual(error.kind, .library)
-            XCTAssertTrue(error.message.hasPrefix("A Postgres store needs libpq (libpq-gatehouse-missing.so.5), which could not be loaded: "), error.message)
-            XCTAssertTrue(error.message.hasSuffix("Install it: apt-get install libpq5."), error.message)
-            XCTAssertFalse(error.description.contains("\n"))
-        }
-    }
 }
