@@ -39,14 +39,17 @@ public enum OperatorText {
     }
 
     /// `text` with every control character other than line breaks and tabs (when `keepLineBreaks`) written as
-    /// `\u{1B}`, so a terminal shows it instead of obeying it. Text without any is returned as it is, untouched.
+    /// `\u{1B}`, so a terminal shows it instead of obeying it, and `DomainText`'s marker characters (which a user may
+    /// type) as U+FFFD, so echoed input never reads as a reference. Text without any is returned as it is, untouched.
     public static func visible(_ text: String, keepLineBreaks: Bool = true) -> String {
-        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 }) else { return text }
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 || $0 == 0xEE }) else { return text }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             let control = scalar.properties.generalCategory == .control
             if control && !(keepLineBreaks && (scalar == "\n" || scalar == "\t")) {
                 out.append(contentsOf: "\\u{\(hex(scalar))}".unicodeScalars)
+            } else if DomainText.isMarker(scalar) {
+                out.append("\u{FFFD}")
             } else {
                 out.append(scalar)
             }
