@@ -5,15 +5,7 @@ import XCTest
 /// a flag-style spelling like the CLI's, and that marker characters from users render harmlessly.
 final class DomainTextTests: XCTestCase {
     /// A spelling like the command line's, to check the marks carry everything a front end needs.
-    let commandLine = DomainText.Spelling(field: { "--" + $0.kebabName }, command: { command, arguments, quoted in
-        let line = (["gatehouse", command.rawValue] + arguments.map { argument -> String in
-            switch argument {
-            case .word(let word): return word
-            case .option(let field, let value): return ["--" + field.kebabName, value].compactMap { $0 }.joined(separator: " ")
-            }
-        }).joined(separator: " ")
-        return quoted ? "`\(line)`" : line
-    })
+    let commandLine = CommandLineSpelling.spelling
 
     func testKebabNamesAreTheCommandLinesFlags() {
         XCTAssertEqual(InputField.keepEmail.kebabName, "keep-email")
