@@ -21,10 +21,13 @@ enum ConsoleSpelling {
     /// Where in the console (or, for jobs it does not do, in plain words) an operator does what `command` does.
     static func place(_ command: OperatorCommand) -> String {
         switch command {
-        case .appleExport, .appleKeyActivate, .appleKeyImport, .appleKeyList, .appleSecretList: return "the Apple keys page"
+        case .appleExport, .appleKeyActivate, .appleKeyImport, .appleKeyList, .appleKeyRevoke, .appleKeyRollback, .appleKeySelftest,
+             .appleSecretList, .appleSecretUntrack:
+            return "the Apple keys page"
         case .appleSecretMint: return "the Apple keys page's mint form"
         case .appleSecretInspect: return "the Apple keys page's inspect form"
         case .auditVerify: return "the audit log's verification"
+        case .accountsCheck: return "the accounts check (the Health page's samples)"
         case .accountsIndex: return "the accounts indexes"
         case .demoSeed: return "demo seeding"
         case .gatesSet: return "the Gates page's requirement form"

@@ -141,4 +141,9 @@ extension DefaultStringInterpolation {
     public mutating func appendInterpolation(run command: OperatorCommand, _ arguments: CommandArgument...) {
         appendLiteral(DomainText.mark(command, arguments, quoted: false))
     }
+
+    /// A command line to copy, with arguments assembled beforehand.
+    public mutating func appendInterpolation(run command: OperatorCommand, arguments: [CommandArgument]) {
+        appendLiteral(DomainText.mark(command, arguments, quoted: false))
+    }
 }

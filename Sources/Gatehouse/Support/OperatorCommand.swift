@@ -4,14 +4,19 @@
 ///
 /// The raw value is the command's words after `gatehouse`.
 public enum OperatorCommand: String, Sendable, CaseIterable {
+    case accountsCheck = "accounts check"
     case accountsIndex = "accounts index"
     case appleExport = "apple export"
     case appleKeyActivate = "apple key activate"
     case appleKeyImport = "apple key import"
     case appleKeyList = "apple key list"
+    case appleKeyRevoke = "apple key revoke"
+    case appleKeyRollback = "apple key rollback"
+    case appleKeySelftest = "apple key selftest"
     case appleSecretInspect = "apple secret inspect"
     case appleSecretList = "apple secret list"
     case appleSecretMint = "apple secret mint"
+    case appleSecretUntrack = "apple secret untrack"
     case auditVerify = "audit verify"
     case demoSeed = "demo seed"
     case gatesDisable = "gates disable"
