@@ -27,7 +27,7 @@ enum ConsoleSpelling {
         case .appleSecretMint: return "the Apple keys page's mint form"
         case .appleSecretInspect: return "the Apple keys page's inspect form"
         case .auditVerify: return "the audit log's verification"
-        case .accountsCheck: return "the accounts check (the Health page's samples)"
+        case .accountsCheck: return "the accounts check"
         case .accountsIndex: return "the accounts indexes"
         case .demoSeed: return "demo seeding"
         case .gatesSet: return "the Gates page's requirement form"

@@ -31,7 +31,7 @@ public struct MergeUserResolver {
         if text.contains("@"), let id = try store.db.scalar("SELECT \(idColumn) FROM \(user.sql) WHERE \(user.col(.email)) = ?", [text.lowercased()]).string {
             return BetterAuthUserID(id)
         }
-        let shown = text.count > 60 ? String(text.prefix(60)) + "…" : text
+        let shown = OperatorText.visible(text.count > 60 ? String(text.prefix(60)) + "…" : text)
         throw GatehouseError.notFound("\(field: field) \"\(shown)\" matches no user (tried: Better Auth user id, sub better_auth|<id>, exact email)",
                                       fix: "find the user first, e.g. \(command: .usersSearch, "\(shown.prefix(30))")")
     }
