@@ -23,3 +23,8 @@ extension GatehouseError {
     /// The message as the CLI prints it.
     var commandLineMessage: String { message.onCommandLine }
 }
+
+/// An error as the CLI prints it (message and fix), or as Swift describes it when it is not a `GatehouseError`.
+func onCommandLine(_ error: Error) -> String {
+    (error as? GatehouseError)?.markedDescription.onCommandLine ?? "\(error)"
+}
