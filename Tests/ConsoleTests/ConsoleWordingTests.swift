@@ -144,6 +144,11 @@ final class ConsoleWordingTests: XCTestCase {
         assertSpeaksNoCLI(response, "an echoed hostile id")
         XCTAssertFalse(response.bodyText.contains(#"\"reveal\""#), "a typed mark is not a reference: \(response.bodyText)")
         XCTAssertTrue(response.bodyText.contains("\u{FFFD}"), response.bodyText)
+        // Typed into operator text that would be stored, they are refused.
+        let reason = try post("/api/gates/enable", ["provider": "apple", "platform": "web", "reason": "launch \u{E000}cmerge list\u{E001}"])
+        XCTAssertEqual(reason.status, 400, reason.bodyText)
+        XCTAssertTrue(reason.bodyText.contains("private-use character U+E000"), reason.bodyText)
+        assertSpeaksNoCLI(reason, "a refused reason")
     }
 
     /// The JSON pass renders each string alone: marks split across strings, or hidden in keys, stay harmless and the

@@ -59,6 +59,10 @@ final class DomainTextTests: XCTestCase {
         XCTAssertEqual(OperatorText.visible("reason: " + typed), "reason: \u{FFFD}freveal\u{FFFD}")
         let echoed = "no user \(command: .usersSearch, "\(typed)")"
         XCTAssertEqual(DomainText.render(echoed, commandLine), "no user `gatehouse users search \u{FFFD}freveal\u{FFFD}`")
+        // Operator text that would be stored refuses them.
+        XCTAssertThrowsError(try OperatorText.check("SUP-1 \(typed)", field: "the ticket")) {
+            XCTAssertTrue("\($0)".contains("private-use character U+E000"), "\($0)")
+        }
         // Unknown names keep their text, flagged.
         XCTAssertEqual(DomainText.render("x\u{E000}fnoSuchField\u{E001}y", .neutral), "x\u{FFFD}fnoSuchFieldy")
         XCTAssertEqual(DomainText.render("open \u{E000}freveal", .neutral), "open \u{FFFD}freveal")
