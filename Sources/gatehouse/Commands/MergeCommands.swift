@@ -93,7 +93,7 @@ enum MergeCommands: CommandNoun {
 
     /// A decision as this command line spells it: `--keep-email target|source`, `--carry-roles`.
     static func option(_ field: MergeDecisions.Field) -> String {
-        let flag = "--" + field.rawValue.reduce(into: "") { $0 += $1.isUppercase ? "-" + $1.lowercased() : String($1) }
+        let flag = CLISpelling.flag(field.input)
         return field == .carryRoles ? flag : flag + " " + field.values.joined(separator: "|")
     }
 
