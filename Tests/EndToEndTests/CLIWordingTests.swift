@@ -58,6 +58,22 @@ final class CLIWordingTests: XCTestCase {
         return texts
     }
 
+    /// Health text the CLI prints, records and writes for node_exporter is in its words, with no raw mark.
+    func testHealthOutputsAreInTheCommandLinesWords() throws {
+        let scratch = try Scratch()
+        let store = scratch.path("store.sqlite"), prom = scratch.path("gatehouse.prom")
+        XCTAssertEqual(try cli.run(["init", "--store", store]).status, 0)
+        let marks = CharacterSet(charactersIn: "\u{E000}\u{E001}\u{E002}")
+        let first = try cli.run(["health", "--store", store, "--json", "--prometheus", prom])
+        XCTAssertTrue(first.stdout.contains("no recorded run yet (the timer records with --record)"), first.stdout)
+        let recorded = try cli.run(["health", "--store", store, "--record"])
+        let history = try cli.run(["health", "history", "--store", store, "--json"])
+        for (what, text) in [("health --json", first.all), ("health --record", recorded.all), ("health history", history.all),
+                             ("the textfile", try String(contentsOfFile: prom, encoding: .utf8))] {
+            XCTAssertNil(text.rangeOfCharacter(from: marks), "\(what) shows a raw mark: \(text)")
+        }
+    }
+
     func testEveryReferencedCommandAndFieldIsWhatTheCLIAccepts() throws {
         let commands = try commands()
         XCTAssertGreaterThan(commands.count, 20)
