@@ -9,6 +9,7 @@ public enum InputField: String, Sendable, CaseIterable {
     case actor, audience, bundleID, carryRoles, clearAudience, clientID, config, deep, evidence, expires, force
     case format, from, into, jwks, keepEmail, keepPassword, keepSubscription, keyID, nonce, platform, prometheus
     case provider, reason, record, reveal, sameProvider, servicesID, store, teamID, ticket, ttl, users
+    case ifVersion, acceptTakeoverRisk, with, email, noEmail, accountId, issuer, genericIdTokens, minScore, passwordFile, role
     /// How long a policy override lasts (`--for 7d`).
     case `for`
 

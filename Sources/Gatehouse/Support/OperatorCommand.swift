@@ -30,6 +30,10 @@ public enum OperatorCommand: String, Sendable, CaseIterable {
     case policy
     case policySet = "policy set"
     case policyShow = "policy show"
+    case policyHistory = "policy history"
+    case adminsAdd = "admins add"
+    case adminsList = "admins list"
+    case adminsPasswd = "admins passwd"
     case providersSet = "providers set"
     case providersShow = "providers show"
     case usersSearch = "users search"
