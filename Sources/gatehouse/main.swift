@@ -23,7 +23,7 @@ do {
 } catch {
     // The one place the CLI puts failures into words: Gatehouse's own as they are, storage failures translated
     // (never SQL or bound values), anything else as Swift describes it.
-    output.error("gatehouse: \(GatehouseError.operatorFacing(error).map(String.init(describing:)) ?? String(describing: error))")
+    output.error("gatehouse: \(GatehouseError.operatorFacing(error)?.markedDescription ?? String(describing: error))")
     status = 1
 }
 exit(status)

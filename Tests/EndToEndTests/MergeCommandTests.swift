@@ -40,6 +40,44 @@ final class MergeCommandTests: XCTestCase {
         return try tables.map { "== \($0)\n" + (try sqlite3(store, "SELECT rowid, * FROM \"\($0)\" ORDER BY rowid")) }.joined(separator: "\n")
     }
 
+    /// Plan reasons and decisions are stored with the domain's marks and put into the CLI's words whenever they are read:
+    /// the plan, the SQL script, `merge show` (text and JSON) never show a mark, and marks an operator types (in a
+    /// reason, as a user) are shown as U+FFFD, never read as a flag.
+    func testStoredWordingIsRenderedWhenReadAndTypedMarksAreHarmless() throws {
+        let scratch = try Scratch()
+        let store = try makeStore(scratch)
+        let marks = CharacterSet(charactersIn: "\u{E000}\u{E001}\u{E002}")
+        func assertNoMarks(_ text: String, _ what: String, line: UInt = #line) {
+            XCTAssertNil(text.rangeOfCharacter(from: marks), "\(what) shows a raw mark: \(text)", line: line)
+        }
+        let sql = scratch.path("merge.sql")
+        let planned = try cli.run(["merge", "plan", "--from", u2, "--into", u1, "--keep-email", "source", "--carry-roles", "--emit-sql", sql,
+                                   "--store", store, "--json"])
+        XCTAssertEqual(planned.status, 0, planned.all)
+        assertNoMarks(planned.all, "the plan")
+        XCTAssertTrue(planned.stdout.contains("granted to U1 (--carry-roles)"), planned.stdout)
+        let script = try String(contentsOfFile: sql, encoding: .utf8)
+        assertNoMarks(script, "the SQL script")
+        XCTAssertTrue(script.contains("-- U1 takes U2's email (--keep-email source)"), script)
+        let id = try planID(planned)
+        XCTAssertEqual(try cli.run(["merge", "apply", id, "--ticket", "SUP-9", "--yes", "--store", store]).status, 0)
+        let typed = try cli.run(["merge", "undo", "1", "--reason", "wrong \u{E000}freveal\u{E001} person", "--store", store])
+        XCTAssertEqual(typed.status, 1, "a typed mark is refused in operator text: \(typed.all)")
+        XCTAssertTrue(typed.stderr.contains("--reason contains the private-use character U+E000"), typed.stderr)
+        assertNoMarks(typed.all, "the refusal")
+        XCTAssertEqual(try cli.run(["merge", "undo", "1", "--reason", "wrong person", "--store", store]).status, 0)
+        for arguments in [["merge", "show", "1"], ["merge", "show", "1", "--json"], ["merge", "list"]] {
+            let shown = try cli.run(arguments + ["--store", store])
+            XCTAssertEqual(shown.status, 0, shown.all)
+            assertNoMarks(shown.all, arguments.joined(separator: " "))
+            XCTAssertFalse(shown.all.contains("--reveal"), "a typed mark is not a flag: \(shown.all)")
+        }
+        let hostileUser = try cli.run(["merge", "plan", "--from", "\u{E000}freveal\u{E001}", "--into", u1, "--store", store])
+        XCTAssertEqual(hostileUser.status, 1, hostileUser.all)
+        assertNoMarks(hostileUser.all, "an echoed hostile user")
+        XCTAssertTrue(hostileUser.stderr.contains("--from \"\u{FFFD}freveal\u{FFFD}\" matches no user"), hostileUser.stderr)
+    }
+
     func testPlanApplyListShowUndo() throws {
         let scratch = try Scratch()
         let store = try makeStore(scratch)

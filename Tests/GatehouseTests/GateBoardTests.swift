@@ -69,7 +69,7 @@ final class GateBoardTests: XCTestCase {
         let p8 = board.gate(.apple, .ios).requirements.first { $0.requirement == .p8Key }!
         XCTAssertEqual(p8.condition, .unmet)
         XCTAssertTrue(p8.detail.contains("ABCDEFGHIJ revoked"), p8.detail)
-        XCTAssertTrue(p8.fix!.contains("gatehouse apple key import"), "no key left to activate: import one")
+        XCTAssertTrue(p8.fix!.onCommandLine.contains("gatehouse apple key import"), "no key left to activate: import one")
         try f.addKey("KLMNOPQRST")
         XCTAssertEqual(try f.state(.apple, .ios), .live)
     }
@@ -83,7 +83,7 @@ final class GateBoardTests: XCTestCase {
         XCTAssertEqual(try p8().detail, "the key ring is empty")
         let id = try f.addKey(activate: false)
         XCTAssertFalse(try p8().isMet, "a staged key is not active")
-        XCTAssertEqual(try p8().fix, "activate a key with gatehouse apple key activate ABCDEFGHIJ")
+        XCTAssertEqual(try p8().fix?.onCommandLine, "activate a key with gatehouse apple key activate ABCDEFGHIJ")
         try AppleKeyRing(store: f.store).activate(id, actor: tester, now: f.t0)
         XCTAssertTrue(try p8().isMet)
         XCTAssertEqual(try p8().source, .derived)
@@ -101,7 +101,7 @@ final class GateBoardTests: XCTestCase {
         XCTAssertFalse(try audience().isMet)
         let rejected = try audience()
         XCTAssertTrue(rejected.detail.contains("would reject native iOS tokens (aud = com.example.app)"), rejected.detail)
-        XCTAssertTrue(rejected.fix!.contains("--audience com.example.app.web --audience com.example.app"), rejected.fix!)
+        XCTAssertTrue(rejected.fix!.onCommandLine.contains("--audience com.example.app.web --audience com.example.app"), rejected.fix!.onCommandLine)
         // Desktop does not need the bundle id: only ios is blocked.
         XCTAssertEqual(try f.state(.apple, .desktop), .ready)
         XCTAssertEqual(try f.state(.apple, .ios), .blocked)

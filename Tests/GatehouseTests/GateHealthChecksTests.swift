@@ -58,7 +58,7 @@ final class GateHealthChecksTests: XCTestCase {
         checks = try self.checks(at: f.t0)
         XCTAssertEqual(checks["gates.apple.ios"]?.status, .critical)
         XCTAssertTrue(checks["gates.apple.ios"]!.summary.contains("enabled but has lapsed: p8_key (unmet)"))
-        XCTAssertTrue(checks["gates.apple.ios"]!.action!.contains("gatehouse gates disable apple --platform ios"))
+        XCTAssertTrue(checks["gates.apple.ios"]!.action!.onCommandLine.contains("gatehouse gates disable apple --platform ios"))
         XCTAssertEqual(checks["gates.apple.desktop"]?.status, .ok, "never enabled: blocked, reported only")
         XCTAssertEqual(checks["gates.guideline_4_8"]?.status, .ok, "Google is not live on ios")
     }
@@ -72,7 +72,7 @@ final class GateHealthChecksTests: XCTestCase {
         let checks = try self.checks(at: f.renewal)
         XCTAssertEqual(checks["gates.guideline_4_8"]?.status, .critical)
         XCTAssertTrue(checks["gates.guideline_4_8"]!.summary.contains("google is live on ios but apple is lapsed there"))
-        XCTAssertTrue(checks["gates.guideline_4_8"]!.action!.contains("gatehouse gates disable google --platform ios"))
+        XCTAssertTrue(checks["gates.guideline_4_8"]!.action!.onCommandLine.contains("gatehouse gates disable google --platform ios"))
         XCTAssertEqual(checks["gates.membership"]?.status, .critical)
         let report = HealthRunner().run(f.store, HealthContext(now: f.renewal))
         XCTAssertEqual(report.status, .critical)

@@ -46,7 +46,8 @@ final class GateStoreTests: XCTestCase {
         ]
         for (change, words) in cases {
             XCTAssertThrowsError(try f.gates.set(change, actor: tester, now: f.t0)) { error in
-                for word in words { XCTAssertTrue("\(error)".contains(word), "expected \"\(word)\" in: \(error)") }
+                let text = (error as? GatehouseError)?.markedDescription.onCommandLine ?? "\(error)"
+                for word in words { XCTAssertTrue(text.contains(word), "expected \"\(word)\" in: \(text)") }
                 XCTAssertLessThan("\(error)".count, 600, "the input is not echoed back in full")
             }
         }
@@ -57,7 +58,7 @@ final class GateStoreTests: XCTestCase {
 
     func testAPastRenewalDateWithForceIsRecordedAsExpired() throws {
         let result = try f.gates.set(GateChange(requirement: .membership, met: true, evidence: "old receipt", expires: f.day(-3), force: true), actor: tester, now: f.t0)
-        XCTAssertTrue(result.warnings.contains { $0.contains("accepted with --force") }, "\(result.warnings)")
+        XCTAssertTrue(result.warnings.contains { $0.onCommandLine.contains("accepted with --force") }, "\(result.warnings)")
         XCTAssertEqual(result.board.gate(.apple, .ios).requirements.first?.condition, .expired)
         XCTAssertEqual(try f.gates.history().first?.forced, true)
         XCTAssertEqual(try f.store.audit.entries(f.store.db, .init(action: "gates.set")).first?.details["forced_past_date"], .bool(true))
@@ -164,15 +165,15 @@ final class GateStoreTests: XCTestCase {
     }
 
     func testDatesAreValidated() throws {
-        XCTAssertEqual(try GateInput.date("2027-03-01", option: "--expires"), Timestamp(iso8601: "2027-03-01T00:00:00.000Z"))
-        XCTAssertEqual(try GateInput.date("2027-03-01T10:00:00+02:00", option: "--expires"), Timestamp(iso8601: "2027-03-01T08:00:00.000Z"))
-        assertRefused(try GateInput.date("2027-02-30", option: "--expires"), code: "invalid", "2027-02-30 is not a day of the calendar")
-        assertRefused(try GateInput.date("2026-02-29", option: "--expires"), "not a day of the calendar")
-        XCTAssertNoThrow(try GateInput.date("2028-02-29", option: "--expires"))
+        XCTAssertEqual(try GateInput.date("2027-03-01", field: .expires), Timestamp(iso8601: "2027-03-01T00:00:00.000Z"))
+        XCTAssertEqual(try GateInput.date("2027-03-01T10:00:00+02:00", field: .expires), Timestamp(iso8601: "2027-03-01T08:00:00.000Z"))
+        assertRefused(try GateInput.date("2027-02-30", field: .expires), code: "invalid", "2027-02-30 is not a day of the calendar")
+        assertRefused(try GateInput.date("2026-02-29", field: .expires), "not a day of the calendar")
+        XCTAssertNoThrow(try GateInput.date("2028-02-29", field: .expires))
         for bad in ["01/03/2027", "tomorrow", "", "2027-3-1", "2027-03-01T25:00:00Z", "2027-03-01; DROP TABLE x", String(repeating: "9", count: 500)] {
-            assertRefused(try GateInput.date(bad, option: "--expires"), code: "invalid", "--expires")
+            assertRefused(try GateInput.date(bad, field: .expires), code: "invalid", "--expires")
         }
-        assertRefused(try GateInput.date("9999-12-31", option: "--expires"), "out of range")
-        assertRefused(try GateInput.date("1970-01-01", option: "--expires"), "out of range")
+        assertRefused(try GateInput.date("9999-12-31", field: .expires), "out of range")
+        assertRefused(try GateInput.date("1970-01-01", field: .expires), "out of range")
     }
 }

@@ -72,6 +72,8 @@ func assertRefused(_ body: @autoclosure () throws -> Any, code: String? = nil, _
     XCTAssertThrowsError(try body(), file: file, line: line) { error in
         guard let error = error as? GatehouseError else { return XCTFail("not a GatehouseError: \(error)", file: file, line: line) }
         if let code { XCTAssertEqual(error.code.rawValue, code, "\(error)", file: file, line: line) }
-        for word in words { XCTAssertTrue(error.description.contains(word), "expected \"\(word)\" in: \(error)", file: file, line: line) }
+        // As the CLI prints it: the words name flags and command lines.
+        let text = error.markedDescription.onCommandLine
+        for word in words { XCTAssertTrue(text.contains(word), "expected \"\(word)\" in: \(text)", file: file, line: line) }
     }
 }

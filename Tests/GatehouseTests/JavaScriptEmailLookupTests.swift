@@ -15,6 +15,6 @@ final class JavaScriptEmailLookupTests: XCTestCase {
             """)
         XCTAssertNotEqual("ΟΔΟΣ@example.gr".lowercased(), "οδος@example.gr", "Swift's lowercasing differs here; the test would prove nothing")
         XCTAssertEqual(try UserDirectory(store: store).resolve("ΟΔΟΣ@example.gr").rawValue, "u-greek")
-        XCTAssertEqual(try MergeUserResolver(store: store).resolve("ΟΔΟΣ@example.gr", role: "--into").rawValue, "u-greek")
+        XCTAssertEqual(try MergeUserResolver(store: store).resolve("ΟΔΟΣ@example.gr", field: .into).rawValue, "u-greek")
     }
 }

@@ -128,7 +128,7 @@ final class MergeTests: XCTestCase {
             XCTAssertNil(undecided.id)
             XCTAssertEqual(Set(undecided.unresolved.map(\.kind.rawValue)), ["email", "password", "provider", "subscription"])
             XCTAssertEqual(try s.store.db.scalar("SELECT count(*) FROM gatehouse_merge_plans").int64, 0)
-            XCTAssertEqual(undecided.conflicts.first { $0.kind == .role }?.decision, "dropped (pass --carry-roles to grant it to U1)")
+            XCTAssertEqual(undecided.conflicts.first { $0.kind == .role }?.decision?.onCommandLine, "dropped (pass --carry-roles to grant it to U1)")
 
             let decided = try plan(s, MergeDecisions(keepEmail: .target, keepSubscription: .target, keepPassword: .source, sameProvider: .both))
             XCTAssertEqual(decided.unresolved.count, 0)
@@ -213,7 +213,7 @@ final class MergeTests: XCTestCase {
         func refuses(_ from: String, _ into: String, _ code: String, _ text: String, line: UInt = #line) {
             XCTAssertThrowsError(try planner.plan(source: from, target: into, decisions: MergeDecisions(), actor: tester), line: line) {
                 XCTAssertEqual(($0 as? GatehouseError)?.code.rawValue, code, line: line)
-                XCTAssertTrue(($0 as? GatehouseError)?.message.contains(text) ?? false, "\($0)", line: line)
+                XCTAssertTrue(($0 as? GatehouseError)?.commandLineMessage.contains(text) ?? false, "\($0)", line: line)
             }
         }
         refuses("nobody", s.u1, "not_found", "--from \"nobody\" matches no user")
@@ -227,7 +227,7 @@ final class MergeTests: XCTestCase {
         XCTAssertEqual(plan.source.rawValue, hostile)
         let applier = MergeApplier(store: store)
         XCTAssertThrowsError(try applier.apply(planID: id, ticket: String(repeating: "T", count: 100_000), actor: tester)) {
-            XCTAssertTrue(($0 as? GatehouseError)?.message.contains("--ticket is 100000 characters") ?? false, "\($0)")
+            XCTAssertTrue(($0 as? GatehouseError)?.commandLineMessage.contains("--ticket is 100000 characters") ?? false, "\($0)")
         }
         XCTAssertThrowsError(try applier.apply(planID: id, ticket: "a\nb", actor: tester))
         XCTAssertThrowsError(try applier.apply(planID: "mp_'; DELETE FROM user; --", ticket: "T", actor: tester)) {

@@ -24,7 +24,7 @@ final class ProviderConfigurationTests: XCTestCase {
         XCTAssertEqual(report.apple.nativeTokensAccepted, true)
         let desktop = report.apple.findings.first { $0.code == "desktop_tokens_rejected" }!
         XCTAssertEqual(desktop.reported, #"JWTClaimValidationFailed: unexpected "aud" claim value"#)
-        XCTAssertTrue(desktop.fix!.contains("--audience com.example.web --audience com.example.app"), desktop.fix!)
+        XCTAssertTrue(desktop.fix!.onCommandLine.contains("--audience com.example.web --audience com.example.app"), desktop.fix!.onCommandLine)
         XCTAssertEqual(report.apple.recommendedConfig, #"apple({ clientId: "com.example.web", appBundleIdentifier: "com.example.app", audience: ["com.example.web", "com.example.app"], clientSecret })"#)
         report = try config.setApple(AppleProviderChange(audience: ["com.example.web"]), actor: tester, now: now)
         XCTAssertEqual(report.apple.audienceSource, .audience)

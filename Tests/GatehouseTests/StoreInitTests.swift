@@ -107,7 +107,7 @@ final class StoreInitTests: XCTestCase {
 
     func testOpenRefusesStoresThatAreNotReady() throws {
         XCTAssertThrowsError(try Store.open(path: scratch.path("absent.sqlite"))) {
-            XCTAssertTrue("\($0)".contains("gatehouse init --store"))
+            XCTAssertTrue(onCommandLine($0).contains("gatehouse init --store"), onCommandLine($0))
         }
         let bare = scratch.path("bare.sqlite")
         try Fixtures.database("better-auth-1.5.sql", at: bare)

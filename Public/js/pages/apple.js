@@ -235,7 +235,7 @@ function renderProviders(report) {
     facts([...Object.entries(google.settings.clientIDs ?? {}).map(([platform, id]) => [platform, id]),
       ["Better Auth accepts aud", list(google.acceptedAudiences)]]),
     findings(google.findings, { id: "google-findings" }),
-    el("p", { class: "muted small", text: "Change it with `gatehouse providers set apple|google`." }));
+    el("p", { class: "muted small", text: "An operator changes it on the server (providers set)." }));
 }
 
 function exportCard(api) {

@@ -35,7 +35,7 @@ export async function render(container, api) {
   limit.addEventListener("change", loadHistory);
 
   container.append(el("h1", { text: "Health" }),
-    card("Checks now", el("p", { class: "muted", text: "Run now against the store; not recorded. The timer records its runs with `gatehouse health --record`." }), current, again),
+    card("Checks now", el("p", { class: "muted", text: "Run now against the store; not recorded. The scheduled health timer records its runs." }), current, again),
     card("Recorded runs", el("div", { class: "actions" }, limit), history));
   await Promise.all([runNow(), loadHistory()]);
 }
@@ -56,7 +56,7 @@ function counts(run) {
 
 function renderHistory(runs) {
   if (runs.length === 0) {
-    return el("p", { class: "muted", id: "health-history-empty", text: "No recorded run yet: the timer records one with `gatehouse health --record`." });
+    return el("p", { class: "muted", id: "health-history-empty", text: "No recorded run yet: the scheduled health timer records one." });
   }
   const oldestFirst = [...runs].reverse();
   return el("div", {},

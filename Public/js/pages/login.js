@@ -16,7 +16,7 @@ export function render(container, { message, onLoggedIn }) {
     el("label", { for: "username", text: "Username" }), username,
     el("label", { for: "password", text: "Password" }), password,
     submit,
-    el("p", { class: "muted small", text: "Admins are created with `gatehouse init` and `gatehouse admins add`." }));
+    el("p", { class: "muted small", text: "Admins are created on the server by an operator." }));
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     status.hidden = true;

@@ -55,7 +55,7 @@ function switchCard(entry, policy) {
 function healthCard(run, now) {
   if (!run) {
     return card("Health",
-      el("p", { id: "overview-health", class: "muted", text: "No recorded run yet: the timer records one with `gatehouse health --record`." }),
+      el("p", { id: "overview-health", class: "muted", text: "No recorded run yet: the scheduled health timer records one." }),
       el("p", {}, el("a", { href: "#/health", text: "Run the checks now on the Health page →" })));
   }
   const notOK = run.checks.filter((c) => c.status !== "ok");

@@ -128,7 +128,7 @@ function integrityCard(api) {
           f.count ? f.fix : "—",
         ]), { caption: "Integrity findings" }),
         report.skipped.length ? el("p", { class: "muted", text: `Skipped (no sync-server tables): ${report.skipped.join(", ")}.` }) : null,
-        report.missingIndexes.length ? el("p", { class: "banner info", text: `Missing indexes: ${report.missingIndexes.join(", ")} — run gatehouse accounts index.` }) : null]);
+        report.missingIndexes.length ? el("p", { class: "banner info", text: `Missing indexes: ${report.missingIndexes.join(", ")} — an operator creates them on the server (accounts index).` }) : null]);
     } catch (error) {
       clear(result).append(errorBanner(error));
     } finally {

@@ -19,7 +19,7 @@ struct GateSetRequest: Decodable, Sendable {
         var change = GateChange(requirement: try GateRequirement.named(requirement, provider: provider),
                                 platform: try platform.flatMap { $0.isEmpty ? nil : try GatePlatform.named($0) },
                                 met: met, evidence: evidence, force: force ?? false)
-        if let expires, !expires.isEmpty { change.expires = try GateInput.date(expires, option: "expires") }
+        if let expires, !expires.isEmpty { change.expires = try GateInput.date(expires, field: .expires) }
         return change
     }
 }

@@ -10,9 +10,10 @@ enum JSONBody {
         return encoder
     }()
 
-    /// A JSON response of an Encodable value.
+    /// A JSON response of an Encodable value, the domain's references in its text put into the console's words.
     static func response<T: Encodable>(_ value: T, status: Int = 200) throws -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": "application/json; charset=utf-8"], body: Array(try encoder.encode(value)))
+        HTTPResponse(status: status, headers: ["Content-Type": "application/json; charset=utf-8"],
+                     body: ConsoleSpelling.renderJSON(Array(try encoder.encode(value))))
     }
 
     /// The JSON error body for an API error.
@@ -20,7 +21,7 @@ enum JSONBody {
         struct Body: Encodable { let error: Inner }
         struct Inner: Encodable { let code: String; let message: String; let fix: String? }
         var response = (try? response(Body(error: Inner(code: error.code, message: error.message, fix: error.fix)), status: error.status))
-            ?? HTTPResponse.text(error.status, error.message)
+            ?? HTTPResponse.text(error.status, ConsoleSpelling.render(error.message))
         for (name, value) in error.headers { response.headers.add(name, value) }
         return response
     }

@@ -50,10 +50,11 @@ struct JSONWriter {
         needsComma = false
     }
 
+    /// A string value; the domain's references in it are put into the console's words (`ConsoleSpelling`).
     mutating func string(_ value: String) {
         separate()
         bytes.append(UInt8(ascii: "\""))
-        var value = value
+        var value = ConsoleSpelling.render(value)
         value.withUTF8 { utf8 in
             var plainStart = 0
             for index in 0..<utf8.count {

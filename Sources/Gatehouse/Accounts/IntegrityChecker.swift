@@ -76,7 +76,7 @@ public struct IntegrityChecker {
                       return "account \(detail?[0].string ?? "?") (\(detail?[1].string ?? "?")) → missing user \(row[1].string ?? "?")"
                   }),
             Check(code: "user_without_accounts", severity: "warning", title: "users with no account rows (they cannot sign in)",
-                  fix: "check with `gatehouse users show ID`; such a user is usually a leftover of a failed sign-up or an unlink", needsSync: false,
+                  fix: "check with \(command: .usersShow, "ID"); such a user is usually a leftover of a failed sign-up or an unlink", needsSync: false,
                   sql: "SELECT u.\(user.col(.id)) FROM \(user.sql) u WHERE NOT EXISTS (SELECT 1 FROM \(account.sql) a WHERE a.\(account.col(.userId)) = u.\(user.col(.id)))",
                   describe: userSample),
             Check(code: "sync_sub_malformed", severity: "error", title: "sync users whose sub is not of the form better_auth|<user id>",

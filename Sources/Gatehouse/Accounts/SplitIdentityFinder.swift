@@ -90,7 +90,7 @@ public struct SplitIdentityFinder {
     /// Finds candidate pairs with a score of at least `minScore`, best first, at most `limit`.
     public func find(minScore: Double = 0.7, limit: Int = 50, windowDays: Int = 30) throws -> SplitIdentityReport {
         guard minScore.isFinite, (0...1).contains(minScore) else {
-            throw GatehouseError.invalid("the minimum score must be between 0 and 1, got \(minScore)", fix: "use e.g. --min-score 0.7")
+            throw GatehouseError.invalid("the minimum score must be between 0 and 1, got \(minScore)", fix: "use e.g. \(field: .minScore) 0.7")
         }
         guard (1...3650).contains(windowDays) else {
             throw GatehouseError.invalid("the window must be 1 to 3650 days, got \(windowDays)")

@@ -156,7 +156,7 @@ public struct UserDirectory {
         }
         guard let id else {
             throw GatehouseError.notFound("no such user: \(UserQuery.display(text))",
-                                          fix: "give a user id, an email or a sub better_auth|<id>; find one with `gatehouse users search`")
+                                          fix: "give a user id, an email or a sub better_auth|<id>; find one with \(command: .usersSearch)")
         }
         return id
     }

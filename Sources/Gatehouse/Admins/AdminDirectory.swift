@@ -63,7 +63,7 @@ public struct AdminDirectory {
         return try write {
             if try store.db.row("SELECT 1 FROM gatehouse_admins WHERE username = ?", [username.rawValue]) != nil {
                 throw GatehouseError.conflict("an admin named \(username) already exists",
-                                              fix: "pick another name, or change their password with `gatehouse admins passwd \(username)`")
+                                              fix: "pick another name, or change their password with \(command: .adminsPasswd, "\(username)")")
             }
             try store.db.execute("INSERT INTO gatehouse_admins (username, password_hash, role, disabled, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)",
                                  [username.rawValue, hash, role.rawValue, now.iso8601, now.iso8601])
@@ -134,7 +134,7 @@ public struct AdminDirectory {
 
     private func require(_ username: AdminUsername) throws -> Admin {
         guard let admin = try find(username) else {
-            throw GatehouseError.notFound("no admin named \(username)", fix: "list them with `gatehouse admins list`")
+            throw GatehouseError.notFound("no admin named \(username)", fix: "list them with \(command: .adminsList)")
         }
         return admin
     }
@@ -144,7 +144,7 @@ public struct AdminDirectory {
         let others = try store.db.scalar("SELECT count(*) FROM gatehouse_admins WHERE role = 'admin' AND disabled = 0 AND id != ?", [admin.id]).int64 ?? 0
         guard others > 0 else {
             throw GatehouseError.conflict("\(admin.username) is the only enabled admin with the admin role; refusing to \(verb) them",
-                                          fix: "add another admin first: gatehouse admins add NAME --role admin")
+                                          fix: "add another admin first: \(run: .adminsAdd, "NAME", .option(.role, "admin"))")
         }
     }
 

@@ -18,7 +18,7 @@ public struct AdminPassword: Sendable, CustomStringConvertible, CustomDebugStrin
     public init(_ text: String) throws {
         guard text.count >= Self.minLength else {
             throw GatehouseError.invalid("the password is \(text.count) characters; at least \(Self.minLength) are required",
-                                         fix: "choose a longer password, or omit --password-file to have one generated")
+                                         fix: "choose a longer password, or omit \(field: .passwordFile) to have one generated")
         }
         guard text.utf8.count <= Self.maxBytes else {
             throw GatehouseError.invalid("the password is \(text.utf8.count) bytes; at most \(Self.maxBytes) are accepted")

@@ -32,13 +32,13 @@ public struct AppleExport {
     /// Opens the active key and returns the values, auditing the reveal. Throws unless `reveal`.
     public func export(format: Format, reveal: Bool, actor: Actor, now: Timestamp) throws -> Values {
         guard reveal else {
-            throw GatehouseError("refusing to print the Apple private key without --reveal",
-                                 fix: "add --reveal (the reveal is recorded in the audit log); pipe it straight into your secrets store, e.g. gatehouse apple export --format json --reveal | wrangler secret bulk",
+            throw GatehouseError("refusing to print the Apple private key without \(field: .reveal)",
+                                 fix: "add \(field: .reveal) (the reveal is recorded in the audit log); pipe it straight into your secrets store, e.g. \(run: .appleExport, .option(.format, "json"), .flag(.reveal)) | wrangler secret bulk",
                                  code: .revealRequired)
         }
         let config = try ProviderConfiguration(store: store).apple()
         guard let clientID = config.servicesID else {
-            throw GatehouseError.invalid("no Services ID is configured: the runtime needs APPLE_CLIENT_ID", fix: "gatehouse providers set apple --services-id <Services ID>")
+            throw GatehouseError.invalid("no Services ID is configured: the runtime needs APPLE_CLIENT_ID", fix: "\(run: .providersSet, "apple", .option(.servicesID, "<Services ID>"))")
         }
         let (key, privateKey) = try ring.activeSigningKey()
         var pairs: [(String, String)] = [("APPLE_TEAM_ID", key.teamID.rawValue), ("APPLE_KEY_ID", key.keyID.rawValue), ("APPLE_CLIENT_ID", clientID)]

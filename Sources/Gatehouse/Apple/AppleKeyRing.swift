@@ -51,11 +51,11 @@ public struct AppleKeyRing {
         if live.count > Self.maxLiveKeys {
             findings.append(AppleFinding(.warning, "too_many_live_keys",
                 "\(live.count) keys are live (\(live.map(\.keyID.rawValue).joined(separator: ", "))); Apple allows \(Self.maxLiveKeys) Sign in with Apple keys per primary App ID",
-                fix: "revoke the oldest in Apple's portal, then record it: gatehouse apple key revoke <KEYID>"))
+                fix: "revoke the oldest in Apple's portal, then record it: \(run: .appleKeyRevoke, "<KEYID>")"))
         }
         if !keys.isEmpty && !keys.contains(where: { $0.state == .active }) {
             findings.append(AppleFinding(.warning, "no_active_key", "no key is active: client secrets cannot be minted",
-                                         fix: "gatehouse apple key activate <KEYID>"))
+                                         fix: "\(run: .appleKeyActivate, "<KEYID>")"))
         }
         return findings
     }
@@ -80,15 +80,15 @@ public struct AppleKeyRing {
         let fromName = KeyID(fileName: path)
         guard let keyID = explicitKeyID ?? fromName else {
             throw GatehouseError.invalid("cannot tell the Key ID from the file name \(name): Apple names keys AuthKey_<KEYID>.p8",
-                                         fix: "pass --key-id <KEYID> (10 upper-case letters or digits, from Certificates, Identifiers & Profiles → Keys)")
+                                         fix: "pass \(field: .keyID) <KEYID> (10 upper-case letters or digits, from Certificates, Identifiers & Profiles → Keys)")
         }
         if let fromName, fromName != keyID {
             warnings.append(AppleFinding(.warning, "key_id_differs_from_file_name",
-                "--key-id \(keyID) differs from the Key ID in the file name \(name) (\(fromName)); the client secret's kid will be \(keyID)",
+                "\(field: .keyID) \(keyID) differs from the Key ID in the file name \(name) (\(fromName)); the client secret's kid will be \(keyID)",
                 fix: "check which Key ID Apple shows for this key: a wrong kid makes Apple answer invalid_client"))
         }
         guard let teamID = try explicitTeamID ?? ProviderConfiguration(store: store).apple().teamID else {
-            throw GatehouseError.invalid("no Team ID for \(name): pass --team-id, or configure it once with `gatehouse providers set apple --team-id <TEAMID>`")
+            throw GatehouseError.invalid("no Team ID for \(name): pass \(field: .teamID), or configure it once with \(command: .providersSet, "apple", .option(.teamID, "<TEAMID>"))")
         }
         let pem = try Self.readKeyFile(path)
         let privateKey: P256.PrivateKey
@@ -117,11 +117,11 @@ public struct AppleKeyRing {
             if let existing = try store.db.row("SELECT key_id, state FROM gatehouse_apple_keys WHERE fingerprint = ?", [fingerprint]) {
                 let revoked = existing["state"].string == AppleKey.State.revoked.rawValue
                 throw GatehouseError.conflict("\(name) is already in the ring as key \(existing["key_id"].string ?? "?") (\(existing["state"].string ?? "?"), fingerprint \(fingerprint.prefix(16))…); nothing was imported",
-                                              fix: revoked ? "a revoked key stays revoked: create a new key in Apple's portal and import that" : "nothing to do; `gatehouse apple key list` shows it")
+                                              fix: revoked ? "a revoked key stays revoked: create a new key in Apple's portal and import that" : "nothing to do; \(command: .appleKeyList) shows it")
             }
             if let existing = try store.db.row("SELECT state, fingerprint FROM gatehouse_apple_keys WHERE key_id = ?", [keyID.rawValue]) {
                 throw GatehouseError.conflict("the ring already holds a different key with Key ID \(keyID) (\(existing["state"].string ?? "?"), fingerprint \((existing["fingerprint"].string ?? "").prefix(16))…); \(name) has fingerprint \(fingerprint.prefix(16))…",
-                                              fix: "check the Key ID: Apple never reuses one; pass --key-id with this key's own id")
+                                              fix: "check the Key ID: Apple never reuses one; pass \(field: .keyID) with this key's own id")
             }
             try store.db.execute("INSERT INTO gatehouse_apple_keys (key_id, team_id, state, fingerprint, sealed_p8, imported_at) VALUES (?, ?, 'staged', ?, ?, ?)",
                                  [keyID.rawValue, teamID.rawValue, fingerprint, sealed, now.iso8601])
@@ -130,7 +130,7 @@ public struct AppleKeyRing {
         if live.count > Self.maxLiveKeys {
             warnings.append(AppleFinding(.warning, "too_many_live_keys",
                 "\(live.count) keys are now live (\(live.map(\.keyID.rawValue).joined(separator: ", "))): Apple allows \(Self.maxLiveKeys) per primary App ID, so it cannot have issued a third without one being revoked",
-                fix: "revoke the oldest in Apple's portal, then record it: gatehouse apple key revoke <KEYID>"))
+                fix: "revoke the oldest in Apple's portal, then record it: \(run: .appleKeyRevoke, "<KEYID>")"))
         }
         return ImportResult(key: key, warnings: warnings)
     }
@@ -182,7 +182,7 @@ public struct AppleKeyRing {
         let retired = try list().filter { $0.state == .retired }.sorted { ($0.retiredAt ?? $0.importedAt) > ($1.retiredAt ?? $1.importedAt) }
         guard let target = retired.first else {
             throw GatehouseError.notFound("no retired key to roll back to (a revoked key never comes back)",
-                                          fix: "import and activate another key: gatehouse apple key import AuthKey_<KEYID>.p8, then activate it")
+                                          fix: "import and activate another key: \(run: .appleKeyImport, "AuthKey_<KEYID>.p8"), then activate it")
         }
         return try activate(target.keyID, action: "apple.key.rollback", actor: actor, now: now)
     }
@@ -191,7 +191,7 @@ public struct AppleKeyRing {
         let key = try self.key(id)
         if key.state == .revoked {
             throw GatehouseError.conflict("key \(id) was revoked at \(key.revokedAt?.iso8601 ?? "?") and can never be activated again",
-                                          fix: "create a new key in Apple's portal, then gatehouse apple key import AuthKey_<KEYID>.p8 and activate it")
+                                          fix: "create a new key in Apple's portal, then \(run: .appleKeyImport, "AuthKey_<KEYID>.p8") and activate it")
         }
         if key.state == .active {
             return Transition(key: key, retired: nil, selfTest: nil, changed: false, warnings: [])
@@ -231,7 +231,7 @@ public struct AppleKeyRing {
         if key.state == .revoked { return Transition(key: key, retired: nil, selfTest: nil, changed: false, warnings: []) }
         if key.state == .active && !force {
             throw GatehouseError.conflict("\(id) is the active key: revoking it stops client secrets from working (Apple answers invalid_client)",
-                                          fix: "activate the new key first (gatehouse apple key activate <KEYID>), then revoke \(id); if \(id) leaked or Apple already revoked it, pass --force")
+                                          fix: "activate the new key first (\(run: .appleKeyActivate, "<KEYID>")), then revoke \(id); if \(id) leaked or Apple already revoked it, pass \(field: .force)")
         }
         try store.change(actor: actor, action: "apple.key.revoke", subject: id.rawValue, details: [
             "key_id": .string(id.rawValue), "fingerprint": .string(key.fingerprint), "from_state": .string(key.state.rawValue),
@@ -243,7 +243,7 @@ public struct AppleKeyRing {
         if key.state == .active {
             warnings.insert(AppleFinding(.warning, "active_key_revoked",
                 "\(id) was the active key: client secrets minted from it are now rejected by Apple (invalid_client)",
-                fix: "gatehouse apple key rollback, or activate another key, and redeploy"), at: 0)
+                fix: "\(run: .appleKeyRollback), or activate another key, and redeploy"), at: 0)
         }
         return Transition(key: keys.first { $0.keyID == id }!, retired: nil, selfTest: nil, changed: true, warnings: warnings)
     }
@@ -264,7 +264,7 @@ public struct AppleKeyRing {
         let key: AppleKey
         if let id { key = try self.key(id) } else {
             guard let active = try activeKey() else {
-                throw GatehouseError.notFound("no key is active", fix: "name a key: gatehouse apple key selftest <KEYID>")
+                throw GatehouseError.notFound("no key is active", fix: "name a key: \(run: .appleKeySelftest, "<KEYID>")")
             }
             key = active
         }
@@ -331,7 +331,7 @@ public struct AppleKeyRing {
         guard let key = try activeKey() else {
             let keys = try list()
             throw GatehouseError.notFound(keys.isEmpty ? "the key ring is empty: no key to mint with" : "no key is active: no key to mint with",
-                                          fix: keys.isEmpty ? "gatehouse apple key import AuthKey_<KEYID>.p8 --team-id <TEAMID>, then activate it" : "gatehouse apple key activate <KEYID>")
+                                          fix: keys.isEmpty ? "\(run: .appleKeyImport, "AuthKey_<KEYID>.p8", .option(.teamID, "<TEAMID>")), then activate it" : "\(run: .appleKeyActivate, "<KEYID>")")
         }
         return (key, try privateKey(key))
     }
@@ -344,7 +344,7 @@ public struct AppleKeyRing {
         let ids = try list().map(\.keyID.rawValue)
         let hint = Suggestion.closest(to: id.rawValue, among: ids).map { " (did you mean \($0)?)" } ?? ""
         return GatehouseError.notFound("no key \(id) in the ring\(hint)",
-                                       fix: ids.isEmpty ? "the ring is empty: gatehouse apple key import AuthKey_<KEYID>.p8" : "keys in the ring: \(ids.joined(separator: ", "))")
+                                       fix: ids.isEmpty ? "the ring is empty: \(run: .appleKeyImport, "AuthKey_<KEYID>.p8")" : "keys in the ring: \(ids.joined(separator: ", "))")
     }
 
     static func key(_ row: Row) throws -> AppleKey {

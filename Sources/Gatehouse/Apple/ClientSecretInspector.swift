@@ -61,7 +61,7 @@ public struct ClientSecretInspector {
         if claims.algorithm == "ES256" {
             findings.append(AppleFinding(.ok, "alg", "alg is ES256"))
         } else {
-            error("alg_mismatch", "alg is \"\(claims.algorithm.prefix(20))\"; Apple accepts only ES256 client secrets", fix: "mint with `gatehouse apple secret mint` (ES256)")
+            error("alg_mismatch", "alg is \"\(claims.algorithm.prefix(20))\"; Apple accepts only ES256 client secrets", fix: "mint with \(command: .appleSecretMint) (ES256)")
         }
         var ringKey: AppleKey?
         if let kid = claims.keyID {
@@ -70,7 +70,7 @@ public struct ClientSecretInspector {
                 switch key.state {
                 case .revoked:
                     error("revoked_key", "kid \(kid) names a key revoked in Apple's portal (recorded \(key.revokedAt?.iso8601 ?? "?")): Apple rejects every secret signed with it",
-                          fix: "mint a new secret from the active key: gatehouse apple secret mint")
+                          fix: "mint a new secret from the active key: \(run: .appleSecretMint)")
                 case .active:
                     findings.append(AppleFinding(.ok, "kid", "kid \(kid) is the active key"))
                 case .retired:
@@ -80,10 +80,10 @@ public struct ClientSecretInspector {
                 }
             } else {
                 findings.append(AppleFinding(.warning, "unknown_kid", "kid \(kid.prefix(40)) is not a key in this ring, so the signature cannot be checked; if Apple does not know the key either, it answers invalid_client",
-                                             reported: Self.apple, fix: "import the key (gatehouse apple key import AuthKey_\(kid.prefix(10)).p8) or check the kid against Apple's portal"))
+                                             reported: Self.apple, fix: "import the key (\(run: .appleKeyImport, "AuthKey_\(kid.prefix(10)).p8")) or check the kid against Apple's portal"))
             }
         } else {
-            error("no_kid", "the header has no kid: Apple cannot tell which key signed the secret", fix: "mint with `gatehouse apple secret mint`, which sets kid to the Key ID")
+            error("no_kid", "the header has no kid: Apple cannot tell which key signed the secret", fix: "mint with \(command: .appleSecretMint), which sets kid to the Key ID")
         }
 
         // Signature.
@@ -93,7 +93,7 @@ public struct ClientSecretInspector {
             findings.append(AppleFinding(.ok, "signature_size", "the signature is 64 bytes (raw r‖s, as JWS requires)"))
         } else if derRaw != nil {
             error("der_signature", "the signature is \(claims.signatureLength) bytes of DER (ASN.1 ECDSA-Sig-Value), not the 64-byte r‖s JWS requires — the classic cause of invalid_client",
-                  fix: "sign with a JWS library (or convert DER to r‖s); `gatehouse apple secret mint` does this right")
+                  fix: "sign with a JWS library (or convert DER to r‖s); \(command: .appleSecretMint) does this right")
         } else {
             error("signature_size", "the signature is \(claims.signatureLength) bytes; an ES256 signature is exactly 64 (r‖s)", fix: "the token was truncated or signed with another algorithm: mint it again")
         }
@@ -105,7 +105,7 @@ public struct ClientSecretInspector {
                                                                                 : "the DER signature is otherwise correct for key \(ringKey.keyID): only its encoding is wrong"))
             } else {
                 error("bad_signature", "the signature does not verify with key \(ringKey.keyID): the secret was signed with another key than its kid says, or altered after signing",
-                      fix: "mint it again with `gatehouse apple secret mint`")
+                      fix: "mint it again with \(command: .appleSecretMint)")
             }
         }
 
@@ -117,7 +117,7 @@ public struct ClientSecretInspector {
             } else if let ringKey, iss != ringKey.teamID.rawValue {
                 error("iss_mismatch", "iss \(iss) is not the Team ID \(ringKey.teamID) that key \(ringKey.keyID) belongs to", fix: "iss must be the Team ID of the key's team")
             } else if let team = config.teamID, iss != team.rawValue {
-                error("iss_mismatch", "iss \(iss) is not the configured Team ID \(team)", fix: "iss must be your Team ID; check `gatehouse providers show`")
+                error("iss_mismatch", "iss \(iss) is not the configured Team ID \(team)", fix: "iss must be your Team ID; check \(command: .providersShow)")
             } else {
                 findings.append(AppleFinding(.ok, "iss", "iss \(iss) is the Team ID" + (teamID == nil ? " (shape only: no Team ID is configured)" : "")))
             }
@@ -132,7 +132,7 @@ public struct ClientSecretInspector {
                 findings.append(AppleFinding(.ok, "sub", "sub \(sub) is the configured \(sub == config.servicesID ? "Services ID" : "bundle id")"))
             } else {
                 error("sub_mismatch", "sub \(sub.prefix(80)) is not the client id the token request uses (the Services ID \(config.servicesID ?? "(unset)")\(config.bundleID.map { " or the bundle id \($0)" } ?? ""))",
-                      fix: "sub must equal the client_id sent to Apple: mint with --client-id \(config.servicesID ?? "<Services ID>")")
+                      fix: "sub must equal the client_id sent to Apple: mint with \(field: .clientID) \(config.servicesID ?? "<Services ID>")")
             }
         } else {
             error("no_sub", "the secret has no sub: it must be the client id (the Services ID)")
@@ -142,7 +142,7 @@ public struct ClientSecretInspector {
             if compact.payload["aud"]?.stringValue != nil {
                 findings.append(AppleFinding(.ok, "aud", "aud is \(ClientSecretMinter.audience)"))
             } else {
-                findings.append(AppleFinding(.warning, "aud_array", "aud is a one-element array; Apple documents it as the string \(ClientSecretMinter.audience)", fix: "mint with `gatehouse apple secret mint`"))
+                findings.append(AppleFinding(.warning, "aud_array", "aud is a one-element array; Apple documents it as the string \(ClientSecretMinter.audience)", fix: "mint with \(command: .appleSecretMint)"))
             }
         case let values?:
             error("aud_mismatch", "aud is \(values.map { "\"\($0.prefix(60))\"" }.joined(separator: ", ")); Apple requires exactly \(ClientSecretMinter.audience)")
@@ -168,11 +168,11 @@ public struct ClientSecretInspector {
                 if exp <= iat { error("exp_before_iat", "exp is not after iat") }
                 if exp - iat > ClientSecretMinter.maxLifetimeSeconds {
                     error("lifetime_over_cap", "the lifetime exp − iat is \(exp - iat) s, over Apple's cap of 15,777,000 s (about 182 days)",
-                          fix: "mint with --ttl \(ClientSecretMinter.maxLifetimeSeconds) or less (better: 1h, minted in the runtime)")
+                          fix: "mint with \(field: .ttl) \(ClientSecretMinter.maxLifetimeSeconds) or less (better: 1h, minted in the runtime)")
                 }
             }
             if exp <= nowSeconds {
-                error("expired", "the secret expired at \(at), \(Seconds(nowSeconds - exp)) ago", fix: "mint a new one: gatehouse apple secret mint, and redeploy it")
+                error("expired", "the secret expired at \(at), \(Seconds(nowSeconds - exp)) ago", fix: "mint a new one: \(run: .appleSecretMint), and redeploy it")
             } else if exp - nowSeconds > ClientSecretMinter.maxLifetimeSeconds {
                 error("exp_over_cap", "exp is \(exp - nowSeconds) s from now, over Apple's cap of 15,777,000 s")
             } else if exp - nowSeconds < min(Self.expiryWarning, max(0, (lifetime ?? Self.expiryWarning * 4) / 4)) {

@@ -31,11 +31,11 @@ public struct ClientSecretMinter: Sendable {
     /// Refuses a lifetime of zero or over Apple's cap, naming the cap.
     public static func checkLifetime(_ lifetime: Seconds) throws {
         guard lifetime.value > 0 else {
-            throw GatehouseError.invalid("a client secret's lifetime must be positive, got \(lifetime)", fix: "pass --ttl 1h (the default) or up to \(maxLifetimeSeconds) s")
+            throw GatehouseError.invalid("a client secret's lifetime must be positive, got \(lifetime)", fix: "pass \(field: .ttl) 1h (the default) or up to \(maxLifetimeSeconds) s")
         }
         guard lifetime.value <= maxLifetimeSeconds else {
             throw GatehouseError.invalid("a lifetime of \(lifetime.value) s (\(lifetime)) is over Apple's cap of 15,777,000 s (about 182 days); Apple answers invalid_client to such a secret",
-                                         fix: "pass --ttl \(maxLifetimeSeconds) or less; better, mint short-lived secrets (1h) in the runtime")
+                                         fix: "pass \(field: .ttl) \(maxLifetimeSeconds) or less; better, mint short-lived secrets (1h) in the runtime")
         }
     }
 

@@ -33,11 +33,11 @@ public struct ClientSecretService {
         try ClientSecretMinter.checkLifetime(lifetime)
         let clientID: String
         if let explicitClientID {
-            guard let checked = try ProviderConfiguration.identifier(explicitClientID, option: "--client-id", kind: "client id", empty: false) else { throw GatehouseError.invalid("empty --client-id") }
+            guard let checked = try ProviderConfiguration.identifier(explicitClientID, option: "\(field: .clientID)", kind: "client id", empty: false) else { throw GatehouseError.invalid("empty \(field: .clientID)") }
             clientID = checked
         } else {
             guard let services = try ProviderConfiguration(store: store).apple().servicesID else {
-                throw GatehouseError.invalid("no client id: pass --client-id, or configure the Services ID with `gatehouse providers set apple --services-id <id>`")
+                throw GatehouseError.invalid("no client id: pass \(field: .clientID), or configure the Services ID with \(command: .providersSet, "apple", .option(.servicesID, "<id>"))")
             }
             clientID = services
         }
@@ -90,7 +90,7 @@ public struct ClientSecretService {
             "fingerprint": .string(fingerprint),
         ]) {
             if try store.db.row("SELECT id FROM gatehouse_tracked_secrets WHERE fingerprint = ?", [fingerprint]) != nil {
-                throw GatehouseError.conflict("this client secret is already tracked (fingerprint \(fingerprint.prefix(16))…)", fix: "nothing to do; `gatehouse apple secret inspect` shows its expiry")
+                throw GatehouseError.conflict("this client secret is already tracked (fingerprint \(fingerprint.prefix(16))…)", fix: "nothing to do; \(command: .appleSecretInspect) shows its expiry")
             }
             try store.db.execute("""
                 INSERT INTO gatehouse_tracked_secrets (kind, key_id, team_id, client_id, issued_at, expires_at, fingerprint, tracked_at, tracked_by)
@@ -107,11 +107,11 @@ public struct ClientSecretService {
     public func untrack(fingerprint prefix: String, actor: Actor, now: Timestamp) throws -> Tracked {
         let wanted = prefix.lowercased()
         guard wanted.count >= 8, wanted.count <= 64, wanted.allSatisfy({ $0.isHexDigit }) else {
-            throw GatehouseError.invalid("\"\(prefix.prefix(70))\" is not a secret's fingerprint", fix: "give 8 to 64 hex characters of the FINGERPRINT column of `gatehouse apple secret list`")
+            throw GatehouseError.invalid("\"\(prefix.prefix(70))\" is not a secret's fingerprint", fix: "give 8 to 64 hex characters of the FINGERPRINT column of \(command: .appleSecretList)")
         }
         let matches = try tracked().filter { $0.fingerprint.hasPrefix(wanted) }
         guard let secret = matches.first else {
-            throw GatehouseError.notFound("no tracked secret has a fingerprint starting \(wanted)", fix: "see `gatehouse apple secret list`")
+            throw GatehouseError.notFound("no tracked secret has a fingerprint starting \(wanted)", fix: "see \(command: .appleSecretList)")
         }
         guard matches.count == 1 else {
             throw GatehouseError.invalid("\(matches.count) tracked secrets have fingerprints starting \(wanted)", fix: "give more characters of the fingerprint")

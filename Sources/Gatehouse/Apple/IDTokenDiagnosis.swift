@@ -112,7 +112,7 @@ public struct IDTokenDiagnosis {
         let iss = payload["iss"]?.stringValue
         guard let provider = explicitProvider ?? IDTokenProvider.allCases.first(where: { $0.issuers.contains(iss ?? "") }) else {
             let finding = AppleFinding(.error, "unknown_provider", "iss \"\((iss ?? "(none)").prefix(80))\" is neither Apple's nor Google's, so the provider is unknown",
-                                       reported: #"JWTClaimValidationFailed: unexpected "iss" claim value"#, fix: "pass --provider apple|google")
+                                       reported: #"JWTClaimValidationFailed: unexpected "iss" claim value"#, fix: "pass \(field: .provider) apple|google")
             return IDTokenReport(provider: .apple, claims: nil, acceptedAudiences: [], signatureChecked: false, findings: [finding],
                                  decisive: finding, verdict: Self.verdict(finding))
         }
@@ -150,7 +150,7 @@ public struct IDTokenDiagnosis {
             }
         } else {
             findings.append(AppleFinding(.warning, "signature_unchecked", "the signature was not checked: no JWKS file was given",
-                                         fix: "save \(provider.jwksURL) to a file and pass --jwks FILE"))
+                                         fix: "save \(provider.jwksURL) to a file and pass \(field: .jwks) FILE"))
         }
 
         // 2. Presence of the claims jose requires (iss, aud, iat with maxTokenAge), in jose's order.
@@ -161,7 +161,7 @@ public struct IDTokenDiagnosis {
         if let iss {
             if provider.issuers.contains(iss) { ok("iss", "iss is \(iss)") } else {
                 fail("iss", "iss is \"\(iss.prefix(80))\"; Better Auth accepts only \(provider.issuers.joined(separator: " or ")) for \(provider.rawValue)",
-                     #"JWTClaimValidationFailed: unexpected "iss" claim value"#, fix: "this is not a \(provider.rawValue.capitalized) ID token, or --provider is wrong")
+                     #"JWTClaimValidationFailed: unexpected "iss" claim value"#, fix: "this is not a \(provider.rawValue.capitalized) ID token, or \(field: .provider) is wrong")
             }
         } else if payload["iss"] != nil {
             fail("iss", "iss is not a string", #"JWTClaimValidationFailed: unexpected "iss" claim value"#)
@@ -181,7 +181,7 @@ public struct IDTokenDiagnosis {
         if let aud {
             if accepted.isEmpty {
                 fail("aud", "no audience is configured for \(provider.rawValue), so Gatehouse cannot tell whether \(aud.joined(separator: ", ")) is accepted",
-                     #"JWTClaimValidationFailed: unexpected "aud" claim value"#, fix: "configure the provider: gatehouse providers set \(provider.rawValue) …")
+                     #"JWTClaimValidationFailed: unexpected "aud" claim value"#, fix: "configure the provider: \(run: .providersSet, "\(provider.rawValue) …")")
             } else if aud.contains(where: accepted.contains) {
                 ok("aud", "aud \(aud.joined(separator: ", ")) is accepted (Better Auth accepts \(accepted.joined(separator: ", ")))")
             } else {
@@ -259,7 +259,7 @@ public struct IDTokenDiagnosis {
                      fix: "send as idToken.nonce the raw nonce whose \(provider == .apple ? "SHA-256 was given to ASAuthorizationAppleIDRequest.nonce" : "value was given to the Google Sign-In SDK")")
             }
         } else if claimNonce != nil {
-            findings.append(AppleFinding(.note, "nonce_not_sent", "the token has a nonce claim but no --nonce was given: Better Auth checks the nonce only when idToken.nonce is sent (the sign-in plan requires sending it)"))
+            findings.append(AppleFinding(.note, "nonce_not_sent", "the token has a nonce claim but no \(field: .nonce) was given: Better Auth checks the nonce only when idToken.nonce is sent (the sign-in plan requires sending it)"))
         }
         // 7. After verification: the profile (getUserInfo).
         let email = payload["email"]?.stringValue
@@ -294,7 +294,7 @@ public struct IDTokenDiagnosis {
         let relay = (domain.map { Self.relayDomains.contains($0) } ?? false) || privateFlag
         if relay {
             findings.append(AppleFinding(.note, "private_relay", "the email is a private relay address (Hide My Email): valid and verified, but it will never equal the user's Google email, so auto-linking does not fire",
-                                         fix: "the user links Google with Connect account (linkSocial); see `gatehouse policy` for linkSocial.allowDifferentEmails"))
+                                         fix: "the user links Google with Connect account (linkSocial); see \(command: .policy) for linkSocial.allowDifferentEmails"))
         }
 
         let claims = IDTokenReport.Claims(algorithm: compact.algorithm, keyID: compact.keyID, issuer: iss, audience: aud, subject: payload["sub"]?.stringValue,
@@ -302,7 +302,7 @@ public struct IDTokenDiagnosis {
                                           hasNonce: claimNonce != nil, issuedAt: iat.flatMap(Self.wholeSeconds), expiresAt: exp.flatMap(Self.wholeSeconds))
         let decisive = findings.first { $0.severity == .error }
         var verdict = decisive.map(Self.verdict) ?? "Better Auth 1.7 would accept this \(provider.rawValue.capitalized) ID token"
-        if decisive == nil && !signatureChecked { verdict += " (if its signature is good: pass --jwks to check it)" }
+        if decisive == nil && !signatureChecked { verdict += " (if its signature is good: pass \(field: .jwks) to check it)" }
         return IDTokenReport(provider: provider, claims: claims, acceptedAudiences: accepted, signatureChecked: signatureChecked,
                              findings: findings, decisive: decisive, verdict: verdict)
     }
@@ -348,7 +348,7 @@ public struct IDTokenDiagnosis {
     static func audienceFix(_ provider: IDTokenProvider, aud: [String], report: ProviderReport) -> String {
         let value = aud.first ?? ""
         if provider == .google {
-            return "add it as that platform's client id: gatehouse providers set google --client-id <ios|desktop|web>=\(value)"
+            return "add it as that platform's client id: \(run: .providersSet, "google", .option(.clientID, "<ios|desktop|web>=\(value)"))"
         }
         let settings = report.apple.settings
         if let services = settings.servicesID, let bundle = settings.bundleID, value == services || value == bundle {
@@ -356,8 +356,10 @@ public struct IDTokenDiagnosis {
             return "this is \(kind), and \(report.apple.audienceSource.rawValue) replaces the other ids rather than adding to them; accept both: \(ProviderReport.bothCommand(servicesID: services, bundleID: bundle))"
         }
         if settings.bundleID == nil, value != settings.servicesID {
-            return "if \(value) is the app's bundle id, this is a native iOS token: gatehouse providers set apple --bundle-id \(value)\(settings.servicesID.map { " --audience \($0) --audience \(value)" } ?? "")"
+            let audience: [CommandArgument] = settings.servicesID.map { [.option(.audience, $0), .option(.audience, value)] } ?? []
+            return "if \(value) is the app's bundle id, this is a native iOS token: \(run: .providersSet, arguments: ["apple", .option(.bundleID, value)] + audience)"
         }
-        return "if \(value) is yours, add it: gatehouse providers set apple --audience \(([settings.servicesID, settings.bundleID].compactMap { $0 } + [value]).joined(separator: " --audience "))"
+        let audience = ([settings.servicesID, settings.bundleID].compactMap { $0 } + [value]).map { CommandArgument.option(.audience, $0) }
+        return "if \(value) is yours, add it: \(run: .providersSet, arguments: ["apple"] + audience)"
     }
 }

@@ -58,14 +58,14 @@ public struct ProviderConfiguration {
     @discardableResult
     public func setApple(_ change: AppleProviderChange, actor: Actor, now: Timestamp) throws -> ProviderReport {
         guard !change.isEmpty else {
-            throw GatehouseError.invalid("nothing to set for apple", fix: "pass one or more of --team-id, --services-id, --bundle-id, --audience")
+            throw GatehouseError.invalid("nothing to set for apple", fix: "pass one or more of \(field: .teamID), \(field: .servicesID), \(field: .bundleID), \(field: .audience)")
         }
         var values: [(String, String?)] = []
         if let team = change.teamID { values.append(("team_id", try TeamID(team).rawValue)) }
-        if let id = change.servicesID { values.append(("services_id", try Self.identifier(id, option: "--services-id", kind: "Services ID", empty: true))) }
-        if let id = change.bundleID { values.append(("bundle_id", try Self.identifier(id, option: "--bundle-id", kind: "bundle id", empty: true))) }
+        if let id = change.servicesID { values.append(("services_id", try Self.identifier(id, option: "\(field: .servicesID)", kind: "Services ID", empty: true))) }
+        if let id = change.bundleID { values.append(("bundle_id", try Self.identifier(id, option: "\(field: .bundleID)", kind: "bundle id", empty: true))) }
         if let audience = change.audience {
-            let checked = try audience.map { try Self.identifier($0, option: "--audience", kind: "audience", empty: false)! }
+            let checked = try audience.map { try Self.identifier($0, option: "\(field: .audience)", kind: "audience", empty: false)! }
             var seen = Set<String>()
             let unique = checked.filter { seen.insert($0).inserted }
             values.append(("audience", unique.isEmpty ? nil : String(decoding: try JSONEncoder().encode(unique), as: UTF8.self)))
@@ -78,26 +78,26 @@ public struct ProviderConfiguration {
     @discardableResult
     public func setGoogle(_ clientIDs: [GoogleProviderSettings.Platform: String], actor: Actor, now: Timestamp) throws -> ProviderReport {
         guard !clientIDs.isEmpty else {
-            throw GatehouseError.invalid("nothing to set for google", fix: "pass --client-id PLATFORM=ID (platforms: ios, desktop, web)")
+            throw GatehouseError.invalid("nothing to set for google", fix: "pass \(field: .clientID) PLATFORM=ID (platforms: ios, desktop, web)")
         }
         let values = try GoogleProviderSettings.Platform.allCases.compactMap { platform -> (String, String?)? in
             guard let id = clientIDs[platform] else { return nil }
-            return ("client_id.\(platform.rawValue)", try Self.identifier(id, option: "--client-id \(platform.rawValue)=", kind: "Google client id", empty: true))
+            return ("client_id.\(platform.rawValue)", try Self.identifier(id, option: "\(field: .clientID) \(platform.rawValue)=", kind: "Google client id", empty: true))
         }
         try write(provider: "google", values, actor: actor, now: now)
         return try report()
     }
 
-    /// Parses `PLATFORM=ID` as operators write it for `--client-id`.
+    /// Parses `PLATFORM=ID` as operators write it for the Google client id field.
     public static func googleAssignment(_ text: String) throws -> (GoogleProviderSettings.Platform, String) {
         let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
         let platforms = GoogleProviderSettings.Platform.allCases.map(\.rawValue)
         guard parts.count == 2 else {
-            throw GatehouseError.invalid("--client-id \"\(text.prefix(60))\" is not PLATFORM=ID", fix: "e.g. --client-id ios=1234-abc.apps.googleusercontent.com (platforms: \(platforms.joined(separator: ", ")))")
+            throw GatehouseError.invalid("\(field: .clientID) \"\(text.prefix(60))\" is not PLATFORM=ID", fix: "e.g. \(field: .clientID) ios=1234-abc.apps.googleusercontent.com (platforms: \(platforms.joined(separator: ", ")))")
         }
         guard let platform = GoogleProviderSettings.Platform(rawValue: String(parts[0]).lowercased()) else {
             let hint = Suggestion.closest(to: String(parts[0]), among: platforms).map { " (did you mean \($0)?)" } ?? ""
-            throw GatehouseError.invalid("--client-id: unknown platform \"\(parts[0].prefix(40))\"\(hint)", fix: "platforms: \(platforms.joined(separator: ", "))")
+            throw GatehouseError.invalid("\(field: .clientID): unknown platform \"\(parts[0].prefix(40))\"\(hint)", fix: "platforms: \(platforms.joined(separator: ", "))")
         }
         return (platform, String(parts[1]))
     }
@@ -120,11 +120,12 @@ public struct ProviderConfiguration {
     }
 
     /// Checks an identifier (reverse-DNS ids, Google client ids); nil when it is empty and `empty` allows clearing.
+    /// `option` names the input in the error, as domain text (`"\(field: .audience)"`).
     static func identifier(_ text: String, option: String, kind: String, empty: Bool) throws -> String? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.isEmpty {
             if empty { return nil }
-            throw GatehouseError.invalid("\(option): an empty \(kind)", fix: "give a value, or pass --clear-audience to clear the list")
+            throw GatehouseError.invalid("\(option): an empty \(kind)", fix: "give a value, or pass \(field: .clearAudience) to clear the list")
         }
         guard trimmed.count <= maxIdentifierLength,
               trimmed.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || ".-_".unicodeScalars.contains($0)) }) else {

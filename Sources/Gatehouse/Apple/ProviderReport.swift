@@ -44,7 +44,7 @@ public struct ProviderReport: Sendable, Codable {
 
     /// The command that stores that configuration.
     static func bothCommand(servicesID: String, bundleID: String) -> String {
-        "gatehouse providers set apple --audience \(servicesID) --audience \(bundleID)"
+        "\(run: .providersSet, "apple", .option(.audience, servicesID), .option(.audience, bundleID))"
     }
 
     static func appleHalf(_ settings: AppleProviderSettings) -> Apple {
@@ -69,27 +69,27 @@ public struct ProviderReport: Sendable, Codable {
             if services == bundle {
                 findings.append(AppleFinding(.warning, "services_id_equals_bundle_id",
                     "the Services ID and the bundle id are both \(services); Apple requires a Services ID distinct from the App ID",
-                    fix: "create a Services ID (e.g. \(services).web) in the Apple Developer portal and set it with --services-id"))
+                    fix: "create a Services ID (e.g. \(services).web) in the Apple Developer portal and set it with \(field: .servicesID)"))
             }
         } else if let services = settings.servicesID {
             findings.append(AppleFinding(.warning, "no_bundle_id",
                 "no bundle id: native iOS ID tokens carry aud = the app's bundle id, which Better Auth would reject (it accepts \(accepted.joined(separator: ", ")))",
                 reported: audRejected,
-                fix: "gatehouse providers set apple --bundle-id <bundle id> --audience \(services) --audience <bundle id>"))
+                fix: "\(run: .providersSet, "apple", .option(.bundleID, "<bundle id>"), .option(.audience, services), .option(.audience, "<bundle id>"))"))
         } else if let bundle = settings.bundleID {
             findings.append(AppleFinding(.warning, "no_services_id",
                 "no Services ID: the desktop/web flow (and the client secret's sub) needs one; desktop ID tokens carry aud = the Services ID, and only \(accepted.joined(separator: ", ")) is accepted",
-                fix: "gatehouse providers set apple --services-id <Services ID> --audience <Services ID> --audience \(bundle)"))
+                fix: "\(run: .providersSet, "apple", .option(.servicesID, "<Services ID>"), .option(.audience, "<Services ID>"), .option(.audience, bundle))"))
         } else if settings.audience.isEmpty {
             findings.append(AppleFinding(.warning, "apple_not_configured", "Apple is not configured: Better Auth would accept no Apple ID token",
-                                         fix: "gatehouse providers set apple --team-id <TEAMID> --services-id <Services ID> --bundle-id <bundle id> --audience <Services ID> --audience <bundle id>"))
+                                         fix: "\(run: .providersSet, "apple", .option(.teamID, "<TEAMID>"), .option(.servicesID, "<Services ID>"), .option(.bundleID, "<bundle id>"), .option(.audience, "<Services ID>"), .option(.audience, "<bundle id>"))"))
         }
         for value in settings.audience where value != settings.servicesID && value != settings.bundleID {
             findings.append(AppleFinding(.note, "extra_audience", "the audience list holds \(value), which is neither the Services ID nor the bundle id"))
         }
         if settings.teamID == nil {
             findings.append(AppleFinding(.warning, "no_team_id", "no Team ID: client secrets are issued (iss) by the Team ID",
-                                         fix: "gatehouse providers set apple --team-id <TEAMID>"))
+                                         fix: "\(run: .providersSet, "apple", .option(.teamID, "<TEAMID>"))"))
         }
         if findings.isEmpty || !findings.contains(where: { $0.severity >= .warning }) {
             findings.insert(AppleFinding(.ok, "audiences", "Better Auth accepts Apple ID tokens audienced to \(accepted.joined(separator: ", ")) (from \(source.rawValue))"), at: 0)
@@ -103,12 +103,12 @@ public struct ProviderReport: Sendable, Codable {
         let accepted = settings.acceptedAudiences
         if accepted.isEmpty {
             findings.append(AppleFinding(.warning, "google_not_configured", "Google is not configured: Better Auth would accept no Google ID token",
-                                         fix: "gatehouse providers set google --client-id ios=<id> --client-id desktop=<id>"))
+                                         fix: "\(run: .providersSet, "google", .option(.clientID, "ios=<id>"), .option(.clientID, "desktop=<id>"))"))
         } else {
             for platform in [GoogleProviderSettings.Platform.ios, .desktop] where settings.clientIDs[platform] == nil {
                 findings.append(AppleFinding(.warning, "no_\(platform.rawValue)_client_id",
                     "no \(platform.rawValue) client id: ID tokens from the \(platform.rawValue) app carry that client id as aud and would be rejected",
-                    reported: audRejected, fix: "gatehouse providers set google --client-id \(platform.rawValue)=<client id>"))
+                    reported: audRejected, fix: "\(run: .providersSet, "google", .option(.clientID, "\(platform.rawValue)=<client id>"))"))
             }
             for (platform, id) in settings.clientIDs.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where !id.hasSuffix(".apps.googleusercontent.com") {
                 findings.append(AppleFinding(.note, "unusual_client_id", "the \(platform.rawValue) client id \(id) does not end in .apps.googleusercontent.com"))

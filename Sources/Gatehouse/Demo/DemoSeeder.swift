@@ -131,7 +131,7 @@ public struct DemoSeeder: Sendable {
             // Earlier batches are committed: say how much the store now holds, not "nothing was written".
             let cause = GatehouseError.operatorFacing(error, storePath: store.path) ?? GatehouseError("\(error)")
             throw GatehouseError("\(cause.message), after \(report.users) of \(count) users were committed; the failed batch was rolled back and the store holds every batch before it",
-                                 fix: "seed the rest once the cause is fixed: gatehouse demo seed --users \(count - report.users) (another seed adds new people; it never duplicates)",
+                                 fix: "seed the rest once the cause is fixed: \(run: .demoSeed, .option(.users, "\(count - report.users)")) (another seed adds new people; it never duplicates)",
                                  code: cause.code)
         }
         done.wait()

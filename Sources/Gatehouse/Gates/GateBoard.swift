@@ -150,7 +150,7 @@ public struct GateBoard: Sendable, Codable, Equatable {
         }
         var fix: String?
         if condition == .expired && requirement == .membership {
-            fix = "renew the membership, then: gatehouse gates set apple membership met --evidence \"...\" --expires <next renewal date>"
+            fix = "renew the membership, then: \(run: .gatesSet, "apple membership met", .option(.evidence, "\"...\""), .option(.expires, "<next renewal date>"))"
         } else if condition != .met {
             fix = requirement.howToMeet(platform: platform)
         }
@@ -176,7 +176,7 @@ public struct GateBoard: Sendable, Codable, Equatable {
             }.joined(separator: ", ")
             let activatable = facts.keys.first { $0.state == .staged || $0.state == .retired }
             return make(false, "no active key (\(listed))",
-                        fix: activatable.map { "activate a key with gatehouse apple key activate \($0.keyID)" })
+                        fix: activatable.map { "activate a key with \(run: .appleKeyActivate, "\($0.keyID)")" })
         case .bundleAudience:
             let apple = facts.providers.apple
             guard let bundle = apple.settings.bundleID else { return make(false, "no bundle id is configured") }

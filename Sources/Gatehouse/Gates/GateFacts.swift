@@ -83,7 +83,7 @@ struct GateFacts: Sendable {
             throw GatehouseError("a gate row has no \(column)", code: .corrupt)
         }
         guard let time = Timestamp(iso8601: text) else {
-            throw GatehouseError("a gate row holds an unreadable \(column) \"\(GateInput.shown(text))\"", fix: "set it again with `gatehouse gates set`", code: .corrupt)
+            throw GatehouseError("a gate row holds an unreadable \(column) \"\(GateInput.shown(text))\"", fix: "set it again with \(command: .gatesSet)", code: .corrupt)
         }
         return time
     }

@@ -36,8 +36,8 @@ public struct GateHealthChecks: HealthCheckProvider {
         guard verdict.breached else { return HealthCheck(id: "gates.guideline_4_8", status: .ok, summary: verdict.message) }
         let apple = board.gate(.apple, .ios)
         let fix = apple.state == .lapsed || apple.state == .blocked
-            ? "restore Apple on ios (\(apple.unmetDescription)), or disable Google there: gatehouse gates disable google --platform ios --reason \"...\""
-            : "enable Apple on ios (gatehouse gates enable apple --platform ios --reason \"...\"), or disable Google there"
+            ? "restore Apple on ios (\(apple.unmetDescription)), or disable Google there: \(run: .gatesDisable, "google", .option(.platform, "ios"), .option(.reason, "\"...\"")))"
+            : "enable Apple on ios (\(run: .gatesEnable, "apple", .option(.platform, "ios"), .option(.reason, "\"...\""))), or disable Google there"
         return HealthCheck(id: "gates.guideline_4_8", status: .critical, summary: verdict.message, action: fix)
     }
 
@@ -47,7 +47,7 @@ public struct GateHealthChecks: HealthCheckProvider {
         case .lapsed:
             return HealthCheck(id: id, status: .critical,
                                summary: "\(gate.prose) is enabled but has lapsed: \(gate.unmetDescription)",
-                               action: (gate.fixes + ["or disable it: gatehouse gates disable \(gate.provider.rawValue) --platform \(gate.platform.rawValue) --reason \"...\""]).joined(separator: "; "))
+                               action: (gate.fixes + ["or disable it: \(run: .gatesDisable, "\(gate.provider.rawValue)", .option(.platform, gate.platform.rawValue), .option(.reason, "\"...\"")))"]).joined(separator: "; "))
         case .live:
             return HealthCheck(id: id, status: .ok, summary: "\(gate.prose) is live")
         case .ready:

@@ -7,11 +7,11 @@ public enum GateInput {
 
     /// Evidence or a reason, checked: not blank, at most `maxTextLength`, no invisible formatting, and no control
     /// characters but, when `multiline`, newline and tab. `label` names it in the
-    /// error ("the evidence", "the reason"); `option` is how it is passed.
-    public static func text(_ value: String, label: String, option: String, multiline: Bool = false) throws -> String {
+    /// error ("the evidence", "the reason"); `field` is the input that carries it.
+    public static func text(_ value: String, label: String, field: InputField, multiline: Bool = false) throws -> String {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else {
-            throw GatehouseError.invalid("\(label) is empty", fix: "pass \(option) \"what you checked and where, e.g. the ticket or the portal page\"")
+            throw GatehouseError.invalid("\(label) is empty", fix: "pass \(field: field) \"what you checked and where, e.g. the ticket or the portal page\"")
         }
         let length = trimmed.unicodeScalars.count
         guard length <= maxTextLength else {
@@ -23,18 +23,18 @@ public enum GateInput {
 
     /// A date or time as operators write it: `YYYY-MM-DD` (midnight UTC, the start of that day) or a full
     /// ISO-8601 time. Refuses impossible calendar dates (2027-02-30) and years outside 2000–2100.
-    public static func date(_ text: String, option: String) throws -> Timestamp {
-        let invalid = GatehouseError.invalid("\(option) \"\(shown(text))\" is not a date",
+    public static func date(_ text: String, field: InputField) throws -> Timestamp {
+        let invalid = GatehouseError.invalid("\(field: field) \"\(shown(text))\" is not a date",
                                              fix: "write it as YYYY-MM-DD (UTC), e.g. 2027-03-01, or as an ISO-8601 time, e.g. 2027-03-01T00:00:00Z")
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard trimmed.count >= 10, trimmed.count <= 40, let time = Timestamp(iso8601: trimmed) else { throw invalid }
         // Timestamp accepts any day 1–31; the calendar date must round-trip to be real.
         let day = String(trimmed.prefix(10))
         guard let midnight = Timestamp(iso8601: day), midnight.iso8601.hasPrefix(day) else {
-            throw GatehouseError.invalid("\(option) \"\(shown(text))\": \(day) is not a day of the calendar", fix: "check the date")
+            throw GatehouseError.invalid("\(field: field) \"\(shown(text))\": \(day) is not a day of the calendar", fix: "check the date")
         }
         guard let year = Int(day.prefix(4)), (2000...2100).contains(year) else {
-            throw GatehouseError.invalid("\(option) \"\(shown(text))\" is out of range (years 2000 to 2100)", fix: "check the date")
+            throw GatehouseError.invalid("\(field: field) \"\(shown(text))\" is out of range (years 2000 to 2100)", fix: "check the date")
         }
         return time
     }

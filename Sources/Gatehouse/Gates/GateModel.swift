@@ -110,22 +110,22 @@ public enum GateRequirement: String, Sendable, Codable, CaseIterable {
 
     /// How to meet it, as a command where there is one. `platform` fills in per-platform commands.
     public func howToMeet(platform: GatePlatform? = nil) -> String {
-        let on = platform.map { " --platform \($0.rawValue)" } ?? ""
+        let on: [CommandArgument] = platform.map { [.option(.platform, $0.rawValue)] } ?? []
         switch self {
         case .membership:
-            return "pay for the Apple Developer Program, then: gatehouse gates set apple membership met --evidence \"...\" --expires <renewal date, YYYY-MM-DD>"
+            return "pay for the Apple Developer Program, then: \(run: .gatesSet, "apple membership met", .option(.evidence, "\"...\""), .option(.expires, "<renewal date, YYYY-MM-DD>"))"
         case .appID:
-            return "register the App ID with the Sign in with Apple capability, then: gatehouse gates set apple app_id met --evidence \"...\""
+            return "register the App ID with the Sign in with Apple capability, then: \(run: .gatesSet, "apple app_id met", .option(.evidence, "\"...\"")))"
         case .servicesID:
-            return "create the Services ID in the Apple Developer portal, then: gatehouse gates set apple services_id met\(on) --evidence \"...\""
+            return "create the Services ID in the Apple Developer portal, then: \(run: .gatesSet, arguments: ["apple services_id met"] + on + [.option(.evidence, "\"...\"")]))"
         case .returnURLs:
-            return "register the return URLs on the Services ID, then: gatehouse gates set apple return_urls met\(on) --evidence \"...\""
+            return "register the return URLs on the Services ID, then: \(run: .gatesSet, arguments: ["apple return_urls met"] + on + [.option(.evidence, "\"...\"")]))"
         case .p8Key:
-            return "import a key with gatehouse apple key import AuthKey_<KEYID>.p8 --team-id <TEAMID>, then activate it with gatehouse apple key activate <KEYID>"
+            return "import a key with \(run: .appleKeyImport, "AuthKey_<KEYID>.p8", .option(.teamID, "<TEAMID>")), then activate it with \(run: .appleKeyActivate, "<KEYID>")"
         case .bundleAudience:
-            return "accept the bundle id as aud: gatehouse providers set apple --bundle-id <bundle id> --audience <Services ID> --audience <bundle id>"
+            return "accept the bundle id as aud: \(run: .providersSet, "apple", .option(.bundleID, "<bundle id>"), .option(.audience, "<Services ID>"), .option(.audience, "<bundle id>"))"
         case .oauthClient:
-            return "configure the client id: gatehouse providers set google --client-id \(platform?.rawValue ?? "<platform>")=<client id>"
+            return "configure the client id: \(run: .providersSet, "google", .option(.clientID, "\(platform?.rawValue ?? "<platform>")=<client id>"))"
         }
     }
 

@@ -77,10 +77,10 @@ public struct GateStore {
             var warnings: [String] = []
             for transition in moved where transition.to == .lapsed {
                 let gate = after.gates.first { $0.name == transition.gate }!
-                warnings.append("\(gate.prose) is now lapsed (\(gate.unmetDescription)): restore the requirement, or disable it with gatehouse gates disable \(gate.provider.rawValue) --platform \(gate.platform.rawValue) --reason \"...\"")
+                warnings.append("\(gate.prose) is now lapsed (\(gate.unmetDescription)): restore the requirement, or disable it with \(run: .gatesDisable, "\(gate.provider.rawValue)", .option(.platform, gate.platform.rawValue), .option(.reason, "\"...\"")))")
             }
             if forced {
-                warnings.append("the expiry \(change.expires!.iso8601) is in the past (accepted with --force): \(change.requirement.rawValue) reads as expired")
+                warnings.append("the expiry \(change.expires!.iso8601) is in the past (accepted with \(field: .force)): \(change.requirement.rawValue) reads as expired")
             }
             if after.guideline48.breached && !before.guideline48.breached { warnings.append(after.guideline48.message) }
             return GateSetResult(provider: change.requirement.provider, requirement: change.requirement, platform: scope, met: change.met,
@@ -106,33 +106,33 @@ public struct GateStore {
         }
         if let platform = change.platform {
             if requirement.isAccountWide {
-                throw GatehouseError.invalid("\(requirement.rawValue) belongs to the whole Apple team, not to a platform; --platform \(platform.rawValue) does not apply",
-                                             fix: "omit --platform")
+                throw GatehouseError.invalid("\(requirement.rawValue) belongs to the whole Apple team, not to a platform; \(field: .platform) \(platform.rawValue) does not apply",
+                                             fix: "omit \(field: .platform)")
             }
             guard requirement.platforms.contains(platform) else {
                 throw GatehouseError.invalid("\(requirement.rawValue) applies to \(requirement.platforms.map(\.rawValue).joined(separator: " and ")) only, not to \(platform.rawValue)",
-                                             fix: "pass --platform \(requirement.platforms[0].rawValue), or omit --platform")
+                                             fix: "pass \(field: .platform) \(requirement.platforms[0].rawValue), or omit \(field: .platform)")
             }
         }
-        let evidence = try GateInput.text(change.evidence, label: "the evidence", option: "--evidence", multiline: true)
+        let evidence = try GateInput.text(change.evidence, label: "the evidence", field: .evidence, multiline: true)
         if let expires = change.expires {
             guard change.met else {
-                throw GatehouseError.invalid("--expires applies only to a requirement declared met", fix: "omit --expires when declaring \(requirement.rawValue) unmet")
+                throw GatehouseError.invalid("\(field: .expires) applies only to a requirement declared met", fix: "omit \(field: .expires) when declaring \(requirement.rawValue) unmet")
             }
             let limit = now.adding(seconds: Int64(GateInput.maxYearsAhead) * 366 * 86_400)
             guard expires <= limit else {
-                throw GatehouseError.invalid("--expires \(expires.iso8601) is more than \(GateInput.maxYearsAhead) years ahead",
+                throw GatehouseError.invalid("\(field: .expires) \(expires.iso8601) is more than \(GateInput.maxYearsAhead) years ahead",
                                              fix: "check the date: an Apple Developer Program membership renews every year")
             }
             if expires <= now && !change.force {
-                throw GatehouseError.invalid("--expires \(expires.iso8601) is in the past: \(requirement.rawValue) would already be expired, so it is not accepted as met",
+                throw GatehouseError.invalid("\(field: .expires) \(expires.iso8601) is in the past: \(requirement.rawValue) would already be expired, so it is not accepted as met",
                                              fix: requirement == .membership
-                                                ? "check the renewal date under Membership in the Apple Developer account; to record a past date anyway, add --force (it reads as expired)"
-                                                : "check the date; to record a past date anyway, add --force (it reads as expired)")
+                                                ? "check the renewal date under Membership in the Apple Developer account; to record a past date anyway, add \(field: .force) (it reads as expired)"
+                                                : "check the date; to record a past date anyway, add \(field: .force) (it reads as expired)")
             }
         } else if change.met && requirement.needsExpiry {
             throw GatehouseError.invalid("\(requirement.rawValue) met needs its renewal date, so the gate can warn before it lapses",
-                                         fix: "pass --expires YYYY-MM-DD (the renewal date under Membership in the Apple Developer account)")
+                                         fix: "pass \(field: .expires) YYYY-MM-DD (the renewal date under Membership in the Apple Developer account)")
         }
         return evidence
     }
@@ -143,7 +143,7 @@ public struct GateStore {
     /// (Guideline 4.8). Enabling an enabled gate changes nothing.
     @discardableResult
     public func enable(_ provider: GateProvider, on platform: GatePlatform, reason: String, actor: Actor, now: Timestamp) throws -> GateEnableResult {
-        let reason = try GateInput.text(reason, label: "the reason", option: "--reason", multiline: true)
+        let reason = try GateInput.text(reason, label: "the reason", field: .reason, multiline: true)
         return try store.db.write {
             let board = GateBoard.compute(try GateFacts.load(store), now: now)
             let gate = board.gate(provider, platform)
@@ -161,7 +161,7 @@ public struct GateStore {
     /// (Guideline 4.8). Disabling a disabled gate changes nothing.
     @discardableResult
     public func disable(_ provider: GateProvider, on platform: GatePlatform, reason: String, actor: Actor, now: Timestamp) throws -> GateEnableResult {
-        let reason = try GateInput.text(reason, label: "the reason", option: "--reason", multiline: true)
+        let reason = try GateInput.text(reason, label: "the reason", field: .reason, multiline: true)
         return try store.db.write {
             let board = GateBoard.compute(try GateFacts.load(store), now: now)
             let gate = board.gate(provider, platform)

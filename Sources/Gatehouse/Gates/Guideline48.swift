@@ -41,7 +41,7 @@ public enum Guideline48 {
         var fix = "make Apple live on ios first"
         switch apple.state {
         case .ready:
-            fix += ": gatehouse gates enable apple --platform ios --reason \"...\", then enable google"
+            fix += ": \(run: .gatesEnable, "apple", .option(.platform, "ios"), .option(.reason, "\"...\""))), then enable google"
         case .blocked:
             fix += " — it is blocked by \(apple.unmetDescription); meet those, enable apple on ios, then enable google"
         case .lapsed:
@@ -59,7 +59,7 @@ public enum Guideline48 {
         let google = board.gate(.google, .ios)
         guard google.enabled else { return }
         throw GatehouseError("refusing to disable apple on ios: google is \(google.state.rawValue) there. \(rule), so Apple must stay while Google is offered on ios",
-                             fix: "disable google on ios first: gatehouse gates disable google --platform ios --reason \"...\", then disable apple",
+                             fix: "disable google on ios first: \(run: .gatesDisable, "google", .option(.platform, "ios"), .option(.reason, "\"...\""))), then disable apple",
                              code: .guideline48)
     }
 

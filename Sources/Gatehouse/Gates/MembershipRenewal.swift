@@ -58,9 +58,9 @@ public struct MembershipRenewal: Sendable, Codable, Equatable {
         switch level {
         case .ok: return nil
         case .warning, .critical:
-            return "renew it in the Apple Developer account (Membership), then record the next date: gatehouse gates set apple membership met --evidence \"...\" --expires <next renewal date>"
+            return "renew it in the Apple Developer account (Membership), then record the next date: \(run: .gatesSet, "apple membership met", .option(.evidence, "\"...\""), .option(.expires, "<next renewal date>"))"
         case .expired:
-            return "renew the membership, then: gatehouse gates set apple membership met --evidence \"...\" --expires <next renewal date>"
+            return "renew the membership, then: \(run: .gatesSet, "apple membership met", .option(.evidence, "\"...\""), .option(.expires, "<next renewal date>"))"
         }
     }
 }

@@ -33,7 +33,7 @@ public struct AccountHealthChecks: HealthCheckProvider {
             counts.dangling == 0
                 ? HealthCheck(id: "accounts.dangling", status: .ok, summary: "every account row belongs to an existing user", samples: [samples[0]])
                 : HealthCheck(id: "accounts.dangling", status: .warning, summary: "\(counts.dangling) account row(s) belong to no user: that provider sign-in fails",
-                              action: "gatehouse accounts check (samples), then remove or re-attach them", samples: [samples[0]]),
+                              action: "\(run: .accountsCheck) (samples), then remove or re-attach them", samples: [samples[0]]),
             counts.recentUnprovisioned == 0
                 ? HealthCheck(id: "accounts.unprovisioned", status: .ok,
                               summary: counts.unprovisioned == 0 ? "every Better Auth user has a sync row"
@@ -41,7 +41,7 @@ public struct AccountHealthChecks: HealthCheckProvider {
                               samples: [samples[1]])
                 : HealthCheck(id: "accounts.unprovisioned", status: .warning,
                               summary: "\(counts.recentUnprovisioned) signup(s) of the last \(Self.recentWindow) have no sync users row: the sync server refuses their sub (\(counts.unprovisioned) in all)",
-                              action: "gatehouse accounts check lists them; provision them through the sync server's provisionBetterAuthUser", samples: [samples[1]]),
+                              action: "\(run: .accountsCheck) lists them; provision them through the sync server's provisionBetterAuthUser", samples: [samples[1]]),
         ]
     }
 

@@ -48,7 +48,7 @@ public struct AppleHealthChecks: HealthCheckProvider {
         guard let active = keys.first(where: { $0.state == .active }) else {
             if try isAppleLive(store, context.now) {
                 return HealthCheck(id: "apple.active_key", status: .critical, summary: "Apple is live but no key is active: client secrets cannot be minted",
-                                   action: "gatehouse apple key rollback, or import and activate a key (ops/runbooks/rotate-apple-key.md)")
+                                   action: "\(run: .appleKeyRollback), or import and activate a key (ops/runbooks/rotate-apple-key.md)")
             }
             return HealthCheck(id: "apple.active_key", status: .ok, summary: "no active key (Apple is not live yet: reported, not alarmed)")
         }
@@ -57,7 +57,7 @@ public struct AppleHealthChecks: HealthCheckProvider {
             let failure = test.checks.first { $0.severity == .error }
             return HealthCheck(id: "apple.active_key", status: .critical,
                                summary: "the active key \(active.keyID) fails its self-test: \(failure?.message ?? "?")",
-                               action: failure?.fix ?? "gatehouse apple key selftest \(active.keyID)")
+                               action: failure?.fix ?? "\(run: .appleKeySelftest, "\(active.keyID)")")
         }
         return HealthCheck(id: "apple.active_key", status: .ok, summary: "active key \(active.keyID) passes its self-test")
     }
@@ -76,19 +76,19 @@ public struct AppleHealthChecks: HealthCheckProvider {
         if !unrevoked.isEmpty {
             checks.append(HealthCheck(id: "apple.retired_unrevoked", status: .warning,
                                       summary: "retired more than \(Self.retiredGrace) ago but not revoked: \(unrevoked.map(\.keyID.rawValue).joined(separator: ", "))",
-                                      action: "revoke it in Apple's portal, then: gatehouse apple key revoke <KEYID>"))
+                                      action: "revoke it in Apple's portal, then: \(run: .appleKeyRevoke, "<KEYID>")"))
         }
         let stale = keys.filter { $0.state == .staged && age($0.importedAt) > Self.stagedGrace.value }
         if !stale.isEmpty {
             checks.append(HealthCheck(id: "apple.staged_unused", status: .warning,
                                       summary: "imported more than \(Self.stagedGrace) ago and never activated: \(stale.map(\.keyID.rawValue).joined(separator: ", "))",
-                                      action: "activate it (gatehouse apple key activate <KEYID>) or revoke it"))
+                                      action: "activate it (\(run: .appleKeyActivate, "<KEYID>")) or revoke it"))
         }
         let live = keys.filter(\.isLive)
         if live.count > AppleKeyRing.maxLiveKeys {
             checks.append(HealthCheck(id: "apple.live_keys", status: .warning,
                                       summary: "\(live.count) keys are live; Apple allows \(AppleKeyRing.maxLiveKeys) per primary App ID",
-                                      action: "revoke the oldest in Apple's portal, then: gatehouse apple key revoke <KEYID>"))
+                                      action: "revoke the oldest in Apple's portal, then: \(run: .appleKeyRevoke, "<KEYID>")"))
         }
         return checks
     }
@@ -109,12 +109,12 @@ public struct AppleHealthChecks: HealthCheckProvider {
             if signer == nil || signer?.state == .revoked {
                 return HealthCheck(id: id, status: .critical,
                                    summary: "the deployed secret for \(secret.clientID) is signed by key \(secret.keyID), which is \(signer == nil ? "not in the ring" : "revoked"): Apple answers invalid_client",
-                                   action: "mint one with the active key, deploy it, track it, and untrack the old one (gatehouse apple secret untrack <FINGERPRINT>)", samples: [sample])
+                                   action: "mint one with the active key, deploy it, track it, and untrack the old one (\(run: .appleSecretUntrack, "<FINGERPRINT>"))", samples: [sample])
             }
             if lifetime > ClientSecretMinter.maxLifetimeSeconds {
                 return HealthCheck(id: id, status: .critical,
                                    summary: "the deployed secret for \(secret.clientID) has a lifetime of \(lifetime) s, over Apple's cap of \(ClientSecretMinter.maxLifetimeSeconds) s: Apple answers invalid_client",
-                                   action: "mint one within the cap (gatehouse apple secret mint --ttl 180d), deploy it, then track it", samples: [sample])
+                                   action: "mint one within the cap (\(run: .appleSecretMint, .option(.ttl, "180d"))), deploy it, then track it", samples: [sample])
             }
             let days = (secret.expiresAt.milliseconds - context.now.milliseconds) / 86_400_000
             let status = context.expiryStatus(secret.expiresAt)

@@ -50,7 +50,7 @@ public struct HealthRunner: Sendable {
             } catch {
                 checks.append(HealthCheck(id: "\(provider.group).error", status: .unknown,
                                           summary: "the \(provider.group) checks could not run: \(Self.describe(error, storePath: store.path))",
-                                          action: "run `gatehouse health` by hand and fix what it reports"))
+                                          action: "run \(command: .health) by hand and fix what it reports"))
             }
         }
         let worst = checks.map(\.status).max() ?? .ok

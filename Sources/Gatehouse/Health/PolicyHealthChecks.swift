@@ -9,13 +9,13 @@ public struct PolicyHealthChecks: HealthCheckProvider {
         let autoLink = snapshot.risks.filter { $0.key == PolicyKey.autoLinkAllowDifferentEmails.rawValue }
         if let risk = autoLink.first {
             checks.append(HealthCheck(id: "policy.autolink_different_emails", status: .critical, summary: risk.message,
-                                      action: "gatehouse policy set autoLink.allowDifferentEmails false --reason '...'"))
+                                      action: "\(run: .policySet, "autoLink.allowDifferentEmails false", .option(.reason, "'...'"))"))
         } else {
             checks.append(HealthCheck(id: "policy.autolink_different_emails", status: .ok, summary: "auto-link requires matching emails"))
         }
         for risk in snapshot.risks where risk.key != PolicyKey.autoLinkAllowDifferentEmails.rawValue {
             checks.append(HealthCheck(id: "policy.\(risk.key)", status: risk.severity == .critical ? .critical : .warning, summary: risk.message,
-                                      action: "review the key with `gatehouse policy show`"))
+                                      action: "review the key with \(command: .policyShow)"))
         }
         let switchKey = PolicyKey.linkSocialAllowDifferentEmails.rawValue
         if let entry = snapshot.entries.first(where: { $0.key == switchKey }), entry.value == .bool(true) {
@@ -25,7 +25,7 @@ public struct PolicyHealthChecks: HealthCheckProvider {
             } else {
                 checks.append(HealthCheck(id: "policy.linksocial_switch", status: .warning,
                                           summary: "linkSocial.allowDifferentEmails is on with no expiry (set by \(entry.setBy ?? "?"))",
-                                          action: "give it an end: gatehouse policy set linkSocial.allowDifferentEmails true --for 7d --reason '...'"))
+                                          action: "give it an end: \(run: .policySet, "linkSocial.allowDifferentEmails true", .option(.for, "7d"), .option(.reason, "'...'"))"))
             }
         } else {
             checks.append(HealthCheck(id: "policy.linksocial_switch", status: .ok, summary: "linkSocial.allowDifferentEmails is off"))

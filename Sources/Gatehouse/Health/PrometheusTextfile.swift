@@ -30,17 +30,18 @@ public enum PrometheusTextfile {
         }.joined()
     }
 
-    /// Writes the report to `path` atomically.
-    public static func write(_ report: HealthReport, to path: String) throws {
+    /// Writes the report to `path` atomically, its references to fields and commands in the words of `spelling`
+    /// (the front end that writes it).
+    public static func write(_ report: HealthReport, to path: String, spelling: DomainText.Spelling) throws {
         let target = URL(fileURLWithPath: path)
         let directory = target.deletingLastPathComponent()
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw GatehouseError.invalid("the folder for --prometheus \(path) does not exist", fix: "create it, or point --prometheus at node_exporter's textfile directory")
+            throw GatehouseError.invalid("the folder for \(field: .prometheus) \(path) does not exist", fix: "create it, or point \(field: .prometheus) at node_exporter's textfile directory")
         }
         let temporary = directory.appendingPathComponent(".\(target.lastPathComponent).\(getpid()).tmp")
         do {
-            try Data(render(report).utf8).write(to: temporary)
+            try Data(DomainText.render(render(report), spelling).utf8).write(to: temporary)
             try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: temporary.path)
             guard rename(temporary.path, target.path) == 0 else {
                 throw GatehouseError("cannot rename \(temporary.path) to \(path): \(String(cString: strerror(errno)))")

@@ -58,7 +58,7 @@ public struct StoreHealthChecks: HealthCheckProvider {
         if unchecked.isEmpty, let oldest = outcome.verdicts.min(by: { ($0.value, $0.key) < ($1.value, $1.key) }) {
             summary += "the others were clean in earlier runs; the oldest verdict, \(oldest.key)'s, is \(Seconds(max(0, now.seconds - oldest.value))) old)"
         } else {
-            summary += "\(unchecked.count) not checked yet: later recorded runs sweep them, --deep checks all)"
+            summary += "\(unchecked.count) not checked yet: later recorded runs sweep them, \(field: .deep) checks all)"
         }
         return HealthCheck(id: "store.integrity", status: .ok, summary: summary, samples: samples)
     }
@@ -73,7 +73,7 @@ public struct StoreHealthChecks: HealthCheckProvider {
         guard result.isIntact else {
             return HealthCheck(id: "store.audit_chain", status: .critical,
                                summary: "audit chain broken: \(result.problems.first ?? "?")",
-                               action: "treat as tampering: preserve the store, run `gatehouse audit verify` and investigate who changed it")
+                               action: "treat as tampering: preserve the store, run \(command: .auditVerify) and investigate who changed it")
         }
         return HealthCheck(id: "store.audit_chain", status: .ok, summary: "audit chain intact (\(result.entries) entries)")
     }

@@ -6,7 +6,7 @@ public struct TimerHealthCheck: HealthCheckProvider {
     public func checks(_ store: Store, _ context: HealthContext) throws -> [HealthCheck] {
         let last = try store.db.scalar("SELECT at FROM gatehouse_health_runs ORDER BY id DESC LIMIT 1").string.flatMap(Timestamp.init(iso8601:))
         guard let last else {
-            return [HealthCheck(id: "health.last_run", status: .ok, summary: "no recorded run yet (the timer records with --record)")]
+            return [HealthCheck(id: "health.last_run", status: .ok, summary: "no recorded run yet (the timer records with \(field: .record))")]
         }
         let age = Seconds(max(0, (context.now.milliseconds - last.milliseconds) / 1000))
         let sample = HealthSample(metric: "gatehouse_health_last_recorded_run_timestamp_seconds", value: Double(last.seconds),

@@ -40,18 +40,18 @@ public struct MergeApplier {
     /// Checks a ticket reference: required, one line, at most `maxTicketLength` characters.
     public static func validate(ticket: String) throws -> String {
         let text = ticket.trimmingCharacters(in: .whitespaces)
-        guard !text.isEmpty else { throw GatehouseError.invalid("--ticket is empty", fix: "pass the support ticket, e.g. --ticket SUP-1234") }
+        guard !text.isEmpty else { throw GatehouseError.invalid("\(field: .ticket) is empty", fix: "pass the support ticket, e.g. \(field: .ticket) SUP-1234") }
         guard text.count <= maxTicketLength else {
-            throw GatehouseError.invalid("--ticket is \(text.count) characters; at most \(maxTicketLength)", fix: "pass the ticket's reference, not its text")
+            throw GatehouseError.invalid("\(field: .ticket) is \(text.count) characters; at most \(maxTicketLength)", fix: "pass the ticket's reference, not its text")
         }
-        return try OperatorText.check(text, field: "--ticket")
+        return try OperatorText.check(text, field: "\(field: .ticket)")
     }
 
     /// Loads a stored plan.
     public func plan(_ planID: String) throws -> MergePlan {
         guard planID.count <= 100, let text = try store.db.scalar("SELECT plan FROM gatehouse_merge_plans WHERE id = ?", [planID]).string else {
             let shown = planID.count > 40 ? String(planID.prefix(40)) + "…" : planID
-            throw GatehouseError.notFound("no merge plan \"\(shown)\"", fix: "make one with `gatehouse merge plan --from U2 --into U1`; it prints the plan id")
+            throw GatehouseError.notFound("no merge plan \"\(shown)\"", fix: "make one with \(command: .mergePlan, .option(.from, "U2"), .option(.into, "U1")); it prints the plan id")
         }
         return try MergeJSON.decode(MergePlan.self, text, what: "merge plan \(planID)")
     }
@@ -67,13 +67,13 @@ public struct MergeApplier {
         let mergeID: Int64 = try db.write {
             try db.execute("PRAGMA defer_foreign_keys = ON")
             if let applied = try db.scalar("SELECT id FROM gatehouse_merges WHERE plan_id = ? AND status = 'applied'", [planID]).int64 {
-                throw GatehouseError.conflict("plan \(planID) was already applied (merge \(applied))", fix: "see `gatehouse merge show \(applied)`")
+                throw GatehouseError.conflict("plan \(planID) was already applied (merge \(applied))", fix: "see \(command: .mergeShow, "\(applied)")")
             }
             let read = try MergeReadSet.read(store, source: plan.source, target: plan.target)
             guard read.fingerprint == plan.fingerprint else {
                 let changed = read.changedGroups(since: plan.groupHashes)
                 throw GatehouseError.conflict("the users changed since the plan; plan again (changed: \(changed.joined(separator: ", ")))",
-                                              fix: "run `gatehouse merge plan --from \(plan.source) --into \(plan.target)` again, review it, and apply the new plan id")
+                                              fix: "run \(command: .mergePlan, .option(.from, "\(plan.source)"), .option(.into, "\(plan.target)")) again, review it, and apply the new plan id")
             }
             var writer = MergeStepWriter(db: db)
             for step in plan.steps {

@@ -44,6 +44,17 @@ public struct MergeDecisions: Sendable, Equatable, Codable {
     public enum Field: String, Sendable, Codable, CaseIterable {
         case keepEmail, keepSubscription, keepPassword, sameProvider, carryRoles
 
+        /// The input that carries it, which each front end spells its own way (`--keep-email`, `"keepEmail"`).
+        public var input: InputField {
+            switch self {
+            case .keepEmail: return .keepEmail
+            case .keepSubscription: return .keepSubscription
+            case .keepPassword: return .keepPassword
+            case .sameProvider: return .sameProvider
+            case .carryRoles: return .carryRoles
+            }
+        }
+
         /// The values it takes, in the order they are offered.
         public var values: [String] {
             switch self {

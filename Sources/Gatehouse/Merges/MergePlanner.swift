@@ -32,10 +32,10 @@ public struct MergePlanner {
                      actor: Actor, now: Timestamp = .now()) throws -> MergePlan {
         let resolver = MergeUserResolver(store: store)
         let (source, target) = try store.db.read {
-            (try resolver.resolve(sourceInput, role: "--from"), try resolver.resolve(targetInput, role: "--into"))
+            (try resolver.resolve(sourceInput, field: .from), try resolver.resolve(targetInput, field: .into))
         }
         guard source != target else {
-            throw GatehouseError.invalid("--from and --into are the same user (\(source))", fix: "merge two different users: --from U2 --into U1")
+            throw GatehouseError.invalid("\(field: .from) and \(field: .into) are the same user (\(source))", fix: "merge two different users: \(field: .from) U2 \(field: .into) U1")
         }
         let plan = try store.db.read {
             try build(try MergeReadSet.read(store, source: source, target: target), decisions: decisions, actor: actor, now: now)
@@ -188,7 +188,7 @@ public struct MergePlanner {
                         update(group, row, set: set, "\(reference) moves from U2's users row to U1's" + (set["status"] != nil ? "; marked canceled" : ""))
                     }
                     for row in referencing.target where cancel.contains(row.fingerprintText) {
-                        update(group, row, set: ["status": .text("canceled")], "U1's subscription: marked canceled (--keep-subscription source)")
+                        update(group, row, set: ["status": .text("canceled")], "U1's subscription: marked canceled (\(field: .keepSubscription) source)")
                     }
                 }
                 delete("sync:users", sourceSync, "U2's users row is removed: a token with sub better_auth|\(u2) fails closed")
@@ -216,9 +216,9 @@ public struct MergePlanner {
                     continue
                 }
                 conflicts.append(MergeConflict(kind: .role, message: "U2 has the allow-list role \(role); U1 does not",
-                                               decision: decisions.carryRoles ? "granted to U1 (--carry-roles)" : "dropped (pass --carry-roles to grant it to U1)"))
+                                               decision: decisions.carryRoles ? "granted to U1 (\(field: .carryRoles))" : "dropped (pass \(field: .carryRoles) to grant it to U1)"))
                 if decisions.carryRoles {
-                    update("roles", row, set: ["sub": .text(read.targetID.syncSub.rawValue)], "U2's role \(role) is granted to U1 (--carry-roles)")
+                    update("roles", row, set: ["sub": .text(read.targetID.syncSub.rawValue)], "U2's role \(role) is granted to U1 (\(field: .carryRoles))")
                 } else {
                     delete("roles", row, "U2's role \(role) is dropped (not carried)")
                 }
@@ -258,7 +258,7 @@ public struct MergePlanner {
                     if decisions.keepPassword == .source, account.has(.password),
                        let mine = read.targetAccounts.first(where: { $0[provider].string == "credential" }) {
                         update("accounts", mine, set: [column(account, .password): row[column(account, .password)]], touch: touch,
-                               "U1's credential account takes U2's password (--keep-password source)")
+                               "U1's credential account takes U2's password (\(field: .keepPassword) source)")
                     }
                     delete("accounts", row, "U2's credential account is deleted (one password per user)")
                     continue
@@ -276,12 +276,12 @@ public struct MergePlanner {
                         conflicts.append(MergeConflict(kind: .provider, message: "both users have a \(name) account", decision: decision))
                         if decisions.sameProvider == .source {
                             for mine in read.targetAccounts where mine[provider].string == name {
-                                delete("accounts", mine, "U1's \(name) account is deleted (--same-provider source)")
+                                delete("accounts", mine, "U1's \(name) account is deleted (\(field: .sameProvider) source)")
                             }
                         }
                     }
                     if decisions.sameProvider == .target {
-                        delete("accounts", row, "U2's \(name) account is deleted (--same-provider target)")
+                        delete("accounts", row, "U2's \(name) account is deleted (\(field: .sameProvider) target)")
                         continue
                     }
                 }
@@ -323,7 +323,7 @@ public struct MergePlanner {
                 var touch: [String: DateEncoding] = [:]
                 if user.has(.updatedAt) { touch[column(user, .updatedAt)] = user.encoding(.updatedAt) }
                 update("user", read.targetUser, set: [email: .text(sourceEmail), verified: read.sourceUser[verified]], touch: touch,
-                       "U1 takes U2's email (--keep-email source)")
+                       "U1 takes U2's email (\(field: .keepEmail) source)")
             }
         }
     }

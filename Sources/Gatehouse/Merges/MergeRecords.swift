@@ -51,7 +51,7 @@ public struct MergeRecords {
     public func show(_ id: String) throws -> Record {
         guard let number = Int64(id), let row = try store.db.row("SELECT * FROM gatehouse_merges WHERE id = ?", [number]) else {
             let shown = id.count > 40 ? String(id.prefix(40)) + "…" : id
-            throw GatehouseError.notFound("no merge \"\(shown)\"", fix: "list merges with `gatehouse merge list`")
+            throw GatehouseError.notFound("no merge \"\(shown)\"", fix: "list merges with \(command: .mergeList)")
         }
         return try record(row, rows: true)
     }

@@ -31,17 +31,17 @@ public struct MergeUndo {
     /// Undoes merge `mergeID`.
     public func undo(mergeID: String, reason: String, actor: Actor, now: Timestamp = .now()) throws -> Result {
         let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !reason.isEmpty else { throw GatehouseError.invalid("--reason is empty", fix: "say why the merge is undone, e.g. --reason \"wrong person, SUP-1240\"") }
+        guard !reason.isEmpty else { throw GatehouseError.invalid("\(field: .reason) is empty", fix: "say why the merge is undone, e.g. \(field: .reason) \"wrong person, SUP-1240\"") }
         guard reason.count <= Self.maxReasonLength else {
-            throw GatehouseError.invalid("--reason is \(reason.count) characters; at most \(Self.maxReasonLength)")
+            throw GatehouseError.invalid("\(field: .reason) is \(reason.count) characters; at most \(Self.maxReasonLength)")
         }
-        _ = try OperatorText.check(reason, field: "--reason", multiline: true)
+        _ = try OperatorText.check(reason, field: "\(field: .reason)", multiline: true)
         let db = store.db
         return try db.write {
             try db.execute("PRAGMA defer_foreign_keys = ON")
             guard let number = Int64(mergeID), let row = try db.row("SELECT * FROM gatehouse_merges WHERE id = ?", [number]) else {
                 let shown = mergeID.count > 40 ? String(mergeID.prefix(40)) + "…" : mergeID
-                throw GatehouseError.notFound("no merge \"\(shown)\"", fix: "list merges with `gatehouse merge list`")
+                throw GatehouseError.notFound("no merge \"\(shown)\"", fix: "list merges with \(command: .mergeList)")
             }
             if row["status"].string == "undone" {
                 throw GatehouseError.conflict("merge \(number) was already undone at \(row["undone_at"].string ?? "?") by \(row["undone_by"].string ?? "?")")

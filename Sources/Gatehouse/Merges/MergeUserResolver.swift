@@ -13,12 +13,12 @@ public struct MergeUserResolver {
 
     public init(store: Store) { self.store = store }
 
-    /// The user id for `input`, or a not-found error naming the input.
-    public func resolve(_ input: String, role: String) throws -> BetterAuthUserID {
+    /// The user id for `input`, or a not-found error naming the input by its `field`.
+    public func resolve(_ input: String, field: InputField) throws -> BetterAuthUserID {
         let text = input.trimmingCharacters(in: .whitespaces)
-        guard !text.isEmpty else { throw GatehouseError.invalid("\(role) is empty", fix: "pass a Better Auth user id, an email or a sub better_auth|<id>") }
+        guard !text.isEmpty else { throw GatehouseError.invalid("\(field: field) is empty", fix: "pass a Better Auth user id, an email or a sub better_auth|<id>") }
         guard text.count <= Self.maxLength, !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
-            throw GatehouseError.invalid("\(role) is not a user id, an email or a sub (\(text.count) characters, or control characters)",
+            throw GatehouseError.invalid("\(field: field) is not a user id, an email or a sub (\(text.count) characters, or control characters)",
                                          fix: "pass a Better Auth user id, an email or a sub better_auth|<id>")
         }
         let user = store.schema.user
@@ -31,8 +31,8 @@ public struct MergeUserResolver {
         if text.contains("@"), let id = try store.db.scalar("SELECT \(idColumn) FROM \(user.sql) WHERE \(user.col(.email)) = ?", [JavaScriptString.toLowerCase(text)]).string {
             return BetterAuthUserID(id)
         }
-        let shown = text.count > 60 ? String(text.prefix(60)) + "…" : text
-        throw GatehouseError.notFound("\(role) \"\(shown)\" matches no user (tried: Better Auth user id, sub better_auth|<id>, exact email)",
-                                      fix: "find the user first, e.g. `gatehouse users search \(shown.prefix(30))`")
+        let shown = OperatorText.visible(text.count > 60 ? String(text.prefix(60)) + "…" : text)
+        throw GatehouseError.notFound("\(field: field) \"\(shown)\" matches no user (tried: Better Auth user id, sub better_auth|<id>, exact email)",
+                                      fix: "find the user first, e.g. \(command: .usersSearch, "\(shown.prefix(30))")")
     }
 }

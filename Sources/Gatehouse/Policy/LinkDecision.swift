@@ -119,7 +119,7 @@ public struct HideMyEmailNote: Sendable, Codable {
         let via = current.via == .redirect ? " by redirect (the switch reaches the callback only through a runtime that follows policy export's appliesTo)" : ""
         switch (current.flow, switchWouldChange) {
         case (.link, true) where switchValue:
-            advice = "setting linkSocial.allowDifferentEmails to true would let this Hide My Email user connect the account\(via) (e.g. for a support window: policy set linkSocial.allowDifferentEmails true --for 2h --reason ...)"
+            advice = "setting linkSocial.allowDifferentEmails to true would let this Hide My Email user connect the account\(via) (e.g. for a support window: policy set linkSocial.allowDifferentEmails true \(field: .for) 2h \(field: .reason) ...)"
         case (.link, true):
             advice = "with linkSocial.allowDifferentEmails false this Hide My Email user could not connect the account\(via)"
         case (.link, false):

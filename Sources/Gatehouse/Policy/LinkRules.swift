@@ -67,7 +67,7 @@ enum LinkRules {
         let settings = attempt.settings
         if attempt.isGeneric {
             guard let declared = settings.genericIDTokens else {
-                return (nil, "whether the generic OAuth provider \(attempt.provider)'s discovery document gives an issuer and a jwks_uri (--generic-id-tokens yes|no)")
+                return (nil, "whether the generic OAuth provider \(attempt.provider)'s discovery document gives an issuer and a jwks_uri (\(field: .genericIdTokens) yes|no)")
             }
             return declared ? (true, "generic OAuth provider with an id-token config from discovery")
                             : (false, "generic OAuth provider without an id-token config (its options object carries no verifyIdToken)")

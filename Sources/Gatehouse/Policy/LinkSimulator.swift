@@ -79,24 +79,24 @@ public struct LinkSimulator {
 
     static func check(_ attempt: LinkAttempt) throws {
         guard PolicyKey.isProviderID(attempt.provider) else {
-            throw GatehouseError.invalid("\"\(attempt.provider.prefix(60))\" is not a provider id", fix: "e.g. --provider google or --provider apple")
+            throw GatehouseError.invalid("\"\(attempt.provider.prefix(60))\" is not a provider id", fix: "e.g. \(field: .provider) google or \(field: .provider) apple")
         }
         if let email = attempt.email, !email.isEmpty {
             guard email.count <= 320, let at = email.firstIndex(of: "@"), at != email.startIndex, email.index(after: at) != email.endIndex,
                   !email.contains(where: { $0.isWhitespace }) else {
                 throw GatehouseError.invalid("\"\(email.prefix(60))\" is not an email address",
-                                             fix: "pass the email the provider reports, e.g. --email ana@gmail.com, or --no-email when it reports none")
+                                             fix: "pass the email the provider reports, e.g. \(field: .email) ana@gmail.com, or \(field: .noEmail) when it reports none")
             }
         }
         if let id = attempt.accountID {
             guard !id.isEmpty, id.count <= 255 else {
-                throw GatehouseError.invalid("the account id must be 1–255 characters", fix: "pass the provider's sub, e.g. --account-id 001234.abcdef.0001")
+                throw GatehouseError.invalid("the account id must be 1–255 characters", fix: "pass the provider's sub, e.g. \(field: .accountId) 001234.abcdef.0001")
             }
         }
         if let issuer = attempt.issuer {
             guard !issuer.trimmingCharacters(in: .whitespaces).isEmpty, issuer.count <= 255, issuer != "undefined", issuer != "null" else {
                 throw GatehouseError.invalid("the issuer must be 1–255 characters (Better Auth refuses an empty, \"undefined\" or \"null\" issuer)",
-                                             fix: "e.g. --issuer https://login.microsoftonline.com/<tenant>/v2.0")
+                                             fix: "e.g. \(field: .issuer) https://login.microsoftonline.com/<tenant>/v2.0")
             }
         }
     }
@@ -136,7 +136,7 @@ public struct LinkSimulator {
     /// or `(providerId, accountId)` on a store without `issuer`.
     private func facts(_ attempt: LinkAttempt, user: SimulatedUser?) throws -> LinkFacts {
         guard let accountID = attempt.accountID else {
-            return LinkFacts(attempt: attempt, user: user, owner: .none, lookup: "no --account-id: taken to be an account the store has never seen")
+            return LinkFacts(attempt: attempt, user: user, owner: .none, lookup: "no \(field: .accountId): taken to be an account the store has never seen")
         }
         let a = store.schema.account
         guard store.schema.hasIssuer else {
@@ -147,7 +147,7 @@ public struct LinkSimulator {
         if let issuer = attempt.issuer ?? BetterAuthProviders.issuer(for: attempt.provider).value {
             let owner = try findAccount(where: "a.\(a.col(.issuer)) = ? AND a.\(a.col(.accountId)) = ?", [issuer, accountID])
             return LinkFacts(attempt: attempt, user: user, owner: owner.first ?? .none,
-                             lookup: "account (issuer, accountId) = (\(issuer), \(accountID))" + (attempt.issuer == nil ? "" : " (--issuer)"))
+                             lookup: "account (issuer, accountId) = (\(issuer), \(accountID))" + (attempt.issuer == nil ? "" : " (\(field: .issuer))"))
         }
         // The issuer depends on the app's configuration or on the token: take it from the rows the provider wrote.
         guard case .dependsOn(let what) = BetterAuthProviders.issuer(for: attempt.provider) else { fatalError("unreachable") }
@@ -158,8 +158,8 @@ public struct LinkSimulator {
                                 ? "no account of provider \(attempt.provider) has accountId \(accountID) under any issuer (its issuer is \(what))"
                                 : "account (issuer, accountId) = (\(issuers[0]), \(accountID)): the issuer taken from the stored \(attempt.provider) row (it is \(what))")
         facts.lookupDependsOn = [rows.count > 1
-            ? "which issuer the token carries: \(rows.count) stored \(attempt.provider) accounts have accountId \(accountID) (\(issuers.joined(separator: ", "))); pass --issuer"
-            : "the issuer Better Auth resolves for \(attempt.provider) (\(what)); pass --issuer to look up exactly that one"]
+            ? "which issuer the token carries: \(rows.count) stored \(attempt.provider) accounts have accountId \(accountID) (\(issuers.joined(separator: ", "))); pass \(field: .issuer)"
+            : "the issuer Better Auth resolves for \(attempt.provider) (\(what)); pass \(field: .issuer) to look up exactly that one"]
         return facts
     }
 

@@ -100,7 +100,7 @@ public enum PolicyKey: String, CaseIterable, Sendable, Codable, Comparable {
             case "false": return .bool(false)
             default:
                 throw GatehouseError.invalid("\"\(shown)\" is not a valid value for \(rawValue): it takes true or false",
-                                             fix: "gatehouse policy set \(rawValue) true|false --reason TEXT")
+                                             fix: "\(run: .policySet, "\(rawValue) true|false", .option(.reason, "TEXT"))")
             }
         case .providerList:
             let trimmed = text.trimmingCharacters(in: .whitespaces)
@@ -160,7 +160,7 @@ public enum PolicyKey: String, CaseIterable, Sendable, Codable, Comparable {
     /// Parses a `KEY=VALUE` assignment (`--with linkSocial.allowDifferentEmails=true`).
     public static func assignment(_ text: String) throws -> (PolicyKey, PolicyValue) {
         guard let equals = text.firstIndex(of: "=") else {
-            throw GatehouseError.invalid("\"\(text.prefix(60))\" is not KEY=VALUE", fix: "e.g. --with linkSocial.allowDifferentEmails=true")
+            throw GatehouseError.invalid("\"\(text.prefix(60))\" is not KEY=VALUE", fix: "e.g. \(field: .with) linkSocial.allowDifferentEmails=true")
         }
         let key = try named(String(text[..<equals]))
         return (key, try key.parse(String(text[text.index(after: equals)...])))

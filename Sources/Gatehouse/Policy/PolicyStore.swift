@@ -80,8 +80,8 @@ public struct PolicyStore {
             var state = try PolicyState.load(store.db)
             let reverts = try materialise(&state, now: now)
             if let expected = change.ifVersion, expected != state.version {
-                throw GatehouseError.conflict("the policy is at version \(state.version), not \(expected) (--if-version \(expected)): it changed since you read it",
-                                              fix: "run `gatehouse policy show` (or `policy history`), check the change, then retry with --if-version \(state.version)")
+                throw GatehouseError.conflict("the policy is at version \(state.version), not \(expected) (\(field: .ifVersion) \(expected)): it changed since you read it",
+                                              fix: "run \(command: .policyShow) (or \(command: .policyHistory)), check the change, then retry with \(field: .ifVersion) \(state.version)")
             }
             let current = state.rows[change.key]
             let old = current?.value ?? change.key.defaultValue
@@ -158,7 +158,7 @@ public struct PolicyStore {
         try change.key.check(change.value)
         let reason = change.reason.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !reason.isEmpty else {
-            throw GatehouseError.invalid("a reason is required for a policy change", fix: "pass --reason \"why, e.g. the ticket\"")
+            throw GatehouseError.invalid("a reason is required for a policy change", fix: "pass \(field: .reason) \"why, e.g. the ticket\"")
         }
         guard change.reason.count <= Self.maxReasonLength else {
             throw GatehouseError.invalid("the reason is \(change.reason.count) characters; at most \(Self.maxReasonLength) are kept",
@@ -167,16 +167,16 @@ public struct PolicyStore {
         _ = try OperatorText.check(change.reason, field: "the reason", multiline: true)
         if let duration = change.duration {
             guard duration >= Self.minDuration, duration <= Self.maxDuration else {
-                throw GatehouseError.invalid("--for \(duration) is outside \(Self.durationRange)",
-                                             fix: "a timed value lasts from \(Self.durationRange); for longer, set it without --for and change it back when done")
+                throw GatehouseError.invalid("\(field: .for) \(duration) is outside \(Self.durationRange)",
+                                             fix: "a timed value lasts from \(Self.durationRange); for longer, set it without \(field: .for) and change it back when done")
             }
         }
         if change.key.opensTakeover(change.value) && !change.acceptTakeoverRisk {
             throw GatehouseError("refusing to set \(change.key.rawValue) to true: it lets every link the runtime does not scope to linkSocial accept an account whose email differs from the user's; Better Auth 1.7.1 reads it only in linkSocial's redirect callback when the runtime does not apply the linkSocial value there, but any version or plugin that reads it while linking without the user's session opens email-based account takeover",
-                                 fix: "for Hide My Email users set linkSocial.allowDifferentEmails instead; if you really mean it, add --accept-takeover-risk", code: .takeoverRisk)
+                                 fix: "for Hide My Email users set linkSocial.allowDifferentEmails instead; if you really mean it, add \(field: .acceptTakeoverRisk)", code: .takeoverRisk)
         }
         guard actor != Self.timerActor else {
-            throw GatehouseError.invalid("the actor \"\(actor)\" is reserved for automatic reverts", fix: "pass --actor with your own name")
+            throw GatehouseError.invalid("the actor \"\(actor)\" is reserved for automatic reverts", fix: "pass \(field: .actor) with your own name")
         }
     }
 }
@@ -340,7 +340,7 @@ struct PolicyState: Sendable {
         for row in try db.rows("SELECT * FROM gatehouse_policy") {
             guard let key = PolicyKey(rawValue: try row.string("key")) else { continue }
             guard let value = PolicyValue(json: try row.string("value_json")) else {
-                throw GatehouseError("gatehouse_policy holds an unreadable value for \(key.rawValue)", fix: "set the key again with `gatehouse policy set`", code: .corrupt)
+                throw GatehouseError("gatehouse_policy holds an unreadable value for \(key.rawValue)", fix: "set the key again with \(command: .policySet)", code: .corrupt)
             }
             rows[key] = PolicyRow(key: key, value: value, version: try row.int("version"), setBy: try row.string("set_by"),
                                   setAt: Timestamp(iso8601: try row.string("set_at")) ?? Timestamp(milliseconds: 0), reason: try row.string("reason"),

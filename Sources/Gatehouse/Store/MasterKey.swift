@@ -25,7 +25,7 @@ public struct MasterKey: Sendable {
         let path = defaultPath(forStore: storePath)
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
             throw GatehouseError.notFound("the master key file \(path) does not exist",
-                                          fix: "run `gatehouse init --store \(storePath)`, or set GATEHOUSE_MASTER_KEY")
+                                          fix: "run \(command: .`init`, .option(.store, storePath)), or set GATEHOUSE_MASTER_KEY")
         }
         try InputFile.requireRegular(path, what: "the master key file")
         let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0

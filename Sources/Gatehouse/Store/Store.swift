@@ -50,7 +50,7 @@ public final class Store {
         if !pending.isEmpty {
             let applied = try Migrator().applied(db)
             throw GatehouseError(applied.isEmpty ? "\(path) is not a Gatehouse store yet" : "\(path) needs \(pending.count) schema upgrade(s): \(pending.map(\.name).joined(separator: ", "))",
-                                 fix: "run `gatehouse init --store \(path)`")
+                                 fix: "run \(command: .`init`, .option(.store, path))")
         }
         let schema = try AuthSchema.inspect(db, configuration: configuration).get()
         return Store(path: path, db: db, schema: schema, configuration: configuration)
@@ -156,19 +156,19 @@ public final class Store {
         }
         let example = candidates.first.map { #"{"tables": {"user": "\#($0)", ...}}"# } ?? #"{"tables": {"user": "auth_user", ...}}"#
         let found = candidates.isEmpty ? "" : "tables that look like Better Auth's user table: \(candidates.joined(separator: ", ")); "
-        return found + "map renamed tables in gatehouse.json beside the store (or --config FILE), e.g. \(example)"
+        return found + "map renamed tables in gatehouse.json beside the store (or \(field: .config) FILE), e.g. \(example)"
     }
 
     static func checkFile(_ path: String, mustExist: Bool) throws {
-        guard !path.isEmpty else { throw GatehouseError.invalid("the store path is empty", fix: "pass --store FILE or set GATEHOUSE_STORE") }
+        guard !path.isEmpty else { throw GatehouseError.invalid("the store path is empty", fix: "pass \(field: .store) FILE or set GATEHOUSE_STORE") }
         let status = FileStatus(path)
         let exists = status != nil
         if let status, status.isDirectory {
-            throw GatehouseError.invalid("the store \(path) is a directory", fix: "pass the SQLite file inside it, e.g. --store \(path)/gatehouse.sqlite")
+            throw GatehouseError.invalid("the store \(path) is a directory", fix: "pass the SQLite file inside it, e.g. \(field: .store) \(path)/gatehouse.sqlite")
         }
         try InputFile.requireRegular(path, what: "the store")
         if !exists && mustExist {
-            throw GatehouseError.notFound("no store at \(path)", fix: "check --store / GATEHOUSE_STORE, or create one with `gatehouse init --store \(path)`")
+            throw GatehouseError.notFound("no store at \(path)", fix: "check \(field: .store) / GATEHOUSE_STORE, or create one with \(command: .`init`, .option(.store, path))")
         }
         if exists && !FileStatus.isReadable(path) {
             throw GatehouseError("the store \(path) is not readable by this user", fix: "run as the store's owner, or fix its permissions")

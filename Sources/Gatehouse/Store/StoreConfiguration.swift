@@ -24,7 +24,7 @@ public struct StoreConfiguration: Sendable, Equatable {
         guard FileStatus.exists(path) else {
             if let explicitPath {
                 throw GatehouseError.invalid("configuration file \(explicitPath) does not exist",
-                                             fix: "create it, or drop --config / GATEHOUSE_CONFIG")
+                                             fix: "create it, or drop \(field: .config) / GATEHOUSE_CONFIG")
             }
             return StoreConfiguration()
         }

@@ -1,6 +1,9 @@
 /// A failure an operator can act on: what went wrong, with which input, and what to do.
 ///
-///     throw GatehouseError.notFound("no merge plan \(id)", fix: "list plans with `gatehouse merge list`")
+///     throw GatehouseError.notFound("no merge plan \(id)", fix: "list plans with \(command: .mergeList)")
+///
+/// Its message and fix name inputs and commands as `DomainText` references; each front end renders them
+/// (`markedDescription` is the text to render), and `description` renders them in neutral words.
 ///
 /// The domain throws these for what it decides, and lets Storage's errors through as they are: each front end
 /// turns a storage failure into one of these in one place (`GatehouseError(storeFailure:)`, called by the CLI's
@@ -63,7 +66,11 @@ public struct GatehouseError: Error, CustomStringConvertible, Sendable, Equatabl
         self.code = code
     }
 
-    public var description: String {
+    /// The message and fix in neutral words (`DomainText.Spelling.neutral`), for logs and tests.
+    public var description: String { DomainText.render(markedDescription, .neutral) }
+
+    /// The message and fix with their references still marked, for a front end to render in its spelling.
+    public var markedDescription: String {
         guard let fix else { return message }
         return "\(message)\n  fix: \(fix)"
     }

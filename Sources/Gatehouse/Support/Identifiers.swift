@@ -37,7 +37,7 @@ public struct Actor: Hashable, Sendable, Codable, CustomStringConvertible {
     public static func checked(_ name: String) throws -> Actor {
         let text = try OperatorText.check(name, field: "the actor")
         guard !text.isEmpty, text.count <= maxLength else {
-            throw GatehouseError.invalid("the actor must be 1 to \(maxLength) characters", fix: "pass your name, e.g. --actor ops-alice")
+            throw GatehouseError.invalid("the actor must be 1 to \(maxLength) characters", fix: "pass your name, e.g. \(field: .actor) ops-alice")
         }
         return Actor(text)
     }

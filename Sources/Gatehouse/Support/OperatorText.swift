@@ -20,7 +20,8 @@ public enum OperatorText {
     }
 
     /// Checks operator text (an actor, a ticket: one line; a reason, evidence: `multiline`, line breaks and tabs
-    /// allowed): trimmed, refused when it holds any other control character or invisible formatting. `field` names the value in the error in the
+    /// allowed): trimmed, refused when it holds any other control character, invisible formatting, or one of the
+    /// characters `DomainText` marks references with (stored, it would read as a flag or a page name). `field` names the value in the error in the
     /// front end's neutral words ("the reason", "the ticket"). Returns the trimmed text.
     public static func check(_ text: String, field: String, multiline: Bool = false) throws -> String {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -29,6 +30,10 @@ public enum OperatorText {
                 if multiline && (scalar == "\n" || scalar == "\t") { continue }
                 throw GatehouseError.invalid("\(field) contains control characters (U+\(hex(scalar))\(multiline ? "" : "; line breaks, tabs, escapes and bells are refused here"))",
                                              fix: multiline ? "use plain text" : "write it on one line of plain text")
+            }
+            if DomainText.isMarker(scalar) {
+                throw GatehouseError.invalid("\(field) contains the private-use character U+\(hex(scalar)), which Gatehouse reserves to mark its own words",
+                                             fix: "type it again as plain text instead of pasting it")
             }
             if isInvisibleFormatting(scalar) {
                 throw GatehouseError.invalid("\(field) contains the invisible formatting character U+\(hex(scalar)) (a bidi override or a zero-width character), which would make it read as something it is not",
@@ -39,14 +44,17 @@ public enum OperatorText {
     }
 
     /// `text` with every control character other than line breaks and tabs (when `keepLineBreaks`) written as
-    /// `\u{1B}`, so a terminal shows it instead of obeying it. Text without any is returned as it is, untouched.
+    /// `\u{1B}`, so a terminal shows it instead of obeying it, and `DomainText`'s marker characters (which a user may
+    /// type) as U+FFFD, so echoed input never reads as a reference. Text without any is returned as it is, untouched.
     public static func visible(_ text: String, keepLineBreaks: Bool = true) -> String {
-        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 }) else { return text }
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 || $0 == 0xEE }) else { return text }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             let control = scalar.properties.generalCategory == .control
             if control && !(keepLineBreaks && (scalar == "\n" || scalar == "\t")) {
                 out.append(contentsOf: "\\u{\(hex(scalar))}".unicodeScalars)
+            } else if DomainText.isMarker(scalar) {
+                out.append("\u{FFFD}")
             } else {
                 out.append(scalar)
             }

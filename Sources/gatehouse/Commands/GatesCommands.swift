@@ -113,7 +113,7 @@ enum GatesCommands: CommandNoun {
         }
         var change = GateChange(requirement: requirement, platform: try invocation.value("platform").map(GatePlatform.named), met: met,
                                 evidence: try invocation.required("evidence"), force: invocation.flag("force"))
-        if let text = invocation.value("expires") { change.expires = try GateInput.date(text, option: "--expires") }
+        if let text = invocation.value("expires") { change.expires = try GateInput.date(text, field: .expires) }
         let result = try GateStore(store: invocation.openStore()).set(change, actor: invocation.actor, now: .now())
         if invocation.json { try invocation.output.json(result); return 0 }
         let out = invocation.output

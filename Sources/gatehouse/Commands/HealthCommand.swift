@@ -51,12 +51,12 @@ enum HealthCommand {
         } catch {
             guard let error = GatehouseError.operatorFacing(error, storePath: try? invocation.storePath()) else { throw error }
             // The checks cannot run at all: UNKNOWN, as a check plugin reports it.
-            invocation.output.error("gatehouse: \(error)")
+            invocation.output.error("gatehouse: \(error.markedDescription)")
             if invocation.json { try invocation.output.json(["status": "unknown", "error": error.message]) }
             // The textfile still says so, or alerting would only notice hours later that it went stale.
             if let path = invocation.value("prometheus") {
                 let report = HealthReport.unknown(HealthCheck(id: "store.open", status: .unknown, summary: error.message, action: error.fix), at: .now())
-                try? PrometheusTextfile.write(report, to: path)
+                try? PrometheusTextfile.write(report, to: path, spelling: CLISpelling.spelling)
             }
             return HealthStatus.unknown.exitCode
         }
@@ -65,10 +65,10 @@ enum HealthCommand {
                                                    expectedInterval: interval, integrityBudget: budget))
         do {
             if invocation.flag("record") { try runner.record(report, in: store) }
-            if let path = invocation.value("prometheus") { try PrometheusTextfile.write(report, to: path) }
+            if let path = invocation.value("prometheus") { try PrometheusTextfile.write(report, to: path, spelling: CLISpelling.spelling) }
         } catch {
             // The checks ran but their results could not be kept: the scheduler must not read this as OK.
-            invocation.output.error("gatehouse: \(error)")
+            invocation.output.error("gatehouse: \((error as? GatehouseError)?.markedDescription ?? String(describing: error))")
             return HealthStatus.unknown.exitCode
         }
         if invocation.json {

@@ -78,7 +78,7 @@ enum MergeCommands: CommandNoun {
                                           fix: "plan again with \(options)")
         }
         if let path = invocation.value("emit-sql") {
-            let script = try MergeSQLEmitter.script(for: plan, at: .now())
+            let script = CLISpelling.render(try MergeSQLEmitter.script(for: plan, at: .now()))
             // The script carries the planned rows' full images (session and OAuth tokens among them): owner-only.
             do {
                 try Data(script.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
@@ -93,7 +93,7 @@ enum MergeCommands: CommandNoun {
 
     /// A decision as this command line spells it: `--keep-email target|source`, `--carry-roles`.
     static func option(_ field: MergeDecisions.Field) -> String {
-        let flag = "--" + field.rawValue.reduce(into: "") { $0 += $1.isUppercase ? "-" + $1.lowercased() : String($1) }
+        let flag = CLISpelling.flag(field.input)
         return field == .carryRoles ? flag : flag + " " + field.values.joined(separator: "|")
     }
 

@@ -1,0 +1,243 @@
+import XCTest
+import Foundation
+@testable import Storage
+
+/// PostgresConnection against the real cluster ops/test starts: binding, rows, transactions and error predicates.
+final class PostgresConnectionTests: XCTestCase {
+    func testConnectsInUTF8AndReportsTheServer() throws {
+        let db = try TestPostgres.connect()
+        XCTAssertGreaterThanOrEqual(db.serverVersion, 100000)
+        XCTAssertEqual(try db.scalar("SHOW client_encoding").string, "UTF8")
+        XCTAssertEqual(try db.scalar("SELECT current_user").string, "gatehouse")
+        XCTAssertEqual(try db.scalar("SELECT current_setting('application_name')").string, "gatehouse")
+        XCTAssertFalse(db.isInTransaction)
+        XCTAssertTrue(db.description.hasPrefix("Postgres connection to postgresql://gatehouse@"))
+    }
+
+    func testBindsAndReadsBackEveryValueKind() throws {
+        let db = try TestPostgres.connect()
+        let cases: [SQLValue] = [
+            .null,
+            .integer(0), .integer(-1), .integer(Int64.min), .integer(Int64.max),
+            .real(0.1), .real(-0.0), .real(1e308), .real(-1e308), .real(Double.leastNonzeroMagnitude),
+            .real(Double.greatestFiniteMagnitude), .real(.infinity), .real(-.infinity),
+            .text(""), .text("plain"), .text("Zoë 🎉 日本語 \u{202E}rtl \u{200B}"), .text("quote ' and \" and \\ and $1"),
+            .blob([]), .blob(Array(0...255)), .blob([0, 0, 0]),
+        ]
+        for value in cases {
+            XCTAssertEqual(try db.scalar("SELECT $1 AS v", [value]), value, "\(value)")
+        }
+        let nan = try db.scalar("SELECT $1 AS v", [SQLValue.real(.nan)])
+        guard case .real(let double) = nan else { return XCTFail("NaN came back as \(nan)") }
+        XCTAssertTrue(double.isNaN)
+        // -0.0 == 0.0 for Equatable: check the sign too.
+        guard case .real(let zero) = try db.scalar("SELECT $1 AS v", [SQLValue.real(-0.0)]) else { return XCTFail() }
+        XCTAssertEqual(zero.sign, .minus)
+    }
+
+    func testBindsIntoTypedColumnsAndReadsByName() throws {
+        let db = try TestPostgres.connect()
+        try db.execute("""
+            CREATE TEMP TABLE kinds (id int8 PRIMARY KEY, small int4, ratio float8, name text, data bytea,
+                                     flag boolean, at timestamptz, amount numeric)
+            """)
+        try db.execute("INSERT INTO kinds(id, small, ratio, name, data, flag, at, amount) VALUES ($1, $2, $3, $4, $5, $6::int4::boolean, $7, $8)",
+                       [Int64.max, 42, 2.5, "Zoë", [UInt8]([0xde, 0xad]), true, "2026-12-01T20:00:00Z", "12.50"])
+        XCTAssertEqual(db.changes, 1)
+        try db.execute("INSERT INTO kinds(id) VALUES ($1)", [Int64.min])
+        let rows = try db.rows("SELECT * FROM kinds ORDER BY id")
+        XCTAssertEqual(rows.count, 2)
+        XCTAssertEqual(rows[0]["id"], .integer(Int64.min))
+        XCTAssertTrue(rows[0]["name"].isNull)
+        let row = rows[1]
+        XCTAssertEqual(row.columns.names, ["id", "small", "ratio", "name", "data", "flag", "at", "amount"])
+        XCTAssertEqual(try row.int("small"), 42)
+        XCTAssertEqual(row["ratio"], .real(2.5))
+        XCTAssertEqual(try row.string("name"), "Zoë")
+        XCTAssertEqual(try row.blob("data"), [0xde, 0xad])
+        XCTAssertTrue(row.bool("flag"))
+        XCTAssertEqual(row["at"], .text("2026-12-01 20:00:00+00"))
+        XCTAssertEqual(row["amount"], .text("12.50"))
+        XCTAssertTrue(row["no_such_column"].isNull)
+        try db.execute("UPDATE kinds SET small = small + 1")
+        XCTAssertEqual(db.changes, 2)
+        var seen: [Int64] = []
+        try db.forEach("SELECT id FROM kinds WHERE id > $1 ORDER BY id", [0]) { seen.append($0["id"].int64 ?? 0) }
+        XCTAssertEqual(seen, [Int64.max])
+        XCTAssertNil(try db.row("SELECT id FROM kinds WHERE id = $1", [7]))
+    }
+
+    func testTextWithNULIsRefusedClearly() throws {
+        let db = try TestPostgres.connect()
+        XCTAssertThrowsError(try db.scalar("SELECT $1::text", ["before\u{0}after"])) { error in
+            guard let error = error as? PostgresError else { return XCTFail("\(error)") }
+            XCTAssertEqual(error.sqlState, PostgresSQLState.characterNotInRepertoire)
+            XCTAssertTrue(error.message.contains("$1 is text with a NUL character"), error.message)
+            XCTAssertTrue(error.message.contains("bytea"), error.message)
+        }
+        // The same bytes are fine as a blob.
+        XCTAssertEqual(try db.scalar("SELECT $1 AS v", [SQLValue.blob(Array("before\u{0}after".utf8))]),
+                       .blob(Array("before\u{0}after".utf8)))
+    }
+
+    func testWriteCommitsOnReturnAndRollsBackOnThrow() throws {
+        let db = try TestPostgres.connect()
+        try db.execute("CREATE TEMP TABLE t (v text)")
+        try db.write { try db.execute("INSERT INTO t VALUES ($1)", ["kept"]) }
+        struct Abort: Error {}
+        XCTAssertThrowsError(try db.write {
+            try db.execute("INSERT INTO t VALUES ($1)", ["dropped"])
+            XCTAssertTrue(db.isInTransaction)
+            throw Abort()
+        }) { XCTAssertTrue($0 is Abort) }
+        XCTAssertFalse(db.isInTransaction)
+        XCTAssertEqual(try db.rows("SELECT v FROM t").map { $0["v"] }, [.text("kept")])
+
+        // Nested calls are savepoints: the inner rollback keeps the outer work.
+        try db.write {
+            try db.execute("INSERT INTO t VALUES ('outer')")
+            _ = try? db.write {
+                try db.execute("INSERT INTO t VALUES ('inner')")
+                throw Abort()
+            }
+            // A failed statement rolled back to its savepoint leaves the transaction usable.
+            XCTAssertThrowsError(try db.write { try db.execute("INSERT INTO t VALUES (1/0)") })
+            try db.execute("INSERT INTO t VALUES ('after')")
+        }
+        XCTAssertEqual(try db.rows("SELECT v FROM t ORDER BY v").map { $0["v"] }, [.text("after"), .text("kept"), .text("outer")])
+    }
+
+    func testCaughtStatementFailureStillRollsBackTheTransaction() throws {
+        let db = try TestPostgres.connect()
+        try db.execute("CREATE TEMP TABLE t (v int4)")
+        XCTAssertThrowsError(try db.write {
+            try db.execute("INSERT INTO t VALUES (1)")
+            _ = try? db.execute("INSERT INTO t VALUES (1/0)")
+        }) { error in
+            XCTAssertEqual((error as? PostgresError)?.sqlState, PostgresSQLState.inFailedSQLTransaction, "\(error)")
+        }
+        XCTAssertFalse(db.isInTransaction)
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM t").int64, 0)
+    }
+
+    func testUniqueViolationNamesTheConstraintNotTheValue() throws {
+        let db = try TestPostgres.connect()
+        try db.execute("CREATE TEMP TABLE people (email text CONSTRAINT people_email_key UNIQUE)")
+        let email = "alice.secret@example.com"
+        try db.execute("INSERT INTO people VALUES ($1)", [email])
+        XCTAssertThrowsError(try db.write { try db.execute("INSERT INTO people VALUES ($1)", [email]) }) { error in
+            guard let error = error as? PostgresError else { return XCTFail("\(error)") }
+            XCTAssertEqual(error.kind, .statement)
+            XCTAssertEqual(error.sqlState, "23505")
+            XCTAssertTrue(error.isUniqueViolation)
+            XCTAssertTrue(error.isConstraintViolation)
+            XCTAssertFalse(error.isSerializationFailure || error.isBusy || error.isReadOnly || error.isConnectionFailure)
+            XCTAssertEqual(error.constraint, "people_email_key")
+            XCTAssertEqual(error.table, "people")
+            XCTAssertEqual(error.sql, "INSERT INTO people VALUES ($1)")
+            for text in visibleTexts(of: error) { XCTAssertFalse(text.contains(email), "the bound value leaks: \(text)") }
+        }
+        XCTAssertThrowsError(try db.execute("INSERT INTO people VALUES (NULL), ($1)", [email])) {
+            XCTAssertTrue(($0 as? PostgresError)?.isUniqueViolation ?? false)
+        }
+    }
+
+    func testServerMessagesQuotingBoundValuesAreScrubbed() throws {
+        let db = try TestPostgres.connect()
+        let secret = "not-a-number-token-abc123"
+        XCTAssertThrowsError(try db.scalar("SELECT $1::int4", [secret])) { error in
+            guard let error = error as? PostgresError else { return XCTFail("\(error)") }
+            XCTAssertEqual(error.sqlState, "22P02")
+            XCTAssertTrue(error.message.contains("***"), error.message)
+            for text in visibleTexts(of: error) { XCTAssertFalse(text.contains(secret), "the bound value leaks: \(text)") }
+        }
+    }
+
+    func testSerializationFailureBetweenTwoConnections() throws {
+        let a = try TestPostgres.connect(), b = try TestPostgres.connect()
+        let table = TestPostgres.uniqueTable("serial")
+        try a.execute("CREATE TABLE \(table) (id int4 PRIMARY KEY, v int4)")
+        defer { try? a.execute("DROP TABLE IF EXISTS \(table)") }
+        try a.execute("INSERT INTO \(table) VALUES (1, 0), (2, 0)")
+
+        // A reads, B changes the row and commits, A changes it too: A lost and must run again.
+        XCTAssertThrowsError(try a.write(isolation: .serializable) {
+            _ = try a.scalar("SELECT v FROM \(table) WHERE id = 1")
+            try b.execute("UPDATE \(table) SET v = v + 1 WHERE id = 1")
+            try a.execute("UPDATE \(table) SET v = v + 10 WHERE id = 1")
+        }) { error in
+            guard let error = error as? PostgresError else { return XCTFail("\(error)") }
+            XCTAssertTrue(error.isSerializationFailure, "\(error)")
+            XCTAssertEqual(error.sqlState, "40001")
+        }
+        XCTAssertFalse(a.isInTransaction)
+
+        // Write skew: each reads both rows and changes the other's; the second to commit fails (here or at COMMIT).
+        XCTAssertThrowsError(try a.write(isolation: .serializable) {
+            _ = try a.scalar("SELECT sum(v) FROM \(table)")
+            try b.write(isolation: .serializable) {
+                _ = try b.scalar("SELECT sum(v) FROM \(table)")
+                try b.execute("UPDATE \(table) SET v = v + 1 WHERE id = 2")
+            }
+            try a.execute("UPDATE \(table) SET v = v + 1 WHERE id = 1")
+        }) { XCTAssertTrue(($0 as? PostgresError)?.isSerializationFailure ?? false, "\($0)") }
+        XCTAssertEqual(try a.rows("SELECT v FROM \(table) ORDER BY id").map { $0["v"] }, [.integer(1), .integer(1)])
+    }
+
+    func testBusyAndReadOnlyPredicates() throws {
+        let a = try TestPostgres.connect(), b = try TestPostgres.connect()
+        let table = TestPostgres.uniqueTable("busy")
+        try a.execute("CREATE TABLE \(table) (id int4 PRIMARY KEY)")
+        defer { try? a.execute("DROP TABLE IF EXISTS \(table)") }
+        try a.execute("INSERT INTO \(table) VALUES (1)")
+        try a.write {
+            _ = try a.rows("SELECT id FROM \(table) FOR UPDATE")
+            XCTAssertThrowsError(try b.rows("SELECT id FROM \(table) FOR UPDATE NOWAIT")) { error in
+                XCTAssertTrue((error as? PostgresError)?.isBusy ?? false, "\(error)")
+            }
+        }
+        XCTAssertThrowsError(try b.read { try b.execute("INSERT INTO \(table) VALUES (2)") }) { error in
+            guard let error = error as? PostgresError else { return XCTFail("\(error)") }
+            XCTAssertTrue(error.isReadOnly, "\(error)")
+            XCTAssertEqual(error.sqlState, "25006")
+        }
+        XCTAssertEqual(try b.read { try b.scalar("SELECT count(*) FROM \(table)").int64 }, 1)
+    }
+
+    func testConnectionFailuresAreOneClearLine() throws {
+        let base = try TestPostgres.uri()
+        let missingSocket = "postgresql://gatehouse:Wr0ngPassw0rd@/gatehouse_test?host=/nonexistent-gatehouse-dir"
+        XCTAssertThrowsError(try PostgresConnection(uri: missingSocket)) { error in
+            guard let error = error as? PostgresError else { return XCTFail("\(error)") }
+            XCTAssertEqual(error.kind, .connection)
+            XCTAssertTrue(error.isConnectionFailure)
+            XCTAssertTrue(error.message.contains("/nonexistent-gatehouse-dir"), error.message)
+            XCTAssertEqual(error.store, "postgresql://gatehouse:***@/gatehouse_test?host=/nonexistent-gatehouse-dir")
+            for text in visibleTexts(of: error) {
+                XCTAssertFalse(text.contains("Wr0ngPassw0rd"))
+                XCTAssertFalse(text.contains("\n"))
+            }
+        }
+        let noDatabase = try TestPostgres.uri(user: "gatehouse", password: nil).replacingOccurrences(of: "/\(base.database ?? "")?", with: "/no_such_db?")
+        XCTAssertThrowsError(try PostgresConnection(uri: noDatabase)) { error in
+            XCTAssertTrue((error as? PostgresError)?.message.contains("no_such_db") ?? false, "\(error)")
+        }
+    }
+
+    func testServerGoingAwayIsAConnectionFailure() throws {
+        let victim = try TestPostgres.connect(), killer = try TestPostgres.connect()
+        let pid = try victim.scalar("SELECT pg_backend_pid()")
+        try victim.execute("CREATE TEMP TABLE t (v int4)")
+        XCTAssertThrowsError(try victim.write {
+            try victim.execute("INSERT INTO t VALUES (1)")
+            XCTAssertEqual(try killer.scalar("SELECT pg_terminate_backend($1::int4)", [pid]), .integer(1))
+            try victim.execute("INSERT INTO t VALUES (2)")
+        }) { error in
+            guard let error = error as? PostgresError else { return XCTFail("\(error)") }
+            XCTAssertTrue(error.isConnectionFailure, "\(error)")
+            XCTAssertFalse(error.description.contains("\n"))
+        }
+        XCTAssertFalse(victim.isInTransaction)
+        XCTAssertThrowsError(try victim.scalar("SELECT 1")) { XCTAssertTrue(($0 as? PostgresError)?.isConnectionFailure ?? false, "\($0)") }
+    }
+}
