@@ -13,7 +13,7 @@ public struct UserSearchHealthCheck: HealthCheckProvider {
         let status = try UserSearchIndex.status(store.db, schema: store.schema)
         let sample = HealthSample(metric: "gatehouse_user_search_pending", value: Double(status.pending),
                                   help: "Users added, renamed or deleted since the name search index was last folded.")
-        let id = "accounts.search_index", fix = "gatehouse accounts index"
+        let id = "accounts.search_index", fix = "\(run: .accountsIndex)"
         switch status.state {
         case .current where status.pending > Self.pendingWarning:
             return [HealthCheck(id: id, status: .warning,
