@@ -25,7 +25,7 @@ public struct UserSearchHealthCheck: HealthCheckProvider {
             return [HealthCheck(id: id, status: .warning, summary: "no name search index: name searches scan the user table", action: fix, samples: [sample])]
         case .stale:
             return [HealthCheck(id: id, status: .warning,
-                                summary: "the name search index is out of date (\(status.reason ?? "a trigger is missing")): name searches scan the user table",
+                                summary: "the name search index is out of date, so name searches scan the user table: \(status.reason ?? "a trigger is missing")",
                                 action: fix + " (rebuilds it)", samples: [sample])]
         case .unsupported:
             return [HealthCheck(id: id, status: .ok, summary: "name searches scan the user table: \(status.reason ?? UserSearchIndex.unavailableReason)", samples: [sample])]

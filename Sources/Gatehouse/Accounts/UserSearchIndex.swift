@@ -197,12 +197,12 @@ public enum UserSearchIndex {
     private static func alignmentProblem(_ db: Database, _ sql: SQL) throws -> String? {
         guard let last = try db.row(sql.lastIndexed) else { return nil }
         if last[1].isNull { return "an indexed user was deleted without the delete trigger recording it" }
-        return last[0].int64 == last[1].int64 ? nil : "the user table's rowids changed since it was indexed (was the store restored from a dump?)"
+        return last[0].int64 == last[1].int64 ? nil : "the user table's rowids changed since it was indexed; was the store restored from a dump?"
     }
 
     private static func triggerProblem(_ objects: [String: String], _ sql: SQL) -> String? {
         for trigger in sql.triggers where objects[trigger.name] != trigger.sql {
-            return objects[trigger.name] == nil ? "the trigger \(trigger.name) on the user table is missing (was the table recreated?)"
+            return objects[trigger.name] == nil ? "the trigger \(trigger.name) on the user table is missing; was the table recreated?"
                 : "the trigger \(trigger.name) was made for other columns or another table"
         }
         return nil
