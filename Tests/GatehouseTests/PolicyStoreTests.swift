@@ -80,7 +80,8 @@ final class PolicyStoreTests: XCTestCase {
         ]
         for (request, actor, expected) in refusals {
             XCTAssertThrowsError(try policy.set(request, actor: actor, now: t0)) { error in
-                XCTAssertTrue("\(error)".contains(expected), "\(error) should contain \(expected)")
+                let shown = (error as? GatehouseError)?.markedDescription.onCommandLine ?? "\(error)"
+                XCTAssertTrue(shown.contains(expected), "\(shown) should contain \(expected)")
             }
         }
         XCTAssertEqual(try policy.snapshot(now: t0).version, 0)
@@ -106,7 +107,7 @@ final class PolicyStoreTests: XCTestCase {
             let error = error as! GatehouseError
             XCTAssertEqual(error.code.rawValue, "conflict")
             XCTAssertTrue(error.message.contains("the policy is at version 2, not 1"), error.message)
-            XCTAssertTrue(error.fix?.contains("--if-version 2") == true, error.fix ?? "")
+            XCTAssertTrue(error.fix?.onCommandLine.contains("--if-version 2") == true, error.fix ?? "")
         }
         XCTAssertEqual(try policy.snapshot(now: minutes(2)).version, 2)
         XCTAssertEqual(try policy.set(change(.linkSocialAllowDifferentEmails, .bool(true), ifVersion: 2), actor: ops, now: minutes(3)).version, 3)
