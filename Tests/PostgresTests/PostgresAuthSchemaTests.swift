@@ -199,6 +199,23 @@ final class PostgresAuthSchemaTests: XCTestCase {
         }
     }
 
+    /// Date columns that are not SQL timestamps are judged from their values, as on SQLite: epoch milliseconds in a
+    /// bigint (Drizzle's `bigint({ mode: "number" })`), ISO text in a text column.
+    func testNonTimestampDateColumnsAreJudgedByTheirValues() throws {
+        try TestPostgres.withFreshSchema { db, _ in
+            try db.executeScript(Self.drizzleCamelCase + """
+                ;ALTER TABLE "user" ALTER COLUMN "createdAt" DROP DEFAULT, ALTER COLUMN "createdAt" TYPE bigint USING 0,
+                                    ALTER COLUMN "updatedAt" DROP DEFAULT, ALTER COLUMN "updatedAt" TYPE text USING '';
+                INSERT INTO "user" VALUES ('u1', 'Ada', 'ada@example.com', true, NULL, 1764474483123, '2025-11-30T03:48:03.123Z')
+                """)
+            let schema = try inspect(db)
+            XCTAssertEqual(schema.user.encoding(.createdAt), .epochMilliseconds)
+            XCTAssertEqual(schema.user.encoding(.updatedAt), .isoText)
+            XCTAssertEqual(schema.session.encoding(.createdAt), .sqlTimestamp)
+            XCTAssertEqual(schema.shape, "Better Auth 1.4–1.6 (no account.issuer), dates as epoch milliseconds")
+        }
+    }
+
     /// Dates written as the domain writes them (ISO-8601 UTC text) read back as the same time, in timestamptz and in
     /// Prisma's and Drizzle's timestamp without time zone, whatever the server's TimeZone.
     func testDatesRoundTripThroughSQLTimestampColumns() throws {
