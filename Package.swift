@@ -36,7 +36,7 @@ let package = Package(
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
         // Against the throw-away cluster ops/test starts (GATEHOUSE_TEST_PG_URI); skipped without it.
-        .testTarget(name: "PostgresTests", dependencies: ["Storage"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Storage", "Gatehouse"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE"]),
         // A raw-socket HTTP client shared by the tests that go over a real socket.
         .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),

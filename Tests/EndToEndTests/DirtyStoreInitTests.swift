@@ -22,7 +22,7 @@ final class DirtyStoreInitTests: XCTestCase {
 
     var shapes: [Shape] {
         get throws {
-            let core = try String(contentsOfFile: CLI.packageRoot.appendingPathComponent("migrations/0001_better_auth_core.sql").path, encoding: .utf8)
+            let core = try String(contentsOfFile: CLI.packageRoot.appendingPathComponent("migrations/sqlite/0001_better_auth_core.sql").path, encoding: .utf8)
             func file(_ name: String) throws -> String { try String(contentsOfFile: fixture(name), encoding: .utf8) }
             return [
                 Shape(name: "Better Auth 1.7", sql: core),

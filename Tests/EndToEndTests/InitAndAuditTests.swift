@@ -63,7 +63,7 @@ final class InitAndAuditTests: XCTestCase {
         XCTAssertEqual(try cli.run(["init", "--store", store]).status, 0)
         let migrations = scratch.path("migrations")
         try FileManager.default.copyItem(atPath: CLI.packageRoot.appendingPathComponent("migrations").path, toPath: migrations)
-        let file = migrations + "/0003_gatehouse_audit.sql"
+        let file = migrations + "/sqlite/0003_gatehouse_audit.sql"
         try (try String(contentsOfFile: file, encoding: .utf8) + "\nCREATE INDEX extra ON gatehouse_audit (actor);\n").write(toFile: file, atomically: true, encoding: .utf8)
         let edited = CLI(environment: ["GATEHOUSE_MIGRATIONS": migrations])
         for command in [["status"], ["init"]] {
@@ -72,10 +72,10 @@ final class InitAndAuditTests: XCTestCase {
             XCTAssertTrue(result.stderr.contains("migration 3 (0003_gatehouse_audit) was edited after it was applied"), result.stderr)
         }
         // Without the newest migration file, the store is ahead of the binary.
-        try (try String(contentsOfFile: CLI.packageRoot.appendingPathComponent("migrations/0003_gatehouse_audit.sql").path, encoding: .utf8))
+        try (try String(contentsOfFile: CLI.packageRoot.appendingPathComponent("migrations/sqlite/0003_gatehouse_audit.sql").path, encoding: .utf8))
             .write(toFile: file, atomically: true, encoding: .utf8)
-        let newest = try FileManager.default.contentsOfDirectory(atPath: migrations).sorted().last!
-        try FileManager.default.removeItem(atPath: migrations + "/" + newest)
+        let newest = try FileManager.default.contentsOfDirectory(atPath: migrations + "/sqlite").sorted().last!
+        try FileManager.default.removeItem(atPath: migrations + "/sqlite/" + newest)
         let gap = try edited.run(["status", "--store", store])
         XCTAssertEqual(gap.status, 1)
         XCTAssertTrue(gap.stderr.contains("does not have"), gap.stderr)

@@ -5,12 +5,47 @@ import JOSE
 /// The migration catalog reads and checksums the shipped files (with SHA256.Portable); store paths and file status.
 final class MigrationCatalogTests: XCTestCase {
     func testAgreesWithOpenSSLOnTheShippedMigrations() throws {
-        let directory = try ResourceLocator.migrationsDirectory()
-        let catalog = try MigrationCatalog.load(directory: directory)
-        XCTAssertFalse(catalog.migrations.isEmpty)
-        for migration in catalog.migrations {
-            let data = try XCTUnwrap(FileManager.default.contents(atPath: directory + "/" + migration.name + ".sql"))
-            XCTAssertEqual(migration.checksum, SHA256.hex(Array(data)), migration.name)
+        for engine in MigrationCatalog.Engine.allCases {
+            let directory = try ResourceLocator.migrationsDirectory(for: engine)
+            let catalog = try MigrationCatalog.load(directory: directory)
+            XCTAssertFalse(catalog.migrations.isEmpty)
+            for migration in catalog.migrations {
+                let data = try XCTUnwrap(FileManager.default.contents(atPath: directory + "/" + migration.name + ".sql"))
+                XCTAssertEqual(migration.checksum, SHA256.hex(Array(data)), migration.name)
+            }
+        }
+    }
+
+    /// Stores made before the per-engine layout recorded these checksums: the SQLite files moved unchanged.
+    func testSQLiteFilesKeepTheChecksumsExistingStoresRecorded() throws {
+        let catalog = try MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: .sqlite))
+        XCTAssertTrue(catalog.directory.hasSuffix("/migrations/sqlite"), catalog.directory)
+        XCTAssertEqual(catalog.migrations.prefix(3).map(\.checksum), [
+            "b0a45c9e5fd4a91929ac5f7906c46e26de82ed96c873c2b0544e5d93f9de081c",
+            "e5b444158f5305aad73e0c2d3c33307d2fd8a191150f887be439515dd8b2aebb",
+            "e52533f39e4750f2eff4955bca6a06138e96c42bcd5f0cc9caa3f82400fb7195",
+        ])
+    }
+
+    /// Each engine's folder holds the same ids and names, for the same purposes, with the same skip directives.
+    func testEnginesShareIdsNamesAndDirectives() throws {
+        let sqlite = try MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: .sqlite))
+        let postgres = try MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: .postgres))
+        XCTAssertEqual(sqlite.migrations.map(\.id), postgres.migrations.map(\.id))
+        XCTAssertEqual(sqlite.migrations.map(\.name), postgres.migrations.map(\.name))
+        XCTAssertEqual(sqlite.unlessTable, postgres.unlessTable)
+        XCTAssertEqual(postgres.unlessTable, [1: "user", 2: "users"])
+        XCTAssertTrue(postgres.directory.hasSuffix("/migrations/postgres"), postgres.directory)
+    }
+
+    func testMigrationsVariableNamesTheFolderHoldingBothEngines() throws {
+        let root = NSTemporaryDirectory() + "gh-migrations-root-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: root + "/sqlite", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root); unsetenv("GATEHOUSE_MIGRATIONS") }
+        setenv("GATEHOUSE_MIGRATIONS", root, 1)
+        XCTAssertEqual(try ResourceLocator.migrationsDirectory(for: .sqlite), root + "/sqlite")
+        XCTAssertThrowsError(try ResourceLocator.migrationsDirectory(for: .postgres)) {
+            XCTAssertTrue("\($0)".contains("has no postgres/ folder"), "\($0)")
         }
     }
 

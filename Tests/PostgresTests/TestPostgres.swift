@@ -56,3 +56,39 @@ func visibleTexts(of error: Error) -> [String] {
     if let error = error as? PostgresError { texts += [error.message, error.hint ?? "", error.sql ?? "", error.store ?? ""] }
     return texts
 }
+
+/// Throw-away databases and schemas on the test cluster, for tests that need a database of their own.
+extension TestPostgres {
+    /// The test cluster's URI for `database` (the test database when nil), with libpq `options` when given.
+    static func uri(database: String? = nil, options: String? = nil) throws -> String {
+        let base = try uri()
+        var text = "postgresql://" + PostgresURI.percentEncode(base.user ?? "gatehouse", allowed: PostgresURI.unreservedBytes)
+        text += "@/" + PostgresURI.percentEncode(database ?? base.database ?? "", allowed: PostgresURI.unreservedBytes)
+        var query: [String] = []
+        if let host = base.host { query.append("host=" + PostgresURI.percentEncode(host, allowed: PostgresURI.queryValueBytes)) }
+        if let port = base.port { query.append("port=" + port) }
+        if let options { query.append("options=" + PostgresURI.percentEncode(options, allowed: PostgresURI.unreservedBytes)) }
+        return text + "?" + query.joined(separator: "&")
+    }
+
+    /// Runs `body` on a connection to a database created for it (its `public` schema empty), then drops it.
+    static func withFreshDatabase<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        let admin = try connect()
+        let name = uniqueTable("gh_db")
+        try admin.executeScript("CREATE DATABASE \(name)")
+        defer { try? admin.executeScript("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+        let db = try PostgresConnection(uri: uri(database: name))
+        return try body(db)
+    }
+
+    /// Runs `body` on a connection whose `search_path` is a schema created for it (set through the URI's
+    /// `options`, as an operator would), then drops the schema.
+    static func withFreshSchema<T>(_ body: (PostgresConnection, String) throws -> T) throws -> T {
+        let admin = try connect()
+        let schema = uniqueTable("gh_schema")
+        try admin.executeScript("CREATE SCHEMA \(schema)")
+        defer { try? admin.executeScript("DROP SCHEMA IF EXISTS \(schema) CASCADE") }
+        let db = try PostgresConnection(uri: uri(options: "-csearch_path=\(schema)"))
+        return try body(db, schema)
+    }
+}

@@ -4,7 +4,8 @@ import Storage
 /// Better Auth's CLI writes them, or snake_case as Drizzle schemas often do), and how dates are stored.
 ///
 /// Every query on Better Auth's tables is written against this map, so one code path serves
-/// Better Auth 1.7, 1.4–1.6 (no `issuer`) and Drizzle-made databases.
+/// Better Auth 1.7, 1.4–1.6 (no `issuer`) and Drizzle-made databases, on SQLite (`inspect(_:configuration:)`)
+/// and on Postgres (`inspect(postgres:configuration:)`, which also reads Prisma's `timestamp(3)` and `uuid` ids).
 public struct AuthSchema: Sendable {
     /// A field of Better Auth's tables as Better Auth names it (its camelCase logical name). Queries name fields
     /// through this set, so a misspelt field does not compile instead of selecting `NULL`.
@@ -29,6 +30,9 @@ public struct AuthSchema: Sendable {
         public let columns: [Field: String]
         /// Logical date field → its encoding here.
         public let dates: [Field: DateEncoding]
+        /// Logical field → its column's declared type: SQLite's declaration (`text`, `date`, `integer`) or
+        /// Postgres's own spelling (`text`, `uuid`, `boolean`, `timestamp with time zone`, ...).
+        public var declaredTypes: [Field: String] = [:]
 
         /// The table name, quoted for SQL.
         public var sql: String { Database.quote(name) }
@@ -47,6 +51,10 @@ public struct AuthSchema: Sendable {
 
         /// The encoding of a date field (ISO text when unknown).
         public func encoding(_ field: Field) -> DateEncoding { dates[field] ?? .isoText }
+
+        /// Whether the field's column is a native boolean (Postgres), rather than SQLite's 0/1 integer. Both read
+        /// as `.integer(1)`/`.integer(0)`; a write must send a boolean to a native one.
+        public func isNativeBoolean(_ field: Field) -> Bool { declaredTypes[field] == "boolean" }
     }
 
     public let user: Table
@@ -62,9 +70,14 @@ public struct AuthSchema: Sendable {
     /// A short description of the shape: "Better Auth 1.7", "Better Auth 1.4–1.6 (no account.issuer)", ...
     public var shape: String {
         var parts = [hasIssuer ? "Better Auth 1.7 (account.issuer)" : "Better Auth 1.4–1.6 (no account.issuer)"]
-        let encoding = user.encoding(.createdAt)
-        if encoding != .isoText { parts.append("dates as \(encoding == .epochMilliseconds ? "epoch milliseconds" : "epoch seconds")") }
+        switch user.encoding(.createdAt) {
+        case .isoText: break
+        case .epochMilliseconds: parts.append("dates as epoch milliseconds")
+        case .epochSeconds: parts.append("dates as epoch seconds")
+        case .sqlTimestamp: parts.append("dates as \(user.declaredTypes[.createdAt] ?? "timestamps")")
+        }
         if user.columns[.emailVerified] == "email_verified" { parts.append("snake_case columns") }
+        if user.declaredTypes[.id] == "uuid" { parts.append("uuid ids") }
         if hasAdminPlugin { parts.append("admin plugin") }
         return parts.joined(separator: ", ")
     }
@@ -98,11 +111,43 @@ public struct AuthSchema: Sendable {
 
     /// Reads the schema, or lists every missing table and column.
     public static func inspect(_ db: Database, configuration: StoreConfiguration) throws -> Result<AuthSchema, SchemaProblems> {
+        try inspect(configuration: configuration, columns: { try db.columns(of: $0) }) { table, dateColumns, byName in
+            let samples = try sampleValues(db, table: table, columns: dateColumns.map(\.column))
+            return zip(dateColumns, samples).map { date, sample in
+                (date.field, encoding(of: sample, declared: byName[date.column]?.declaredType ?? ""))
+            }
+        }
+    }
+
+    /// Reads the schema of a Postgres database, or lists every missing table and column.
+    ///
+    /// Tables are found as queries find them: by their `gatehouse.json` names, unqualified, through the
+    /// connection's `search_path`. Better Auth's tables in another schema than `public` are reached by putting it
+    /// in the URI: `?options=-csearch_path%3Dauth`. Columns are read from `pg_catalog` with their declared types:
+    /// `timestamptz`, `timestamp` and `date` columns are `DateEncoding.sqlTimestamp`; a date column of another type
+    /// (epoch numbers in a `bigint`, ISO text) is judged from a sample value, as on SQLite.
+    public static func inspect(postgres db: PostgresConnection, configuration: StoreConfiguration) throws -> Result<AuthSchema, SchemaProblems> {
+        try inspect(configuration: configuration, columns: { try db.columns(of: $0) }) { table, dateColumns, byName in
+            let sampled = dateColumns.filter { !isSQLTimestamp(byName[$0.column]?.declaredType ?? "") }
+            let samples = try postgresSampleValues(db, table: table, columns: sampled.map(\.column))
+            var encodings = Dictionary(uniqueKeysWithValues: zip(sampled, samples).map { date, sample in
+                (date.field, encoding(of: sample, declared: byName[date.column]?.declaredType ?? ""))
+            })
+            for date in dateColumns where encodings[date.field] == nil { encodings[date.field] = .sqlTimestamp }
+            return dateColumns.compactMap { date in encodings[date.field].map { (date.field, $0) } }
+        }
+    }
+
+    /// The engine-neutral part of reading a schema: which fields each table has, under which column, what is missing.
+    /// `dates` says how each date column present stores its values.
+    static func inspect(configuration: StoreConfiguration, columns columnsOf: (String) throws -> [ColumnInfo],
+                        dates: (_ table: String, _ dateColumns: [(field: Field, column: String)], _ byName: [String: ColumnInfo]) throws -> [(Field, DateEncoding)])
+        throws -> Result<AuthSchema, SchemaProblems> {
         var problems: [Problem] = []
         var tables: [String: Table] = [:]
         for logical in StoreConfiguration.betterAuthTables {
             let name = configuration.tableName(logical)
-            let present = try db.columns(of: name)
+            let present = try columnsOf(name)
             if present.isEmpty {
                 if logical != "verification" { problems.append(Problem(table: name, column: nil)) }
                 continue
@@ -115,18 +160,22 @@ public struct AuthSchema: Sendable {
             for field in required[logical, default: []] where columns[field] == nil {
                 problems.append(Problem(table: name, column: field.rawValue))
             }
-            var dates: [Field: DateEncoding] = [:]
             let dateColumns = columns.filter { dateFields.contains($0.key) }.sorted { $0.key.rawValue < $1.key.rawValue }
-            let samples = try sampleValues(db, table: name, columns: dateColumns.map(\.value))
-            for ((field, column), sample) in zip(dateColumns, samples) {
-                dates[field] = encoding(of: sample, declared: byName[column]?.declaredType ?? "")
-            }
-            tables[logical] = Table(logical: logical, name: name, columns: columns, dates: dates)
+                .map { (field: $0.key, column: $0.value) }
+            let encodings = try dates(name, dateColumns, byName)
+            var table = Table(logical: logical, name: name, columns: columns, dates: Dictionary(encodings, uniquingKeysWith: { first, _ in first }))
+            table.declaredTypes = columns.compactMapValues { byName[$0]?.declaredType }
+            tables[logical] = table
         }
         guard problems.isEmpty, let user = tables["user"], let session = tables["session"], let account = tables["account"] else {
             return .failure(SchemaProblems(problems: problems))
         }
         return .success(AuthSchema(user: user, session: session, account: account, verification: tables["verification"]))
+    }
+
+    /// Whether a Postgres type holds dates natively (`timestamp(3) without time zone`, `timestamp with time zone`, `date`).
+    static func isSQLTimestamp(_ declared: String) -> Bool {
+        declared.hasPrefix("timestamp") || declared == "date"
     }
 
     /// `emailVerified` → `email_verified`.
@@ -146,6 +195,17 @@ public struct AuthSchema: Sendable {
         let samples = columns.map { column in
             let quoted = Database.quote(column)
             return "(SELECT \(quoted) FROM (SELECT \(quoted) FROM \(Database.quote(table)) LIMIT 1000) WHERE \(quoted) IS NOT NULL LIMIT 1)"
+        }
+        guard let row = try db.row("SELECT " + samples.joined(separator: ", ")) else { return columns.map { _ in .null } }
+        return columns.indices.map { row[$0] }
+    }
+
+    /// `sampleValues` on Postgres (whose subqueries in FROM need a name).
+    static func postgresSampleValues(_ db: PostgresConnection, table: String, columns: [String]) throws -> [SQLValue] {
+        guard !columns.isEmpty else { return [] }
+        let samples = columns.map { column in
+            let quoted = PostgresConnection.quote(column)
+            return "(SELECT \(quoted) FROM (SELECT \(quoted) FROM \(PostgresConnection.quote(table)) LIMIT 1000) AS sample WHERE \(quoted) IS NOT NULL LIMIT 1)"
         }
         guard let row = try db.row("SELECT " + samples.joined(separator: ", ")) else { return columns.map { _ in .null } }
         return columns.indices.map { row[$0] }

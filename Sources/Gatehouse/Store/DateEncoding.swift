@@ -1,17 +1,23 @@
 import Storage
 
-/// How a date column stores its values. Better Auth's Kysely adapter writes ISO-8601 text;
+/// How a date column stores its values. On SQLite, Better Auth's Kysely adapter writes ISO-8601 text;
 /// Drizzle's `timestamp_ms` writes epoch milliseconds and older `timestamp` columns epoch seconds.
-/// Gatehouse reads all three and writes each column in the encoding it already uses.
+/// On Postgres, Better Auth's migration declares `timestamptz`, Drizzle and Prisma `timestamp` (UTC wall-clock
+/// time, as their drivers write it): a SQL timestamp.
+/// Gatehouse reads all four and writes each column in the encoding it already uses.
 public enum DateEncoding: String, Sendable, Codable {
     case isoText = "iso-text"
     case epochMilliseconds = "epoch-ms"
     case epochSeconds = "epoch-s"
+    /// A Postgres `timestamptz`, `timestamp` or `date` column. Written as ISO-8601 UTC text, which Postgres parses
+    /// into the column's type (a `timestamp without time zone` keeps the UTC time); read back as Postgres prints
+    /// it in the connection's UTC (`2026-11-30 03:48:03.123+00`).
+    case sqlTimestamp = "sql-timestamp"
 
     /// The stored form of a time.
     public func encode(_ time: Timestamp) -> SQLValue {
         switch self {
-        case .isoText: return .text(time.iso8601)
+        case .isoText, .sqlTimestamp: return .text(time.iso8601)
         case .epochMilliseconds: return .integer(time.milliseconds)
         case .epochSeconds: return .integer(time.seconds)
         }
@@ -26,9 +32,18 @@ public enum DateEncoding: String, Sendable, Codable {
         case .real(let number): return Int64(exactly: number.rounded(.down)).flatMap(fromEpoch)
         case .text(let text):
             if let time = Timestamp(iso8601: text) { return time }
+            if let time = postgresTimestamp(text) { return time }
             return Int64(text).flatMap(fromEpoch)
         case .null, .blob: return nil
         }
+    }
+
+    /// Postgres's ISO output writes a whole-hour offset without minutes (`…03.123+00`, `…+05`): read it as `+00:00`.
+    private static func postgresTimestamp(_ text: String) -> Timestamp? {
+        let utf8 = text.utf8
+        guard utf8.count > 19, let sign = utf8.dropLast(2).last, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-"),
+              utf8.suffix(2).allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        return Timestamp(iso8601: text + ":00")
     }
 
     /// Nil outside years 0000–9999: such a value is dirt, not a date, and reads as unreadable.

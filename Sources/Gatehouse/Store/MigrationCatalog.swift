@@ -2,11 +2,17 @@ import Foundation
 import Storage
 import JOSE
 
-/// The migrations shipped in `migrations/`: files named `NNNN_name.sql`, numbered from 1 with no gap.
+/// One engine's migrations, shipped in `migrations/sqlite/` or `migrations/postgres/`: files named `NNNN_name.sql`,
+/// numbered from 1 with no gap. Both folders hold the same ids and names for the same purposes.
 ///
 /// A migration may start with `-- gatehouse:unless-table NAME`: it is then recorded without running
 /// when that table already exists (Better Auth created it), so an existing database is never altered.
 public struct MigrationCatalog: Sendable {
+    /// The engine a set of migrations is written for; its raw value names its folder under `migrations/`.
+    public enum Engine: String, Sendable, CaseIterable {
+        case sqlite, postgres
+    }
+
     /// The directory read.
     public let directory: String
     /// The migrations, in order.
@@ -24,6 +30,19 @@ public struct MigrationCatalog: Sendable {
     }
 
     static let unlessDirective = "-- gatehouse:unless-table "
+
+    /// Applies this catalog (the Postgres one) to a Postgres database: pending migrations in order, each once, a
+    /// migration whose `unless-table` exists (a Better Auth table under its `configuration` name) recorded without
+    /// running. Returns the migrations applied, skipped ones included; `PostgresMigrator().applied` says which ran.
+    @discardableResult
+    public func migrate(postgres db: PostgresConnection, configuration: StoreConfiguration, now: String) throws -> [Migration] {
+        let unless = unlessTable
+        return try PostgresMigrator().migrate(db, migrations, now: now) { migration, db in
+            guard let table = unless[migration.id] else { return true }
+            let physical = StoreConfiguration.betterAuthTables.contains(table) ? configuration.tableName(table) : table
+            return try !db.tableExists(physical)
+        }
+    }
 
     /// Reads and checks a migrations directory.
     public static func load(directory: String) throws -> MigrationCatalog {
@@ -49,7 +68,7 @@ public struct MigrationCatalog: Sendable {
             migrations.append(Migration(id: id, name: stem, sql: sql, checksum: SHA256.Portable.hex(bytes)))
         }
         guard !migrations.isEmpty else {
-            throw GatehouseError.invalid("the migrations folder \(directory) holds no .sql files", fix: "point GATEHOUSE_MIGRATIONS at Gatehouse's migrations/")
+            throw GatehouseError.invalid("the migrations folder \(directory) holds no .sql files", fix: "point GATEHOUSE_MIGRATIONS at Gatehouse's migrations/ (it holds sqlite/ and postgres/)")
         }
         for (index, migration) in migrations.enumerated() where migration.id != index + 1 {
             throw GatehouseError.invalid("the migrations in \(directory) have a gap: \(migration.name) follows number \(index)",

@@ -6,9 +6,16 @@ import Foundation
 /// next to an installed binary; the source checkout the binary was built in (walking up from the
 /// binary to the folder holding `Package.swift`).
 public enum ResourceLocator {
-    /// The directory of migrations.
-    public static func migrationsDirectory() throws -> String {
-        try locate("migrations", environment: "GATEHOUSE_MIGRATIONS")
+    /// The directory of one engine's migrations: `migrations/sqlite` or `migrations/postgres`.
+    /// `GATEHOUSE_MIGRATIONS` names the folder that holds both.
+    public static func migrationsDirectory(for engine: MigrationCatalog.Engine = .sqlite) throws -> String {
+        let root = try locate("migrations", environment: "GATEHOUSE_MIGRATIONS")
+        let directory = root + "/" + engine.rawValue
+        guard FileStatus(directory)?.isDirectory == true else {
+            throw GatehouseError.invalid("the migrations folder \(root) has no \(engine.rawValue)/ folder",
+                                         fix: "point GATEHOUSE_MIGRATIONS at Gatehouse's migrations/, which holds sqlite/ and postgres/")
+        }
+        return directory
     }
 
     /// The directory of the console's static files.

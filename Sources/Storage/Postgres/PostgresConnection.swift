@@ -65,7 +65,9 @@ public final class PostgresConnection: CustomStringConvertible {
         // Notices (such as "there is no transaction in progress") would go to stderr, under the CLI's own output.
         _ = pq.setNoticeProcessor(connection, PostgresNotices.ignore, nil)
         do {
-            try executeScript("SET bytea_output = 'hex'; SET extra_float_digits = 3; SET DateStyle = 'ISO, YMD'")
+            // Dates come back as `2026-11-30 03:48:03.123+00`: in UTC whatever the server's TimeZone, so every
+            // reader sees the same text, and `timestamp without time zone` columns compare against UTC as written.
+            try executeScript("SET bytea_output = 'hex'; SET extra_float_digits = 3; SET DateStyle = 'ISO, YMD'; SET TimeZone = 'UTC'")
         } catch {
             pq.finish(connection)
             throw error
