@@ -61,22 +61,38 @@ public struct Migrator: Sendable {
         public let appliedAt: String
         /// False when the migration was recorded without running (its precondition said skip).
         public let ran: Bool
+
+        public init(id: Int, name: String, checksum: String, appliedAt: String, ran: Bool) {
+            self.id = id
+            self.name = name
+            self.checksum = checksum
+            self.appliedAt = appliedAt
+            self.ran = ran
+        }
+
+        /// A row of the records table (`id, name, checksum, applied_at, ran`), as either engine returns it.
+        public init(row: Row) throws {
+            self.init(id: try row.int("id"), name: try row.string("name"), checksum: try row.string("checksum"),
+                      appliedAt: try row.string("applied_at"), ran: row.bool("ran"))
+        }
     }
 
     /// The migrations already applied, in order. Empty when the table does not exist yet.
     public func applied(_ db: Database) throws -> [Record] {
         guard try db.tableExists(table) else { return [] }
-        return try db.rows("SELECT id, name, checksum, applied_at, ran FROM \(Database.quote(table)) ORDER BY id").map {
-            Record(id: try $0.int("id"), name: try $0.string("name"), checksum: try $0.string("checksum"),
-                   appliedAt: try $0.string("applied_at"), ran: $0.bool("ran"))
-        }
+        return try db.rows("SELECT id, name, checksum, applied_at, ran FROM \(Database.quote(table)) ORDER BY id").map(Record.init(row:))
     }
 
     /// Checks applied migrations against `migrations` and returns those still to apply.
     /// Throws when an applied one was edited or is unknown.
     public func pending(_ db: Database, _ migrations: [Migration]) throws -> [Migration] {
+        try Self.pending(migrations, applied: try applied(db))
+    }
+
+    /// The engine-neutral check: `migrations` not yet in `records`, in order; throws `MigrationError.edited` when a
+    /// recorded migration's checksum changed, `.unknown` when the database holds one this build does not know.
+    public static func pending(_ migrations: [Migration], applied records: [Record]) throws -> [Migration] {
         let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.id, $0) })
-        let records = try applied(db)
         for record in records {
             guard let migration = known[record.id] else { throw MigrationError.unknown(id: record.id, name: record.name) }
             if migration.checksum != record.checksum {

@@ -21,25 +21,14 @@ public struct PostgresMigrator: Sendable {
     /// The migrations already applied, in order. Empty when the table does not exist yet.
     public func applied(_ db: PostgresConnection) throws -> [Migrator.Record] {
         guard try db.tableExists(table) else { return [] }
-        return try db.rows("SELECT id, name, checksum, applied_at, ran FROM \(PostgresConnection.quote(table)) ORDER BY id").map {
-            Migrator.Record(id: try $0.int("id"), name: try $0.string("name"), checksum: try $0.string("checksum"),
-                            appliedAt: try $0.string("applied_at"), ran: $0.bool("ran"))
-        }
+        return try db.rows("SELECT id, name, checksum, applied_at, ran FROM \(PostgresConnection.quote(table)) ORDER BY id")
+            .map(Migrator.Record.init(row:))
     }
 
     /// Checks applied migrations against `migrations` and returns those still to apply.
     /// Throws `MigrationError.edited` when an applied one changed, `.unknown` when the database is ahead.
     public func pending(_ db: PostgresConnection, _ migrations: [Migration]) throws -> [Migration] {
-        let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.id, $0) })
-        let records = try applied(db)
-        for record in records {
-            guard let migration = known[record.id] else { throw MigrationError.unknown(id: record.id, name: record.name) }
-            if migration.checksum != record.checksum {
-                throw MigrationError.edited(id: record.id, name: record.name, recorded: record.checksum, current: migration.checksum)
-            }
-        }
-        let done = Set(records.map(\.id))
-        return migrations.filter { !done.contains($0.id) }.sorted { $0.id < $1.id }
+        try Migrator.pending(migrations, applied: try applied(db))
     }
 
     /// Applies every pending migration and returns those applied. `shouldRun` may decide that a migration is
