@@ -53,14 +53,19 @@ struct NameSearch {
     /// matches come in rowid order straight from FTS5, or from the keys table for a `short` needle (an indexed
     /// user's doc is its rowid); the pending users are compared here, and the two lists merged by rowid.
     private func indexed(_ needle: [UInt8], short: Bool, limit: Int, normalizer: inout NameNormalizer) throws -> [BetterAuthUserID]? {
-        guard let sql = try UserSearchIndex.searchable(db, schema: schema) else { return nil }
+        guard let (sql, terms) = try UserSearchIndex.searchable(db, schema: schema) else { return nil }
         do {
             guard try UserSearchIndex.pendingCount(db) <= Self.maxPending else { return nil }
-            // instr compares characters, which for UTF-8 text is the byte comparison of `contains`.
-            let (query, argument) = short ? (sql.shortMatches, String(decoding: needle, as: UTF8.self)) : (sql.matches, Self.phrase(needle))
-            var found: [(rowid: Int64, id: String)] = try db.rows(query, [argument, limit]).compactMap { row in
-                guard let rowid = row[0].int64, let id = row[1].string else { return nil }
-                return (rowid, id)
+            var found: [(rowid: Int64, id: String)]
+            if short, terms, let viaTerms = try shortThroughTerms(needle, sql: sql, limit: limit) {
+                found = viaTerms
+            } else {
+                // instr compares characters, which for UTF-8 text is the byte comparison of `contains`.
+                let (query, argument) = short ? (sql.shortMatches, String(decoding: needle, as: UTF8.self)) : (sql.matches, Self.phrase(needle))
+                found = try db.rows(query, [argument, limit]).compactMap { row in
+                    guard let rowid = row[0].int64, let id = row[1].string else { return nil }
+                    return (rowid, id)
+                }
             }
             try db.forEach(sql.pendingUsers) { row in
                 guard let rowid = row[0].int64, let id = row[1].string, let name = row[2].string else { return }
@@ -72,6 +77,34 @@ struct NameSearch {
             // SQLITE_ERROR: this SQLite cannot read the index (no FTS5 here, though the store has it). Scan.
             return nil
         }
+    }
+
+    /// Trigrams holding a short needle beyond which `shortThroughTerms` leaves it to the keys' scan (a needle
+    /// that common matches many users early in rowid order, and the scan stops at the limit).
+    static let maxTerms = 500
+
+    /// The first `limit` indexed users (not pending) whose key contains a needle of one or two characters, without
+    /// reading every key: a key of three characters or more contains it iff one of its trigrams does, so FTS5 finds
+    /// them through the trigrams holding the needle (from the terms table); shorter keys come from their partial
+    /// index. Nil when the needle is in more than `maxTerms` trigrams.
+    private func shortThroughTerms(_ needle: [UInt8], sql: UserSearchIndex.SQL, limit: Int) throws -> [(rowid: Int64, id: String)]? {
+        let text = String(decoding: needle, as: UTF8.self)
+        let terms = try db.rows("SELECT term FROM \(Database.quote(UserSearchIndex.termsTable)) WHERE instr(term, ?) > 0 LIMIT ?",
+                                [text, Self.maxTerms + 1]).compactMap { $0[0].string }
+        guard terms.count <= Self.maxTerms else { return nil }
+        var rows = try db.rows(sql.shortKeys, [text, limit])
+        if !terms.isEmpty {
+            let query = terms.map { Self.phrase(Array($0.utf8)) }.joined(separator: " OR ")
+            rows += try db.rows(sql.matchesWithKey, [query, limit])
+        }
+        var found: [(rowid: Int64, id: String)] = []
+        for row in rows {
+            guard let rowid = row[0].int64, let id = row[1].string, let key = row[2].string else { continue }
+            // Always true (each key was found by a part that holds the needle); kept as the scan's own comparison.
+            guard Self.contains(Array(key.utf8), needle) else { return nil }
+            found.append((rowid, id))
+        }
+        return found
     }
 
     /// Every name, in rowid order when the table has one, until `limit` match.
