@@ -74,11 +74,12 @@ final class UserSearchIndexTests: XCTestCase {
     }
 
     func assertSearchesMatchTheReference(_ store: Store, expectIndex: Bool, file: StaticString = #filePath, line: UInt = #line) throws {
-        let search = NameSearch(db: store.db, schema: store.schema)
         var indexed = 0
         for query in Self.queries {
             let trimmed = try UserQuery.validate(query)
-            for limit in [1, 3, 20, 1000] {
+            // probeKeys 2: short needles past the first two keys go through the trigram list.
+            for (limit, probe) in [(1, 2), (3, 2), (20, 2), (1000, 2), (3, 10_000), (1000, 10_000)] {
+                let search = NameSearch(db: store.db, schema: store.schema, probeKeys: probe)
                 let (ids, plan) = try search.ids(matching: trimmed, limit: limit)
                 XCTAssertEqual(ids.map(\.rawValue), try Self.reference(store.db, store.schema, trimmed, limit: limit),
                                "\(query.debugDescription) limit \(limit) via \(plan)", file: file, line: line)
@@ -282,10 +283,11 @@ final class UserSearchIndexTests: XCTestCase {
         try db.execute("UPDATE \"user\" SET name = 'Ж' WHERE id = 'short3'")
         try db.execute("DELETE FROM \"user\" WHERE id = 'short6'")
         try Self.insertUser(db, store.schema, id: "pend2", name: .text("Another Жuk"), email: "pend2@example.com")
-        let search = NameSearch(db: db, schema: store.schema)
+        var search = NameSearch(db: db, schema: store.schema)
         func check(_ label: String) throws {
             for query in ["zq", "qz", "ж", "q", "q3", "3", "wx", "x ", " n", "j", "jj", "ja", "a", "e", " 2", "9", "ю", "uk", "ук"] {
-                for limit in [1, 2, 5, 20, 1000] {
+                for (limit, probe) in [(1, 1), (2, 1), (5, 1), (20, 1), (1000, 1), (5, 3), (1000, 3), (5, 10_000), (1000, 10_000)] {
+                    search.probeKeys = probe
                     let found = try search.ids(matching: query, limit: limit)
                     XCTAssertEqual(found.plan, .keys, "\(label) \(query)")
                     XCTAssertEqual(found.ids.map(\.rawValue), try Self.reference(db, store.schema, query, limit: limit), "\(label) \(query) limit \(limit)")

@@ -86,6 +86,8 @@ public enum UserSearchIndex {
         let matches: String
         /// `matches` for a needle too short for trigrams: a scan of the keys in rowid order, in SQLite's C.
         let shortMatches: String
+        /// `shortMatches` among the keys with doc ≤ the second `?`.
+        let shortMatchesBelow: String
         /// `matches` with the key, for an FTS query: (doc, id, key).
         let matchesWithKey: String
         /// Indexed keys shorter than a trigram containing `?` that are not pending, in rowid order: (doc, id, key).
@@ -122,6 +124,11 @@ public enum UserSearchIndex {
                 SELECT n.doc, n.user_id FROM \(names) n
                 WHERE instr(n.key, ?) > 0 AND NOT EXISTS (SELECT 1 FROM \(pending) p WHERE p.user_id = n.user_id)
                 ORDER BY n.doc LIMIT ?
+                """
+            shortMatchesBelow = """
+                SELECT n.doc, n.user_id FROM \(names) n
+                WHERE n.doc <= ?2 AND instr(n.key, ?1) > 0 AND NOT EXISTS (SELECT 1 FROM \(pending) p WHERE p.user_id = n.user_id)
+                ORDER BY n.doc LIMIT ?3
                 """
             matchesWithKey = """
                 SELECT n.doc, n.user_id, n.key FROM \(fts) JOIN \(names) n ON n.doc = \(fts).rowid
