@@ -5,8 +5,8 @@ import Storage
 /// whose normalized name contains the normalized query, in the user table's rowid order, the first `limit`.
 ///
 /// Two plans give the same answer. Through `UserSearchIndex` when it is current: the trigram index finds the first
-/// indexed matches (for a query of one or two characters, which has no trigram, the indexed keys are scanned in
-/// SQL), and the users changed since (pending) are read and compared directly. Otherwise a scan of every name in
+/// indexed matches (a query of one or two characters, which has no trigram, reads the first keys, then the
+/// trigrams holding it from the index's list and the keys shorter than a trigram), and the users changed since (pending) are read and compared directly. Otherwise a scan of every name in
 /// rowid order, normalized here, that stops at `limit`.
 ///
 /// Kept for ops/bench's `users_search_name_*` rows (few matches among 1,000,000 users in < 20 ms).
@@ -29,7 +29,7 @@ struct NameSearch {
     enum Plan: String {
         /// FTS5 trigrams.
         case index
-        /// A needle of one or two characters: the index's keys, scanned in SQL (normalized once, at indexing).
+        /// A needle of one or two characters: the first keys, then the trigrams holding it (or all keys, past 500).
         case keys
         /// Every name, normalized here.
         case scan

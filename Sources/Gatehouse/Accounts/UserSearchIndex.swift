@@ -3,12 +3,13 @@ import Storage
 /// Gatehouse's index for name search: an FTS5 trigram index over every user's normalized name
 /// (`NameNormalizer`), so that a substring search reads the few matching rows instead of every name.
 ///
-/// Three `gatehouse_` tables, none on Better Auth's side of the schema:
+/// Four `gatehouse_` tables, none on Better Auth's side of the schema:
 /// - `gatehouse_user_search_names` (doc, user_id, key): the normalized name of each user when last indexed, under
 ///   the user's rowid, so FTS5 (which yields rowids in order) gives matches in the order a scan meets them and a
 ///   search stops at its limit;
 /// - `gatehouse_user_search`: FTS5 over `key` (external content, trigram, case-sensitive: keys are already folded);
-/// - `gatehouse_user_search_pending` (user_id): users inserted, renamed or deleted since.
+/// - `gatehouse_user_search_pending` (user_id): users inserted, renamed or deleted since;
+/// - `gatehouse_user_search_terms` (term): every trigram indexed, for needles of one or two characters.
 ///
 /// Normalization (accents, apostrophes, spacing) is Swift code that SQL cannot run, and Better Auth writes users
 /// without Gatehouse running. So the triggers on the user table only record *which* user changed, with plain
