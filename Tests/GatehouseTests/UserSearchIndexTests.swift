@@ -35,7 +35,10 @@ final class UserSearchIndexTests: XCTestCase {
         "near", "NEAR(", "near(ana", "NEAR(Ana Costa)", "AND", "rock and", "OR roll", "NOT jazz", "(paren)", "paren)", "col:",
         "col: value", "^caret", "-minus", "a+b", "plus+", "back\\", "\\slash", "drop table", "; --", "12345", "234", "ana",
         "mary jane", "mary-jane", "mary.jane", "mary,jane", "y w", "x y", "xyz", "x y z", "y z", "ana costa", "costa ana",
-        "nope-nothing", "zzzz", "ana costanza s", "user1+tag", "USER2+TAG@", "user3+", "+tag@example", String(repeating: "a", count: 200), "o’neil", "oneil", "typographic",
+        "nope-nothing", "zzzz",
+        // One and two characters: none, rare, only in names shorter than a trigram, at a name's start or end.
+        "zq", "qz", "ж", "жж", "ю", "k", "ki", "bo", "BO", "b", "al", "l", "x", "xy", "yz", "z ", " x", "ez", "ov", "ro", "оф",
+        "太", "郎", "😀 ", "ю", "&", "\\", ";", "'", "’", "é", "ana costanza s", "user1+tag", "USER2+TAG@", "user3+", "+tag@example", String(repeating: "a", count: 200), "o’neil", "oneil", "typographic",
     ]
 
     /// Better Auth's way of adding a user: plain SQL through the schema map's columns and encodings.
@@ -71,11 +74,12 @@ final class UserSearchIndexTests: XCTestCase {
     }
 
     func assertSearchesMatchTheReference(_ store: Store, expectIndex: Bool, file: StaticString = #filePath, line: UInt = #line) throws {
-        let search = NameSearch(db: store.db, schema: store.schema)
         var indexed = 0
         for query in Self.queries {
             let trimmed = try UserQuery.validate(query)
-            for limit in [1, 3, 20, 1000] {
+            // probeKeys 2: short needles past the first two keys go through the trigram list.
+            for (limit, probe) in [(1, 2), (3, 2), (20, 2), (1000, 2), (3, 10_000), (1000, 10_000)] {
+                let search = NameSearch(db: store.db, schema: store.schema, probeKeys: probe)
                 let (ids, plan) = try search.ids(matching: trimmed, limit: limit)
                 XCTAssertEqual(ids.map(\.rawValue), try Self.reference(store.db, store.schema, trimmed, limit: limit),
                                "\(query.debugDescription) limit \(limit) via \(plan)", file: file, line: line)
@@ -253,6 +257,59 @@ final class UserSearchIndexTests: XCTestCase {
         XCTAssertThrowsError(try directory.search("ana\u{1B}[2J", by: .name))
         XCTAssertEqual(try directory.search(String(repeating: "é", count: 256), by: .name).users, [])
         XCTAssertEqual(try search.ids(matching: String(repeating: "\"", count: 512), limit: 20).ids, [])
+    }
+
+    /// Needles of one or two characters go through the trigram list (names of three characters or more) and the
+    /// short keys' index (shorter names), with pending users merged in: the same answers as the scan, whether
+    /// nothing, a few, or only short names match, and when a needle is in too many trigrams (the keys' scan).
+    func testShortNeedlesThroughTheTrigramListEqualTheScan() throws {
+        let store = try fixtureStore()
+        let db = store.db
+        try db.write {
+            for index in 0..<300 {
+                try Self.insertUser(db, store.schema, id: "short\(index)", name: .text(index % 3 == 0 ? "Q\(index % 10)" : "Wx Name \(index)"), email: "short\(index)@example.com")
+            }
+            // Names whose trigrams put one letter in over `maxTerms` terms.
+            let letters = Array("abcdefghijklmnopqrstuvwxyz0123456789")
+            for (index, pair) in (0..<(NameSearch.maxTerms + 50)).map({ ($0, "\(letters[$0 % 36])\(letters[($0 / 36) % 36])") }) {
+                try Self.insertUser(db, store.schema, id: "many\(index)", name: .text("\(pair)j\(pair)"), email: "many\(index)@example.com")
+            }
+        }
+        try UserSearchIndex.ensure(db, schema: store.schema)
+        let terms = try db.scalar("SELECT count(*) FROM gatehouse_user_search_terms WHERE instr(term, 'j') > 0").int64 ?? 0
+        XCTAssertGreaterThan(terms, Int64(NameSearch.maxTerms))
+        // Pending users: a new short name, a renamed one, a deleted one, a new long one.
+        try Self.insertUser(db, store.schema, id: "pend1", name: .text("Zq"), email: "pend1@example.com")
+        try db.execute("UPDATE \"user\" SET name = 'Ж' WHERE id = 'short3'")
+        try db.execute("DELETE FROM \"user\" WHERE id = 'short6'")
+        try Self.insertUser(db, store.schema, id: "pend2", name: .text("Another Жuk"), email: "pend2@example.com")
+        var search = NameSearch(db: db, schema: store.schema)
+        func check(_ label: String) throws {
+            for query in ["zq", "qz", "ж", "q", "q3", "3", "wx", "x ", " n", "j", "jj", "ja", "a", "e", " 2", "9", "ю", "uk", "ук"] {
+                for (limit, probe) in [(1, 1), (2, 1), (5, 1), (20, 1), (1000, 1), (5, 3), (1000, 3), (5, 10_000), (1000, 10_000)] {
+                    search.probeKeys = probe
+                    let found = try search.ids(matching: query, limit: limit)
+                    XCTAssertEqual(found.plan, .keys, "\(label) \(query)")
+                    XCTAssertEqual(found.ids.map(\.rawValue), try Self.reference(db, store.schema, query, limit: limit), "\(label) \(query) limit \(limit)")
+                }
+            }
+        }
+        try check("pending")
+        XCTAssertEqual(try search.ids(matching: "zq", limit: 5).ids.map(\.rawValue), ["pend1"])
+        XCTAssertEqual(try search.ids(matching: "ж", limit: 5).ids.map(\.rawValue), ["short3", "pend2"])
+        // Folded: the fold adds the new trigrams to the list.
+        XCTAssertEqual(try UserSearchIndex.ensure(db, schema: store.schema), .folded(users: 4))
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM gatehouse_user_search_terms WHERE term = 'r ж'").int64, 1)
+        try check("folded")
+        XCTAssertEqual(try search.ids(matching: "ж", limit: 5).ids.map(\.rawValue), ["short3", "pend2"])
+        try assertSearchesMatchTheReference(store, expectIndex: true)
+        // An index built before the trigram list still answers (by the keys' scan); `accounts index` builds it again.
+        try db.execute("DROP TABLE gatehouse_user_search_terms")
+        XCTAssertEqual(try UserSearchIndex.status(db, schema: store.schema).state, .current)
+        try check("no trigram list")
+        XCTAssertEqual(try UserSearchIndex.ensure(store, actor: tester), .built(users: try db.scalar("SELECT count(*) FROM gatehouse_user_search_names").int64.map(Int.init) ?? -1))
+        XCTAssertEqual(try UserSearchIndex.ensure(store, actor: tester), .unchanged)
+        try check("rebuilt")
     }
 
     func testManyMatchesComeFirstInRowidOrderThroughTheIndex() throws {

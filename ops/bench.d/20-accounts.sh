@@ -137,7 +137,8 @@ emit accounts_check_ratio "$(ratio "$check_ms" "$antijoin_ms")" x - "gatehouse /
 # (the same binary with GATEHOUSE_NAME_SEARCH=scan) and against the sqlite3 shell's LIKE scan of every name, which
 # is less than the scan does (no accent folding). Three users are added with the sqlite3 shell, as Better Auth
 # adds them, so that a substring in the middle of a name matches few; they are removed at the end. 'ía garc' matches
-# about 2,000 users; 'zq' (two characters, no trigram: the index's keys are scanned) none.
+# about 2,000 users; 'zq' (two characters, no trigram of its own: the
+# index's list of trigrams holding it, empty here, and its short keys) none.
 "$SQL" "$STORE" <<'SQL'
 INSERT INTO "user" (id, name, email, emailVerified, createdAt, updatedAt) VALUES
   ('benchQuill000000000000000000001', 'Orla Quillfeather', 'orla.q@example.com', 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z'),

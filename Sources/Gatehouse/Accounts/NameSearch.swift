@@ -5,8 +5,8 @@ import Storage
 /// whose normalized name contains the normalized query, in the user table's rowid order, the first `limit`.
 ///
 /// Two plans give the same answer. Through `UserSearchIndex` when it is current: the trigram index finds the first
-/// indexed matches (for a query of one or two characters, which has no trigram, the indexed keys are scanned in
-/// SQL), and the users changed since (pending) are read and compared directly. Otherwise a scan of every name in
+/// indexed matches (a query of one or two characters, which has no trigram, reads the first keys, then the
+/// trigrams holding it from the index's list and the keys shorter than a trigram), and the users changed since (pending) are read and compared directly. Otherwise a scan of every name in
 /// rowid order, normalized here, that stops at `limit`.
 ///
 /// Kept for ops/bench's `users_search_name_*` rows (few matches among 1,000,000 users in < 20 ms).
@@ -16,6 +16,8 @@ import Storage
 struct NameSearch {
     let db: Database
     let schema: AuthSchema
+    /// Keys read in rowid order, for a needle of one or two characters, before the trigram list is consulted.
+    var probeKeys = 10_000
 
     /// Pending users beyond which the index is too far behind to help (`accounts index` folds them in).
     static let maxPending = 20_000
@@ -27,7 +29,7 @@ struct NameSearch {
     enum Plan: String {
         /// FTS5 trigrams.
         case index
-        /// A needle of one or two characters: the index's keys, scanned in SQL (normalized once, at indexing).
+        /// A needle of one or two characters: the first keys, then the trigrams holding it (or all keys, past 500).
         case keys
         /// Every name, normalized here.
         case scan
@@ -53,14 +55,19 @@ struct NameSearch {
     /// matches come in rowid order straight from FTS5, or from the keys table for a `short` needle (an indexed
     /// user's doc is its rowid); the pending users are compared here, and the two lists merged by rowid.
     private func indexed(_ needle: [UInt8], short: Bool, limit: Int, normalizer: inout NameNormalizer) throws -> [BetterAuthUserID]? {
-        guard let sql = try UserSearchIndex.searchable(db, schema: schema) else { return nil }
+        guard let (sql, terms) = try UserSearchIndex.searchable(db, schema: schema) else { return nil }
         do {
             guard try UserSearchIndex.pendingCount(db) <= Self.maxPending else { return nil }
-            // instr compares characters, which for UTF-8 text is the byte comparison of `contains`.
-            let (query, argument) = short ? (sql.shortMatches, String(decoding: needle, as: UTF8.self)) : (sql.matches, Self.phrase(needle))
-            var found: [(rowid: Int64, id: String)] = try db.rows(query, [argument, limit]).compactMap { row in
-                guard let rowid = row[0].int64, let id = row[1].string else { return nil }
-                return (rowid, id)
+            var found: [(rowid: Int64, id: String)]
+            if short, terms, let viaTerms = try shortThroughTerms(needle, sql: sql, limit: limit) {
+                found = viaTerms
+            } else {
+                // instr compares characters, which for UTF-8 text is the byte comparison of `contains`.
+                let (query, argument) = short ? (sql.shortMatches, String(decoding: needle, as: UTF8.self)) : (sql.matches, Self.phrase(needle))
+                found = try db.rows(query, [argument, limit]).compactMap { row in
+                    guard let rowid = row[0].int64, let id = row[1].string else { return nil }
+                    return (rowid, id)
+                }
             }
             try db.forEach(sql.pendingUsers) { row in
                 guard let rowid = row[0].int64, let id = row[1].string, let name = row[2].string else { return }
@@ -72,6 +79,43 @@ struct NameSearch {
             // SQLITE_ERROR: this SQLite cannot read the index (no FTS5 here, though the store has it). Scan.
             return nil
         }
+    }
+
+    /// Trigrams holding a short needle beyond which `shortThroughTerms` leaves it to the keys' scan (a needle
+    /// that common matches many users early in rowid order, and the scan stops at the limit).
+    static let maxTerms = 500
+
+    /// The first `limit` indexed users (not pending) whose key contains a needle of one or two characters, without
+    /// reading every key: a key of three characters or more contains it iff one of its trigrams does, so FTS5 finds
+    /// them through the trigrams holding the needle (from the terms table); shorter keys come from their partial
+    /// index. Nil when the needle is in more than `maxTerms` trigrams.
+    private func shortThroughTerms(_ needle: [UInt8], sql: UserSearchIndex.SQL, limit: Int) throws -> [(rowid: Int64, id: String)]? {
+        let text = String(decoding: needle, as: UTF8.self)
+        // A common needle is answered by the first keys (a few milliseconds of instr) faster than by FTS5 merging
+        // many long doclists: when the first `probeKeys` keys hold `limit` matches, those are the first matches.
+        let names = Database.quote(UserSearchIndex.namesTable)
+        let bound = try db.scalar("SELECT doc FROM \(names) ORDER BY doc LIMIT 1 OFFSET ?", [max(probeKeys, 1) - 1]).int64
+        let probe: [(rowid: Int64, id: String)] = try db.rows(sql.shortMatchesBelow, [text, bound ?? Int64.max, limit]).compactMap { row in
+            guard let rowid = row[0].int64, let id = row[1].string else { return nil }
+            return (rowid, id)
+        }
+        if probe.count >= limit || bound == nil { return probe }
+        let terms = try db.rows("SELECT term FROM \(Database.quote(UserSearchIndex.termsTable)) WHERE instr(term, ?) > 0 LIMIT ?",
+                                [text, Self.maxTerms + 1]).compactMap { $0[0].string }
+        guard terms.count <= Self.maxTerms else { return nil }
+        var rows = try db.rows(sql.shortKeys, [text, limit])
+        if !terms.isEmpty {
+            let query = terms.map { Self.phrase(Array($0.utf8)) }.joined(separator: " OR ")
+            rows += try db.rows(sql.matchesWithKey, [query, limit])
+        }
+        var found: [(rowid: Int64, id: String)] = []
+        for row in rows {
+            guard let rowid = row[0].int64, let id = row[1].string, let key = row[2].string else { continue }
+            // Always true (each key was found by a part that holds the needle); kept as the scan's own comparison.
+            guard Self.contains(Array(key.utf8), needle) else { return nil }
+            found.append((rowid, id))
+        }
+        return found
     }
 
     /// Every name, in rowid order when the table has one, until `limit` match.

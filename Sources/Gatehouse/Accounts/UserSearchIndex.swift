@@ -3,12 +3,13 @@ import Storage
 /// Gatehouse's index for name search: an FTS5 trigram index over every user's normalized name
 /// (`NameNormalizer`), so that a substring search reads the few matching rows instead of every name.
 ///
-/// Three `gatehouse_` tables, none on Better Auth's side of the schema:
+/// Four `gatehouse_` tables, none on Better Auth's side of the schema:
 /// - `gatehouse_user_search_names` (doc, user_id, key): the normalized name of each user when last indexed, under
 ///   the user's rowid, so FTS5 (which yields rowids in order) gives matches in the order a scan meets them and a
 ///   search stops at its limit;
 /// - `gatehouse_user_search`: FTS5 over `key` (external content, trigram, case-sensitive: keys are already folded);
-/// - `gatehouse_user_search_pending` (user_id): users inserted, renamed or deleted since.
+/// - `gatehouse_user_search_pending` (user_id): users inserted, renamed or deleted since;
+/// - `gatehouse_user_search_terms` (term): every trigram indexed, for needles of one or two characters.
 ///
 /// Normalization (accents, apostrophes, spacing) is Swift code that SQL cannot run, and Better Auth writes users
 /// without Gatehouse running. So the triggers on the user table only record *which* user changed, with plain
@@ -28,6 +29,11 @@ public enum UserSearchIndex {
     public static let namesTable = "gatehouse_user_search_names"
     /// Users changed since they were indexed.
     public static let pendingTable = "gatehouse_user_search_pending"
+    /// Every trigram of the indexed keys (a superset: a fold adds, never removes), so that a needle of one or two
+    /// characters finds the trigrams holding it without reading FTS5's doclists. Absent in an index built before it.
+    public static let termsTable = "gatehouse_user_search_terms"
+    /// The partial index of the keys shorter than a trigram (which FTS5 cannot find).
+    static let shortKeysIndex = "gatehouse_user_search_names_short"
     static let insertTrigger = "gatehouse_user_search_insert"
     static let updateTrigger = "gatehouse_user_search_update"
     static let deleteTrigger = "gatehouse_user_search_delete"
@@ -81,6 +87,12 @@ public enum UserSearchIndex {
         let matches: String
         /// `matches` for a needle too short for trigrams: a scan of the keys in rowid order, in SQLite's C.
         let shortMatches: String
+        /// `shortMatches` among the keys with doc ≤ the second `?`.
+        let shortMatchesBelow: String
+        /// `matches` with the key, for an FTS query: (doc, id, key).
+        let matchesWithKey: String
+        /// Indexed keys shorter than a trigram containing `?` that are not pending, in rowid order: (doc, id, key).
+        let shortKeys: String
         /// Pending users that still exist: (rowid, id, name).
         let pendingUsers: String
         /// Every user in rowid order: (rowid, id, name).
@@ -112,6 +124,22 @@ public enum UserSearchIndex {
             shortMatches = """
                 SELECT n.doc, n.user_id FROM \(names) n
                 WHERE instr(n.key, ?) > 0 AND NOT EXISTS (SELECT 1 FROM \(pending) p WHERE p.user_id = n.user_id)
+                ORDER BY n.doc LIMIT ?
+                """
+            shortMatchesBelow = """
+                SELECT n.doc, n.user_id FROM \(names) n
+                WHERE n.doc <= ?2 AND instr(n.key, ?1) > 0 AND NOT EXISTS (SELECT 1 FROM \(pending) p WHERE p.user_id = n.user_id)
+                ORDER BY n.doc LIMIT ?3
+                """
+            matchesWithKey = """
+                SELECT n.doc, n.user_id, n.key FROM \(fts) JOIN \(names) n ON n.doc = \(fts).rowid
+                WHERE \(fts) MATCH ? AND NOT EXISTS (SELECT 1 FROM \(pending) p WHERE p.user_id = n.user_id)
+                ORDER BY \(fts).rowid LIMIT ?
+                """
+            // `length(key) < 3` as written in the partial index, so SQLite reads it and not the table.
+            shortKeys = """
+                SELECT n.doc, n.user_id, n.key FROM \(names) n
+                WHERE length(n.key) < 3 AND instr(n.key, ?) > 0 AND NOT EXISTS (SELECT 1 FROM \(pending) p WHERE p.user_id = n.user_id)
                 ORDER BY n.doc LIMIT ?
                 """
             pendingUsers = "SELECT u.\(rowid), u.\(id), u.\(name) FROM \(pending) p JOIN \(user.sql) u ON u.\(id) = p.user_id"
@@ -172,12 +200,30 @@ public enum UserSearchIndex {
     }
 
     /// The SQL to search through the index when it can be trusted (built, every trigger as made); nil otherwise.
-    /// Reads the schema only, so it is cheap enough for every search.
-    static func searchable(_ db: Database, schema: AuthSchema) throws -> SQL? {
+    /// Reads the schema only, so it is cheap enough for every search. `terms`: the trigram list and the short
+    /// keys' index are there (an index built before them has neither until `accounts index` builds it again).
+    static func searchable(_ db: Database, schema: AuthSchema) throws -> (sql: SQL, terms: Bool)? {
         let objects = try schemaObjects(db)
         guard objects[table] != nil, objects[namesTable] != nil, objects[pendingTable] != nil,
               let sql = try sql(db, schema: schema), triggerProblem(objects, sql) == nil, try alignmentProblem(db, sql) == nil else { return nil }
-        return sql
+        return (sql, objects[termsTable] != nil && objects[shortKeysIndex] != nil)
+    }
+
+    /// Whether the index lacks the trigram list or the short keys' index (built before them).
+    private static func lacksTerms(_ db: Database) throws -> Bool {
+        let objects = try schemaObjects(db)
+        return objects[table] != nil && (objects[termsTable] == nil || objects[shortKeysIndex] == nil)
+    }
+
+    /// The trigrams of a key as FTS5's trigram tokenizer makes them (every three consecutive Unicode scalars).
+    static func trigrams(_ key: String) -> [String] {
+        let scalars = Array(key.unicodeScalars)
+        guard scalars.count >= 3 else { return [] }
+        return (0...(scalars.count - 3)).map { start in
+            var term = String.UnicodeScalarView()
+            term.append(contentsOf: scalars[start..<(start + 3)])
+            return String(term)
+        }
     }
 
     static func pendingCount(_ db: Database) throws -> Int {
@@ -185,9 +231,9 @@ public enum UserSearchIndex {
     }
 
     /// The index's tables and triggers that exist: name → SQL.
-    private static func schemaObjects(_ db: Database) throws -> [String: String] {
-        Dictionary(try db.rows("SELECT name, sql FROM sqlite_master WHERE name IN (?, ?, ?, ?, ?, ?)",
-                               [table, namesTable, pendingTable, insertTrigger, updateTrigger, deleteTrigger])
+    static func schemaObjects(_ db: Database) throws -> [String: String] {
+        Dictionary(try db.rows("SELECT name, sql FROM sqlite_master WHERE name IN (?, ?, ?, ?, ?, ?, ?, ?)",
+                               [table, namesTable, pendingTable, insertTrigger, updateTrigger, deleteTrigger, termsTable, shortKeysIndex])
             .map { ($0[0].string ?? "", $0[1].string ?? "") }) { first, _ in first }
     }
 
@@ -219,14 +265,16 @@ public enum UserSearchIndex {
         // Checked before taking the write lock: on an up-to-date store this writes nothing.
         let before = try status(db, schema: schema)
         if before.state == .unsupported { return .unsupported(before.reason ?? unavailableReason) }
-        if before.state == .current && before.pending == 0 && !rebuild { return .unchanged }
+        let lacking = try lacksTerms(db)
+        if before.state == .current && before.pending == 0 && !rebuild && !lacking { return .unchanged }
         return try db.write {
             let now = try status(db, schema: schema)
             guard let sql = try sql(db, schema: schema) else { return .unsupported(rowlessReason) }
+            let lacksTerms = try lacksTerms(db)
             switch now.state {
             case .unsupported: return .unsupported(now.reason ?? unavailableReason)
             case .absent, .stale: return .built(users: try build(db, sql: sql))
-            case .current where rebuild: return .built(users: try build(db, sql: sql))
+            case .current where rebuild || lacksTerms: return .built(users: try build(db, sql: sql))
             case .current:
                 guard now.pending > 0 else { return .unchanged }
                 let users = try db.scalar("SELECT count(*) FROM \(Database.quote(namesTable))").int64 ?? 0
@@ -242,7 +290,8 @@ public enum UserSearchIndex {
     public static func ensure(_ store: Store, actor: Actor, rebuild: Bool = false) throws -> Change {
         let before = try status(store.db, schema: store.schema)
         if before.state == .unsupported { return .unsupported(before.reason ?? unavailableReason) }
-        if before.state == .current && before.pending == 0 && !rebuild { return .unchanged }
+        let lacking = try lacksTerms(store.db)
+        if before.state == .current && before.pending == 0 && !rebuild && !lacking { return .unchanged }
         return try store.db.write {
             let change = try ensure(store.db, schema: store.schema, rebuild: rebuild)
             let details: [String: AuditValue]
@@ -260,7 +309,7 @@ public enum UserSearchIndex {
     public static func drop(_ db: Database) throws {
         try db.write {
             for trigger in [insertTrigger, updateTrigger, deleteTrigger] { try db.execute("DROP TRIGGER IF EXISTS \(Database.quote(trigger))") }
-            for name in [table, namesTable, pendingTable] { try db.execute("DROP TABLE IF EXISTS \(Database.quote(name))") }
+            for name in [table, namesTable, pendingTable, termsTable] { try db.execute("DROP TABLE IF EXISTS \(Database.quote(name))") }
         }
     }
 
@@ -287,7 +336,15 @@ public enum UserSearchIndex {
             count += 1
         }
         try db.execute("CREATE INDEX \(Database.quote(namesTable + "_user_id")) ON \(names) (user_id)")
+        try db.execute("CREATE INDEX \(Database.quote(shortKeysIndex)) ON \(names) (doc) WHERE length(key) < 3")
         try db.execute("INSERT INTO \(Database.quote(table)) (\(Database.quote(table))) VALUES ('rebuild')")
+        // FTS5's own vocabulary, read once here (reading it counts every doclist: seconds on a million users).
+        let terms = Database.quote(termsTable), vocabulary = "temp.gatehouse_user_search_vocabulary"
+        try db.execute("CREATE TABLE \(terms) (term TEXT PRIMARY KEY) WITHOUT ROWID")
+        try db.execute("DROP TABLE IF EXISTS \(vocabulary)")
+        try db.execute("CREATE VIRTUAL TABLE \(vocabulary) USING fts5vocab(main, \(Database.quote(table)), 'row')")
+        try db.execute("INSERT INTO \(terms) (term) SELECT term FROM \(vocabulary)")
+        try db.execute("DROP TABLE \(vocabulary)")
         return count
     }
 
@@ -311,6 +368,7 @@ public enum UserSearchIndex {
             let text = String(decoding: key, as: UTF8.self)
             try db.execute("INSERT INTO \(names) (doc, user_id, key) VALUES (?, ?, ?)", [rowid, id, text])
             try db.execute("INSERT INTO \(fts) (rowid, key) VALUES (?, ?)", [rowid, text])
+            for term in trigrams(text) { try db.execute("INSERT OR IGNORE INTO \(Database.quote(termsTable)) (term) VALUES (?)", [term]) }
         }
         try db.execute("DELETE FROM \(pending)")
         return ids.count
