@@ -58,6 +58,17 @@ typedef PGresult *(*gatehouse_pq_exec_fn)(PGconn *conn, const char *query);
 typedef PGresult *(*gatehouse_pq_exec_params_fn)(PGconn *conn, const char *command, int nParams, const Oid *paramTypes,
                                                  const char *const *paramValues, const int *paramLengths,
                                                  const int *paramFormats, int resultFormat);
+typedef PGresult *(*gatehouse_pq_prepare_fn)(PGconn *conn, const char *stmtName, const char *query, int nParams,
+                                             const Oid *paramTypes);
+typedef PGresult *(*gatehouse_pq_describe_prepared_fn)(PGconn *conn, const char *stmtName);
+typedef PGresult *(*gatehouse_pq_exec_prepared_fn)(PGconn *conn, const char *stmtName, int nParams,
+                                                   const char *const *paramValues, const int *paramLengths,
+                                                   const int *paramFormats, int resultFormat);
+typedef int (*gatehouse_pq_nparams_fn)(const PGresult *res);
+typedef Oid (*gatehouse_pq_paramtype_fn)(const PGresult *res, int param_num);
+typedef int (*gatehouse_pq_put_copy_data_fn)(PGconn *conn, const char *buffer, int nbytes);
+typedef int (*gatehouse_pq_put_copy_end_fn)(PGconn *conn, const char *errormsg);
+typedef PGresult *(*gatehouse_pq_get_result_fn)(PGconn *conn);
 typedef int (*gatehouse_pq_result_status_fn)(const PGresult *res);
 typedef char *(*gatehouse_pq_result_error_message_fn)(const PGresult *res);
 typedef char *(*gatehouse_pq_result_error_field_fn)(const PGresult *res, int fieldcode);

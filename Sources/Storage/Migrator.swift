@@ -78,14 +78,14 @@ public struct Migrator: Sendable {
     }
 
     /// The migrations already applied, in order. Empty when the table does not exist yet.
-    public func applied(_ db: Database) throws -> [Record] {
+    public func applied(_ db: SQLiteDatabase) throws -> [Record] {
         guard try db.tableExists(table) else { return [] }
-        return try db.rows("SELECT id, name, checksum, applied_at, ran FROM \(Database.quote(table)) ORDER BY id").map(Record.init(row:))
+        return try db.rows("SELECT id, name, checksum, applied_at, ran FROM \(SQLiteDatabase.quote(table)) ORDER BY id").map(Record.init(row:))
     }
 
     /// Checks applied migrations against `migrations` and returns those still to apply.
     /// Throws when an applied one was edited or is unknown.
-    public func pending(_ db: Database, _ migrations: [Migration]) throws -> [Migration] {
+    public func pending(_ db: SQLiteDatabase, _ migrations: [Migration]) throws -> [Migration] {
         try Self.pending(migrations, applied: try applied(db))
     }
 
@@ -111,22 +111,22 @@ public struct Migrator: Sendable {
     /// already broke a foreign key (a Better Auth store whose drivers never enforced them) are reported by
     /// the integrity checks, not held against a schema change that did not touch them.
     @discardableResult
-    public func migrate(_ db: Database, _ migrations: [Migration], now: String,
-                        shouldRun: (Migration, Database) throws -> Bool = { _, _ in true }) throws -> [Migration] {
+    public func migrate(_ db: SQLiteDatabase, _ migrations: [Migration], now: String,
+                        shouldRun: (Migration, SQLiteDatabase) throws -> Bool = { _, _ in true }) throws -> [Migration] {
         var appliedNow: [Migration] = []
         for migration in try pending(db, migrations) {
             try db.write {
                 try db.execute("""
-                CREATE TABLE IF NOT EXISTS \(Database.quote(table)) (
+                CREATE TABLE IF NOT EXISTS \(SQLiteDatabase.quote(table)) (
                     id INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL,
                     applied_at TEXT NOT NULL, ran INTEGER NOT NULL DEFAULT 1)
                 """)
                 // Re-check inside the lock: another process may have applied it meanwhile.
-                let already = try db.scalar("SELECT count(*) FROM \(Database.quote(table)) WHERE id = ?", [migration.id]).int64 ?? 0
+                let already = try db.scalar("SELECT count(*) FROM \(SQLiteDatabase.quote(table)) WHERE id = ?", [migration.id]).int64 ?? 0
                 guard already == 0 else { return }
                 let run = try shouldRun(migration, db)
                 if run { try runChecked(migration, db) }
-                try db.execute("INSERT INTO \(Database.quote(table)) (id, name, checksum, applied_at, ran) VALUES (?, ?, ?, ?, ?)",
+                try db.execute("INSERT INTO \(SQLiteDatabase.quote(table)) (id, name, checksum, applied_at, ran) VALUES (?, ?, ?, ?, ?)",
                                [migration.id, migration.name, migration.checksum, now, run])
                 appliedNow.append(migration)
             }
@@ -137,7 +137,7 @@ public struct Migrator: Sendable {
     /// Runs a migration's script, then checks the foreign keys of the tables it created or changed against
     /// what those tables held before. Existing tables the script names are counted before it runs; a table
     /// the script does not name and whose schema it does not change cannot have gained a violation from it.
-    func runChecked(_ migration: Migration, _ db: Database) throws {
+    func runChecked(_ migration: Migration, _ db: SQLiteDatabase) throws {
         let schemaBefore = try schemaByTable(db)
         let script = migration.sql.lowercased()
         let named = schemaBefore.keys.filter { script.contains($0.lowercased()) }
@@ -156,7 +156,7 @@ public struct Migrator: Sendable {
     }
 
     /// Each table's schema text with its indexes' and triggers', to see which tables a script changed.
-    func schemaByTable(_ db: Database) throws -> [String: String] {
+    func schemaByTable(_ db: SQLiteDatabase) throws -> [String: String] {
         var schema: [String: String] = [:]
         try db.forEach("SELECT tbl_name, type, name, sql FROM sqlite_master WHERE tbl_name NOT LIKE 'sqlite_%' ORDER BY tbl_name, type, name") { row in
             let table = row[0].string ?? ""
@@ -166,7 +166,24 @@ public struct Migrator: Sendable {
     }
 
     /// The rowids of `table`'s rows that break one of its foreign keys.
-    func violations(_ db: Database, in table: String) throws -> [String] {
-        try db.rows("PRAGMA foreign_key_check(\(Database.quote(table)))").map { $0[1].string ?? $0[1].int64.map(String.init) ?? "?" }
+    func violations(_ db: SQLiteDatabase, in table: String) throws -> [String] {
+        try db.rows("PRAGMA foreign_key_check(\(SQLiteDatabase.quote(table)))").map { $0[1].string ?? $0[1].int64.map(String.init) ?? "?" }
+    }
+}
+
+/// Migration records on either engine: SQLite's `Migrator` or Postgres's `PostgresMigrator`.
+extension Migrator {
+    /// The migrations applied to `db`, in order (none on a database Gatehouse never initialised).
+    public static func applied(on db: SQLDatabase) throws -> [Record] {
+        switch db {
+        case let db as SQLiteDatabase: try Migrator().applied(db)
+        case let db as PostgresConnection: try PostgresMigrator().applied(db)
+        default: preconditionFailure("no migrator for \(type(of: db))")
+        }
+    }
+
+    /// Checks applied migrations against `migrations` and returns those still to apply.
+    public static func pending(on db: SQLDatabase, _ migrations: [Migration]) throws -> [Migration] {
+        try pending(migrations, applied: try applied(on: db))
     }
 }

@@ -49,8 +49,7 @@ struct MergeScenario {
             }
             if u1Sync { try store.db.execute("INSERT INTO users (sub, display_name, created_at) VALUES (?, 'Ana', '2025-03-01T10:00:02.000Z')", [u1Sub]) }
             if u2Sync {
-                try store.db.execute("INSERT INTO users (sub, display_name, created_at) VALUES (?, 'Ana C', '2025-03-04T10:00:02.000Z')", [u2Sub])
-                let id = store.db.lastInsertRowID
+                let id = try store.db.scalar("INSERT INTO users (sub, display_name, created_at) VALUES (?, 'Ana C', '2025-03-04T10:00:02.000Z') RETURNING id", [u2Sub]).int64 ?? 0
                 for number in 0..<workspaces {
                     try store.db.execute("INSERT INTO workspaces (id, owner_id, name, created_at) VALUES (?, ?, ?, '2025-03-04T10:01:00.000Z')",
                                          ["ws\(number)-\(u2)", id, "Project \(number)"])

@@ -256,7 +256,7 @@ final class MergeTests: XCTestCase {
             try s.store.db.execute("VACUUM INTO ?", [copy])
             try s.store.db.execute("VACUUM INTO ?", [changed])
             // On a copy changed since the plan (one of U2's sessions), the script aborts and changes nothing.
-            let stale = try Database(path: changed)
+            let stale = try SQLiteDatabase(path: changed)
             let session = s.store.schema.session
             try stale.execute("UPDATE \(session.sql) SET \(session.col(.ipAddress)) = '10.9.9.9' WHERE \(session.col(.id)) = ?", ["s1-\(s.u2)"])
             let staleBefore = try dump(stale, tables: try stale.tableNames())
@@ -265,8 +265,8 @@ final class MergeTests: XCTestCase {
             }
             XCTAssertFalse(stale.isInTransaction)
             XCTAssertEqual(try dump(stale, tables: try stale.tableNames()), staleBefore)
-            try Database(path: copy).executeScript(script)
-            let merged = try Database(path: copy)
+            try SQLiteDatabase(path: copy).executeScript(script)
+            let merged = try SQLiteDatabase(path: copy)
             _ = try MergeApplier(store: s.store).apply(planID: try XCTUnwrap(plan.id), ticket: "SUP-10", actor: tester, now: time)
             let tables = try s.store.db.tableNames().filter { !$0.hasPrefix("gatehouse_") }
             XCTAssertEqual(try dump(merged, tables: tables), try dump(s.store.db, tables: tables), shape ?? "fresh")

@@ -38,7 +38,7 @@ final class StoreInitTests: XCTestCase {
         for (fixture, shape, issuer, encoding) in cases {
             let path = scratch.path(fixture + ".sqlite")
             try Fixtures.database(fixture, at: path)
-            let before = try Database(path: path)
+            let before = try SQLiteDatabase(path: path)
             let tables = ["user", "session", "account", "verification"]
             let rowsBefore = try dump(before, tables: tables), schemaBefore = try ddl(before, tables: tables)
             let (store, report) = try Store.initialize(path: path, actor: tester)

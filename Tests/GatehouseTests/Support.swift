@@ -23,23 +23,23 @@ enum Fixtures {
 
     /// A database made from a fixture script, as Better Auth (or Drizzle) would have left it.
     static func database(_ name: String, at path: String) throws {
-        let db = try Database(path: path, options: .init(create: true))
+        let db = try SQLiteDatabase(path: path, options: .init(create: true))
         try db.executeScript(sql(name))
     }
 }
 
 /// Every row of the named tables, as text, for before/after comparisons.
-func dump(_ db: Database, tables: [String]) throws -> [String] {
+func dump(_ db: SQLDatabase, tables: [String]) throws -> [String] {
     try tables.flatMap { table in
         // Sorted text, not rowid order: some tables are WITHOUT ROWID.
-        try db.rows("SELECT * FROM \(Database.quote(table))").map { row in
+        try db.rows("SELECT * FROM \(SQLDialect.quote(table))").map { row in
             table + ":" + row.values.map { "\($0)" }.joined(separator: "|")
         }.sorted()
     }
 }
 
 /// The CREATE statements of the named tables and their indexes.
-func ddl(_ db: Database, tables: [String]) throws -> [String] {
+func ddl(_ db: SQLDatabase, tables: [String]) throws -> [String] {
     try tables.flatMap { table in
         // Gatehouse's own indexes (gatehouse_*) are the one addition allowed on Better Auth's tables.
         try db.rows("SELECT sql FROM sqlite_master WHERE tbl_name = ? AND name NOT LIKE 'gatehouse\\_%' ESCAPE '\\' ORDER BY name", [table]).compactMap { $0[0].string }
@@ -49,7 +49,7 @@ func ddl(_ db: Database, tables: [String]) throws -> [String] {
 let tester = Actor("tester")
 
 /// Records a merge of `source` into `target` the way `merge apply` does, with a stand-in plan and undo data.
-func recordMerge(_ db: Database, id: Int64 = 1, source: String, target: String, undoData: String = "{}") throws {
+func recordMerge(_ db: SQLDatabase, id: Int64 = 1, source: String, target: String, undoData: String = "{}") throws {
     try db.execute("""
         INSERT INTO gatehouse_merge_plans (id, fingerprint, source_user_id, target_user_id, decisions, created_at, actor, plan)
         VALUES (?, 'fp', ?, ?, '{}', '2026-01-01T00:00:00.000Z', 'tester', '{}')

@@ -42,7 +42,7 @@ final class UserSearchIndexTests: XCTestCase {
     ]
 
     /// Better Auth's way of adding a user: plain SQL through the schema map's columns and encodings.
-    static func insertUser(_ db: Database, _ schema: AuthSchema, id: String, name: SQLValue, email: String) throws {
+    static func insertUser(_ db: SQLDatabase, _ schema: AuthSchema, id: String, name: SQLValue, email: String) throws {
         let user = schema.user
         let now = user.encoding(.createdAt).encode(Timestamp(iso8601: "2025-06-01T00:00:00Z")!)
         try db.execute("INSERT INTO \(user.sql) (\(user.col(.id)), \(user.col(.name)), \(user.col(.email)), \(user.col(.emailVerified)), \(user.col(.createdAt)), \(user.col(.updatedAt))) VALUES (?, ?, ?, 0, ?, ?)",
@@ -51,7 +51,7 @@ final class UserSearchIndexTests: XCTestCase {
 
     /// The answer the search must give, computed here without Gatehouse's search code: every user whose
     /// normalized name contains the normalized query, in rowid order, the first `limit`.
-    static func reference(_ db: Database, _ schema: AuthSchema, _ query: String, limit: Int) throws -> [String] {
+    static func reference(_ db: SQLDatabase, _ schema: AuthSchema, _ query: String, limit: Int) throws -> [String] {
         var normalizer = NameNormalizer()
         let needle = normalizer.normalized(query)
         guard !needle.isEmpty else { return [] }
@@ -133,7 +133,7 @@ final class UserSearchIndexTests: XCTestCase {
         let store = try fixtureStore()
         try UserSearchIndex.ensure(store.db, schema: store.schema)
         // Better Auth's process: its own connection, plain SQL, no Gatehouse code.
-        let other = try Database(path: store.path)
+        let other = try SQLiteDatabase(path: store.path)
         let user = store.schema.user
         func run(_ sql: String, _ arguments: [SQLBindable] = []) throws { try other.execute(sql, arguments) }
         try Self.insertUser(other, store.schema, id: "new1", name: .text("Quentin Zyxwv"), email: "qz@example.com")
@@ -212,9 +212,9 @@ final class UserSearchIndexTests: XCTestCase {
         try Self.insertUser(store.db, store.schema, id: "late", name: .text("Late Pending Yodel"), email: "late@example.com")
         for immutable in [false, true] {
             if immutable { _ = try store.db.scalar("PRAGMA wal_checkpoint(TRUNCATE)") }
-            var options = Database.Options(readOnly: true)
+            var options = SQLiteDatabase.Options(readOnly: true)
             options.immutable = immutable
-            let reader = Store(path: store.path, db: try Database(path: store.path, options: options), schema: store.schema, configuration: store.configuration)
+            let reader = Store(location: .file(store.path), db: try SQLiteDatabase(path: store.path, options: options), schema: store.schema, configuration: store.configuration)
             let search = NameSearch(db: reader.db, schema: reader.schema)
             XCTAssertEqual(try search.ids(matching: "yodel", limit: 5).ids.map(\.rawValue), ["late"])
             XCTAssertEqual(try search.ids(matching: "yodel", limit: 5).plan, .index)
@@ -223,7 +223,7 @@ final class UserSearchIndexTests: XCTestCase {
         }
         try UserSearchIndex.drop(store.db)
         _ = try store.db.scalar("PRAGMA wal_checkpoint(TRUNCATE)")
-        let reader = Store(path: store.path, db: try Database(path: store.path, options: .init(readOnly: true)), schema: store.schema, configuration: store.configuration)
+        let reader = Store(location: .file(store.path), db: try SQLiteDatabase(path: store.path, options: .init(readOnly: true)), schema: store.schema, configuration: store.configuration)
         XCTAssertEqual(try UserSearchIndex.status(reader.db, schema: reader.schema).state, .absent)
         try assertSearchesMatchTheReference(reader, expectIndex: false)
     }
@@ -353,7 +353,7 @@ final class UserSearchIndexTests: XCTestCase {
         let script = try Fixtures.sql("better-auth-1.5.sql").replacingOccurrences(of: "\"updatedAt\" date not null);\ncreate table \"session\"",
                                                                                  with: "\"updatedAt\" date not null) WITHOUT ROWID;\ncreate table \"session\"")
         XCTAssertTrue(script.contains("WITHOUT ROWID"))
-        try Database(path: path, options: .init(create: true)).executeScript(script)
+        try SQLiteDatabase(path: path, options: .init(create: true)).executeScript(script)
         let (store, report) = try Store.initialize(path: path, actor: tester)
         XCTAssertFalse(report.indexesCreated.contains(UserSearchIndex.table))
         let status = try UserSearchIndex.status(store.db, schema: store.schema)

@@ -18,7 +18,7 @@ final class MigrationParityTests: XCTestCase {
         let directory = NSTemporaryDirectory() + "gh-parity-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let db = try Database(path: directory + "/s.sqlite", options: .init(create: true))
+        let db = try SQLiteDatabase(path: directory + "/s.sqlite", options: .init(create: true))
         let catalog = try MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: .sqlite))
         try Migrator().migrate(db, catalog.migrations, now: "2026-12-01T00:00:00.000Z")
         var shapes: [String: TableShape] = [:]
@@ -87,7 +87,7 @@ final class MigrationParityTests: XCTestCase {
         let directory = NSTemporaryDirectory() + "gh-parity-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let sqliteDB = try Database(path: directory + "/s.sqlite", options: .init(create: true))
+        let sqliteDB = try SQLiteDatabase(path: directory + "/s.sqlite", options: .init(create: true))
         try Migrator().migrate(sqliteDB, MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: .sqlite)).migrations, now: "now")
         let sqliteTriggers = try sqliteDB.rows("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name").map { try $0.string("name") }
         try TestPostgres.withFreshSchema { db, _ in

@@ -71,7 +71,7 @@ final class PostgresAuthSchemaTests: XCTestCase {
     }
 
     func inspect(_ db: PostgresConnection, _ configuration: StoreConfiguration = StoreConfiguration()) throws -> AuthSchema {
-        try AuthSchema.inspect(postgres: db, configuration: configuration).get()
+        try AuthSchema.inspect(db, configuration: configuration).get()
     }
 
     func testBetterAuth17AsItsMigrationMakesIt() throws {
@@ -189,7 +189,7 @@ final class PostgresAuthSchemaTests: XCTestCase {
     func testAMissingColumnIsReportedByTableAndColumn() throws {
         try TestPostgres.withFreshSchema { db, _ in
             try db.executeScript(Self.betterAuth17() + #";ALTER TABLE "session" DROP COLUMN "token"; ALTER TABLE "user" DROP COLUMN "emailVerified""#)
-            guard case .failure(let problems) = try AuthSchema.inspect(postgres: db, configuration: StoreConfiguration()) else {
+            guard case .failure(let problems) = try AuthSchema.inspect(db, configuration: StoreConfiguration()) else {
                 return XCTFail("a schema without session.token was accepted")
             }
             XCTAssertEqual(problems.problems, [AuthSchema.Problem(table: "user", column: "emailVerified"),

@@ -6,8 +6,8 @@ final class DatabaseTests: XCTestCase {
     var dir: TestDirectory!
     override func setUpWithError() throws { dir = try TestDirectory() }
 
-    func makeDatabase() throws -> Database {
-        try Database(path: dir.path("test.sqlite"), options: .init(create: true))
+    func makeDatabase() throws -> SQLiteDatabase {
+        try SQLiteDatabase(path: dir.path("test.sqlite"), options: .init(create: true))
     }
 
     func testOpensWithWALAndForeignKeys() throws {
@@ -18,7 +18,7 @@ final class DatabaseTests: XCTestCase {
     }
 
     func testMissingFileIsNotCreatedWithoutCreateOption() {
-        XCTAssertThrowsError(try Database(path: dir.path("missing.sqlite"))) { error in
+        XCTAssertThrowsError(try SQLiteDatabase(path: dir.path("missing.sqlite"))) { error in
             XCTAssertEqual((error as? DatabaseError)?.code, 14) // SQLITE_CANTOPEN
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("missing.sqlite")))
@@ -27,7 +27,7 @@ final class DatabaseTests: XCTestCase {
     func testNonDatabaseFileIsRefusedAtOpen() throws {
         let path = dir.path("notes.txt")
         try String(repeating: "this is not a database\n", count: 200).write(toFile: path, atomically: true, encoding: .utf8)
-        XCTAssertThrowsError(try Database(path: path)) { error in
+        XCTAssertThrowsError(try SQLiteDatabase(path: path)) { error in
             XCTAssertEqual((error as? DatabaseError)?.code, 26) // SQLITE_NOTADB
         }
     }
@@ -134,13 +134,13 @@ final class DatabaseTests: XCTestCase {
     }
 
     func testQuoteEscapesIdentifiers() {
-        XCTAssertEqual(Database.quote("user"), "\"user\"")
-        XCTAssertEqual(Database.quote("we\"ird"), "\"we\"\"ird\"")
+        XCTAssertEqual(SQLiteDatabase.quote("user"), "\"user\"")
+        XCTAssertEqual(SQLiteDatabase.quote("we\"ird"), "\"we\"\"ird\"")
     }
 
     func testPoolSerialisesEachConnectionAcrossThreads() throws {
         let path = dir.path("pool.sqlite")
-        let setup = try Database(path: path, options: .init(create: true))
+        let setup = try SQLiteDatabase(path: path, options: .init(create: true))
         try setup.execute("CREATE TABLE t (n INTEGER)")
         let pool = try DatabasePool(path: path, maximumConnections: 3)
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
@@ -155,9 +155,9 @@ final class DatabaseTests: XCTestCase {
 
     func testWriterWaitsForAnotherConnectionsLock() throws {
         let path = dir.path("lock.sqlite")
-        let first = try Database(path: path, options: .init(create: true))
+        let first = try SQLiteDatabase(path: path, options: .init(create: true))
         try first.execute("CREATE TABLE t (n INTEGER)")
-        let second = try Database(path: path, options: .init(busyTimeoutMilliseconds: 5_000))
+        let second = try SQLiteDatabase(path: path, options: .init(busyTimeoutMilliseconds: 5_000))
         let released = expectation(description: "first writer commits")
         try first.executeScript("BEGIN IMMEDIATE; INSERT INTO t VALUES (1);")
         // The connection is handed to exactly one other thread while this one is blocked in `write`.

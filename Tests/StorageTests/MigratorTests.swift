@@ -9,7 +9,7 @@ final class MigratorTests: XCTestCase {
     let two = Migration(id: 2, name: "0002_b", sql: "CREATE TABLE b (a INTEGER REFERENCES a(id));", checksum: "c2")
 
     func testAppliesEachMigrationOnceInOrder() throws {
-        let db = try Database(path: dir.path("m.sqlite"), options: .init(create: true))
+        let db = try SQLiteDatabase(path: dir.path("m.sqlite"), options: .init(create: true))
         let migrator = Migrator()
         XCTAssertEqual(try migrator.migrate(db, [two, one], now: "t").map(\.id), [1, 2])
         XCTAssertEqual(try migrator.migrate(db, [one, two], now: "t").map(\.id), [])
@@ -18,7 +18,7 @@ final class MigratorTests: XCTestCase {
     }
 
     func testEditedMigrationIsRefused() throws {
-        let db = try Database(path: dir.path("m.sqlite"), options: .init(create: true))
+        let db = try SQLiteDatabase(path: dir.path("m.sqlite"), options: .init(create: true))
         try Migrator().migrate(db, [one], now: "t")
         let edited = Migration(id: 1, name: "0001_a", sql: "CREATE TABLE a (id INTEGER);", checksum: "changed")
         XCTAssertThrowsError(try Migrator().migrate(db, [edited, two], now: "t")) { error in
@@ -29,7 +29,7 @@ final class MigratorTests: XCTestCase {
     }
 
     func testUnknownAppliedMigrationIsRefused() throws {
-        let db = try Database(path: dir.path("m.sqlite"), options: .init(create: true))
+        let db = try SQLiteDatabase(path: dir.path("m.sqlite"), options: .init(create: true))
         try Migrator().migrate(db, [one, two], now: "t")
         XCTAssertThrowsError(try Migrator().migrate(db, [one], now: "t")) { error in
             XCTAssertEqual(error as? MigrationError, .unknown(id: 2, name: "0002_b"))
@@ -37,7 +37,7 @@ final class MigratorTests: XCTestCase {
     }
 
     func testFailingMigrationLeavesNothingBehind() throws {
-        let db = try Database(path: dir.path("m.sqlite"), options: .init(create: true))
+        let db = try SQLiteDatabase(path: dir.path("m.sqlite"), options: .init(create: true))
         let broken = Migration(id: 2, name: "0002_broken", sql: "CREATE TABLE c (x); CREATE TABLE oops (", checksum: "x")
         XCTAssertThrowsError(try Migrator().migrate(db, [one, broken], now: "t"))
         XCTAssertTrue(try db.tableExists("a"))
@@ -46,7 +46,7 @@ final class MigratorTests: XCTestCase {
     }
 
     func testSkippedMigrationIsRecordedWithoutRunning() throws {
-        let db = try Database(path: dir.path("m.sqlite"), options: .init(create: true))
+        let db = try SQLiteDatabase(path: dir.path("m.sqlite"), options: .init(create: true))
         try Migrator().migrate(db, [one, two], now: "t") { migration, _ in migration.id != 2 }
         XCTAssertFalse(try db.tableExists("b"))
         XCTAssertEqual(try Migrator().applied(db).map(\.ran), [true, false])
@@ -54,7 +54,7 @@ final class MigratorTests: XCTestCase {
 
     /// Rows that broke their foreign keys before a migration are not held against it; rows it adds are.
     func testOnlyViolationsAMigrationAddsAreRefused() throws {
-        let db = try Database(path: dir.path("dirty.sqlite"), options: .init(create: true))
+        let db = try SQLiteDatabase(path: dir.path("dirty.sqlite"), options: .init(create: true))
         try db.execute("PRAGMA foreign_keys = OFF")
         try db.executeScript("CREATE TABLE parent (id INTEGER PRIMARY KEY); CREATE TABLE child (p INTEGER REFERENCES parent(id)); INSERT INTO child VALUES (7);")
         try db.execute("PRAGMA foreign_keys = ON")
@@ -73,7 +73,7 @@ final class MigratorTests: XCTestCase {
 
     /// A first migration that fails leaves no table of records behind (the refused store is as it was).
     func testRefusedFirstMigrationLeavesNoRecordsTable() throws {
-        let db = try Database(path: dir.path("fresh.sqlite"), options: .init(create: true))
+        let db = try SQLiteDatabase(path: dir.path("fresh.sqlite"), options: .init(create: true))
         let broken = Migration(id: 1, name: "0001_broken", sql: "CREATE TABLE a (id INTEGER PRIMARY KEY); NOT SQL;", checksum: "b")
         XCTAssertThrowsError(try Migrator().migrate(db, [broken], now: "t"))
         XCTAssertEqual(try db.tableNames(), [])

@@ -23,12 +23,12 @@ public enum AccountIndexes {
         public let servedBy: String?
 
         var sql: String {
-            "CREATE INDEX IF NOT EXISTS \(Database.quote(name)) ON \(Database.quote(table)) (\(columns.map(Database.quote).joined(separator: ", ")))"
+            "CREATE INDEX IF NOT EXISTS \(SQLDialect.quote(name)) ON \(SQLDialect.quote(table)) (\(columns.map(SQLDialect.quote).joined(separator: ", ")))"
         }
     }
 
     /// Every wanted index, present or not.
-    public static func plans(_ db: Database, schema: AuthSchema) throws -> [Plan] {
+    public static func plans(_ db: SQLDatabase, schema: AuthSchema) throws -> [Plan] {
         let wanted: [(AuthSchema.Table, [AuthSchema.Field], String)] = [
             (schema.user, [.email], "email prefix search (users search)"),
             (schema.account, [.accountId, .providerId], "lookup by provider account id; duplicate provider accounts (accounts check)"),
@@ -44,13 +44,13 @@ public enum AccountIndexes {
     }
 
     /// The missing indexes.
-    public static func missing(_ db: Database, schema: AuthSchema) throws -> [Plan] {
+    public static func missing(_ db: SQLDatabase, schema: AuthSchema) throws -> [Plan] {
         try plans(db, schema: schema).filter { !$0.present }
     }
 
     /// Creates the missing indexes in one write transaction; returns their names.
     @discardableResult
-    public static func create(_ db: Database, schema: AuthSchema) throws -> [String] {
+    public static func create(_ db: SQLDatabase, schema: AuthSchema) throws -> [String] {
         // Checked before taking the write lock: on a store that has them, this writes nothing.
         guard try !missing(db, schema: schema).isEmpty else { return [] }
         return try db.write {
@@ -72,12 +72,7 @@ public enum AccountIndexes {
     }
 
     /// The name of an index on `table` whose first column is `column`, if there is one.
-    static func leadingIndex(_ db: Database, table: String, column: String) throws -> String? {
-        for index in try db.rows("SELECT name FROM pragma_index_list(?)", [table]) {
-            guard let name = index[0].string else { continue }
-            let first = try db.scalar("SELECT name FROM pragma_index_info(?) WHERE seqno = 0", [name]).string
-            if first == column { return name }
-        }
-        return nil
+    static func leadingIndex(_ db: SQLDatabase, table: String, column: String) throws -> String? {
+        try db.indexes(of: table).first { $0.columns.first == column }?.name
     }
 }

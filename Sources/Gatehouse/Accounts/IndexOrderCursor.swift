@@ -33,7 +33,11 @@ final class IndexOrderCursor {
     /// Whether the current row has the same key as the row before it.
     private(set) var repeatsKey = false
 
-    init(_ db: Database, _ sql: String, unique: Bool) throws {
+    init(_ db: SQLDatabase, _ sql: String, unique: Bool) throws {
+        // Two cursors stepped in turn need two statements open on one connection: SQLite's, not libpq's.
+        guard let db = db as? SQLiteDatabase else {
+            throw IndexOrderUnavailable(reason: "\(db.engine.displayName) runs one statement at a time per connection")
+        }
         statement = try db.statement(sql)
         self.unique = unique
         hasExtra = statement.columns.names.count > 1

@@ -70,9 +70,9 @@ public struct IntegrityChecker {
         let checks: [Check] = [
             Check(code: "account_user_missing", severity: "error", title: "account rows whose user is missing",
                   fix: "delete the orphaned account rows, or restore their users from a backup", needsSync: false,
-                  sql: "SELECT a.rowid, a.\(account.col(.userId)) FROM \(account.sql) a WHERE NOT EXISTS (SELECT 1 FROM \(user.sql) u WHERE u.\(user.col(.id)) = a.\(account.col(.userId)))",
+                  sql: "SELECT a.\(db.dialect.rowLocatorColumn), a.\(account.col(.userId)) FROM \(account.sql) a WHERE NOT EXISTS (SELECT 1 FROM \(user.sql) u WHERE u.\(user.col(.id)) = a.\(account.col(.userId)))",
                   describe: { row in
-                      let detail = try db.row("SELECT \(account.col(.id)), \(account.col(.providerId)) FROM \(account.sql) WHERE rowid = ?", [row[0]])
+                      let detail = try db.row("SELECT \(account.col(.id)), \(account.col(.providerId)) FROM \(account.sql) WHERE \(db.dialect.rowLocatorCondition)", [row[0]])
                       return "account \(detail?[0].string ?? "?") (\(detail?[1].string ?? "?")) → missing user \(row[1].string ?? "?")"
                   }),
             Check(code: "user_without_accounts", severity: "warning", title: "users with no account rows (they cannot sign in)",
@@ -100,14 +100,16 @@ public struct IntegrityChecker {
                   }),
             Check(code: "session_user_missing", severity: "error", title: "sessions whose user is missing",
                   fix: "delete them: a session of a missing user can never be used", needsSync: false,
-                  sql: "SELECT s.rowid, s.\(session.col(.userId)) FROM \(session.sql) s WHERE NOT EXISTS (SELECT 1 FROM \(user.sql) u WHERE u.\(user.col(.id)) = s.\(session.col(.userId)))",
+                  sql: "SELECT s.\(db.dialect.rowLocatorColumn), s.\(session.col(.userId)) FROM \(session.sql) s WHERE NOT EXISTS (SELECT 1 FROM \(user.sql) u WHERE u.\(user.col(.id)) = s.\(session.col(.userId)))",
                   describe: { row in
-                      let id = try db.scalar("SELECT \(session.col(.id)) FROM \(session.sql) WHERE rowid = ?", [row[0]]).string ?? "?"
+                      let id = try db.scalar("SELECT \(session.col(.id)) FROM \(session.sql) WHERE \(db.dialect.rowLocatorCondition)", [row[0]]).string ?? "?"
                       return "session \(id) → missing user \(row[1].string ?? "?")"
                   }),
         ]
-        let previousCache = try db.scalar("PRAGMA cache_size").int64 ?? -2000
-        defer { try? db.execute("PRAGMA cache_size = \(previousCache)") }
+        // SQLite's page cache is widened for the anti-joins below and put back after; Postgres's is the server's.
+        let sqlite = db as? SQLiteDatabase
+        let previousCache = try sqlite?.scalar("PRAGMA cache_size").int64 ?? -2000
+        defer { try? sqlite?.execute("PRAGMA cache_size = \(previousCache)") }
         return try db.read {
             let hasSync = try db.tableExists("users")
             // A column not in byte order (IndexOrderUnavailable) leaves its checks to the anti-joins below:
@@ -117,7 +119,7 @@ public struct IntegrityChecker {
                 let limit = sampleLimit
                 // The sessions walk runs on a second connection (the other core) while this one walks accounts
                 // and subs. Its snapshot is taken at the same moment; each check reads one snapshot throughout.
-                let sessionWalk = SecondConnection(path: store.path) { db in
+                let sessionWalk = SecondConnection(store.location) { db in
                     try IntegrityMergeScan(db: db, schema: s, sampleLimit: limit).sessions()
                 }
                 let scan = IntegrityMergeScan(db: db, schema: s, sampleLimit: sampleLimit)
@@ -138,7 +140,7 @@ public struct IntegrityChecker {
                 if tallies[check.code] == nil {
                     // An anti-join probes an index per row: a larger page cache keeps the probed index in memory.
                     // (The merge walks read each page once and need none.)
-                    if check.code != "duplicate_provider_account" { try db.execute("PRAGMA cache_size = -131072") }
+                    if check.code != "duplicate_provider_account" { try sqlite?.execute("PRAGMA cache_size = -131072") }
                     try db.forEach(check.sql) { tally.add($0.values) }
                 }
                 findings.append(IntegrityFinding(code: check.code, severity: check.severity, title: check.title, count: tally.count,

@@ -26,7 +26,7 @@ struct IntegrityTally: Sendable {
 /// Both walks throw `IndexOrderUnavailable` when a column is not in byte order or holds non-text keys; the
 /// caller then runs the SQL anti-joins instead.
 struct IntegrityMergeScan {
-    let db: Database
+    let db: SQLDatabase
     let schema: AuthSchema
     let sampleLimit: Int
 

@@ -14,7 +14,7 @@ enum MergeLedger {
         """
 
     /// The user's merge records, as source or target.
-    static func history(_ db: Database, user: BetterAuthUserID) throws -> MergeHistory {
+    static func history(_ db: SQLDatabase, user: BetterAuthUserID) throws -> MergeHistory {
         let rows = try db.rows(historySQL, [user.rawValue, user.rawValue])
         return MergeHistory(available: true, records: rows.map { row in
             var fields: [String: String] = [:]
@@ -27,7 +27,7 @@ enum MergeLedger {
     }
 
     /// Every user id named in a merge that is still applied (an undone merge split them again).
-    static func mergedUserIDs(_ db: Database) throws -> Set<String> {
+    static func mergedUserIDs(_ db: SQLDatabase) throws -> Set<String> {
         var ids = Set<String>()
         try db.forEach("SELECT source_user_id, target_user_id FROM gatehouse_merges WHERE status = 'applied'") { row in
             if let source = row[0].string { ids.insert(source) }

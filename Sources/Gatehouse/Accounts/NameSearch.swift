@@ -14,7 +14,7 @@ import Storage
 /// No SQL pattern is built from the query: `%` and `_` are plain characters, and FTS5 gets the query as one
 /// quoted phrase, so `"`, `*`, `NEAR`, `AND` and parentheses are plain characters too.
 struct NameSearch {
-    let db: Database
+    let db: SQLDatabase
     let schema: AuthSchema
     /// Keys read in rowid order, for a needle of one or two characters, before the trigram list is consulted.
     var probeKeys = 10_000
@@ -55,9 +55,9 @@ struct NameSearch {
     /// matches come in rowid order straight from FTS5, or from the keys table for a `short` needle (an indexed
     /// user's doc is its rowid); the pending users are compared here, and the two lists merged by rowid.
     private func indexed(_ needle: [UInt8], short: Bool, limit: Int, normalizer: inout NameNormalizer) throws -> [BetterAuthUserID]? {
-        guard let (sql, terms) = try UserSearchIndex.searchable(db, schema: schema) else { return nil }
+        guard let sqlite = db as? SQLiteDatabase, let (sql, terms) = try UserSearchIndex.searchable(sqlite, schema: schema) else { return nil }
         do {
-            guard try UserSearchIndex.pendingCount(db) <= Self.maxPending else { return nil }
+            guard try UserSearchIndex.pendingCount(sqlite) <= Self.maxPending else { return nil }
             var found: [(rowid: Int64, id: String)]
             if short, terms, let viaTerms = try shortThroughTerms(needle, sql: sql, limit: limit) {
                 found = viaTerms
@@ -93,14 +93,14 @@ struct NameSearch {
         let text = String(decoding: needle, as: UTF8.self)
         // A common needle is answered by the first keys (a few milliseconds of instr) faster than by FTS5 merging
         // many long doclists: when the first `probeKeys` keys hold `limit` matches, those are the first matches.
-        let names = Database.quote(UserSearchIndex.namesTable)
+        let names = SQLDialect.quote(UserSearchIndex.namesTable)
         let bound = try db.scalar("SELECT doc FROM \(names) ORDER BY doc LIMIT 1 OFFSET ?", [max(probeKeys, 1) - 1]).int64
         let probe: [(rowid: Int64, id: String)] = try db.rows(sql.shortMatchesBelow, [text, bound ?? Int64.max, limit]).compactMap { row in
             guard let rowid = row[0].int64, let id = row[1].string else { return nil }
             return (rowid, id)
         }
         if probe.count >= limit || bound == nil { return probe }
-        let terms = try db.rows("SELECT term FROM \(Database.quote(UserSearchIndex.termsTable)) WHERE instr(term, ?) > 0 LIMIT ?",
+        let terms = try db.rows("SELECT term FROM \(SQLDialect.quote(UserSearchIndex.termsTable)) WHERE instr(term, ?) > 0 LIMIT ?",
                                 [text, Self.maxTerms + 1]).compactMap { $0[0].string }
         guard terms.count <= Self.maxTerms else { return nil }
         var rows = try db.rows(sql.shortKeys, [text, limit])
@@ -118,13 +118,25 @@ struct NameSearch {
         return found
     }
 
-    /// Every name, in rowid order when the table has one, until `limit` match.
+    /// Every name, in rowid order when the table has one (SQLite) or in `id` order (an engine without rowids),
+    /// until `limit` match. The rows stream: the table is never held in memory.
     private func scan(_ needle: [UInt8], limit: Int, normalizer: inout NameNormalizer) throws -> [BetterAuthUserID] {
         let user = schema.user
-        let sql = try UserSearchIndex.rowidName(db, table: user).map { "SELECT \(user.col(.id)), \(user.col(.name)) FROM \(user.sql) ORDER BY \($0)" }
-            ?? "SELECT \(user.col(.id)), \(user.col(.name)) FROM \(user.sql)"
         var ids: [BetterAuthUserID] = []
-        let statement = try db.statement(sql)
+        guard let sqlite = db as? SQLiteDatabase else {
+            struct Enough: Error {}
+            do {
+                try db.forEach("SELECT \(user.col(.id)), \(user.col(.name)) FROM \(user.sql) ORDER BY \(user.col(.id))", []) { row in
+                    guard let id = row[0].string, let name = row[1].string else { return }
+                    if Self.contains(normalizer.bytes(name), needle) { ids.append(BetterAuthUserID(id)) }
+                    if ids.count >= limit { throw Enough() }
+                }
+            } catch is Enough {}
+            return ids
+        }
+        let sql = try UserSearchIndex.rowidName(sqlite, table: user).map { "SELECT \(user.col(.id)), \(user.col(.name)) FROM \(user.sql) ORDER BY \($0)" }
+            ?? "SELECT \(user.col(.id)), \(user.col(.name)) FROM \(user.sql)"
+        let statement = try sqlite.statement(sql)
         try statement.bind([])
         defer { statement.reset() }
         while ids.count < limit, try statement.step() {

@@ -6,17 +6,17 @@ import Storage
 /// unless the work needs none. Fast path kept for ops/bench's `users duplicates` (< 10 s), `accounts check` (< 5 s) and
 /// `gatehouse health` (< 2 s) rows on 1,000,000 users.
 ///
-///     let sessions = SecondConnection(path: store.path) { db in try SessionKeys.read(db, schema: schema) }
+///     let sessions = SecondConnection(store.location) { db in try SessionKeys.read(db, schema: schema) }
 ///     … // scan something else on the caller's own connection
 ///     let keys = try sessions.wait()
 final class SecondConnection<Value: Sendable> {
     private let job: BackgroundJob<Result<Value, Error>>
 
     /// Starts `body` at once on another thread; with `snapshot` (the default), inside one read transaction.
-    init(path: String, snapshot: Bool = true, _ body: @escaping @Sendable (Database) throws -> Value) {
+    init(_ location: StoreLocation, snapshot: Bool = true, _ body: @escaping @Sendable (SQLDatabase) throws -> Value) {
         job = BackgroundJob {
             Result {
-                let db = try Database(path: path, options: Database.Options(readOnly: true))
+                let db = try location.connect(readOnly: true)
                 return snapshot ? try db.read { try body(db) } : try body(db)
             }
         }

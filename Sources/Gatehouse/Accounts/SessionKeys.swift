@@ -10,15 +10,12 @@ struct SessionKeys {
     var agents: [UInt64] = []
 
     /// Reads the keys through `db`.
-    static func read(_ db: Database, schema: AuthSchema) throws -> SessionKeys {
+    static func read(_ db: SQLDatabase, schema: AuthSchema) throws -> SessionKeys {
         let s = schema.session
         var keys = SessionKeys()
-        let statement = try db.statement("SELECT \(s.col(.userId)), \(s.col(.ipAddress)), \(s.col(.userAgent)) FROM \(s.sql)")
-        try statement.bind([])
-        defer { statement.reset() }
-        while try statement.step() {
-            guard let userID = statement.value(at: 0).string else { continue }
-            let ip = statement.value(at: 1).string ?? "", agent = statement.value(at: 2).string ?? ""
+        try db.forEach("SELECT \(s.col(.userId)), \(s.col(.ipAddress)), \(s.col(.userAgent)) FROM \(s.sql)", []) { row in
+            guard let userID = row[0].string else { return }
+            let ip = row[1].string ?? "", agent = row[2].string ?? ""
             keys.owners.append(FNV1a.hash(userID))
             keys.ips.append(ip.isEmpty ? 0 : FNV1a.hash(ip))
             keys.agents.append(agent.isEmpty ? 0 : FNV1a.hash(agent))

@@ -131,7 +131,7 @@ public struct SplitIdentityFinder {
 
     private func facts(rowid: Int64) throws -> Facts? {
         let s = store.schema, db = store.db
-        guard let row = try db.row("SELECT \(s.user.col(.id)), \(s.user.col(.name)), \(s.user.col(.email)), \(s.user.col(.createdAt)) FROM \(s.user.sql) WHERE rowid = ?", [rowid]),
+        guard let row = try db.row("SELECT \(s.user.col(.id)), \(s.user.col(.name)), \(s.user.col(.email)), \(s.user.col(.createdAt)) FROM \(s.user.sql) WHERE \(db.dialect.rowLocatorCondition)", [db.dialect.rowLocatorArgument(rowid)]),
               let id = row[0].string else { return nil }
         let providers = try db.rows("SELECT DISTINCT \(s.account.col(.providerId)) FROM \(s.account.sql) WHERE \(s.account.col(.userId)) = ? ORDER BY 1", [id])
             .compactMap { $0[0].string }
@@ -240,32 +240,30 @@ struct Population: Sendable {
         var normalizer = NameNormalizer()
         // Sessions are read on a second connection meanwhile (both cores); its snapshot may be a moment newer,
         // and a session whose user this scan did not see is skipped, as a session of a missing user always is.
-        let background = SecondConnection(path: store.path) { db in try SessionKeys.read(db, schema: s) }
+        let background = SecondConnection(store.location) { db in try SessionKeys.read(db, schema: s) }
         let userCount = Int(try db.scalar("SELECT count(*) FROM \(s.user.sql)").int64 ?? 0)
         var indexByID = UserKeyTable(capacity: userCount)
         for array in [\Population.nameKey, \.mailboxKey, \.domainKey] { population[keyPath: array].reserveCapacity(userCount) }
         population.rowids.reserveCapacity(userCount)
         population.created.reserveCapacity(userCount)
 
-        let users = try db.statement("SELECT rowid, \(s.user.col(.id)), \(s.user.col(.name)), \(s.user.col(.email)), \(s.user.col(.createdAt)) FROM \(s.user.sql)")
-        try users.bind([])
-        defer { users.reset() }
-        while try users.step() {
-            guard let id = users.value(at: 1).string else { continue }
+        let dialect = db.dialect
+        try db.forEach("SELECT \(dialect.rowLocatorColumn), \(s.user.col(.id)), \(s.user.col(.name)), \(s.user.col(.email)), \(s.user.col(.createdAt)) FROM \(s.user.sql)", []) { users in
+            guard let id = users[1].string else { return }
             let index = Int32(population.rowids.count)
             indexByID.set(FNV1a.hash(id), index)
-            population.rowids.append(users.value(at: 0).int64 ?? 0)
+            population.rowids.append(dialect.rowLocator(users[0]) ?? 0)
             let isMerged = !merged.isEmpty && merged.contains(id)
             population.excluded.append(isMerged)
             if isMerged { population.excludedCount += 1 }
-            population.nameKey.append(normalizer.key(users.value(at: 2).string ?? ""))
-            let emailText = users.value(at: 3).string ?? ""
+            population.nameKey.append(normalizer.key(users[2].string ?? ""))
+            let emailText = users[3].string ?? ""
             let email = EmailKeys(emailText)
             population.relay.append(email.isPrivateRelay)
             population.mailboxKey.append(email.mailbox)
             population.domainKey.append(email.domain)
             if let keys = EmailKeys.lookalikeKeys(emailText) { population.lookalike[index] = (keys.lookalike, keys.exact) }
-            population.created.append(createdMilliseconds(users.value(at: 4)))
+            population.created.append(createdMilliseconds(users[4]))
         }
 
         // Sessions: keys only, then grouped by user (a counting sort).

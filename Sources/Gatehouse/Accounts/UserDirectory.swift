@@ -20,7 +20,7 @@ public struct UserDirectory {
     private var user: AuthSchema.Table { store.schema.user }
     private var account: AuthSchema.Table { store.schema.account }
     private var session: AuthSchema.Table { store.schema.session }
-    private var db: Database { store.db }
+    private var db: SQLDatabase { store.db }
 
     // MARK: - search
 
@@ -223,8 +223,7 @@ public struct UserDirectory {
     private func syncRecord(_ id: BetterAuthUserID) throws -> SyncRecord {
         let sub = id.syncSub
         let syncTables = ["users", "workspaces", "subscriptions", "allow_list"]
-        let present = Set(try db.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('users', 'workspaces', 'subscriptions', 'allow_list')")
-            .compactMap { $0[0].string })
+        let present = Set(try syncTables.filter { try db.tableExists($0) })
         let missing = syncTables.filter { !present.contains($0) }
         var syncUser: SyncUserRecord?
         if !missing.contains("users"), let row = try db.row("SELECT id, sub, display_name, created_at FROM users WHERE sub = ?", [sub.rawValue]) {
@@ -271,7 +270,7 @@ struct UserDetailSQL: Sendable {
     init(_ schema: AuthSchema) {
         let user = schema.user, account = schema.account, session = schema.session
         func select(_ table: AuthSchema.Table, _ fields: [AuthSchema.Field]) -> [String] {
-            fields.map { "\(table.col($0)) AS \(Database.quote($0.rawValue))" }
+            fields.map { "\(table.col($0)) AS \(SQLDialect.quote($0.rawValue))" }
         }
         // Presence of a secret column, computed in SQL so the value never enters the process.
         func present(_ table: AuthSchema.Table, _ field: AuthSchema.Field) -> String {
@@ -284,11 +283,11 @@ struct UserDetailSQL: Sendable {
         var accountFields = select(account, [.id, .providerId, .issuer, .accountId, .createdAt, .updatedAt, .scope,
                                              .accessTokenExpiresAt, .refreshTokenExpiresAt])
         accountFields += [(AuthSchema.Field.accessToken, "hasAccessToken"), (.refreshToken, "hasRefreshToken"), (.idToken, "hasIdToken"), (.password, "hasPassword")]
-            .map { "\(present(account, $0.0)) AS \($0.1)" }
+            .map { "\(present(account, $0.0)) AS \(SQLDialect.quote($0.1))" }
         accountRecords = "SELECT \(accountFields.joined(separator: ", ")) FROM \(account.sql) WHERE \(account.col(.userId)) = ?"
             + " ORDER BY \(account.col(.createdAt)), \(account.col(.id))"
         let userId = session.col(.userId)
-        sessionCounts = "SELECT count(*), coalesce(sum(\(session.col(.expiresAt)) > ?), 0) FROM \(session.sql) WHERE \(userId) = ?"
+        sessionCounts = "SELECT count(*), coalesce(sum(CASE WHEN \(session.col(.expiresAt)) > ? THEN 1 ELSE 0 END), 0) FROM \(session.sql) WHERE \(userId) = ?"
         let sessionFields = select(session, [.id, .createdAt, .updatedAt, .expiresAt, .ipAddress, .userAgent, .impersonatedBy])
         latestSessions = "SELECT \(sessionFields.joined(separator: ", ")) FROM \(session.sql) WHERE \(userId) = ?"
             + " ORDER BY \(session.col(.createdAt)) DESC, \(session.col(.id)) LIMIT ?"

@@ -104,17 +104,17 @@ public enum UserSearchIndex {
 
         init(_ user: AuthSchema.Table, rowid: String) {
             self.rowid = rowid
-            let id = user.col(.id), name = user.col(.name), pending = Database.quote(UserSearchIndex.pendingTable)
+            let id = user.col(.id), name = user.col(.name), pending = SQLDialect.quote(UserSearchIndex.pendingTable)
             // No OR IGNORE: an outer INSERT OR ABORT would turn a conflict here into a failure of Better Auth's write.
             func mark(_ row: String) -> String {
                 "INSERT INTO \(pending) (user_id) SELECT \(row).\(id) WHERE \(row).\(id) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(pending) WHERE user_id = \(row).\(id));"
             }
             triggers = [
-                (UserSearchIndex.insertTrigger, "CREATE TRIGGER \(Database.quote(UserSearchIndex.insertTrigger)) AFTER INSERT ON \(user.sql) BEGIN \(mark("NEW")) END"),
-                (UserSearchIndex.updateTrigger, "CREATE TRIGGER \(Database.quote(UserSearchIndex.updateTrigger)) AFTER UPDATE OF \(name), \(id) ON \(user.sql) BEGIN \(mark("OLD")) \(mark("NEW")) END"),
-                (UserSearchIndex.deleteTrigger, "CREATE TRIGGER \(Database.quote(UserSearchIndex.deleteTrigger)) AFTER DELETE ON \(user.sql) BEGIN \(mark("OLD")) END"),
+                (UserSearchIndex.insertTrigger, "CREATE TRIGGER \(SQLDialect.quote(UserSearchIndex.insertTrigger)) AFTER INSERT ON \(user.sql) BEGIN \(mark("NEW")) END"),
+                (UserSearchIndex.updateTrigger, "CREATE TRIGGER \(SQLDialect.quote(UserSearchIndex.updateTrigger)) AFTER UPDATE OF \(name), \(id) ON \(user.sql) BEGIN \(mark("OLD")) \(mark("NEW")) END"),
+                (UserSearchIndex.deleteTrigger, "CREATE TRIGGER \(SQLDialect.quote(UserSearchIndex.deleteTrigger)) AFTER DELETE ON \(user.sql) BEGIN \(mark("OLD")) END"),
             ]
-            let fts = Database.quote(UserSearchIndex.table), names = Database.quote(UserSearchIndex.namesTable)
+            let fts = SQLDialect.quote(UserSearchIndex.table), names = SQLDialect.quote(UserSearchIndex.namesTable)
             // FTS5 yields rowids in ascending order, so LIMIT stops the phrase walk at the first matches.
             matches = """
                 SELECT n.doc, n.user_id FROM \(fts) JOIN \(names) n ON n.doc = \(fts).rowid
@@ -153,7 +153,7 @@ public enum UserSearchIndex {
     }
 
     /// A name for the user table's rowid that no column shadows; nil for a `WITHOUT ROWID` table.
-    static func rowidName(_ db: Database, table: AuthSchema.Table) throws -> String? {
+    static func rowidName(_ db: SQLiteDatabase, table: AuthSchema.Table) throws -> String? {
         let columns = Set(try db.columns(of: table.name).map { $0.name.lowercased() })
         guard let free = ["rowid", "_rowid_", "oid"].first(where: { !columns.contains($0) }) else { return nil }
         do {
@@ -164,12 +164,12 @@ public enum UserSearchIndex {
         }
     }
 
-    static func sql(_ db: Database, schema: AuthSchema) throws -> SQL? {
+    static func sql(_ db: SQLiteDatabase, schema: AuthSchema) throws -> SQL? {
         try rowidName(db, table: schema.user).map { SQL(schema.user, rowid: $0) }
     }
 
     /// Whether this SQLite has FTS5 with the trigram tokenizer (3.34+), tried on a temporary table.
-    static func trigramAvailable(_ db: Database) -> Bool {
+    static func trigramAvailable(_ db: SQLiteDatabase) -> Bool {
         do {
             try db.execute("CREATE VIRTUAL TABLE temp.gatehouse_trigram_probe USING fts5(x, tokenize = 'trigram case_sensitive 1')")
             try db.execute("DROP TABLE temp.gatehouse_trigram_probe")
@@ -185,7 +185,7 @@ public enum UserSearchIndex {
     // MARK: - status
 
     /// How far the index can be trusted, from the schema and the pending count alone (cheap: no scan).
-    public static func status(_ db: Database, schema: AuthSchema) throws -> Status {
+    static func status(_ db: SQLiteDatabase, schema: AuthSchema) throws -> Status {
         let objects = try schemaObjects(db)
         guard objects[table] != nil, objects[namesTable] != nil, objects[pendingTable] != nil else {
             guard try sql(db, schema: schema) != nil else { return Status(state: .unsupported, pending: 0, reason: rowlessReason) }
@@ -202,7 +202,7 @@ public enum UserSearchIndex {
     /// The SQL to search through the index when it can be trusted (built, every trigger as made); nil otherwise.
     /// Reads the schema only, so it is cheap enough for every search. `terms`: the trigram list and the short
     /// keys' index are there (an index built before them has neither until `accounts index` builds it again).
-    static func searchable(_ db: Database, schema: AuthSchema) throws -> (sql: SQL, terms: Bool)? {
+    static func searchable(_ db: SQLiteDatabase, schema: AuthSchema) throws -> (sql: SQL, terms: Bool)? {
         let objects = try schemaObjects(db)
         guard objects[table] != nil, objects[namesTable] != nil, objects[pendingTable] != nil,
               let sql = try sql(db, schema: schema), triggerProblem(objects, sql) == nil, try alignmentProblem(db, sql) == nil else { return nil }
@@ -210,7 +210,7 @@ public enum UserSearchIndex {
     }
 
     /// Whether the index lacks the trigram list or the short keys' index (built before them).
-    private static func lacksTerms(_ db: Database) throws -> Bool {
+    private static func lacksTerms(_ db: SQLiteDatabase) throws -> Bool {
         let objects = try schemaObjects(db)
         return objects[table] != nil && (objects[termsTable] == nil || objects[shortKeysIndex] == nil)
     }
@@ -226,12 +226,12 @@ public enum UserSearchIndex {
         }
     }
 
-    static func pendingCount(_ db: Database) throws -> Int {
-        Int(try db.scalar("SELECT count(*) FROM \(Database.quote(pendingTable))").int64 ?? 0)
+    static func pendingCount(_ db: SQLiteDatabase) throws -> Int {
+        Int(try db.scalar("SELECT count(*) FROM \(SQLDialect.quote(pendingTable))").int64 ?? 0)
     }
 
     /// The index's tables and triggers that exist: name → SQL.
-    static func schemaObjects(_ db: Database) throws -> [String: String] {
+    static func schemaObjects(_ db: SQLiteDatabase) throws -> [String: String] {
         Dictionary(try db.rows("SELECT name, sql FROM sqlite_master WHERE name IN (?, ?, ?, ?, ?, ?, ?, ?)",
                                [table, namesTable, pendingTable, insertTrigger, updateTrigger, deleteTrigger, termsTable, shortKeysIndex])
             .map { ($0[0].string ?? "", $0[1].string ?? "") }) { first, _ in first }
@@ -240,7 +240,7 @@ public enum UserSearchIndex {
     /// Each indexed user's doc is its rowid when it was indexed, and a search relies on it still being so (results
     /// come in doc order). Rowids change only when the table is copied or restored (`.dump`, `.recover`), which
     /// renumbers the rows in order: any gap below the last indexed user moves that user, so checking it is enough.
-    private static func alignmentProblem(_ db: Database, _ sql: SQL) throws -> String? {
+    private static func alignmentProblem(_ db: SQLiteDatabase, _ sql: SQL) throws -> String? {
         guard let last = try db.row(sql.lastIndexed) else { return nil }
         if last[1].isNull { return "an indexed user was deleted without the delete trigger recording it" }
         return last[0].int64 == last[1].int64 ? nil : "the user table's rowids changed since it was indexed; was the store restored from a dump?"
@@ -261,7 +261,7 @@ public enum UserSearchIndex {
     /// With `rebuild`, a current index is built again from scratch (after a Foundation upgrade changed how
     /// names fold, say).
     @discardableResult
-    public static func ensure(_ db: Database, schema: AuthSchema, rebuild: Bool = false) throws -> Change {
+    static func ensure(_ db: SQLiteDatabase, schema: AuthSchema, rebuild: Bool = false) throws -> Change {
         // Checked before taking the write lock: on an up-to-date store this writes nothing.
         let before = try status(db, schema: schema)
         if before.state == .unsupported { return .unsupported(before.reason ?? unavailableReason) }
@@ -277,7 +277,7 @@ public enum UserSearchIndex {
             case .current where rebuild || lacksTerms: return .built(users: try build(db, sql: sql))
             case .current:
                 guard now.pending > 0 else { return .unchanged }
-                let users = try db.scalar("SELECT count(*) FROM \(Database.quote(namesTable))").int64 ?? 0
+                let users = try db.scalar("SELECT count(*) FROM \(SQLDialect.quote(namesTable))").int64 ?? 0
                 if Int64(now.pending) * Int64(rebuildFraction) > users { return .built(users: try build(db, sql: sql)) }
                 return .folded(users: try fold(db, sql: sql))
             }
@@ -288,12 +288,13 @@ public enum UserSearchIndex {
     /// is current with no pending users.
     @discardableResult
     public static func ensure(_ store: Store, actor: Actor, rebuild: Bool = false) throws -> Change {
-        let before = try status(store.db, schema: store.schema)
+        guard let db = store.db as? SQLiteDatabase else { return .unsupported(otherEngineReason(store.db)) }
+        let before = try status(db, schema: store.schema)
         if before.state == .unsupported { return .unsupported(before.reason ?? unavailableReason) }
-        let lacking = try lacksTerms(store.db)
+        let lacking = try lacksTerms(db)
         if before.state == .current && before.pending == 0 && !rebuild && !lacking { return .unchanged }
         return try store.db.write {
-            let change = try ensure(store.db, schema: store.schema, rebuild: rebuild)
+            let change = try ensure(db, schema: store.schema, rebuild: rebuild)
             let details: [String: AuditValue]
             switch change {
             case .built(let users): details = ["search_index": .string("built"), "users": .int(Int64(users))]
@@ -306,20 +307,20 @@ public enum UserSearchIndex {
     }
 
     /// Drops every part of the index (for tests, and for a store that must go back to the scan).
-    public static func drop(_ db: Database) throws {
+    static func drop(_ db: SQLiteDatabase) throws {
         try db.write {
-            for trigger in [insertTrigger, updateTrigger, deleteTrigger] { try db.execute("DROP TRIGGER IF EXISTS \(Database.quote(trigger))") }
-            for name in [table, namesTable, pendingTable, termsTable] { try db.execute("DROP TABLE IF EXISTS \(Database.quote(name))") }
+            for trigger in [insertTrigger, updateTrigger, deleteTrigger] { try db.execute("DROP TRIGGER IF EXISTS \(SQLDialect.quote(trigger))") }
+            for name in [table, namesTable, pendingTable, termsTable] { try db.execute("DROP TABLE IF EXISTS \(SQLDialect.quote(name))") }
         }
     }
 
     /// Builds everything from scratch inside the caller's write transaction; returns the users with a name key.
-    private static func build(_ db: Database, sql: SQL) throws -> Int {
+    private static func build(_ db: SQLiteDatabase, sql: SQL) throws -> Int {
         try drop(db)
-        let names = Database.quote(namesTable), pending = Database.quote(pendingTable)
+        let names = SQLDialect.quote(namesTable), pending = SQLDialect.quote(pendingTable)
         try db.execute("CREATE TABLE \(pending) (user_id TEXT PRIMARY KEY) WITHOUT ROWID")
         try db.execute("CREATE TABLE \(names) (doc INTEGER PRIMARY KEY, user_id TEXT NOT NULL, key TEXT NOT NULL)")
-        try db.execute("CREATE VIRTUAL TABLE \(Database.quote(table)) USING fts5(key, content = \(Database.quote(namesTable)), content_rowid = 'doc', tokenize = 'trigram case_sensitive 1')")
+        try db.execute("CREATE VIRTUAL TABLE \(SQLDialect.quote(table)) USING fts5(key, content = \(SQLDialect.quote(namesTable)), content_rowid = 'doc', tokenize = 'trigram case_sensitive 1')")
         for trigger in sql.triggers { try db.execute(trigger.sql) }
         var normalizer = NameNormalizer()
         let insert = try db.statement("INSERT INTO \(names) (doc, user_id, key) VALUES (?, ?, ?)")
@@ -335,14 +336,14 @@ public enum UserSearchIndex {
             try insert.execute([.integer(rowid), .text(id), .text(String(decoding: key, as: UTF8.self))])
             count += 1
         }
-        try db.execute("CREATE INDEX \(Database.quote(namesTable + "_user_id")) ON \(names) (user_id)")
-        try db.execute("CREATE INDEX \(Database.quote(shortKeysIndex)) ON \(names) (doc) WHERE length(key) < 3")
-        try db.execute("INSERT INTO \(Database.quote(table)) (\(Database.quote(table))) VALUES ('rebuild')")
+        try db.execute("CREATE INDEX \(SQLDialect.quote(namesTable + "_user_id")) ON \(names) (user_id)")
+        try db.execute("CREATE INDEX \(SQLDialect.quote(shortKeysIndex)) ON \(names) (doc) WHERE length(key) < 3")
+        try db.execute("INSERT INTO \(SQLDialect.quote(table)) (\(SQLDialect.quote(table))) VALUES ('rebuild')")
         // FTS5's own vocabulary, read once here (reading it counts every doclist: seconds on a million users).
-        let terms = Database.quote(termsTable), vocabulary = "temp.gatehouse_user_search_vocabulary"
+        let terms = SQLDialect.quote(termsTable), vocabulary = "temp.gatehouse_user_search_vocabulary"
         try db.execute("CREATE TABLE \(terms) (term TEXT PRIMARY KEY) WITHOUT ROWID")
         try db.execute("DROP TABLE IF EXISTS \(vocabulary)")
-        try db.execute("CREATE VIRTUAL TABLE \(vocabulary) USING fts5vocab(main, \(Database.quote(table)), 'row')")
+        try db.execute("CREATE VIRTUAL TABLE \(vocabulary) USING fts5vocab(main, \(SQLDialect.quote(table)), 'row')")
         try db.execute("INSERT INTO \(terms) (term) SELECT term FROM \(vocabulary)")
         try db.execute("DROP TABLE \(vocabulary)")
         return count
@@ -350,8 +351,8 @@ public enum UserSearchIndex {
 
     /// Re-reads each pending user into the index; returns how many were pending. Every pending user's old entry
     /// goes first, then the current ones: a deleted user's rowid may have been reused by a new user.
-    private static func fold(_ db: Database, sql: SQL) throws -> Int {
-        let fts = Database.quote(table), names = Database.quote(namesTable), pending = Database.quote(pendingTable)
+    private static func fold(_ db: SQLiteDatabase, sql: SQL) throws -> Int {
+        let fts = SQLDialect.quote(table), names = SQLDialect.quote(namesTable), pending = SQLDialect.quote(pendingTable)
         var normalizer = NameNormalizer()
         let ids = try db.rows("SELECT user_id FROM \(pending)").compactMap { $0[0].string }
         for id in ids {
@@ -368,9 +369,35 @@ public enum UserSearchIndex {
             let text = String(decoding: key, as: UTF8.self)
             try db.execute("INSERT INTO \(names) (doc, user_id, key) VALUES (?, ?, ?)", [rowid, id, text])
             try db.execute("INSERT INTO \(fts) (rowid, key) VALUES (?, ?)", [rowid, text])
-            for term in trigrams(text) { try db.execute("INSERT OR IGNORE INTO \(Database.quote(termsTable)) (term) VALUES (?)", [term]) }
+            for term in trigrams(text) { try db.execute("INSERT OR IGNORE INTO \(SQLDialect.quote(termsTable)) (term) VALUES (?)", [term]) }
         }
         try db.execute("DELETE FROM \(pending)")
         return ids.count
+    }
+}
+
+/// The index is SQLite's (FTS5): on another engine it is reported as unsupported and name search takes the scan.
+extension UserSearchIndex {
+    static func otherEngineReason(_ db: SQLDatabase) -> String {
+        "the name search index is built with SQLite's FTS5, which \(db.engine.displayName) lacks: name search scans the user table on the server"
+    }
+
+    /// How far the index can be trusted; `.unsupported` on an engine other than SQLite.
+    public static func status(_ db: SQLDatabase, schema: AuthSchema) throws -> Status {
+        guard let sqlite = db as? SQLiteDatabase else { return Status(state: .unsupported, pending: 0, reason: otherEngineReason(db)) }
+        return try status(sqlite, schema: schema)
+    }
+
+    /// Builds or folds the index on SQLite; says why not elsewhere.
+    @discardableResult
+    public static func ensure(_ db: SQLDatabase, schema: AuthSchema, rebuild: Bool = false) throws -> Change {
+        guard let sqlite = db as? SQLiteDatabase else { return .unsupported(otherEngineReason(db)) }
+        return try ensure(sqlite, schema: schema, rebuild: rebuild)
+    }
+
+    /// Drops the index (nothing to drop on another engine).
+    public static func drop(_ db: SQLDatabase) throws {
+        guard let sqlite = db as? SQLiteDatabase else { return }
+        try drop(sqlite)
     }
 }

@@ -62,7 +62,7 @@ public struct AuditLog: Sendable {
     /// Appends an entry. Runs inside the caller's write transaction when there is one, so the entry
     /// commits or rolls back with the change it describes.
     @discardableResult
-    public func append(_ db: Database, actor: Actor, action: String, subject: String? = nil,
+    public func append(_ db: SQLDatabase, actor: Actor, action: String, subject: String? = nil,
                        details: [String: AuditValue] = [:], at time: Timestamp = .now()) throws -> AuditEntry {
         try db.write {
             let last = try db.row("SELECT id, hash FROM gatehouse_audit ORDER BY id DESC LIMIT 1")
@@ -96,7 +96,7 @@ public struct AuditLog: Sendable {
     }
 
     /// Entries matching `query`, newest first.
-    public func entries(_ db: Database, _ query: Query = Query()) throws -> [AuditEntry] {
+    public func entries(_ db: SQLDatabase, _ query: Query = Query()) throws -> [AuditEntry] {
         var conditions: [String] = []
         var arguments: [SQLBindable] = []
         if let since = query.since { conditions.append("at >= ?"); arguments.append(since.iso8601) }
@@ -131,7 +131,7 @@ public struct AuditLog: Sendable {
 
     /// Walks the whole chain, recomputing every hash. With `expectedHead`, also detects entries
     /// deleted from the end (which leave no break in what remains).
-    public func verify(_ db: Database, expectedHead: String? = nil) throws -> Verification {
+    public func verify(_ db: SQLDatabase, expectedHead: String? = nil) throws -> Verification {
         var problems: [String] = []
         var previousID: Int64 = 0
         var previousHash = Self.genesis

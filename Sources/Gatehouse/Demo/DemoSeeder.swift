@@ -84,13 +84,17 @@ public struct DemoSeeder: Sendable {
     public func seed(_ store: Store, users count: Int, progress: ((Int) -> Void)? = nil) throws -> Report {
         let started = Timestamp.now()
         let db = store.db
+        // SQLite's tuning for this bulk load; Postgres needs none beyond not waiting for each batch's flush.
+        let sqlite = db as? SQLiteDatabase
         // A bigger page cache for the bulk load; the default 2 MB would thrash the random-key indexes.
-        try db.execute("PRAGMA cache_size = -65536")
+        try sqlite?.execute("PRAGMA cache_size = -65536")
         // Demo data can be seeded again; it is not worth an fsync per checkpoint while a bulk load runs.
-        try db.execute("PRAGMA synchronous = OFF")
+        try sqlite?.execute("PRAGMA synchronous = OFF")
+        if db.engine == .postgres { try db.execute("SET synchronous_commit = off") }
         defer {
-            try? db.execute("PRAGMA cache_size = -2000")
-            try? db.execute("PRAGMA synchronous = NORMAL")
+            try? sqlite?.execute("PRAGMA cache_size = -2000")
+            try? sqlite?.execute("PRAGMA synchronous = NORMAL")
+            if db.engine == .postgres { try? db.execute("SET synchronous_commit = on") }
         }
         let firstPerson = try db.scalar("SELECT count(*) FROM \(store.schema.user.sql)").int64.map(Int.init) ?? 0
         let round = try db.scalar("SELECT count(*) FROM gatehouse_audit WHERE action = 'demo.seed'").int64.map(Int.init) ?? 0
@@ -98,8 +102,8 @@ public struct DemoSeeder: Sendable {
         // which writes every page twice (about 25% of the seed's time). A failed batch still rolls back, and an
         // interrupt stops between batches (`shouldStop`); only a crash inside a batch could damage the file, which
         // held no user data. Switching needs the store to itself: with another connection open it stays in WAL.
-        let bulk = bulkLoad && firstPerson == 0 && (try? db.scalar("PRAGMA journal_mode = MEMORY").string?.lowercased()) == "memory"
-        defer { if bulk { _ = try? db.scalar("PRAGMA journal_mode = WAL") } }
+        let bulk = bulkLoad && firstPerson == 0 && (try? sqlite?.scalar("PRAGMA journal_mode = MEMORY").string?.lowercased()) == "memory"
+        defer { if bulk { _ = try? sqlite?.scalar("PRAGMA journal_mode = WAL") } }
         // A bulk load builds the name search index once at the end instead of marking every user pending.
         if bulk { try UserSearchIndex.drop(db) }
         let layout = SeedLayout(schema: store.schema)
@@ -136,12 +140,12 @@ public struct DemoSeeder: Sendable {
         }
         done.wait()
         // Built with the default page cache: SQLite's sorter (the index on the keys) may use as much as the cache.
-        try db.execute("PRAGMA cache_size = -2000")
+        try sqlite?.execute("PRAGMA cache_size = -2000")
         try UserSearchIndex.ensure(db, schema: store.schema)
-        try store.audit.append(db, actor: Actor("demo-seeder"), action: "demo.seed", subject: store.path, details: [
+        try db.write { try store.audit.append(db, actor: Actor("demo-seeder"), action: "demo.seed", subject: store.path, details: [
             "users": .int(Int64(report.users)), "seed": .string(String(seed)), "anchor": .string(anchor.iso8601),
             "interrupted": .bool(report.interrupted),
-        ])
+        ]) }
         report.seconds = Double(Timestamp.now().milliseconds - started.milliseconds) / 1000
         return report
     }

@@ -60,14 +60,25 @@ struct SeedLayout: Sendable {
 /// writes `chunk` rows with the table's and its indexes' cursors opened once, where a statement per row
 /// opens and positions them again for every row. The rest of a batch goes through a one-row statement.
 final class BulkInsert {
-    private let many: Statement, one: Statement
+    /// SQLite's statements are held and stepped directly (the seed's hot path); another engine prepares the same
+    /// SQL once per connection behind `execute`.
+    private enum Target {
+        case sqlite(many: Statement, one: Statement)
+        case other(SQLDatabase, many: String, one: String)
+    }
+    private let target: Target
     private let width: Int, chunk: Int
 
     /// `prefix` is `INSERT INTO table (columns)`; `width` the number of columns.
-    init(_ db: Database, prefix: String, width: Int, chunk: Int = 64) throws {
+    init(_ db: SQLDatabase, prefix: String, width: Int, chunk: Int = 64) throws {
         let row = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
-        many = try db.statement(prefix + " VALUES " + Array(repeating: row, count: chunk).joined(separator: ", "))
-        one = try db.statement(prefix + " VALUES " + row)
+        let many = prefix + " VALUES " + Array(repeating: row, count: chunk).joined(separator: ", ")
+        let one = prefix + " VALUES " + row
+        if let sqlite = db as? SQLiteDatabase {
+            target = .sqlite(many: try sqlite.statement(many), one: try sqlite.statement(one))
+        } else {
+            target = .other(db, many: many, one: one)
+        }
         self.width = width
         self.chunk = chunk
     }
@@ -77,23 +88,32 @@ final class BulkInsert {
         precondition(values.count % width == 0, "rows are \(width) values wide")
         var start = 0
         while values.count - start >= chunk * width {
-            try many.execute(values[start..<start + chunk * width])
+            try execute(many: true, values[start..<start + chunk * width])
             start += chunk * width
         }
         while start < values.count {
-            try one.execute(values[start..<start + width])
+            try execute(many: false, values[start..<start + width])
             start += width
+        }
+    }
+
+    private func execute(many: Bool, _ values: ArraySlice<SQLValue>) throws {
+        switch target {
+        case .sqlite(let manyStatement, let oneStatement):
+            try (many ? manyStatement : oneStatement).execute(values)
+        case .other(let db, let manySQL, let oneSQL):
+            try db.execute(many ? manySQL : oneSQL, Array(values))
         }
     }
 }
 
 /// Writes batches of seed rows, parents before children, resolving sync owners to their rowids.
 final class SeedInserter {
-    private let db: Database
+    private let db: SQLDatabase
     private let users: BulkInsert, accounts: BulkInsert, sessions: BulkInsert
     private let verifications: BulkInsert?
     private let workspaces: BulkInsert, subscriptions: BulkInsert
-    private let syncInsert: Statement, roleInsert: Statement
+    private let syncInsert: String, roleInsert: String
 
     init(store: Store, layout: SeedLayout) throws {
         let db = store.db
@@ -105,8 +125,8 @@ final class SeedInserter {
         workspaces = try BulkInsert(db, prefix: "INSERT INTO workspaces (id, owner_id, name, created_at)", width: 4)
         subscriptions = try BulkInsert(db, prefix: "INSERT INTO subscriptions (id, user_id, plan, status, current_period_end, created_at)", width: 6)
         // One row at a time: each sync user's rowid is read back for the rows it owns.
-        syncInsert = try db.statement("INSERT INTO users (sub, display_name, created_at) VALUES (?, NULL, ?)")
-        roleInsert = try db.statement("INSERT OR IGNORE INTO allow_list (sub, role, granted_at) VALUES (?, ?, ?)")
+        syncInsert = "INSERT INTO users (sub, display_name, created_at) VALUES (?, NULL, ?) RETURNING id"
+        roleInsert = "INSERT INTO allow_list (sub, role, granted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
     }
 
     /// Inserts one batch; call inside a write transaction.
@@ -118,14 +138,13 @@ final class SeedInserter {
         var syncRowIDs: [Int64] = []
         syncRowIDs.reserveCapacity(batch.syncUsers.count)
         for user in batch.syncUsers {
-            try syncInsert.execute([.text(user.sub), .text(user.created)])
-            syncRowIDs.append(db.lastInsertRowID)
+            syncRowIDs.append(try db.scalar(syncInsert, [SQLValue.text(user.sub), .text(user.created)]).int64 ?? 0)
         }
         try workspaces.insert(batch.workspaces.flatMap { [.text($0.id), .integer(syncRowIDs[$0.owner]), .text($0.name), .text($0.created)] as [SQLValue] })
         try subscriptions.insert(batch.subscriptions.flatMap {
             [.text($0.id), .integer(syncRowIDs[$0.user]), .text($0.plan), .text($0.status), .text($0.periodEnd), .text($0.created)] as [SQLValue]
         })
-        for role in batch.roles { try roleInsert.execute([.text(role.sub), .text(role.role), .text(role.granted)]) }
+        for role in batch.roles { try db.execute(roleInsert, [SQLValue.text(role.sub), .text(role.role), .text(role.granted)]) }
     }
 }
 

@@ -66,7 +66,7 @@ public struct AccountHealthChecks: HealthCheckProvider {
             WHERE NOT EXISTS (SELECT 1 FROM \(s.user.sql) u WHERE u.\(s.user.col(.id)) = a.\(s.account.col(.userId)))
             """).int64 ?? 0
         let row = try store.db.row("""
-            SELECT count(*) AS total, coalesce(sum(u.\(s.user.col(.createdAt)) >= ?), 0) AS recent FROM \(s.user.sql) u
+            SELECT count(*) AS total, coalesce(sum(CASE WHEN u.\(s.user.col(.createdAt)) >= ? THEN 1 ELSE 0 END), 0) AS recent FROM \(s.user.sql) u
             WHERE NOT EXISTS (SELECT 1 FROM users s WHERE s.sub = 'better_auth|' || u.\(s.user.col(.id)))
             """, [since])
         return Counts(dangling: dangling, unprovisioned: row?["total"].int64 ?? 0, recentUnprovisioned: row?["recent"].int64 ?? 0)

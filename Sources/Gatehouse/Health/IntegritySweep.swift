@@ -46,7 +46,7 @@ struct IntegritySweep: Sendable {
         tables.sorted { (previous[$0] ?? 0, $0) < (previous[$1] ?? 0, $1) }
     }
 
-    func run(_ db: Database, tables: [String], now: Timestamp) throws -> Outcome {
+    func run(_ db: SQLDatabase, tables: [String], now: Timestamp) throws -> Outcome {
         let started = DispatchTime.now().uptimeNanoseconds
         func elapsedMilliseconds() -> Int { Int((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000) }
         var problems: [String] = []
@@ -94,7 +94,7 @@ struct IntegritySweep: Sendable {
     }
 
     /// Each table's last clean verdict, from the newest recorded run that carries them (nothing before the first).
-    static func previousVerdicts(_ db: Database) throws -> [String: Int64] {
+    static func previousVerdicts(_ db: SQLDatabase) throws -> [String: Int64] {
         var verdicts: [String: Int64] = [:]
         let decoder = JSONDecoder()
         // The newest few runs: one whose store checks could not run carries no verdicts.

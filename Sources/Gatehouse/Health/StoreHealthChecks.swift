@@ -13,6 +13,16 @@ public struct StoreHealthChecks: HealthCheckProvider {
     }
 
     public func start(_ store: Store, _ context: HealthContext) -> () throws -> [HealthCheck] {
+        guard store.db.engine == .sqlite else {
+            // quick_check reads SQLite's file format; a server's pages are its own to check (data checksums, amcheck).
+            let others = Result { [schema(store), try auditChain(store)] }
+            return {
+                [HealthCheck(id: "store.integrity", status: .ok,
+                             summary: "not applicable on \(store.db.engine.displayName): SQLite's quick_check has no counterpart run here; the server checks its own pages"
+                                 + (store.db.isReadOnly ? "; the store is read-only (a standby, or default_transaction_read_only)" : ""))]
+                    + (try others.get())
+            }
+        }
         let sweep: IntegritySweep, tables: [String]
         do {
             var planned = IntegritySweep(budget: context.integrityBudget, previous: try IntegritySweep.previousVerdicts(store.db))
@@ -24,7 +34,7 @@ public struct StoreHealthChecks: HealthCheckProvider {
         let now = context.now
         // Each table's check is its own statement: no snapshot across them, and no transaction for damage
         // to fail the COMMIT of.
-        let background = SecondConnection(path: store.path, snapshot: false) { db in try sweep.run(db, tables: tables, now: now) }
+        let background = SecondConnection(store.location, snapshot: false) { db in try sweep.run(db, tables: tables, now: now) }
         let others = Result { [schema(store), try auditChain(store)] }
         return {
             let outcome: IntegritySweep.Outcome

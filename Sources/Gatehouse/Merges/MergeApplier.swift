@@ -82,12 +82,11 @@ public struct MergeApplier {
             }
             let after = try plan.steps.map { step in step.operation == .update ? try writer.after(step) : nil }
             let summary = MergeRecords.Summary(steps: plan.steps)
-            try db.execute("""
+            let id = try db.scalar("""
                 INSERT INTO gatehouse_merges (plan_id, source_user_id, target_user_id, ticket, actor, status, planned_at, applied_at, summary_json, undo_data)
-                VALUES (?, ?, ?, ?, ?, 'applied', ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, 'applied', ?, ?, ?, ?) RETURNING id
                 """, [planID, plan.source.rawValue, plan.target.rawValue, ticket, actor.name, plan.createdAt.iso8601, now.iso8601,
-                      try MergeJSON.string(summary), try undoJSON.json(after: after)])
-            let id = db.lastInsertRowID
+                      try MergeJSON.string(summary), try undoJSON.json(after: after)]).int64 ?? 0
             try store.audit.append(db, actor: actor, action: "merge.apply", subject: String(id), details: [
                 "plan_id": .string(planID), "ticket": .string(ticket),
                 "source_user_id": .string(plan.source.rawValue), "target_user_id": .string(plan.target.rawValue),

@@ -45,8 +45,8 @@ public enum MergeSQLEmitter {
         // Every row the plan changes, and every row it relies on, exactly as planned; every count as planned.
         // (Checking only each statement's own row is not enough: a delete's ON DELETE CASCADE could sweep
         // away a row that differs from the plan, and the result would look as planned.)
-        var before = (plan.unchanged + plan.steps.map(\.before)).map { "EXISTS (SELECT 1 FROM \(Database.quote($0.table)) WHERE \(match($0)))" }
-        before += plan.counts.map { "(SELECT count(*) FROM \(Database.quote($0.table)) WHERE \(Database.quote($0.column)) = \(literal($0.value.sql))) = \($0.before)" }
+        var before = (plan.unchanged + plan.steps.map(\.before)).map { "EXISTS (SELECT 1 FROM \(SQLDialect.quote($0.table)) WHERE \(match($0)))" }
+        before += plan.counts.map { "(SELECT count(*) FROM \(SQLDialect.quote($0.table)) WHERE \(SQLDialect.quote($0.column)) = \(literal($0.value.sql))) = \($0.before)" }
         let chunks = stride(from: 0, to: max(before.count, 1), by: checksPerStatement).map { Array(before[$0..<min(before.count, $0 + checksPerStatement)]) }
         for chunk in chunks {
             out += "INSERT INTO gatehouse_merge_ready (ok) SELECT 1 WHERE " + (chunk.isEmpty ? "1" : chunk.joined(separator: "\n  AND ")) + ";\n"
@@ -56,7 +56,7 @@ public enum MergeSQLEmitter {
         let ready = "(SELECT count(*) FROM temp.gatehouse_merge_ready) = \(chunks.count)"
         var after: [String] = ["\(ready)"]
         for step in plan.steps {
-            let table = Database.quote(step.table)
+            let table = SQLDialect.quote(step.table)
             out += "-- \(oneLine(step.reason))\n"
             switch step.operation {
             case .delete:
@@ -64,12 +64,12 @@ public enum MergeSQLEmitter {
                 after.append("NOT EXISTS (SELECT 1 FROM \(table) WHERE \(keyMatch(step.key)))")
             case .update:
                 let assignments = step.assignments(at: time).sorted { $0.key < $1.key }
-                    .map { "\(Database.quote($0.key)) = \(literal($0.value.sql))" }.joined(separator: ", ")
+                    .map { "\(SQLDialect.quote($0.key)) = \(literal($0.value.sql))" }.joined(separator: ", ")
                 out += "UPDATE \(table) SET \(assignments) WHERE \(match(step.before)) AND \(ready);\n"
                 if let image = step.after(at: time) { after.append("EXISTS (SELECT 1 FROM \(table) WHERE \(match(image)))") }
             }
         }
-        after += plan.counts.map { "(SELECT count(*) FROM \(Database.quote($0.table)) WHERE \(Database.quote($0.column)) = \(literal($0.value.sql))) = \($0.after)" }
+        after += plan.counts.map { "(SELECT count(*) FROM \(SQLDialect.quote($0.table)) WHERE \(SQLDialect.quote($0.column)) = \(literal($0.value.sql))) = \($0.after)" }
         out += "\n-- The result must be exactly as planned, or everything is rolled back.\n"
         for start in stride(from: 0, to: after.count, by: checksPerStatement) {
             let chunk = after[start..<min(after.count, start + checksPerStatement)]
@@ -86,11 +86,11 @@ public enum MergeSQLEmitter {
 
     /// Every column of the image, by value: `"a" IS 'x' AND "b" IS NULL …`.
     static func match(_ image: MergeRowImage) -> String {
-        image.values.keys.sorted().map { "\(Database.quote($0)) IS \(literal(image[$0]))" }.joined(separator: " AND ")
+        image.values.keys.sorted().map { "\(SQLDialect.quote($0)) IS \(literal(image[$0]))" }.joined(separator: " AND ")
     }
 
     static func keyMatch(_ key: MergeRowKey) -> String {
-        zip(key.columns, key.values).map { ($0 == "rowid" ? "rowid" : Database.quote($0)) + " IS " + literal($1.sql) }.joined(separator: " AND ")
+        zip(key.columns, key.values).map { ($0 == "rowid" ? "rowid" : SQLDialect.quote($0)) + " IS " + literal($1.sql) }.joined(separator: " AND ")
     }
 
     /// A SQL literal that reads back as the same stored value.

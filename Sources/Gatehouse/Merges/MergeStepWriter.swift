@@ -3,10 +3,10 @@ import Storage
 /// Runs merge steps against the store, forwards (apply) and backwards (undo). Every statement names
 /// its row by key and must change exactly that one row.
 struct MergeStepWriter {
-    let db: Database
+    let db: SQLDatabase
     private var shapes: [String: MergeTableShape] = [:]
 
-    init(db: Database) { self.db = db }
+    init(db: SQLDatabase) { self.db = db }
 
     mutating func shape(_ table: String) throws -> MergeTableShape {
         if let known = shapes[table] { return known }
@@ -24,7 +24,7 @@ struct MergeStepWriter {
             try expectOneChange(step)
         case .update:
             let values = step.assignments(at: time).sorted { $0.key < $1.key }
-            let assignments = values.map { "\(Database.quote($0.key)) = ?" }.joined(separator: ", ")
+            let assignments = values.map { "\(SQLDialect.quote($0.key)) = ?" }.joined(separator: ", ")
             try db.execute("UPDATE \(shape.sql) SET \(assignments) WHERE \(step.key.whereClause)", values.map(\.value.sql) + step.key.values.map(\.sql))
             try expectOneChange(step)
         }
@@ -43,7 +43,7 @@ struct MergeStepWriter {
         switch step.operation {
         case .update:
             let columns = step.changedColumns
-            let assignments = columns.map { "\(Database.quote($0)) = ?" }.joined(separator: ", ")
+            let assignments = columns.map { "\(SQLDialect.quote($0)) = ?" }.joined(separator: ", ")
             // After the undo the key may differ (a key column was changed): name the row by its merged key.
             let mergedKey = shape.key(of: step.before.with(step.set))
             try db.execute("UPDATE \(shape.sql) SET \(assignments) WHERE \(mergedKey.whereClause)",
@@ -57,7 +57,7 @@ struct MergeStepWriter {
                 columns.insert("rowid", at: 0)
                 values.insert(.integer(rowid), at: 0)
             }
-            let names = columns.map { $0 == "rowid" ? "rowid" : Database.quote($0) }.joined(separator: ", ")
+            let names = columns.map { $0 == "rowid" ? "rowid" : SQLDialect.quote($0) }.joined(separator: ", ")
             let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
             try db.execute("INSERT INTO \(shape.sql) (\(names)) VALUES (\(marks))", values)
         }

@@ -17,7 +17,7 @@ public struct MergeTableShape: Sendable, Equatable {
     public let rowidIsKey: Bool
 
     /// Reads a table's shape.
-    public static func read(_ db: Database, table: String) throws -> MergeTableShape {
+    public static func read(_ db: SQLDatabase, table: String) throws -> MergeTableShape {
         let info = try db.columns(of: table)
         guard !info.isEmpty else { throw GatehouseError.notFound("table \"\(table)\" does not exist") }
         let keys = info.filter { $0.primaryKeyPosition > 0 }.sorted { $0.primaryKeyPosition < $1.primaryKeyPosition }
@@ -29,11 +29,11 @@ public struct MergeTableShape: Sendable, Equatable {
     }
 
     /// The quoted table name.
-    var sql: String { Database.quote(name) }
+    var sql: String { SQLDialect.quote(name) }
 
     /// `rowid, "a", "b"`: what every read selects, so an image holds the whole row.
     var selectList: String {
-        (hasRowid ? "rowid, " : "") + columns.map(Database.quote).joined(separator: ", ")
+        (hasRowid ? "rowid, " : "") + columns.map(SQLDialect.quote).joined(separator: ", ")
     }
 
     /// The row's image from a result selected with `selectList`.
@@ -45,9 +45,9 @@ public struct MergeTableShape: Sendable, Equatable {
     }
 
     /// Rows where `column` holds `value`, as full images, in key order.
-    func rows(_ db: Database, where column: String, is value: SQLValue) throws -> [MergeRowImage] {
+    func rows(_ db: SQLDatabase, where column: String, is value: SQLValue) throws -> [MergeRowImage] {
         guard !value.isNull else { return [] }
-        return try db.rows("SELECT \(selectList) FROM \(sql) WHERE \(Database.quote(column)) = ? ORDER BY \(orderList)", [value]).map(image)
+        return try db.rows("SELECT \(selectList) FROM \(sql) WHERE \(SQLDialect.quote(column)) = ? ORDER BY \(orderList)", [value]).map(image)
     }
 
     /// The key that names a row.
@@ -57,9 +57,9 @@ public struct MergeTableShape: Sendable, Equatable {
     }
 
     /// The row a key names now, if any.
-    func current(_ db: Database, key: MergeRowKey) throws -> MergeRowImage? {
+    func current(_ db: SQLDatabase, key: MergeRowKey) throws -> MergeRowImage? {
         try db.row("SELECT \(selectList) FROM \(sql) WHERE \(key.whereClause)", key.values.map(\.sql)).map(image)
     }
 
-    var orderList: String { keyColumns.isEmpty ? "rowid" : keyColumns.map(Database.quote).joined(separator: ", ") }
+    var orderList: String { keyColumns.isEmpty ? "rowid" : keyColumns.map(SQLDialect.quote).joined(separator: ", ") }
 }

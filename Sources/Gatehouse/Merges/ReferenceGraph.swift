@@ -39,7 +39,7 @@ public struct ReferenceGraph: Sendable, Equatable {
 
     /// Reads the graph from the schema. Refuses a composite foreign key to a person's row: a merge
     /// could not rewrite it column by column.
-    public static func discover(_ db: Database, schema: AuthSchema) throws -> ReferenceGraph {
+    public static func discover(_ db: SQLDatabase, schema: AuthSchema) throws -> ReferenceGraph {
         let syncTable = try db.tableExists(syncUsers) ? syncUsers : nil
         var toSync: [Reference] = [], toUser: [Reference] = [], toSession: [Reference] = []
         let userTable = schema.user.name.lowercased(), sessionTable = schema.session.name.lowercased()
@@ -69,7 +69,7 @@ public struct ReferenceGraph: Sendable, Equatable {
     }
 
     /// The single primary-key column of a parent table.
-    static func primaryKey(_ db: Database, of table: String) throws -> String {
+    static func primaryKey(_ db: SQLDatabase, of table: String) throws -> String {
         let keys = try db.columns(of: table).filter { $0.primaryKeyPosition > 0 }
         guard keys.count == 1 else {
             throw GatehouseError("foreign keys point at table \"\(table)\", which has no single-column primary key",

@@ -116,7 +116,7 @@ public struct LinkSimulator {
     private func userColumns(_ alias: String? = nil) -> String {
         let u = store.schema.user
         let prefix = alias.map { $0 + "." } ?? ""
-        return "\(prefix)\(u.col(.id)) AS id, \(prefix)\(u.col(.email)) AS email, \(prefix)\(u.col(.emailVerified)) AS emailVerified"
+        return "\(prefix)\(u.col(.id)) AS id, \(prefix)\(u.col(.email)) AS email, \(prefix)\(u.col(.emailVerified)) AS \"emailVerified\""
     }
 
     private func findUser(id: BetterAuthUserID) throws -> SimulatedUser? {
@@ -176,7 +176,7 @@ public struct LinkSimulator {
         let a = store.schema.account, u = store.schema.user
         let issuer = withIssuer && store.schema.hasIssuer ? ", a.\(a.col(.issuer)) AS issuer" : ""
         let sql = """
-            SELECT a.\(a.col(.userId)) AS owner, a.\(a.col(.providerId)) AS providerId\(issuer), \(userColumns("u"))
+            SELECT a.\(a.col(.userId)) AS owner, a.\(a.col(.providerId)) AS \"providerId\"\(issuer), \(userColumns("u"))
             FROM \(a.sql) AS a LEFT JOIN \(u.sql) AS u ON u.\(u.col(.id)) = a.\(a.col(.userId))
             WHERE \(condition) LIMIT 8
             """

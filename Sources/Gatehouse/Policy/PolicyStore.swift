@@ -333,7 +333,7 @@ struct PolicyState: Sendable {
     var version: Int
     var rows: [PolicyKey: PolicyRow]
 
-    static func load(_ db: Database) throws -> PolicyState {
+    static func load(_ db: SQLDatabase) throws -> PolicyState {
         let version = try db.scalar("SELECT version FROM gatehouse_policy_version WHERE id = 1").int64.map(Int.init) ?? 0
         var rows: [PolicyKey: PolicyRow] = [:]
         // Rows for keys this build does not know (written by a newer Gatehouse) are left alone.

@@ -5,7 +5,7 @@ import Storage
 ///
 /// Every query on Better Auth's tables is written against this map, so one code path serves
 /// Better Auth 1.7, 1.4–1.6 (no `issuer`) and Drizzle-made databases, on SQLite (`inspect(_:configuration:)`)
-/// and on Postgres (`inspect(postgres:configuration:)`, which also reads Prisma's `timestamp(3)` and `uuid` ids).
+/// and on Postgres (the same `inspect`, which also reads Prisma's `timestamp(3)` and `uuid` ids).
 public struct AuthSchema: Sendable {
     /// A field of Better Auth's tables as Better Auth names it (its camelCase logical name). Queries name fields
     /// through this set, so a misspelt field does not compile instead of selecting `NULL`.
@@ -35,7 +35,7 @@ public struct AuthSchema: Sendable {
         public var declaredTypes: [Field: String] = [:]
 
         /// The table name, quoted for SQL.
-        public var sql: String { Database.quote(name) }
+        public var sql: String { SQLDialect.quote(name) }
 
         /// Whether the field exists here.
         public func has(_ field: Field) -> Bool { columns[field] != nil }
@@ -43,7 +43,7 @@ public struct AuthSchema: Sendable {
         /// The quoted column for a field. Required fields are checked when the schema is read; an optional
         /// field that is absent yields `NULL` so that SELECT lists stay valid.
         public func col(_ field: Field) -> String {
-            columns[field].map(Database.quote) ?? "NULL"
+            columns[field].map(SQLDialect.quote) ?? "NULL"
         }
 
         /// The column's name here, unquoted (the logical name when the column is absent).
@@ -110,26 +110,17 @@ public struct AuthSchema: Sendable {
     }
 
     /// Reads the schema, or lists every missing table and column.
-    public static func inspect(_ db: Database, configuration: StoreConfiguration) throws -> Result<AuthSchema, SchemaProblems> {
-        try inspect(configuration: configuration, columns: { try db.columns(of: $0) }) { table, dateColumns, byName in
-            let samples = try sampleValues(db, table: table, columns: dateColumns.map(\.column))
-            return zip(dateColumns, samples).map { date, sample in
-                (date.field, encoding(of: sample, declared: byName[date.column]?.declaredType ?? ""))
-            }
-        }
-    }
-
-    /// Reads the schema of a Postgres database, or lists every missing table and column.
     ///
-    /// Tables are found as queries find them: by their `gatehouse.json` names, unqualified, through the
-    /// connection's `search_path`. Better Auth's tables in another schema than `public` are reached by putting it
-    /// in the URI: `?options=-csearch_path%3Dauth`. Columns are read from `pg_catalog` with their declared types:
-    /// `timestamptz`, `timestamp` and `date` columns are `DateEncoding.sqlTimestamp`; a date column of another type
-    /// (epoch numbers in a `bigint`, ISO text) is judged from a sample value, as on SQLite.
-    public static func inspect(postgres db: PostgresConnection, configuration: StoreConfiguration) throws -> Result<AuthSchema, SchemaProblems> {
-        try inspect(configuration: configuration, columns: { try db.columns(of: $0) }) { table, dateColumns, byName in
-            let sampled = dateColumns.filter { !isSQLTimestamp(byName[$0.column]?.declaredType ?? "") }
-            let samples = try postgresSampleValues(db, table: table, columns: sampled.map(\.column))
+    /// Tables are found as queries find them: by their `gatehouse.json` names, unqualified (on Postgres through the
+    /// connection's `search_path`: Better Auth's tables in a schema other than `public` are reached with
+    /// `?options=-csearch_path%3Dauth` in the URI). Columns come from the engine's catalog with their declared
+    /// types. On Postgres, `timestamptz`, `timestamp` and `date` columns are `DateEncoding.sqlTimestamp`; any other
+    /// date column (epoch numbers in an integer, ISO text; every date column on SQLite) is judged from a sample value.
+    public static func inspect(_ db: SQLDatabase, configuration: StoreConfiguration) throws -> Result<AuthSchema, SchemaProblems> {
+        let native = db.engine == .postgres
+        return try inspect(configuration: configuration, columns: { try db.columns(of: $0) }) { table, dateColumns, byName in
+            let sampled = dateColumns.filter { !(native && isSQLTimestamp(byName[$0.column]?.declaredType ?? "")) }
+            let samples = try sampleValues(db, table: table, columns: sampled.map(\.column))
             var encodings = Dictionary(uniqueKeysWithValues: zip(sampled, samples).map { date, sample in
                 (date.field, encoding(of: sample, declared: byName[date.column]?.declaredType ?? ""))
             })
@@ -190,22 +181,11 @@ public struct AuthSchema: Sendable {
     /// A non-NULL value of each column from the table's first 1,000 rows (`.null` when there is none),
     /// read with one statement per table. Only the first 1,000 rows are looked at: a column that is NULL
     /// everywhere (`refreshTokenExpiresAt` often is) must not cost a scan of the whole table on every open.
-    static func sampleValues(_ db: Database, table: String, columns: [String]) throws -> [SQLValue] {
+    static func sampleValues(_ db: SQLDatabase, table: String, columns: [String]) throws -> [SQLValue] {
         guard !columns.isEmpty else { return [] }
         let samples = columns.map { column in
-            let quoted = Database.quote(column)
-            return "(SELECT \(quoted) FROM (SELECT \(quoted) FROM \(Database.quote(table)) LIMIT 1000) WHERE \(quoted) IS NOT NULL LIMIT 1)"
-        }
-        guard let row = try db.row("SELECT " + samples.joined(separator: ", ")) else { return columns.map { _ in .null } }
-        return columns.indices.map { row[$0] }
-    }
-
-    /// `sampleValues` on Postgres (whose subqueries in FROM need a name).
-    static func postgresSampleValues(_ db: PostgresConnection, table: String, columns: [String]) throws -> [SQLValue] {
-        guard !columns.isEmpty else { return [] }
-        let samples = columns.map { column in
-            let quoted = PostgresConnection.quote(column)
-            return "(SELECT \(quoted) FROM (SELECT \(quoted) FROM \(PostgresConnection.quote(table)) LIMIT 1000) AS sample WHERE \(quoted) IS NOT NULL LIMIT 1)"
+            let quoted = SQLDialect.quote(column)
+            return "(SELECT \(quoted) FROM (SELECT \(quoted) FROM \(SQLDialect.quote(table)) LIMIT 1000) AS sample WHERE \(quoted) IS NOT NULL LIMIT 1)"
         }
         guard let row = try db.row("SELECT " + samples.joined(separator: ", ")) else { return columns.map { _ in .null } }
         return columns.indices.map { row[$0] }

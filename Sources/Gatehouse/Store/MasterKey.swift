@@ -10,8 +10,20 @@ public struct MasterKey: Sendable {
     /// Where the key came from, for messages (`GATEHOUSE_MASTER_KEY` or a file path).
     public let source: String
 
-    /// The key file that belongs to a store: `<store>.key`.
-    public static func defaultPath(forStore storePath: String) -> String { storePath + ".key" }
+    /// The key file that belongs to a store: `<store>.key` beside a SQLite file. A Postgres store (named by its
+    /// redacted URI) has no folder of its own: its key file is `<host>_<port>_<database>.key` in
+    /// `GATEHOUSE_KEY_DIR`, else `$XDG_CONFIG_HOME/gatehouse`, else `~/.config/gatehouse`, on the machine that runs
+    /// Gatehouse — the key never goes to the database server.
+    public static func defaultPath(forStore storePath: String) -> String {
+        guard PostgresURI.isPostgresURI(storePath), let uri = try? PostgresURI(storePath) else { return storePath + ".key" }
+        let environment = ProcessInfo.processInfo.environment
+        let directory = environment["GATEHOUSE_KEY_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 + "/gatehouse" }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config/gatehouse"
+        let name = [uri.host ?? "local", uri.port ?? "5432", uri.database ?? uri.user ?? "postgres"]
+            .joined(separator: "_").map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? String($0) : "_" }.joined()
+        return directory + "/" + name + ".key"
+    }
 
     /// Loads the key from the environment or the key file; throws with a fix when it is missing or exposed.
     public static func load(storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> MasterKey {
@@ -45,7 +57,7 @@ public struct MasterKey: Sendable {
     /// Refuses to go on when the store already holds sealed keys but neither its key file nor
     /// `GATEHOUSE_MASTER_KEY` is there: creating a new key would leave the old keys sealed under a key that is
     /// lost, and split the ring across two keys.
-    static func checkCustody(_ db: Database, storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    static func checkCustody(_ db: SQLDatabase, storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         if let value = environment["GATEHOUSE_MASTER_KEY"], !value.isEmpty { return }
         let path = defaultPath(forStore: storePath)
         guard !FileManager.default.fileExists(atPath: path), try db.tableExists("gatehouse_apple_keys") else { return }
@@ -62,6 +74,11 @@ public struct MasterKey: Sendable {
         if let value = environment["GATEHOUSE_MASTER_KEY"], !value.isEmpty { return nil }
         let path = defaultPath(forStore: storePath)
         if FileManager.default.fileExists(atPath: path) { return nil }
+        if PostgresURI.isPostgresURI(storePath) {
+            // The key folder of Postgres stores is the operator's own: made private when it is first needed.
+            try? FileManager.default.createDirectory(atPath: FileStatus.directory(of: path), withIntermediateDirectories: true,
+                                                     attributes: [.posixPermissions: 0o700])
+        }
         let text = Hex.encode(try SecureRandom.bytes(32)) + "\n"
         // O_EXCL: two concurrent inits cannot both write a key; the file is born with mode 0600.
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)

@@ -9,9 +9,7 @@ import JOSE
 /// when that table already exists (Better Auth created it), so an existing database is never altered.
 public struct MigrationCatalog: Sendable {
     /// The engine a set of migrations is written for; its raw value names its folder under `migrations/`.
-    public enum Engine: String, Sendable, CaseIterable {
-        case sqlite, postgres
-    }
+    public typealias Engine = SQLDialect.Engine
 
     /// The directory read.
     public let directory: String

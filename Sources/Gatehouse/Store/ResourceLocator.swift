@@ -1,3 +1,4 @@
+import Storage
 import Foundation
 
 /// Finds the directories Gatehouse ships beside its binary: `migrations/` and `Public/`.

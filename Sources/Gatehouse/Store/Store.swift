@@ -1,16 +1,21 @@
 import Foundation
 import Storage
 
-/// An open Gatehouse store: one SQLite file holding Better Auth's tables, the sync server's and
-/// Gatehouse's own, with the schema map that lets every service query it.
+/// An open Gatehouse store: one database — a SQLite file, or a Postgres database — holding Better Auth's tables,
+/// the sync server's and Gatehouse's own, with the schema map that lets every service query it.
 ///
-///     let store = try Store.open(path: "auth.sqlite")
+/// This is where the engine is chosen (`StoreLocation`); everything past it reads and writes `db`, an
+/// `SQLDatabase`, without asking which engine it is.
+///
+///     let store = try Store.open(path: "auth.sqlite")          // or "postgresql://ops@db/auth"
 ///     let users = try store.db.scalar("SELECT count(*) FROM \(store.schema.user.sql)")
 public final class Store {
-    /// The file.
+    /// The store as messages name it: the file's path, or the connection URI with its password replaced.
     public let path: String
+    /// Where the store is, to open more connections to it.
+    public let location: StoreLocation
     /// The connection. A `Store` belongs to one thread at a time, like its connection.
-    public let db: Database
+    public let db: SQLDatabase
     /// Better Auth's tables as this database has them.
     public let schema: AuthSchema
     /// Table renames and other per-store settings.
@@ -18,8 +23,9 @@ public final class Store {
     /// The audit log.
     public let audit = AuditLog()
 
-    init(path: String, db: Database, schema: AuthSchema, configuration: StoreConfiguration) {
-        self.path = path
+    init(location: StoreLocation, db: SQLDatabase, schema: AuthSchema, configuration: StoreConfiguration) {
+        self.location = location
+        self.path = location.description
         self.db = db
         self.schema = schema
         self.configuration = configuration
@@ -33,27 +39,39 @@ public final class Store {
     /// Opens an initialised, up-to-date store. Refuses a missing file, a non-database, a store whose
     /// migrations are pending or were edited, and a Better Auth schema lacking columns Gatehouse needs.
     public static func open(path: String, configurationPath: String? = nil, migrations: MigrationCatalog? = nil) throws -> Store {
+        let location = try StoreLocation(path)
+        if case .postgres(let uri) = location {
+            let configuration = try StoreConfiguration.load(storePath: nil, explicitPath: configurationPath)
+            let db = try PostgresConnection(uri: uri)
+            return try open(location, db: db, configuration: configuration, migrations: migrations)
+        }
         try checkFile(path, mustExist: true)
         let configuration = try StoreConfiguration.load(storePath: path, explicitPath: configurationPath)
         // On a read-only filesystem nothing can change the file and SQLite cannot create a WAL store's -shm:
         // read it as immutable, so read commands still work (and writes fail as read-only).
-        var options = Database.Options(busyTimeoutMilliseconds: busyTimeout)
+        var options = SQLiteDatabase.Options(busyTimeoutMilliseconds: busyTimeout)
         options.immutable = FileStatus.isOnReadOnlyFilesystem(path)
         if options.immutable, let wal = FileStatus(path + "-wal"), wal.size > 0 {
             // An immutable open reads the main file alone: the commits still in the WAL would be silently missing.
             throw GatehouseError("the store \(path) is on a read-only filesystem and its -wal file holds \(wal.size) bytes of commits not yet in the main file, which cannot be read there",
                                  fix: "copy the store with its -wal file to a writable folder and open the copy", code: .readOnly)
         }
-        let db = try Database(path: path, options: options)
-        let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory())
-        let pending = try Migrator().pending(db, catalog.migrations)
+        let db = try SQLiteDatabase(path: path, options: options)
+        return try open(location, db: db, configuration: configuration, migrations: migrations)
+    }
+
+    /// The part of opening that is the same on every engine: migrations up to date, Better Auth's schema read.
+    private static func open(_ location: StoreLocation, db: SQLDatabase, configuration: StoreConfiguration,
+                             migrations: MigrationCatalog?) throws -> Store {
+        let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: db.engine))
+        let pending = try Migrator.pending(on: db, catalog.migrations)
         if !pending.isEmpty {
-            let applied = try Migrator().applied(db)
-            throw GatehouseError(applied.isEmpty ? "\(path) is not a Gatehouse store yet" : "\(path) needs \(pending.count) schema upgrade(s): \(pending.map(\.name).joined(separator: ", "))",
-                                 fix: "run \(command: .`init`, .option(.store, path))")
+            let applied = try Migrator.applied(on: db)
+            throw GatehouseError(applied.isEmpty ? "\(location) is not a Gatehouse store yet" : "\(location) needs \(pending.count) schema upgrade(s): \(pending.map(\.name).joined(separator: ", "))",
+                                 fix: "run \(command: .`init`, .option(.store, location.description))")
         }
         let schema = try AuthSchema.inspect(db, configuration: configuration).get()
-        return Store(path: path, db: db, schema: schema, configuration: configuration)
+        return Store(location: location, db: db, schema: schema, configuration: configuration)
     }
 
     /// What `initialize` did.
@@ -72,7 +90,7 @@ public final class Store {
 
     /// Refuses a damaged database before anything is written to it: `PRAGMA quick_check` reads every page
     /// (seconds on a store of gigabytes; init is rare, and upgrading a damaged file would bury the damage).
-    static func checkIntegrity(_ db: Database, path: String) throws {
+    static func checkIntegrity(_ db: SQLDatabase, path: String) throws {
         let problems: [String]
         do {
             problems = try db.rows("PRAGMA quick_check(5)").compactMap(\.[0].string)
@@ -90,16 +108,19 @@ public final class Store {
     /// never altered. On a Better Auth database lacking a needed column it reports and changes nothing.
     public static func initialize(path: String, configurationPath: String? = nil, actor: Actor,
                                   migrations: MigrationCatalog? = nil) throws -> (Store, InitReport) {
+        if case .postgres(let uri) = try StoreLocation(path) {
+            return try initialize(postgres: uri, configurationPath: configurationPath, actor: actor, migrations: migrations)
+        }
         try checkFile(path, mustExist: false)
         let configuration = try StoreConfiguration.load(storePath: path, explicitPath: configurationPath)
         let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory())
         let existed = FileManager.default.fileExists(atPath: path)
         // An existing database is opened in its own journal mode: a refused init leaves the file byte for byte
         // as it was. It is switched to WAL only once every check has passed.
-        let db = try Database(path: path, options: .init(create: true, busyTimeoutMilliseconds: busyTimeout, journalModeWAL: !existed))
+        let db = try SQLiteDatabase(path: path, options: .init(create: true, busyTimeoutMilliseconds: busyTimeout, journalModeWAL: !existed))
         do {
             if existed { try checkIntegrity(db, path: path) }
-            let before = try Migrator().applied(db)
+            let before = try Migrator.applied(on: db)
             // An existing Better Auth database is checked before anything is written to it.
             let userTable = configuration.tableName("user")
             if try db.tableExists(userTable) {
@@ -120,7 +141,7 @@ public final class Store {
                 let physical = StoreConfiguration.betterAuthTables.contains(table) ? configuration.tableName(table) : table
                 return try !db.tableExists(physical)
             }
-            let records = try Migrator().applied(db)
+            let records = try Migrator.applied(on: db)
             let newIDs = Set(applied.map(\.id))
             let skipped = records.filter { newIDs.contains($0.id) && !$0.ran }.map(\.name)
             let schema = try AuthSchema.inspect(db, configuration: configuration).get()
@@ -132,7 +153,7 @@ public final class Store {
             let searchIndexWasAbsent = try UserSearchIndex.status(db, schema: schema).state == .absent
             if case .built = try UserSearchIndex.ensure(db, schema: schema), searchIndexWasAbsent { indexes.append(UserSearchIndex.table) }
             let keyPath = try MasterKey.createIfMissing(storePath: path)
-            let store = Store(path: path, db: db, schema: schema, configuration: configuration)
+            let store = Store(location: .file(path), db: db, schema: schema, configuration: configuration)
             if !applied.isEmpty || keyPath != nil || !indexes.isEmpty {
                 try store.audit.append(db, actor: actor, action: existed ? "store.upgrade" : "store.init", subject: path, details: [
                     "applied": .list(applied.map(\.name)), "skipped": .list(skipped), "previously_applied": .int(Int64(before.count)),
@@ -151,8 +172,58 @@ public final class Store {
         }
     }
 
+    /// `initialize` on a Postgres database: the same checks before anything is written (Better Auth's columns, tables
+    /// that may be renamed ones, key custody), then the pending migrations under the migration lock, Gatehouse's
+    /// indexes on Better Auth's tables, and one audit entry. Better Auth's tables and rows are never altered.
+    private static func initialize(postgres uri: PostgresURI, configurationPath: String?, actor: Actor,
+                                   migrations: MigrationCatalog?) throws -> (Store, InitReport) {
+        let location = StoreLocation.postgres(uri)
+        let configuration = try StoreConfiguration.load(storePath: nil, explicitPath: configurationPath)
+        let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: .postgres))
+        let db = try PostgresConnection(uri: uri)
+        if db.isReadOnly {
+            throw GatehouseError("the store \(location) is read-only (a standby, or default_transaction_read_only is on); nothing was changed",
+                                 fix: "run init against the primary", code: .readOnly)
+        }
+        // Postgres changes its schema in transactions: the whole init is one, so a refused or failed init leaves the
+        // database as it was (the writer lock is taken first, so two inits take turns).
+        return try db.write { try initialize(postgres: db, location: location, configuration: configuration, catalog: catalog, actor: actor) }
+    }
+
+    private static func initialize(postgres db: PostgresConnection, location: StoreLocation, configuration: StoreConfiguration,
+                                   catalog: MigrationCatalog, actor: Actor) throws -> (Store, InitReport) {
+        let before = try Migrator.applied(on: db)
+        let userTable = configuration.tableName("user")
+        let existed = !(try db.tableNames().isEmpty)
+        if try db.tableExists(userTable) {
+            if case .failure(let problems) = try AuthSchema.inspect(db, configuration: configuration) { throw problems }
+        } else if before.isEmpty, existed {
+            throw GatehouseError("\(location) already holds tables but no Better Auth table \"\(userTable)\"; nothing was changed",
+                                 fix: try renamedTablesHint(db))
+        }
+        let storeName = location.description
+        if existed { try MasterKey.checkCustody(db, storePath: storeName) }
+        let applied = try catalog.migrate(postgres: db, configuration: configuration, now: Timestamp.now().iso8601)
+        let records = try Migrator.applied(on: db)
+        let newIDs = Set(applied.map(\.id))
+        let skipped = records.filter { newIDs.contains($0.id) && !$0.ran }.map(\.name)
+        let schema = try AuthSchema.inspect(db, configuration: configuration).get()
+        let indexes = try AccountIndexes.create(db, schema: schema)
+        let keyPath = try MasterKey.createIfMissing(storePath: storeName)
+        let store = Store(location: location, db: db, schema: schema, configuration: configuration)
+        if !applied.isEmpty || keyPath != nil || !indexes.isEmpty {
+            try store.audit.append(db, actor: actor, action: before.isEmpty && !existed ? "store.init" : "store.upgrade", subject: storeName, details: [
+                "applied": .list(applied.map(\.name)), "skipped": .list(skipped), "previously_applied": .int(Int64(before.count)),
+                "schema": .string(schema.shape), "master_key_created": .bool(keyPath != nil), "indexes_created": .list(indexes),
+            ])
+        }
+        return (store, InitReport(path: storeName, created: !existed, applied: applied.map(\.name).filter { !skipped.contains($0) },
+                                  skipped: skipped, indexesCreated: indexes, shape: schema.shape, masterKeyCreated: keyPath,
+                                  journalSwitchedFrom: nil))
+    }
+
     /// Points at tables that look like Better Auth's `user` table under another name.
-    static func renamedTablesHint(_ db: Database) throws -> String {
+    static func renamedTablesHint(_ db: SQLDatabase) throws -> String {
         let candidates = try db.tableNames().filter { table in
             let columns = Set(try db.columns(of: table).map(\.name))
             return columns.contains("email") && (columns.contains("emailVerified") || columns.contains("email_verified"))

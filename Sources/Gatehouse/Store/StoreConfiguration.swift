@@ -18,9 +18,10 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// The physical name of a Better Auth table.
     public func tableName(_ logical: String) -> String { tables[logical] ?? logical }
 
-    /// Loads the configuration for a store: an explicit file must exist; the implicit one may not.
-    public static func load(storePath: String, explicitPath: String?) throws -> StoreConfiguration {
-        let path = explicitPath ?? FileStatus.directory(of: storePath) + "/gatehouse.json"
+    /// Loads the configuration for a store: an explicit file must exist; the implicit one (beside a store file; a
+    /// Postgres store, `storePath` nil, has no "beside") may not.
+    public static func load(storePath: String?, explicitPath: String?) throws -> StoreConfiguration {
+        guard let path = explicitPath ?? storePath.map({ FileStatus.directory(of: $0) + "/gatehouse.json" }) else { return StoreConfiguration() }
         guard FileStatus.exists(path) else {
             if let explicitPath {
                 throw GatehouseError.invalid("configuration file \(explicitPath) does not exist",

@@ -28,12 +28,40 @@ extension GatehouseError {
         }
     }
 
+    /// Describes a failure of a Postgres store. The words come from the server or libpq with the password and
+    /// bound values already replaced (`PostgresError`); the store is named by its redacted URI.
+    public init(storeFailure error: PostgresError, storePath: String? = nil) {
+        let store = error.store ?? storePath ?? "the store"
+        switch error.kind {
+        case .library:
+            self.init(error.message, fix: "apt-get install libpq5", code: .cannotOpen)
+        case .uri:
+            self.init("the store URI is not one Gatehouse accepts: \(error.message)",
+                      fix: "write it as postgresql://USER@HOST:PORT/DATABASE?sslmode=require (password from PGPASSWORD or ~/.pgpass)", code: .invalid)
+        case .connection:
+            self.init("cannot reach the store \(store): \(error.message)",
+                      fix: "check the host, port, database, role and password (PGPASSWORD or ~/.pgpass), and that the server is up", code: .cannotOpen)
+        case .statement where error.isReadOnly:
+            self.init("the store \(store) is read-only (a standby, or default_transaction_read_only is on); nothing was changed",
+                      fix: "run write commands against the primary", code: .readOnly)
+        case .statement where error.isBusy:
+            self.init("the store \(store) stayed locked by another session (SQLSTATE \(error.sqlState ?? "?"))",
+                      fix: "retry; if it persists, look for the holder in pg_stat_activity / pg_locks", code: .busy)
+        case .statement where error.sqlState == PostgresSQLState.insufficientPrivilege:
+            self.init("the store's role may not do this on \(store): \(error.message)",
+                      fix: "grant the role SELECT (and for write commands INSERT, UPDATE, DELETE) on Better Auth's and Gatehouse's tables", code: .storeError)
+        case .statement:
+            self.init("the store \(store) answered: \(error.message) (SQLSTATE \(error.sqlState ?? "none"))", code: .storeError)
+        }
+    }
+
     /// `error` as an operator-facing error when it is one Gatehouse has words for: a `GatehouseError` as it is,
     /// a storage failure translated; nil for anything else (a programming error, shown as it is).
     public static func operatorFacing(_ error: Error, storePath: String? = nil) -> GatehouseError? {
         switch error {
         case let error as GatehouseError: return error
         case let error as DatabaseError: return GatehouseError(storeFailure: error, storePath: storePath)
+        case let error as PostgresError: return GatehouseError(storeFailure: error, storePath: storePath)
         default: return nil
         }
     }

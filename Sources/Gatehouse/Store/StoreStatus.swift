@@ -25,7 +25,7 @@ public struct StoreStatus: Sendable, Codable {
                 // A table the database does not have (a sync table on a bare Better Auth store) is left out.
                 if let count = (try? store.db.scalar(sql))?.int64 { counts[name] = Int(count) }
             }
-            return (counts, try Migrator().applied(store.db).count)
+            return (counts, try Migrator.applied(on: store.db).count)
         }
         return StoreStatus(version: GatehouseVersion.current, store: store.path, schema: s.shape, migrations: migrations, counts: counts)
     }

@@ -25,6 +25,14 @@ struct LibPQ: @unchecked Sendable {
     let setNoticeProcessor: gatehouse_pq_set_notice_processor_fn
     let exec: gatehouse_pq_exec_fn
     let execParams: gatehouse_pq_exec_params_fn
+    let prepare: gatehouse_pq_prepare_fn
+    let describePrepared: gatehouse_pq_describe_prepared_fn
+    let execPrepared: gatehouse_pq_exec_prepared_fn
+    let nparams: gatehouse_pq_nparams_fn
+    let paramtype: gatehouse_pq_paramtype_fn
+    let putCopyData: gatehouse_pq_put_copy_data_fn
+    let putCopyEnd: gatehouse_pq_put_copy_end_fn
+    let getResult: gatehouse_pq_get_result_fn
     let resultStatus: gatehouse_pq_result_status_fn
     let resultErrorMessage: gatehouse_pq_result_error_message_fn
     let resultErrorField: gatehouse_pq_result_error_field_fn
@@ -70,6 +78,14 @@ struct LibPQ: @unchecked Sendable {
         setNoticeProcessor = try symbol("PQsetNoticeProcessor", as: gatehouse_pq_set_notice_processor_fn.self)
         exec = try symbol("PQexec", as: gatehouse_pq_exec_fn.self)
         execParams = try symbol("PQexecParams", as: gatehouse_pq_exec_params_fn.self)
+        prepare = try symbol("PQprepare", as: gatehouse_pq_prepare_fn.self)
+        describePrepared = try symbol("PQdescribePrepared", as: gatehouse_pq_describe_prepared_fn.self)
+        execPrepared = try symbol("PQexecPrepared", as: gatehouse_pq_exec_prepared_fn.self)
+        nparams = try symbol("PQnparams", as: gatehouse_pq_nparams_fn.self)
+        paramtype = try symbol("PQparamtype", as: gatehouse_pq_paramtype_fn.self)
+        putCopyData = try symbol("PQputCopyData", as: gatehouse_pq_put_copy_data_fn.self)
+        putCopyEnd = try symbol("PQputCopyEnd", as: gatehouse_pq_put_copy_end_fn.self)
+        getResult = try symbol("PQgetResult", as: gatehouse_pq_get_result_fn.self)
         resultStatus = try symbol("PQresultStatus", as: gatehouse_pq_result_status_fn.self)
         resultErrorMessage = try symbol("PQresultErrorMessage", as: gatehouse_pq_result_error_message_fn.self)
         resultErrorField = try symbol("PQresultErrorField", as: gatehouse_pq_result_error_field_fn.self)

@@ -1,5 +1,5 @@
-/// What a Postgres database holds, read from `pg_catalog`: the Postgres side of `Database.tableExists` and
-/// `Database.columns(of:)`.
+/// What a Postgres database holds, read from `pg_catalog`: the Postgres side of `SQLiteDatabase.tableExists` and
+/// `SQLiteDatabase.columns(of:)`.
 ///
 /// A table is named as a query names it, unqualified, so it resolves through the connection's `search_path`
 /// (`?options=-csearch_path%3Dauth` puts Better Auth's tables in schema `auth`): what these say exists is what
@@ -32,5 +32,42 @@ extension PostgresConnection {
     public func tableNames() throws -> [String] {
         try rows("SELECT c.relname AS name FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p') ORDER BY 1")
             .map { try $0.string("name") }
+    }
+
+    /// The foreign keys declared on a table, one entry per referencing column (a composite key gives one entry per
+    /// column pair, as SQLite's `pragma_foreign_key_list` does), read from `pg_constraint`.
+    public func foreignKeys(of table: String) throws -> [ForeignKeyInfo] {
+        try rows("""
+            SELECT parent.relname AS parent, child_column.attname AS "from", parent_column.attname AS "to",
+                   CASE c.confdeltype WHEN 'c' THEN 'CASCADE' WHEN 'n' THEN 'SET NULL' WHEN 'd' THEN 'SET DEFAULT'
+                                      WHEN 'r' THEN 'RESTRICT' ELSE 'NO ACTION' END AS on_delete
+            FROM pg_constraint c
+            CROSS JOIN LATERAL unnest(c.conkey, c.confkey) WITH ORDINALITY AS k(child_attnum, parent_attnum, position)
+            JOIN pg_class parent ON parent.oid = c.confrelid
+            JOIN pg_attribute child_column ON child_column.attrelid = c.conrelid AND child_column.attnum = k.child_attnum
+            JOIN pg_attribute parent_column ON parent_column.attrelid = c.confrelid AND parent_column.attnum = k.parent_attnum
+            WHERE c.contype = 'f' AND c.conrelid = to_regclass($1)
+            ORDER BY c.conname, k.position
+            """, [PostgresConnection.quote(table)]).map {
+            ForeignKeyInfo(table: table, column: try $0.string("from"), referencedTable: try $0.string("parent"),
+                           referencedColumn: $0.optionalString("to"), onDelete: try $0.string("on_delete"))
+        }
+    }
+
+    /// The indexes on a table, from `pg_index`, key columns in order (an expression is `""`).
+    public func indexes(of table: String) throws -> [IndexInfo] {
+        try rows("""
+            SELECT c.relname AS name, i.indisunique AS is_unique,
+                   coalesce((SELECT string_agg(coalesce(a.attname, ''), ',' ORDER BY k.position)
+                             FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, position)
+                             LEFT JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+                             WHERE k.position <= i.indnkeyatts), '') AS columns
+            FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+            WHERE i.indrelid = to_regclass($1)
+            ORDER BY c.relname
+            """, [PostgresConnection.quote(table)]).map {
+            IndexInfo(name: try $0.string("name"), columns: try $0.string("columns").split(separator: ",", omittingEmptySubsequences: false).map(String.init),
+                      unique: $0.bool("is_unique"))
+        }
     }
 }

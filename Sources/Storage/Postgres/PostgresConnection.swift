@@ -3,7 +3,7 @@ import Glibc
 
 /// One connection to a Postgres server, through libpq (loaded on first use).
 ///
-/// Like `Database`, a connection is used by one thread at a time and is deliberately not `Sendable`. Parameters are
+/// Like `SQLiteDatabase`, a connection is used by one thread at a time and is deliberately not `Sendable`. Parameters are
 /// written `$1`, `$2`, … and bound from `SQLValue`s with their types (integer as `int8`, real as `float8`, blob as
 /// `bytea`, text left for the server to infer from where it is used); results come back as `Row`s, read by
 /// column name.
@@ -13,7 +13,7 @@ import Glibc
 ///         try db.execute("INSERT INTO gatehouse_audit(action) VALUES ($1)", ["init"])
 ///     }
 ///     let count = try db.scalar("SELECT count(*) FROM \"user\"").int64
-public final class PostgresConnection: CustomStringConvertible {
+public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     /// How much a transaction sees of others running at the same time.
     public enum IsolationLevel: String, Sendable {
         case readCommitted = "READ COMMITTED"
@@ -30,6 +30,17 @@ public final class PostgresConnection: CustomStringConvertible {
     private let passwords: [String]
     private let scrubber: SecretScrubber
     private var savepointDepth = 0
+    /// Statements prepared on this connection, by the SQL they were given as, with the types the server inferred.
+    private var prepared: [String: PreparedStatement] = [:]
+    private var preparedCount = 0
+    /// How many statements stay prepared before the cache starts over (`DEALLOCATE ALL`).
+    private static let preparedLimit = 256
+
+    public var dialect: SQLDialect { .postgres }
+    public var location: String { uri.redacted }
+    /// Whether the server refuses writes on this connection: a standby in recovery, or a role or database whose
+    /// `default_transaction_read_only` is on. Read once, when the connection is made.
+    public private(set) var isReadOnly = false
 
     /// Rows changed by the last INSERT, UPDATE or DELETE (the count in its command tag).
     public private(set) var changes = 0
@@ -68,6 +79,8 @@ public final class PostgresConnection: CustomStringConvertible {
             // Dates come back as `2026-11-30 03:48:03.123+00`: in UTC whatever the server's TimeZone, so every
             // reader sees the same text, and `timestamp without time zone` columns compare against UTC as written.
             try executeScript("SET bytea_output = 'hex'; SET extra_float_digits = 3; SET DateStyle = 'ISO, YMD'; SET TimeZone = 'UTC'")
+            let state = try run("SELECT pg_is_in_recovery() OR current_setting('default_transaction_read_only') = 'on'", [])
+            isReadOnly = state.first.map { $0[0] == .integer(1) } ?? false
         } catch {
             pq.finish(connection)
             throw error
@@ -90,7 +103,7 @@ public final class PostgresConnection: CustomStringConvertible {
     // MARK: - Statements
 
     /// Runs one statement that returns no rows. `changes` then holds the rows it changed.
-    public func execute(_ sql: String, _ arguments: [SQLBindable] = []) throws {
+    public func execute(_ sql: String, _ arguments: [SQLBindable]) throws {
         _ = try run(sql, arguments.map(\.sqlValue))
     }
 
@@ -103,35 +116,49 @@ public final class PostgresConnection: CustomStringConvertible {
     }
 
     /// Calls `body` for every result row.
-    public func forEach(_ sql: String, _ arguments: [SQLBindable] = [], _ body: (Row) throws -> Void) throws {
+    public func forEach(_ sql: String, _ arguments: [SQLBindable], _ body: (Row) throws -> Void) throws {
         for row in try run(sql, arguments.map(\.sqlValue)) { try body(row) }
     }
 
     /// All result rows.
-    public func rows(_ sql: String, _ arguments: [SQLBindable] = []) throws -> [Row] {
+    public func rows(_ sql: String, _ arguments: [SQLBindable]) throws -> [Row] {
         try run(sql, arguments.map(\.sqlValue))
     }
 
     /// The first result row, if any.
-    public func row(_ sql: String, _ arguments: [SQLBindable] = []) throws -> Row? {
+    public func row(_ sql: String, _ arguments: [SQLBindable]) throws -> Row? {
         try run(sql, arguments.map(\.sqlValue)).first
     }
 
     /// The first column of the first row, or `.null`.
-    public func scalar(_ sql: String, _ arguments: [SQLBindable] = []) throws -> SQLValue {
+    public func scalar(_ sql: String, _ arguments: [SQLBindable]) throws -> SQLValue {
         guard let row = try run(sql, arguments.map(\.sqlValue)).first, !row.values.isEmpty else { return .null }
         return row[0]
     }
 
     // MARK: - Transactions
 
-    /// Runs `body` in a transaction: `BEGIN` at `isolation`, `COMMIT` when `body` returns, `ROLLBACK` when it throws.
+    /// Runs `body` in a transaction at `isolation` without the writer lock: `BEGIN` at `isolation`, `COMMIT` when `body` returns, `ROLLBACK` when it throws.
     /// Nested calls become savepoints. A statement that failed inside `body` aborts the transaction even when
     /// `body` caught the error: then nothing is committed and this throws `25P02`. Under `.serializable`, the
     /// commit itself can fail with `isSerializationFailure`; run the whole transaction again.
     @discardableResult
-    public func write<T>(isolation: IsolationLevel = .readCommitted, _ body: () throws -> T) throws -> T {
+    public func write<T>(isolation: IsolationLevel, _ body: () throws -> T) throws -> T {
         try transaction(begin: "BEGIN ISOLATION LEVEL \(isolation.rawValue)", body)
+    }
+
+    /// The advisory lock every Gatehouse write transaction takes first (and migrations with it): the ASCII bytes of
+    /// "gatehous". Gatehouse's writers take turns on it as SQLite's `BEGIN IMMEDIATE` makes them, so a read-then-write
+    /// inside one `write` (the audit chain's head, the policy version, a conditional set) is never interleaved with
+    /// another Gatehouse writer's. Better Auth's own writes do not take it; statements that must not lose one of
+    /// them lock its rows (`FOR UPDATE`).
+    public static let writerLockKey: Int64 = 0x6761_7465_686F_7573
+
+    /// Runs `body` in a READ COMMITTED transaction that first waits for the writer lock (`writerLockKey`, held until
+    /// COMMIT or ROLLBACK): Postgres's counterpart of SQLite's `BEGIN IMMEDIATE`. Nested calls become savepoints.
+    @discardableResult
+    public func write<T>(_ body: () throws -> T) throws -> T {
+        try transaction(begin: "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(\(Self.writerLockKey))", body)
     }
 
     /// Runs `body` in a read-only transaction on one snapshot of the database (REPEATABLE READ READ ONLY).
@@ -179,43 +206,59 @@ public final class PostgresConnection: CustomStringConvertible {
 
     // MARK: - libpq
 
-    /// Sends `sql` with `arguments` bound to `$1`…, in text format except blobs (binary bytea), and decodes the rows.
+    /// A statement prepared on this connection: its name and the types the server gave its parameters.
+    private struct PreparedStatement {
+        let name: String
+        let parameterTypes: [Oid]
+    }
+
+    /// Runs `sql` (with `?` or `$1`… placeholders) with `arguments`, through a statement prepared once per
+    /// connection, and decodes the rows. Each value is sent as the type the server inferred for its place: an
+    /// integer bound to a `boolean` goes as `t`/`f`, a blob to a `bytea` in binary, everything else as text.
     private func run(_ sql: String, _ arguments: [SQLValue]) throws(PostgresError) -> [Row] {
         try checkSQL(sql)
         guard arguments.count <= 65535 else {
             throw statementError("a statement takes at most 65535 parameters, got \(arguments.count)", sql: sql)
         }
-        var types: [Oid] = [], lengths: [Int32] = [], formats: [Int32] = []
+        let statement = try prepare(sql, arguments: arguments)
+        guard statement.parameterTypes.count == arguments.count else {
+            throw statementError("the statement has \(statement.parameterTypes.count) placeholder(s) but \(arguments.count) value(s) were bound", sql: sql)
+        }
+        var lengths: [Int32] = [], formats: [Int32] = []
         var buffers: [UnsafeMutablePointer<CChar>?] = []
         var boundText: [String] = []
-        types.reserveCapacity(arguments.count)
         defer { for buffer in buffers { free(buffer) } }
         for (offset, value) in arguments.enumerated() {
+            let type = statement.parameterTypes[offset]
+            func text(_ text: String) { lengths.append(0); formats.append(0); buffers.append(strdup(text)) }
             switch value {
             case .null:
-                types.append(0); lengths.append(0); formats.append(0); buffers.append(nil)
+                lengths.append(0); formats.append(0); buffers.append(nil)
             case .integer(let int):
-                types.append(PostgresType.int8); lengths.append(0); formats.append(0); buffers.append(strdup(String(int)))
+                text(type == PostgresType.bool ? (int != 0 ? "t" : "f") : String(int))
             case .real(let double):
-                types.append(PostgresType.float8); lengths.append(0); formats.append(0); buffers.append(strdup(Self.text(of: double)))
-            case .text(let text):
+                text(Self.text(of: double))
+            case .text(let value):
                 // libpq sends text parameters up to their first NUL: refuse rather than store a cut value.
-                if text.utf8.contains(0) {
+                if value.utf8.contains(0) && type != PostgresType.bytea {
                     throw PostgresError(kind: .statement, sqlState: PostgresSQLState.characterNotInRepertoire,
                                         message: "parameter $\(offset + 1) is text with a NUL character (U+0000), which Postgres text cannot hold; store it as a blob (bytea)",
                                         sql: sql, store: uri.redacted)
                 }
-                boundText.append(text)
-                types.append(0); lengths.append(0); formats.append(0); buffers.append(strdup(text))
+                boundText.append(value)
+                if type == PostgresType.bytea { binary(Array(value.utf8)) } else { text(value) }
             case .blob(let bytes):
+                binary(bytes)
+            }
+            func binary(_ bytes: [UInt8]) {
                 let buffer = malloc(max(bytes.count, 1))!.assumingMemoryBound(to: CChar.self)
                 bytes.withUnsafeBytes { UnsafeMutableRawPointer(buffer).copyMemory(from: $0.baseAddress ?? UnsafeRawPointer(buffer), byteCount: bytes.count) }
-                types.append(PostgresType.bytea); lengths.append(Int32(bytes.count)); formats.append(1); buffers.append(buffer)
+                lengths.append(Int32(bytes.count)); formats.append(1); buffers.append(buffer)
             }
         }
         let result = buffers.withUnsafeBufferPointer { values in
             values.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
-                pq.execParams(handle, sql, Int32(arguments.count), types, values.baseAddress, lengths, formats, 0)
+                pq.execPrepared(handle, statement.name, Int32(arguments.count), values.baseAddress, lengths, formats, 0)
             }
         }
         defer { if let result { pq.clear(result) } }
@@ -223,6 +266,77 @@ public final class PostgresConnection: CustomStringConvertible {
         guard let result else { return [] }
         changes = pq.cmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
         return decodeRows(result)
+    }
+
+    /// The prepared statement for `sql`, preparing it on first use. The server first infers every parameter's type
+    /// from where it stands; where it cannot (`? IS NULL`), the statement is prepared again with the types of the
+    /// values bound (integer `int8`, real `float8`, blob `bytea`, text and null `text`) and not kept. Inside a
+    /// transaction the first attempt runs in a savepoint, so its failure does not abort the transaction.
+    private func prepare(_ sql: String, arguments: [SQLValue]) throws(PostgresError) -> PreparedStatement {
+        let statement = try prepareInferred(sql, arguments: arguments)
+        // A place whose type nothing fixes (`SELECT ?`) is inferred as text: a number or blob bound there is prepared
+        // with its own type instead, so it comes back as it went in (kept under the SQL and those types).
+        let retyped: [Oid] = zip(statement.parameterTypes, arguments).map { type, value in
+            guard type == PostgresType.text else { return type }
+            switch value {
+            case .integer: return PostgresType.int8
+            case .real: return PostgresType.float8
+            case .blob: return PostgresType.bytea
+            case .text, .null: return type
+            }
+        }
+        guard retyped != statement.parameterTypes else { return statement }
+        let key = sql + "\u{0}" + retyped.map(String.init).joined(separator: ",")
+        if let typed = prepared[key] { return typed }
+        let typed = try prepareNamed(PostgresPlaceholders.numbered(sql), sql: sql, types: retyped)
+        prepared[key] = typed
+        return typed
+    }
+
+    private func prepareInferred(_ sql: String, arguments: [SQLValue]) throws(PostgresError) -> PreparedStatement {
+        if let statement = prepared[sql] { return statement }
+        let text = PostgresPlaceholders.numbered(sql)
+        if prepared.count >= Self.preparedLimit && pq.transactionStatus(handle) != PQTRANS_INERROR {
+            try executeScript("DEALLOCATE ALL")
+            prepared.removeAll(keepingCapacity: true)
+        }
+        let guarded = isInTransaction
+        if guarded { try executeScript("SAVEPOINT gatehouse_prepare") }
+        do {
+            let statement = try prepareNamed(text, sql: sql, types: [])
+            if guarded { try executeScript("RELEASE SAVEPOINT gatehouse_prepare") }
+            prepared[sql] = statement
+            return statement
+        } catch where error.sqlState == PostgresSQLState.indeterminateDatatype || error.sqlState == PostgresSQLState.ambiguousFunction
+                    || error.sqlState == PostgresSQLState.undefinedFunction {
+            if guarded { try executeScript("ROLLBACK TO SAVEPOINT gatehouse_prepare; RELEASE SAVEPOINT gatehouse_prepare") }
+            let types: [Oid] = arguments.map {
+                switch $0 {
+                case .integer: PostgresType.int8
+                case .real: PostgresType.float8
+                case .blob: PostgresType.bytea
+                case .text, .null: PostgresType.text
+                }
+            }
+            return try prepareNamed(text, sql: sql, types: types)
+        } catch {
+            if guarded { try? executeScript("ROLLBACK TO SAVEPOINT gatehouse_prepare; RELEASE SAVEPOINT gatehouse_prepare") }
+            throw error
+        }
+    }
+
+    private func prepareNamed(_ text: String, sql: String, types: [Oid]) throws(PostgresError) -> PreparedStatement {
+        preparedCount += 1
+        let name = "gatehouse_\(preparedCount)"
+        let made = pq.prepare(handle, name, text, Int32(types.count), types.isEmpty ? nil : types)
+        defer { if let made { pq.clear(made) } }
+        try check(made, sql: sql, boundValues: [])
+        let described = pq.describePrepared(handle, name)
+        defer { if let described { pq.clear(described) } }
+        try check(described, sql: sql, boundValues: [])
+        guard let described else { return PreparedStatement(name: name, parameterTypes: types) }
+        let count = Int(pq.nparams(described))
+        return PreparedStatement(name: name, parameterTypes: (0..<count).map { pq.paramtype(described, Int32($0)) })
     }
 
     private func decodeRows(_ result: OpaquePointer) -> [Row] {
@@ -348,6 +462,52 @@ enum PostgresType {
     static let oid: Oid = 26
     static let float4: Oid = 700
     static let float8: Oid = 701
+    static let text: Oid = 25
+}
+
+/// `?` placeholders numbered for Postgres (`$1`, `$2`, …), skipping those inside string literals, quoted identifiers
+/// and comments. SQL already written with `$n` passes unchanged.
+enum PostgresPlaceholders {
+    static func numbered(_ sql: String) -> String {
+        guard sql.utf8.contains(UInt8(ascii: "?")) else { return sql }
+        var out = [UInt8]()
+        out.reserveCapacity(sql.utf8.count + 16)
+        let bytes = Array(sql.utf8)
+        var index = 0, number = 0
+        func copy(until end: Int) { out.append(contentsOf: bytes[index..<min(end, bytes.count)]); index = min(end, bytes.count) }
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "'"), UInt8(ascii: "\""):
+                // A literal or identifier runs to its closing quote; a doubled quote inside it is an escaped one.
+                var end = index + 1
+                while end < bytes.count {
+                    if bytes[end] == byte {
+                        if end + 1 < bytes.count && bytes[end + 1] == byte { end += 2; continue }
+                        break
+                    }
+                    end += 1
+                }
+                copy(until: end + 1)
+            case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"):
+                var end = index
+                while end < bytes.count && bytes[end] != UInt8(ascii: "\n") { end += 1 }
+                copy(until: end)
+            case UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
+                var end = index + 2
+                while end + 1 < bytes.count && !(bytes[end] == UInt8(ascii: "*") && bytes[end + 1] == UInt8(ascii: "/")) { end += 1 }
+                copy(until: end + 2)
+            case UInt8(ascii: "?"):
+                number += 1
+                out.append(contentsOf: Array("$\(number)".utf8))
+                index += 1
+            default:
+                out.append(byte)
+                index += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
 }
 
 /// libpq's notice callback, defined away from any actor (libpq calls it from inside its own calls).

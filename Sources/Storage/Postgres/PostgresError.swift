@@ -101,6 +101,11 @@ public enum PostgresSQLState {
     public static let lockNotAvailable = "55P03"
     public static let invalidPassword = "28P01"
     public static let characterNotInRepertoire = "22021"
+    public static let indeterminateDatatype = "42P18"
+    public static let ambiguousFunction = "42725"
+    public static let undefinedFunction = "42883"
+    public static let undefinedTable = "42P01"
+    public static let insufficientPrivilege = "42501"
 }
 
 /// Replaces secrets in text that came from libpq or the server before it is kept in an error.

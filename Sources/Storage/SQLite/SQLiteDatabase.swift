@@ -2,15 +2,15 @@ import CSQLite
 
 /// One SQLite connection.
 ///
-/// A `Database` is used by one thread at a time: it is deliberately not `Sendable`. Code that runs on
+/// A `SQLiteDatabase` is used by one thread at a time: it is deliberately not `Sendable`. Code that runs on
 /// several threads (the console) checks connections out of a `DatabasePool`.
 ///
-///     let db = try Database(path: "store.sqlite")
+///     let db = try SQLiteDatabase(path: "store.sqlite")
 ///     try db.write {
 ///         try db.execute("INSERT INTO gatehouse_audit(action) VALUES (?)", ["init"])
 ///     }
 ///     let count = try db.scalar("SELECT count(*) FROM user").int64
-public final class Database {
+public final class SQLiteDatabase: SQLDatabase {
     /// How to open a connection.
     public struct Options: Sendable {
         /// Create the file if it does not exist.
@@ -44,6 +44,8 @@ public final class Database {
 
     /// The file this connection reads and writes.
     public let path: String
+    public var location: String { path }
+    public var dialect: SQLDialect { .sqlite }
     let handle: OpaquePointer
     private var cache: [String: Statement] = [:]
     private let cacheSize: Int
@@ -52,7 +54,7 @@ public final class Database {
     /// Opens (and with `options.create`, creates) the database at `path`, with foreign keys on,
     /// a busy timeout, and WAL journaling. Throws a `DatabaseError` for a file that is not a database.
     public init(path: String, options: Options = Options()) throws {
-        Database.configureLibrary
+        SQLiteDatabase.configureLibrary
         self.path = path
         self.cacheSize = options.statementCacheSize
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
@@ -143,7 +145,7 @@ public final class Database {
     }
 
     /// Runs one statement that returns no rows.
-    public func execute(_ sql: String, _ arguments: [SQLBindable] = []) throws {
+    public func execute(_ sql: String, _ arguments: [SQLBindable]) throws {
         try statement(sql).execute(arguments.map(\.sqlValue))
     }
 
@@ -159,7 +161,7 @@ public final class Database {
     }
 
     /// Calls `body` for every result row, without materialising the result.
-    public func forEach(_ sql: String, _ arguments: [SQLBindable] = [], _ body: (Row) throws -> Void) throws {
+    public func forEach(_ sql: String, _ arguments: [SQLBindable], _ body: (Row) throws -> Void) throws {
         let statement = try statement(sql)
         try statement.bind(arguments.map(\.sqlValue))
         defer { statement.reset() }
@@ -167,14 +169,14 @@ public final class Database {
     }
 
     /// All result rows.
-    public func rows(_ sql: String, _ arguments: [SQLBindable] = []) throws -> [Row] {
+    public func rows(_ sql: String, _ arguments: [SQLBindable]) throws -> [Row] {
         var rows: [Row] = []
         try forEach(sql, arguments) { rows.append($0) }
         return rows
     }
 
     /// The first result row, if any.
-    public func row(_ sql: String, _ arguments: [SQLBindable] = []) throws -> Row? {
+    public func row(_ sql: String, _ arguments: [SQLBindable]) throws -> Row? {
         let statement = try statement(sql)
         try statement.bind(arguments.map(\.sqlValue))
         defer { statement.reset() }
@@ -182,7 +184,7 @@ public final class Database {
     }
 
     /// The first column of the first row, or `.null`.
-    public func scalar(_ sql: String, _ arguments: [SQLBindable] = []) throws -> SQLValue {
+    public func scalar(_ sql: String, _ arguments: [SQLBindable]) throws -> SQLValue {
         let statement = try statement(sql)
         try statement.bind(arguments.map(\.sqlValue))
         defer { statement.reset() }
@@ -252,6 +254,15 @@ public final class Database {
         try rows("SELECT \"table\", \"from\", \"to\", on_delete FROM pragma_foreign_key_list(?)", [table]).map {
             ForeignKeyInfo(table: table, column: $0[1].string ?? "", referencedTable: $0[0].string ?? "",
                            referencedColumn: $0[2].string, onDelete: $0[3].string ?? "NO ACTION")
+        }
+    }
+
+    /// The indexes on a table, from `pragma_index_list` and `pragma_index_info`.
+    public func indexes(of table: String) throws -> [IndexInfo] {
+        try rows("SELECT name, \"unique\" FROM pragma_index_list(?) ORDER BY name", [table]).map { index in
+            let name = index[0].string ?? ""
+            let columns = try rows("SELECT name FROM pragma_index_info(?) ORDER BY seqno", [name]).map { $0[0].string ?? "" }
+            return IndexInfo(name: name, columns: columns, unique: index[1].int64 == 1)
         }
     }
 

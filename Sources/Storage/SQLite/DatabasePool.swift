@@ -8,24 +8,24 @@
 public final class DatabasePool: Sendable {
     /// The file the pool's connections open.
     public let path: String
-    private let pool: ResourcePool<Database>
+    private let pool: ResourcePool<SQLiteDatabase>
 
     /// Opens one connection now (so a bad path fails here) and up to `maximumConnections` on demand.
-    public init(path: String, options: Database.Options = Database.Options(), maximumConnections: Int = 4) throws {
+    public init(path: String, options: SQLiteDatabase.Options = SQLiteDatabase.Options(), maximumConnections: Int = 4) throws {
         self.path = path
-        pool = try ResourcePool(size: maximumConnections, make: { try Database(path: path, options: options) },
-                                tidy: Database.rollBackAbandonedTransaction)
+        pool = try ResourcePool(size: maximumConnections, make: { try SQLiteDatabase(path: path, options: options) },
+                                tidy: SQLiteDatabase.rollBackAbandonedTransaction)
     }
 
     /// Runs `body` with a connection no other thread uses until it returns.
-    public func withConnection<T>(_ body: (Database) throws -> T) throws -> T {
+    public func withConnection<T>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
         try pool.withResource(body)
     }
 }
 
-extension Database {
+extension SQLiteDatabase {
     /// A connection returned mid-transaction (a bug in the caller) must not keep its lock.
-    public static func rollBackAbandonedTransaction(_ database: Database) {
+    public static func rollBackAbandonedTransaction(_ database: SQLiteDatabase) {
         if database.isInTransaction { try? database.executeScript("ROLLBACK") }
     }
 }

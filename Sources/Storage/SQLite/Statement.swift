@@ -1,18 +1,18 @@
 import CSQLite
 
-/// A prepared statement. Owned by one `Database` and used on its thread only.
+/// A prepared statement. Owned by one `SQLiteDatabase` and used on its thread only.
 public final class Statement {
     let handle: OpaquePointer
     /// The SQL text, for error messages.
     public let sql: String
-    private unowned let database: Database
+    private unowned let database: SQLiteDatabase
     /// Column names of the result, computed once.
     public private(set) lazy var columns: ColumnIndex = {
         let count = Int(sqlite3_column_count(handle))
         return ColumnIndex((0..<count).map { String(cString: sqlite3_column_name(handle, Int32($0))) })
     }()
 
-    init(database: Database, sql: String) throws {
+    init(database: SQLiteDatabase, sql: String) throws {
         self.database = database
         self.sql = sql
         var statement: OpaquePointer?

@@ -1,0 +1,212 @@
+/// Storage's engine boundary: the one interface the domain reads and writes a store through.
+///
+/// Two engines stand behind it — `SQLiteDatabase` (a file, the embedded default) and `PostgresConnection` (a
+/// server, through libpq loaded at run time) — and the domain never asks which one it holds. What differs between
+/// them lives in each engine's conformance and in its `SQLDialect`, not in features:
+///
+/// - statements are written once with `?` placeholders; Postgres numbers them (`$1`, `$2`, …) before preparing;
+/// - a value binds by the type the engine infers for its place: an integer 1 bound where Postgres expects a
+///   native `boolean` goes as `true`, so Better Auth's boolean columns need no `if postgres`;
+/// - `write` is the engine's way of making writers take turns (SQLite's `BEGIN IMMEDIATE`, Postgres's
+///   transaction-scoped advisory lock), so a read-then-append inside one `write` is never interleaved with another
+///   Gatehouse writer's;
+/// - the catalog (`tableExists`, `columns(of:)`, `foreignKeys(of:)`) reads `sqlite_master`/`pragma_*` or
+///   `pg_catalog`.
+///
+/// A third engine conforms here and supplies a `SQLDialect`; see the README's architecture section.
+///
+///     func countUsers(_ db: SQLDatabase) throws -> Int64 {
+///         try db.scalar("SELECT count(*) FROM \(db.dialect.quote("user"))").int64 ?? 0
+///     }
+public protocol SQLDatabase: AnyObject {
+    /// How this engine spells what SQL leaves to each engine.
+    var dialect: SQLDialect { get }
+    /// Where the store is, safe to print: a file path, or a connection URI with its password replaced.
+    var location: String { get }
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    var changes: Int { get }
+    /// Whether a transaction is open on this connection.
+    var isInTransaction: Bool { get }
+    /// Whether the store refuses writes on this connection (a read-only file, or a standby server).
+    var isReadOnly: Bool { get }
+
+    /// Runs one statement that returns no rows.
+    func execute(_ sql: String, _ arguments: [SQLBindable]) throws
+    /// Runs a script of several statements (a migration). Takes no arguments.
+    func executeScript(_ sql: String) throws
+    /// Calls `body` for every result row.
+    func forEach(_ sql: String, _ arguments: [SQLBindable], _ body: (Row) throws -> Void) throws
+    /// All result rows.
+    func rows(_ sql: String, _ arguments: [SQLBindable]) throws -> [Row]
+    /// The first result row, if any.
+    func row(_ sql: String, _ arguments: [SQLBindable]) throws -> Row?
+    /// The first column of the first row, or `.null`.
+    func scalar(_ sql: String, _ arguments: [SQLBindable]) throws -> SQLValue
+
+    /// Runs `body` in a write transaction with this engine's writer turn taken up front; commits when `body`
+    /// returns, rolls back when it throws. Nested calls become savepoints.
+    func write<T>(_ body: () throws -> T) throws -> T
+    /// Runs `body` in a read transaction: every query in it sees one snapshot of the store.
+    func read<T>(_ body: () throws -> T) throws -> T
+
+    /// Whether a table of this name (exact case, unqualified) exists where the connection's queries look.
+    func tableExists(_ name: String) throws -> Bool
+    /// The tables' names, sorted.
+    func tableNames() throws -> [String]
+    /// The columns of a table, in order; empty when there is no such table.
+    func columns(of table: String) throws -> [ColumnInfo]
+    /// The foreign keys declared on a table, one entry per referencing column.
+    func foreignKeys(of table: String) throws -> [ForeignKeyInfo]
+    /// The indexes on a table with their key columns in order (an expression's column is named `""`).
+    func indexes(of table: String) throws -> [IndexInfo]
+}
+
+/// An index as the engine's catalog describes it.
+public struct IndexInfo: Sendable, Equatable {
+    public let name: String
+    public let columns: [String]
+    public let unique: Bool
+
+    public init(name: String, columns: [String], unique: Bool) {
+        self.name = name
+        self.columns = columns
+        self.unique = unique
+    }
+}
+
+extension SQLDatabase {
+    public func execute(_ sql: String) throws { try execute(sql, []) }
+    public func forEach(_ sql: String, _ body: (Row) throws -> Void) throws { try forEach(sql, [], body) }
+    public func rows(_ sql: String) throws -> [Row] { try rows(sql, []) }
+    public func row(_ sql: String) throws -> Row? { try row(sql, []) }
+    public func scalar(_ sql: String) throws -> SQLValue { try scalar(sql, []) }
+
+    /// The engine this connection speaks to.
+    public var engine: SQLDialect.Engine { dialect.engine }
+}
+
+/// What SQL leaves to each engine, in one place per engine.
+///
+/// Gatehouse's statements are written in the SQL both engines accept (`ON CONFLICT … DO NOTHING|UPDATE`,
+/// `RETURNING`, `||`, `coalesce`, `lower`, `substr`, `length`, `CAST(… AS …)`); where they differ, a statement asks
+/// its connection's dialect.
+public struct SQLDialect: Sendable, Equatable {
+    /// The engines Storage speaks.
+    public enum Engine: String, Sendable, Codable, CaseIterable {
+        case sqlite
+        case postgres
+
+        /// The engine's name as an operator reads it.
+        public var displayName: String {
+            switch self {
+            case .sqlite: "SQLite"
+            case .postgres: "Postgres"
+            }
+        }
+    }
+
+    public let engine: Engine
+
+    public static let sqlite = SQLDialect(engine: .sqlite)
+    public static let postgres = SQLDialect(engine: .postgres)
+
+    /// Quotes an identifier (`user` → `"user"`): the same on both engines.
+    public func quote(_ identifier: String) -> String { Self.quote(identifier) }
+
+    /// Quotes an identifier (`user` → `"user"`): standard SQL, which both engines read alike.
+    public static func quote(_ identifier: String) -> String {
+        "\"" + identifier.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
+    }
+
+    /// The larger of two values in one row (SQLite's two-argument `max`, Postgres's `GREATEST`).
+    public func greatest(_ first: String, _ second: String) -> String {
+        switch engine {
+        case .sqlite: "max(\(first), \(second))"
+        case .postgres: "GREATEST(\(first), \(second))"
+        }
+    }
+
+    /// The smaller of two values in one row.
+    public func least(_ first: String, _ second: String) -> String {
+        switch engine {
+        case .sqlite: "min(\(first), \(second))"
+        case .postgres: "LEAST(\(first), \(second))"
+        }
+    }
+
+    /// `expression LIKE pattern` with the engine's ASCII-case-insensitive match (SQLite's `LIKE`, Postgres's `ILIKE`),
+    /// `\` escaping `%`, `_` and itself.
+    public func likeIgnoringCase(_ expression: String, _ pattern: String) -> String {
+        switch engine {
+        case .sqlite: "\(expression) LIKE \(pattern) ESCAPE '\\'"
+        case .postgres: "\(expression) ILIKE \(pattern) ESCAPE '\\'"
+        }
+    }
+
+    /// `expression LIKE pattern`, case-sensitive on both engines, for a prefix an index can serve (a `COLLATE "C"`
+    /// or `text_pattern_ops` index on Postgres; SQLite uses an index for `>=`/`<` ranges, see `prefixRange`).
+    public func likeCaseSensitive(_ expression: String, _ pattern: String) -> String {
+        switch engine {
+        case .sqlite: "\(expression) GLOB \(pattern)"
+        case .postgres: "\(expression) COLLATE \"C\" LIKE \(pattern) ESCAPE '\\'"
+        }
+    }
+
+    /// Joins a group's values into one text (`group_concat` / `string_agg`).
+    public func groupConcat(_ expression: String, separator: String) -> String {
+        switch engine {
+        case .sqlite: "group_concat(\(expression), '\(separator)')"
+        case .postgres: "string_agg(CAST(\(expression) AS text), '\(separator)')"
+        }
+    }
+
+    /// A column every table has that names one row within one read transaction, as an integer: SQLite's `rowid`,
+    /// Postgres's `ctid` (block and line, packed by `rowLocator(_:)`). For re-reading a row found by a scan in the
+    /// same snapshot; not a key to keep.
+    public var rowLocatorColumn: String {
+        switch engine {
+        case .sqlite: "rowid"
+        case .postgres: "ctid"
+        }
+    }
+
+    /// The condition that finds the row `rowLocator(_:)` made, with one `?` for `rowLocatorArgument(_:)`.
+    public var rowLocatorCondition: String {
+        switch engine {
+        case .sqlite: "rowid = ?"
+        case .postgres: "ctid = CAST(? AS tid)"
+        }
+    }
+
+    /// The row locator read from `rowLocatorColumn`, as one integer.
+    public func rowLocator(_ value: SQLValue) -> Int64? {
+        switch engine {
+        case .sqlite:
+            return value.int64
+        case .postgres:
+            // "(block,line)": a 32-bit block and a 16-bit line.
+            guard let text = value.string, text.hasPrefix("("), text.hasSuffix(")") else { return nil }
+            let parts = text.dropFirst().dropLast().split(separator: ",")
+            guard parts.count == 2, let block = Int64(parts[0]), let line = Int64(parts[1]) else { return nil }
+            return block << 16 | line
+        }
+    }
+
+    /// The value to bind to `rowLocatorCondition` for a locator `rowLocator(_:)` made.
+    public func rowLocatorArgument(_ locator: Int64) -> SQLValue {
+        switch engine {
+        case .sqlite: .integer(locator)
+        case .postgres: .text("(\(locator >> 16),\(locator & 0xFFFF))")
+        }
+    }
+
+    /// An expression cast to text.
+    public func text(_ expression: String) -> String { "CAST(\(expression) AS text)" }
+
+    /// The spelling of a boolean literal in a statement (Postgres's native `boolean` compares with `true`, not `1`;
+    /// an integer column compares with either on Postgres when written as `1`/`0`, so this is for boolean columns).
+    public func boolean(_ value: Bool, native: Bool) -> String {
+        guard native, engine == .postgres else { return value ? "1" : "0" }
+        return value ? "true" : "false"
+    }
+}
