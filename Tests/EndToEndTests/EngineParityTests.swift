@@ -90,6 +90,12 @@ final class EngineParityTests: XCTestCase {
             XCTAssertEqual(verified.status, 0, verified.all)
             XCTAssertTrue(verified.stdout.hasPrefix("audit chain intact"), verified.stdout)
         }
+        // Merges are not on Postgres yet: refused before anything is read or written, in one line.
+        let firstTwo = (users ?? []).prefix(2).compactMap { $0["id"] as? String }
+        let plan = try run(["merge", "plan", "--from", firstTwo[0], "--into", firstTwo[1]], store: postgres.uri)
+        XCTAssertEqual(plan.status, 1, plan.all)
+        XCTAssertTrue(plan.stderr.contains("merges on a Postgres store are not available yet"), plan.stderr)
+        XCTAssertEqual(try run(["merge", "list", "--json"], store: postgres.uri).stdout.filter { !$0.isWhitespace }, "[]")
         let health = try run(["health"], store: postgres.uri)
         XCTAssertEqual(health.status, 0, health.all)
         XCTAssertTrue(health.stdout.contains("store.integrity: not applicable on Postgres"), health.stdout)

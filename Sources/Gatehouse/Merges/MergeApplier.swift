@@ -58,6 +58,7 @@ public struct MergeApplier {
 
     /// Applies a plan.
     public func apply(planID: String, ticket: String, actor: Actor, now: Timestamp = .now()) throws -> Result {
+        try MergePlanner.requireSupportedEngine(store)
         let ticket = try Self.validate(ticket: ticket)
         let delay = ProcessInfo.processInfo.environment[Self.delayVariable].flatMap(UInt32.init).map { min($0, 10_000) } ?? 0
         let plan = try self.plan(planID)

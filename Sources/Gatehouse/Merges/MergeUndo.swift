@@ -30,6 +30,7 @@ public struct MergeUndo {
 
     /// Undoes merge `mergeID`.
     public func undo(mergeID: String, reason: String, actor: Actor, now: Timestamp = .now()) throws -> Result {
+        try MergePlanner.requireSupportedEngine(store)
         let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !reason.isEmpty else { throw GatehouseError.invalid("\(field: .reason) is empty", fix: "say why the merge is undone, e.g. \(field: .reason) \"wrong person, SUP-1240\"") }
         guard reason.count <= Self.maxReasonLength else {
