@@ -66,9 +66,6 @@ typedef PGresult *(*gatehouse_pq_exec_prepared_fn)(PGconn *conn, const char *stm
                                                    const int *paramFormats, int resultFormat);
 typedef int (*gatehouse_pq_nparams_fn)(const PGresult *res);
 typedef Oid (*gatehouse_pq_paramtype_fn)(const PGresult *res, int param_num);
-typedef int (*gatehouse_pq_put_copy_data_fn)(PGconn *conn, const char *buffer, int nbytes);
-typedef int (*gatehouse_pq_put_copy_end_fn)(PGconn *conn, const char *errormsg);
-typedef PGresult *(*gatehouse_pq_get_result_fn)(PGconn *conn);
 typedef int (*gatehouse_pq_result_status_fn)(const PGresult *res);
 typedef char *(*gatehouse_pq_result_error_message_fn)(const PGresult *res);
 typedef char *(*gatehouse_pq_result_error_field_fn)(const PGresult *res, int fieldcode);

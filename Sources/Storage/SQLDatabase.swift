@@ -10,8 +10,8 @@
 /// - `write` is the engine's way of making writers take turns (SQLite's `BEGIN IMMEDIATE`, Postgres's
 ///   transaction-scoped advisory lock), so a read-then-append inside one `write` is never interleaved with another
 ///   Gatehouse writer's;
-/// - the catalog (`tableExists`, `columns(of:)`, `foreignKeys(of:)`) reads `sqlite_master`/`pragma_*` or
-///   `pg_catalog`.
+/// - the catalog (`tableExists`, `tableNames`, `columns(of:)`, `foreignKeys(of:)`, `indexes(of:)`) reads
+///   `sqlite_master`/`pragma_*` or `pg_catalog`.
 ///
 /// A third engine conforms here and supplies a `SQLDialect`; see the README's architecture section.
 ///
@@ -21,8 +21,6 @@
 public protocol SQLDatabase: AnyObject {
     /// How this engine spells what SQL leaves to each engine.
     var dialect: SQLDialect { get }
-    /// Where the store is, safe to print: a file path, or a connection URI with its password replaced.
-    var location: String { get }
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { get }
     /// Whether a transaction is open on this connection.
@@ -85,11 +83,47 @@ extension SQLDatabase {
     public var engine: SQLDialect.Engine { dialect.engine }
 }
 
+/// The transaction shape every engine shares: `begin`, then `COMMIT` when the body returns and `ROLLBACK` when it
+/// throws; inside an open transaction, a savepoint instead (released, or rolled back to and released). Each
+/// connection owns one, which counts its savepoints.
+final class TransactionNesting {
+    private var depth = 0
+
+    /// Runs `body` in a transaction on `db` opened with `begin`. `beforeCommit` may refuse to commit (Postgres's
+    /// transaction aborted by a statement whose error was caught).
+    func run<T>(on db: SQLDatabase, begin: String, beforeCommit: () throws -> Void = {}, _ body: () throws -> T) throws -> T {
+        if db.isInTransaction {
+            depth += 1
+            let name = "gatehouse_sp\(depth)"
+            defer { depth -= 1 }
+            try db.executeScript("SAVEPOINT \(name)")
+            do {
+                let result = try body()
+                try db.executeScript("RELEASE SAVEPOINT \(name)")
+                return result
+            } catch {
+                try? db.executeScript("ROLLBACK TO SAVEPOINT \(name); RELEASE SAVEPOINT \(name)")
+                throw error
+            }
+        }
+        try db.executeScript(begin)
+        do {
+            let result = try body()
+            try beforeCommit()
+            try db.executeScript("COMMIT")
+            return result
+        } catch {
+            if db.isInTransaction { try? db.executeScript("ROLLBACK") }
+            throw error
+        }
+    }
+}
+
 /// What SQL leaves to each engine, in one place per engine.
 ///
 /// Gatehouse's statements are written in the SQL both engines accept (`ON CONFLICT … DO NOTHING|UPDATE`,
-/// `RETURNING`, `||`, `coalesce`, `lower`, `substr`, `length`, `CAST(… AS …)`); where they differ, a statement asks
-/// its connection's dialect.
+/// `RETURNING`, `CASE`, `||`, `coalesce`, `lower`, `substr`, `length`, `CAST(… AS …)`); where they cannot be, a
+/// statement asks its connection's dialect.
 public struct SQLDialect: Sendable, Equatable {
     /// The engines Storage speaks.
     public enum Engine: String, Sendable, Codable, CaseIterable {
@@ -116,48 +150,6 @@ public struct SQLDialect: Sendable, Equatable {
     /// Quotes an identifier (`user` → `"user"`): standard SQL, which both engines read alike.
     public static func quote(_ identifier: String) -> String {
         "\"" + identifier.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
-    }
-
-    /// The larger of two values in one row (SQLite's two-argument `max`, Postgres's `GREATEST`).
-    public func greatest(_ first: String, _ second: String) -> String {
-        switch engine {
-        case .sqlite: "max(\(first), \(second))"
-        case .postgres: "GREATEST(\(first), \(second))"
-        }
-    }
-
-    /// The smaller of two values in one row.
-    public func least(_ first: String, _ second: String) -> String {
-        switch engine {
-        case .sqlite: "min(\(first), \(second))"
-        case .postgres: "LEAST(\(first), \(second))"
-        }
-    }
-
-    /// `expression LIKE pattern` with the engine's ASCII-case-insensitive match (SQLite's `LIKE`, Postgres's `ILIKE`),
-    /// `\` escaping `%`, `_` and itself.
-    public func likeIgnoringCase(_ expression: String, _ pattern: String) -> String {
-        switch engine {
-        case .sqlite: "\(expression) LIKE \(pattern) ESCAPE '\\'"
-        case .postgres: "\(expression) ILIKE \(pattern) ESCAPE '\\'"
-        }
-    }
-
-    /// `expression LIKE pattern`, case-sensitive on both engines, for a prefix an index can serve (a `COLLATE "C"`
-    /// or `text_pattern_ops` index on Postgres; SQLite uses an index for `>=`/`<` ranges, see `prefixRange`).
-    public func likeCaseSensitive(_ expression: String, _ pattern: String) -> String {
-        switch engine {
-        case .sqlite: "\(expression) GLOB \(pattern)"
-        case .postgres: "\(expression) COLLATE \"C\" LIKE \(pattern) ESCAPE '\\'"
-        }
-    }
-
-    /// Joins a group's values into one text (`group_concat` / `string_agg`).
-    public func groupConcat(_ expression: String, separator: String) -> String {
-        switch engine {
-        case .sqlite: "group_concat(\(expression), '\(separator)')"
-        case .postgres: "string_agg(CAST(\(expression) AS text), '\(separator)')"
-        }
     }
 
     /// A column every table has that names one row within one read transaction, as an integer: SQLite's `rowid`,
@@ -199,14 +191,12 @@ public struct SQLDialect: Sendable, Equatable {
         case .postgres: .text("(\(locator >> 16),\(locator & 0xFFFF))")
         }
     }
+}
 
-    /// An expression cast to text.
-    public func text(_ expression: String) -> String { "CAST(\(expression) AS text)" }
-
-    /// The spelling of a boolean literal in a statement (Postgres's native `boolean` compares with `true`, not `1`;
-    /// an integer column compares with either on Postgres when written as `1`/`0`, so this is for boolean columns).
-    public func boolean(_ value: Bool, native: Bool) -> String {
-        guard native, engine == .postgres else { return value ? "1" : "0" }
-        return value ? "true" : "false"
+extension SQLDatabase {
+    /// Rolls back a transaction a caller left open (a bug in the caller) before the connection is used again, so it
+    /// keeps no locks. For pools.
+    public func rollBackAbandonedTransaction() {
+        if isInTransaction { try? executeScript("ROLLBACK") }
     }
 }

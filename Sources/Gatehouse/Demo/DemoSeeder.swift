@@ -142,10 +142,10 @@ public struct DemoSeeder: Sendable {
         // Built with the default page cache: SQLite's sorter (the index on the keys) may use as much as the cache.
         try sqlite?.execute("PRAGMA cache_size = -2000")
         try UserSearchIndex.ensure(db, schema: store.schema)
-        try db.write { try store.audit.append(db, actor: Actor("demo-seeder"), action: "demo.seed", subject: store.path, details: [
+        try store.audit.append(db, actor: Actor("demo-seeder"), action: "demo.seed", subject: store.path, details: [
             "users": .int(Int64(report.users)), "seed": .string(String(seed)), "anchor": .string(anchor.iso8601),
             "interrupted": .bool(report.interrupted),
-        ]) }
+        ])
         report.seconds = Double(Timestamp.now().milliseconds - started.milliseconds) / 1000
         return report
     }

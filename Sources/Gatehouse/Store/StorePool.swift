@@ -14,10 +14,7 @@ public final class StorePool: Sendable {
     public init(path: String, configurationPath: String? = nil, size: Int = 4) throws {
         self.path = path
         pool = try ResourcePool(size: size, make: { try Store.open(path: path, configurationPath: configurationPath) },
-                                tidy: { store in
-                                    // A connection returned mid-transaction (a bug in the caller) must not keep its locks.
-                                    if store.db.isInTransaction { try? store.db.executeScript("ROLLBACK") }
-                                })
+                                tidy: { $0.db.rollBackAbandonedTransaction() })
     }
 
     /// Runs `body` with a store no other thread uses until it returns.

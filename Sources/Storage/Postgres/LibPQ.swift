@@ -30,9 +30,6 @@ struct LibPQ: @unchecked Sendable {
     let execPrepared: gatehouse_pq_exec_prepared_fn
     let nparams: gatehouse_pq_nparams_fn
     let paramtype: gatehouse_pq_paramtype_fn
-    let putCopyData: gatehouse_pq_put_copy_data_fn
-    let putCopyEnd: gatehouse_pq_put_copy_end_fn
-    let getResult: gatehouse_pq_get_result_fn
     let resultStatus: gatehouse_pq_result_status_fn
     let resultErrorMessage: gatehouse_pq_result_error_message_fn
     let resultErrorField: gatehouse_pq_result_error_field_fn
@@ -83,9 +80,6 @@ struct LibPQ: @unchecked Sendable {
         execPrepared = try symbol("PQexecPrepared", as: gatehouse_pq_exec_prepared_fn.self)
         nparams = try symbol("PQnparams", as: gatehouse_pq_nparams_fn.self)
         paramtype = try symbol("PQparamtype", as: gatehouse_pq_paramtype_fn.self)
-        putCopyData = try symbol("PQputCopyData", as: gatehouse_pq_put_copy_data_fn.self)
-        putCopyEnd = try symbol("PQputCopyEnd", as: gatehouse_pq_put_copy_end_fn.self)
-        getResult = try symbol("PQgetResult", as: gatehouse_pq_get_result_fn.self)
         resultStatus = try symbol("PQresultStatus", as: gatehouse_pq_result_status_fn.self)
         resultErrorMessage = try symbol("PQresultErrorMessage", as: gatehouse_pq_result_error_message_fn.self)
         resultErrorField = try symbol("PQresultErrorField", as: gatehouse_pq_result_error_field_fn.self)

@@ -1,5 +1,4 @@
-/// What a Postgres database holds, read from `pg_catalog`: the Postgres side of `SQLiteDatabase.tableExists` and
-/// `SQLiteDatabase.columns(of:)`.
+/// What a Postgres database holds, read from `pg_catalog`: the Postgres side of `SQLDatabase`'s catalog.
 ///
 /// A table is named as a query names it, unqualified, so it resolves through the connection's `search_path`
 /// (`?options=-csearch_path%3Dauth` puts Better Auth's tables in schema `auth`): what these say exists is what

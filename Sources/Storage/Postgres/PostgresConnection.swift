@@ -4,13 +4,13 @@ import Glibc
 /// One connection to a Postgres server, through libpq (loaded on first use).
 ///
 /// Like `SQLiteDatabase`, a connection is used by one thread at a time and is deliberately not `Sendable`. Parameters are
-/// written `$1`, `$2`, … and bound from `SQLValue`s with their types (integer as `int8`, real as `float8`, blob as
-/// `bytea`, text left for the server to infer from where it is used); results come back as `Row`s, read by
-/// column name.
+/// written `?` (numbered `$1`, `$2`, … before preparing) or `$1`, `$2`, …; each statement is prepared once, and each
+/// `SQLValue` is sent as the type the server inferred for its place (see `run`); results come back as `Row`s, read
+/// by column name.
 ///
 ///     let db = try PostgresConnection(uri: "postgresql://gatehouse@/auth?host=/var/run/postgresql")
 ///     try db.write {
-///         try db.execute("INSERT INTO gatehouse_audit(action) VALUES ($1)", ["init"])
+///         try db.execute("INSERT INTO gatehouse_audit(action) VALUES (?)", ["init"])
 ///     }
 ///     let count = try db.scalar("SELECT count(*) FROM \"user\"").int64
 public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
@@ -29,7 +29,7 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     /// The passwords libpq may have used (the URI's, `PGPASSWORD`), hidden in every message kept from it or the server.
     private let passwords: [String]
     private let scrubber: SecretScrubber
-    private var savepointDepth = 0
+    private let transactions = TransactionNesting()
     /// Statements prepared on this connection, by the SQL they were given as, with the types the server inferred.
     private var prepared: [String: PreparedStatement] = [:]
     private var preparedCount = 0
@@ -37,7 +37,6 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     private static let preparedLimit = 256
 
     public var dialect: SQLDialect { .postgres }
-    public var location: String { uri.redacted }
     /// Whether the server refuses writes on this connection: a standby in recovery, or a role or database whose
     /// `default_transaction_read_only` is on. Read once, when the connection is made.
     public private(set) var isReadOnly = false
@@ -168,35 +167,13 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     }
 
     private func transaction<T>(begin: String, _ body: () throws -> T) throws -> T {
-        if isInTransaction {
-            savepointDepth += 1
-            let name = "gatehouse_sp\(savepointDepth)"
-            defer { savepointDepth -= 1 }
-            try executeScript("SAVEPOINT \(name)")
-            do {
-                let result = try body()
-                try executeScript("RELEASE SAVEPOINT \(name)")
-                return result
-            } catch {
-                try? executeScript("ROLLBACK TO SAVEPOINT \(name); RELEASE SAVEPOINT \(name)")
-                throw error
-            }
-        }
-        try executeScript(begin)
-        do {
-            let result = try body()
-            if pq.transactionStatus(handle) == PQTRANS_INERROR {
-                // COMMIT would answer "ROLLBACK" without an error: say so instead of returning as if it had been written.
-                throw PostgresError(kind: .statement, sqlState: PostgresSQLState.inFailedSQLTransaction,
-                                    message: "the transaction was rolled back: a statement in it failed and its error was caught",
-                                    store: uri.redacted)
-            }
-            try executeScript("COMMIT")
-            return result
-        } catch {
-            if isInTransaction { try? executeScript("ROLLBACK") }
-            throw error
-        }
+        try transactions.run(on: self, begin: begin, beforeCommit: {
+            guard pq.transactionStatus(handle) == PQTRANS_INERROR else { return }
+            // COMMIT would answer "ROLLBACK" without an error: say so instead of returning as if it had been written.
+            throw PostgresError(kind: .statement, sqlState: PostgresSQLState.inFailedSQLTransaction,
+                                message: "the transaction was rolled back: a statement in it failed and its error was caught",
+                                store: uri.redacted)
+        }, body)
     }
 
     /// Quotes an identifier for SQL (`user` → `"user"`).

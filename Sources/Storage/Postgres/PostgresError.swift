@@ -104,7 +104,6 @@ public enum PostgresSQLState {
     public static let indeterminateDatatype = "42P18"
     public static let ambiguousFunction = "42725"
     public static let undefinedFunction = "42883"
-    public static let undefinedTable = "42P01"
     public static let insufficientPrivilege = "42501"
 }
 

@@ -14,18 +14,11 @@ public final class DatabasePool: Sendable {
     public init(path: String, options: SQLiteDatabase.Options = SQLiteDatabase.Options(), maximumConnections: Int = 4) throws {
         self.path = path
         pool = try ResourcePool(size: maximumConnections, make: { try SQLiteDatabase(path: path, options: options) },
-                                tidy: SQLiteDatabase.rollBackAbandonedTransaction)
+                                tidy: { $0.rollBackAbandonedTransaction() })
     }
 
     /// Runs `body` with a connection no other thread uses until it returns.
     public func withConnection<T>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
         try pool.withResource(body)
-    }
-}
-
-extension SQLiteDatabase {
-    /// A connection returned mid-transaction (a bug in the caller) must not keep its lock.
-    public static func rollBackAbandonedTransaction(_ database: SQLiteDatabase) {
-        if database.isInTransaction { try? database.executeScript("ROLLBACK") }
     }
 }

@@ -44,12 +44,11 @@ public final class SQLiteDatabase: SQLDatabase {
 
     /// The file this connection reads and writes.
     public let path: String
-    public var location: String { path }
     public var dialect: SQLDialect { .sqlite }
     let handle: OpaquePointer
     private var cache: [String: Statement] = [:]
     private let cacheSize: Int
-    private var savepointDepth = 0
+    private let transactions = TransactionNesting()
 
     /// Opens (and with `options.create`, creates) the database at `path`, with foreign keys on,
     /// a busy timeout, and WAL journaling. Throws a `DatabaseError` for a file that is not a database.
@@ -206,29 +205,7 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 
     private func transaction<T>(begin: String, _ body: () throws -> T) throws -> T {
-        if isInTransaction {
-            savepointDepth += 1
-            let name = "gatehouse_sp\(savepointDepth)"
-            defer { savepointDepth -= 1 }
-            try executeScript("SAVEPOINT \(name)")
-            do {
-                let result = try body()
-                try executeScript("RELEASE \(name)")
-                return result
-            } catch {
-                try? executeScript("ROLLBACK TO \(name); RELEASE \(name)")
-                throw error
-            }
-        }
-        try executeScript(begin)
-        do {
-            let result = try body()
-            try executeScript("COMMIT")
-            return result
-        } catch {
-            if isInTransaction { try? executeScript("ROLLBACK") }
-            throw error
-        }
+        try transactions.run(on: self, begin: begin, body)
     }
 
     /// Names of the tables in the main schema.
