@@ -64,11 +64,15 @@ public struct IndexInfo: Sendable, Equatable {
     public let name: String
     public let columns: [String]
     public let unique: Bool
+    /// Whether its first column is ordered by bytes (SQLite's BINARY, Postgres's "C"/"POSIX" collation), so that a
+    /// range `column >= prefix AND column < bound` written with `SQLDialect.byteOrdered` can be read from it.
+    public let leadingColumnByteOrdered: Bool
 
-    public init(name: String, columns: [String], unique: Bool) {
+    public init(name: String, columns: [String], unique: Bool, leadingColumnByteOrdered: Bool = true) {
         self.name = name
         self.columns = columns
         self.unique = unique
+        self.leadingColumnByteOrdered = leadingColumnByteOrdered
     }
 }
 
@@ -150,6 +154,16 @@ public struct SQLDialect: Sendable, Equatable {
     /// Quotes an identifier (`user` → `"user"`): standard SQL, which both engines read alike.
     public static func quote(_ identifier: String) -> String {
         "\"" + identifier.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
+    }
+
+    /// `expression` compared and sorted by its bytes (UTF-8 code point order), whatever the column's collation: as it
+    /// is on SQLite (BINARY), with `COLLATE "C"` on Postgres, whose databases usually sort by a language's rules. A
+    /// prefix range is only right in byte order, and only an index in the same order serves it.
+    public func byteOrdered(_ expression: String) -> String {
+        switch engine {
+        case .sqlite: expression
+        case .postgres: "\(expression) COLLATE \"C\""
+        }
     }
 
     /// A column every table has that names one row within one read transaction, as an integer: SQLite's `rowid`,

@@ -93,7 +93,7 @@ final class UserDirectoryTests: XCTestCase {
     func testEmailPrefixSearchUsesAnIndexRangeOnEveryShape() throws {
         for fixture in ["better-auth-1.5.sql", "drizzle-ms.sql", "drizzle-seconds.sql"] {
             let store = try store(fixture: fixture)
-            let plan = try store.db.rows("EXPLAIN QUERY PLAN " + UserDirectory.emailPrefixSQL(store.schema, bounded: true), ["a", "b", 10])
+            let plan = try store.db.rows("EXPLAIN QUERY PLAN " + UserDirectory.emailPrefixSQL(store.schema, dialect: store.db.dialect, bounded: true), ["a", "b", 10])
                 .compactMap { $0["detail"].string }.joined(separator: "\n")
             XCTAssertTrue(plan.contains("SEARCH"), "\(fixture): \(plan)")
             XCTAssertTrue(plan.contains("INDEX"), "\(fixture): \(plan)")
@@ -101,7 +101,7 @@ final class UserDirectoryTests: XCTestCase {
             XCTAssertFalse(plan.contains("TEMP B-TREE"), "\(fixture): \(plan)")
         }
         let fresh = try Store.initialize(path: scratch.path("fresh.sqlite"), actor: tester).0
-        let plan = try fresh.db.rows("EXPLAIN QUERY PLAN " + UserDirectory.emailPrefixSQL(fresh.schema, bounded: true), ["a", "b", 10])
+        let plan = try fresh.db.rows("EXPLAIN QUERY PLAN " + UserDirectory.emailPrefixSQL(fresh.schema, dialect: fresh.db.dialect, bounded: true), ["a", "b", 10])
             .compactMap { $0["detail"].string }.joined()
         XCTAssertTrue(plan.contains("SEARCH") && plan.contains("email>? AND email<?"), plan)
     }

@@ -21,25 +21,33 @@ public enum AccountIndexes {
         public let present: Bool
         /// The index that serves it, when present.
         public let servedBy: String?
+        /// Whether it serves a prefix range, which needs its first column in byte order (`SQLDialect.byteOrdered`).
+        var byteOrdered = false
 
-        var sql: String {
-            "CREATE INDEX IF NOT EXISTS \(SQLDialect.quote(name)) ON \(SQLDialect.quote(table)) (\(columns.map(SQLDialect.quote).joined(separator: ", ")))"
+        func sql(_ dialect: SQLDialect) -> String {
+            let keys = columns.enumerated().map { index, column in
+                index == 0 && byteOrdered ? dialect.byteOrdered(SQLDialect.quote(column)) : SQLDialect.quote(column)
+            }
+            return "CREATE INDEX IF NOT EXISTS \(SQLDialect.quote(name)) ON \(SQLDialect.quote(table)) (\(keys.joined(separator: ", ")))"
         }
+
+        private enum CodingKeys: String, CodingKey { case name, table, columns, purpose, present, servedBy }
     }
 
     /// Every wanted index, present or not.
     public static func plans(_ db: SQLDatabase, schema: AuthSchema) throws -> [Plan] {
-        let wanted: [(AuthSchema.Table, [AuthSchema.Field], String)] = [
-            (schema.user, [.email], "email prefix search (users search)"),
-            (schema.account, [.accountId, .providerId], "lookup by provider account id; duplicate provider accounts (accounts check)"),
-            (schema.account, [.userId], "a user's accounts (users show); users without accounts (accounts check)"),
-            (schema.session, [.userId], "a user's sessions (users show)"),
+        let wanted: [(AuthSchema.Table, [AuthSchema.Field], String, byteOrdered: Bool)] = [
+            (schema.user, [.email], "email prefix search (users search)", true),
+            (schema.account, [.accountId, .providerId], "lookup by provider account id; duplicate provider accounts (accounts check)", false),
+            (schema.account, [.userId], "a user's accounts (users show); users without accounts (accounts check)", false),
+            (schema.session, [.userId], "a user's sessions (users show)", false),
         ]
-        return try wanted.map { table, fields, purpose in
+        return try wanted.map { table, fields, purpose, byteOrdered in
             let columns = fields.compactMap { table.columns[$0] }
             let name = "gatehouse_\(table.logical)_\(fields.map(\.rawValue).joined(separator: "_"))_idx"
-            let servedBy = try leadingIndex(db, table: table.name, column: columns[0])
-            return Plan(name: name, table: table.name, columns: columns, purpose: purpose, present: servedBy != nil, servedBy: servedBy)
+            let servedBy = try leadingIndex(db, table: table.name, column: columns[0], byteOrdered: byteOrdered)
+            return Plan(name: name, table: table.name, columns: columns, purpose: purpose, present: servedBy != nil, servedBy: servedBy,
+                        byteOrdered: byteOrdered)
         }
     }
 
@@ -55,7 +63,7 @@ public enum AccountIndexes {
         guard try !missing(db, schema: schema).isEmpty else { return [] }
         return try db.write {
             let wanted = try AccountIndexes.missing(db, schema: schema)
-            for plan in wanted { try db.execute(plan.sql) }
+            for plan in wanted { try db.execute(plan.sql(db.dialect)) }
             return wanted.map(\.name)
         }
     }
@@ -71,8 +79,8 @@ public enum AccountIndexes {
         }
     }
 
-    /// The name of an index on `table` whose first column is `column`, if there is one.
-    static func leadingIndex(_ db: SQLDatabase, table: String, column: String) throws -> String? {
-        try db.indexes(of: table).first { $0.columns.first == column }?.name
+    /// The name of an index on `table` whose first column is `column` (in byte order when `byteOrdered`), if any.
+    static func leadingIndex(_ db: SQLDatabase, table: String, column: String, byteOrdered: Bool) throws -> String? {
+        try db.indexes(of: table).first { $0.columns.first == column && (!byteOrdered || $0.leadingColumnByteOrdered) }?.name
     }
 }

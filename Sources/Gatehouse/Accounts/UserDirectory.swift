@@ -50,9 +50,9 @@ public struct UserDirectory {
         }
     }
 
-    /// The SQL of an email prefix search: an index range on the email column, never `LIKE`.
-    static func emailPrefixSQL(_ schema: AuthSchema, bounded: Bool) -> String {
-        let email = schema.user.col(.email)
+    /// The SQL of an email prefix search: an index range on the email column in byte order, never `LIKE`.
+    static func emailPrefixSQL(_ schema: AuthSchema, dialect: SQLDialect, bounded: Bool) -> String {
+        let email = dialect.byteOrdered(schema.user.col(.email))
         return "SELECT \(schema.user.col(.id)) FROM \(schema.user.sql) WHERE \(email) >= ?" + (bounded ? " AND \(email) < ?" : "")
             + " ORDER BY \(email) LIMIT ?"
     }
@@ -64,7 +64,7 @@ public struct UserDirectory {
             let prefix = query.lowercased()
             let upper = UserQuery.prefixUpperBound(prefix)
             let arguments: [SQLBindable] = upper.map { [prefix, $0, limit] } ?? [prefix, limit]
-            return try db.rows(Self.emailPrefixSQL(store.schema, bounded: upper != nil), arguments).compactMap { $0[0].string.map(BetterAuthUserID.init) }
+            return try db.rows(Self.emailPrefixSQL(store.schema, dialect: db.dialect, bounded: upper != nil), arguments).compactMap { $0[0].string.map(BetterAuthUserID.init) }
         case .name:
             return try idsByName(query, limit: limit)
         case .id:
@@ -89,8 +89,8 @@ public struct UserDirectory {
     func accountOwners(_ accountID: String) throws -> [BetterAuthUserID] {
         let byAccount = "SELECT DISTINCT \(account.col(.userId)) FROM \(account.sql) WHERE \(account.col(.accountId)) = ?"
         let accountColumn = account.column(.accountId)
-        if try AccountIndexes.leadingIndex(db, table: account.name, column: accountColumn) == nil, store.schema.hasIssuer,
-           let issuerColumn = account.columns[.issuer], try AccountIndexes.leadingIndex(db, table: account.name, column: issuerColumn) != nil {
+        if try AccountIndexes.leadingIndex(db, table: account.name, column: accountColumn, byteOrdered: false) == nil, store.schema.hasIssuer,
+           let issuerColumn = account.columns[.issuer], try AccountIndexes.leadingIndex(db, table: account.name, column: issuerColumn, byteOrdered: false) != nil {
             var owners: [BetterAuthUserID] = []
             for issuer in try issuers() {
                 let rows = try db.rows(byAccount + " AND \(account.col(.issuer)) = ?", [accountID, issuer])

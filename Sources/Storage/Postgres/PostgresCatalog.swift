@@ -53,20 +53,26 @@ extension PostgresConnection {
         }
     }
 
-    /// The indexes on a table, from `pg_index`, key columns in order (an expression is `""`).
+    /// The indexes on a table, from `pg_index`, key columns in order (an expression is `""`). The leading column is
+    /// byte-ordered when its collation is "C" or "POSIX" (or the default of a database collated so), or not a
+    /// collatable type at all.
     public func indexes(of table: String) throws -> [IndexInfo] {
         try rows("""
             SELECT c.relname AS name, i.indisunique AS is_unique,
                    coalesce((SELECT string_agg(coalesce(a.attname, ''), ',' ORDER BY k.position)
                              FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, position)
                              LEFT JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
-                             WHERE k.position <= i.indnkeyatts), '') AS columns
+                             WHERE k.position <= i.indnkeyatts), '') AS columns,
+                   coalesce((SELECT co.collname IN ('C', 'POSIX')
+                                    OR (co.collname = 'default' AND d.datcollate IN ('C', 'POSIX'))
+                             FROM pg_collation co, pg_database d
+                             WHERE co.oid = i.indcollation[0] AND d.datname = current_database()), true) AS byte_ordered
             FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
             WHERE i.indrelid = to_regclass($1)
             ORDER BY c.relname
             """, [PostgresConnection.quote(table)]).map {
             IndexInfo(name: try $0.string("name"), columns: try $0.string("columns").split(separator: ",", omittingEmptySubsequences: false).map(String.init),
-                      unique: $0.bool("is_unique"))
+                      unique: $0.bool("is_unique"), leadingColumnByteOrdered: $0.bool("byte_ordered"))
         }
     }
 }

@@ -234,12 +234,13 @@ public final class SQLiteDatabase: SQLDatabase {
         }
     }
 
-    /// The indexes on a table, from `pragma_index_list` and `pragma_index_info`.
+    /// The indexes on a table, from `pragma_index_list` and `pragma_index_xinfo`.
     public func indexes(of table: String) throws -> [IndexInfo] {
         try rows("SELECT name, \"unique\" FROM pragma_index_list(?) ORDER BY name", [table]).map { index in
             let name = index[0].string ?? ""
-            let columns = try rows("SELECT name FROM pragma_index_info(?) ORDER BY seqno", [name]).map { $0[0].string ?? "" }
-            return IndexInfo(name: name, columns: columns, unique: index[1].int64 == 1)
+            let keys = try rows("SELECT name, coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno", [name])
+            return IndexInfo(name: name, columns: keys.map { $0[0].string ?? "" }, unique: index[1].int64 == 1,
+                             leadingColumnByteOrdered: (keys.first?[1].string ?? "BINARY").uppercased() == "BINARY")
         }
     }
 
