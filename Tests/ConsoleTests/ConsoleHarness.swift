@@ -36,13 +36,26 @@ final class ConsoleHarness {
 
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    /// The Postgres database made for this console (dropped when it is torn down), when it runs on Postgres.
+    private let postgresDatabase: String?
+
     init(users: Int = 50, lifetimes: TokenLifetimes = .standard, throttle: LoginThrottle.Rules = .standard, threads: Int = 2,
-         transport: Transport = .inProcess) throws {
+         transport: Transport = .inProcess, engine: SQLDialect.Engine = .sqlite) throws {
         // GATEHOUSE_CONSOLE_TESTS_OVER=socket runs every console test over a real socket, to compare both paths.
         self.transport = ProcessInfo.processInfo.environment["GATEHOUSE_CONSOLE_TESTS_OVER"] == "socket" ? .socket : transport
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-console-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        storePath = directory.appendingPathComponent("console.sqlite").path
+        switch engine {
+        case .sqlite:
+            storePath = directory.appendingPathComponent("console.sqlite").path
+            postgresDatabase = nil
+        case .postgres:
+            let (uri, name) = try Self.newPostgresDatabase()
+            storePath = uri
+            postgresDatabase = name
+            // A Postgres store's master key file is kept in GATEHOUSE_KEY_DIR (this console's folder).
+            setenv("GATEHOUSE_KEY_DIR", directory.path, 1)
+        }
         let (store, _) = try Store.initialize(path: storePath, actor: Actor("tester"))
         _ = try DemoSeeder(seed: 1, anchor: Timestamp(milliseconds: 1_764_460_800_000)).seed(store, users: users)
         let admins = AdminDirectory(store: store, hasher: Self.testHasher)
@@ -59,6 +72,20 @@ final class ConsoleHarness {
     deinit {
         console.stop()
         try? FileManager.default.removeItem(at: directory)
+        if let postgresDatabase, let base = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PG_URI"] {
+            try? PostgresConnection(uri: base).executeScript("DROP DATABASE IF EXISTS \(postgresDatabase) WITH (FORCE)")
+        }
+    }
+
+    /// A new database on the throw-away cluster ops/test starts (GATEHOUSE_TEST_PG_URI), or a skip without one.
+    static func newPostgresDatabase() throws -> (uri: String, name: String) {
+        guard let base = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PG_URI"], !base.isEmpty else {
+            throw XCTSkip("GATEHOUSE_TEST_PG_URI is not set: run ops/test, which starts a throw-away Postgres for these tests")
+        }
+        let name = "gh_console_\(UInt32.random(in: .min ... .max))"
+        try PostgresConnection(uri: base).executeScript("CREATE DATABASE \(name)")
+        let uri = try PostgresURI(base)
+        return (base.replacingOccurrences(of: "/\(uri.database ?? "")?", with: "/\(name)?"), name)
     }
 
     /// Sends raw request text (with `\r\n` line ends) and reads the response.

@@ -442,8 +442,8 @@ enum PostgresType {
     static let text: Oid = 25
 }
 
-/// `?` placeholders numbered for Postgres (`$1`, `$2`, …), skipping those inside string literals, quoted identifiers
-/// and comments. SQL already written with `$n` passes unchanged.
+/// `?` placeholders numbered for Postgres (`$1`, `$2`, …) and SQLite's `?NNN` written `$NNN`, skipping those inside
+/// string literals, quoted identifiers and comments. SQL already written with `$n` passes unchanged.
 enum PostgresPlaceholders {
     static func numbered(_ sql: String) -> String {
         guard sql.utf8.contains(UInt8(ascii: "?")) else { return sql }
@@ -475,9 +475,18 @@ enum PostgresPlaceholders {
                 while end + 1 < bytes.count && !(bytes[end] == UInt8(ascii: "*") && bytes[end + 1] == UInt8(ascii: "/")) { end += 1 }
                 copy(until: end + 2)
             case UInt8(ascii: "?"):
-                number += 1
-                out.append(contentsOf: Array("$\(number)".utf8))
-                index += 1
+                // `?NNN` (SQLite's numbered parameter) is `$NNN`; a bare `?` takes the next number.
+                var end = index + 1
+                while end < bytes.count && bytes[end] >= UInt8(ascii: "0") && bytes[end] <= UInt8(ascii: "9") { end += 1 }
+                if end > index + 1 {
+                    out.append(UInt8(ascii: "$"))
+                    out.append(contentsOf: bytes[(index + 1)..<end])
+                    number = max(number, Int(String(decoding: bytes[(index + 1)..<end], as: UTF8.self)) ?? number)
+                } else {
+                    number += 1
+                    out.append(contentsOf: Array("$\(number)".utf8))
+                }
+                index = end
             default:
                 out.append(byte)
                 index += 1

@@ -97,7 +97,7 @@ struct OptionSpec {
 /// Options every command accepts, wherever they stand on the line.
 enum GlobalOptions {
     static let all: [OptionSpec] = [
-        .value("store", "FILE", "the store (default: $GATEHOUSE_STORE)"),
+        .value("store", "FILE|URI", "the store: a SQLite file or a postgres:// URI (default: $GATEHOUSE_STORE)"),
         .value("config", "FILE", "store configuration (default: gatehouse.json beside the store)"),
         .value("actor", "NAME", "who is making the change, for the audit log (default: your OS user)"),
         .flag("help", short: "h", "show help for the command"),

@@ -8,8 +8,9 @@ enum RootCommand {
             name: "gatehouse",
             summary: "operations toolkit for a Better Auth sign-in stack (Apple + Google)",
             discussion: """
-                Gatehouse works on one SQLite store shared with Better Auth and the sync server. Pass it with
-                --store FILE or GATEHOUSE_STORE. Exit status: 0 success, 1 failure, 2 bad usage.
+                Gatehouse works on the store Better Auth and the sync server share: a SQLite file, or a Postgres
+                database named by a postgres:// URI (its password from PGPASSWORD or ~/.pgpass; never printed).
+                Pass it with --store FILE|URI or GATEHOUSE_STORE. Exit status: 0 success, 1 failure, 2 bad usage.
                 """,
             subcommands: [
                 .noun(InitCommand.self),
