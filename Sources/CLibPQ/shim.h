@@ -26,6 +26,7 @@ typedef unsigned int Oid;
 #define PGRES_BAD_RESPONSE 5
 #define PGRES_NONFATAL_ERROR 6
 #define PGRES_FATAL_ERROR 7
+#define PGRES_SINGLE_TUPLE 9
 
 /* PGTransactionStatusType. */
 #define PQTRANS_IDLE 0
@@ -64,6 +65,11 @@ typedef PGresult *(*gatehouse_pq_describe_prepared_fn)(PGconn *conn, const char 
 typedef PGresult *(*gatehouse_pq_exec_prepared_fn)(PGconn *conn, const char *stmtName, int nParams,
                                                    const char *const *paramValues, const int *paramLengths,
                                                    const int *paramFormats, int resultFormat);
+typedef int (*gatehouse_pq_send_query_prepared_fn)(PGconn *conn, const char *stmtName, int nParams,
+                                                   const char *const *paramValues, const int *paramLengths,
+                                                   const int *paramFormats, int resultFormat);
+typedef int (*gatehouse_pq_set_single_row_mode_fn)(PGconn *conn);
+typedef PGresult *(*gatehouse_pq_get_result_fn)(PGconn *conn);
 typedef int (*gatehouse_pq_nparams_fn)(const PGresult *res);
 typedef Oid (*gatehouse_pq_paramtype_fn)(const PGresult *res, int param_num);
 typedef int (*gatehouse_pq_result_status_fn)(const PGresult *res);

@@ -241,3 +241,45 @@ final class PostgresConnectionTests: XCTestCase {
         XCTAssertThrowsError(try victim.scalar("SELECT 1")) { XCTAssertTrue(($0 as? PostgresError)?.isConnectionFailure ?? false, "\($0)") }
     }
 }
+
+/// `forEach` streams (libpq's single-row mode) and leaves the connection ready whatever happens mid-result.
+final class PostgresStreamingTests: XCTestCase {
+    func testRowsArriveInOrderAndTheConnectionIsReadyAfterAnEarlyStop() throws {
+        let db = try TestPostgres.connect()
+        var seen = 0
+        try db.forEach("SELECT g AS n FROM generate_series(1, ?) AS g", [200_000]) { row in
+            seen += 1
+            XCTAssertEqual(row["n"].int64, Int64(seen))
+        }
+        XCTAssertEqual(seen, 200_000)
+
+        struct Enough: Error {}
+        seen = 0
+        XCTAssertThrowsError(try db.forEach("SELECT g FROM generate_series(1, 100000) AS g", []) { _ in
+            seen += 1
+            if seen == 10 { throw Enough() }
+        }) { XCTAssertTrue($0 is Enough, "\($0)") }
+        XCTAssertEqual(seen, 10)
+        XCTAssertEqual(try db.scalar("SELECT 41 + 1"), .integer(42))
+    }
+
+    func testAnErrorMidResultIsThrownAfterTheRowsBeforeIt() throws {
+        let db = try TestPostgres.connect()
+        var seen = 0
+        XCTAssertThrowsError(try db.forEach("SELECT 1 / (1000 - g) AS v FROM generate_series(1, 2000) AS g", []) { _ in seen += 1 }) { error in
+            XCTAssertEqual((error as? PostgresError)?.sqlState, "22012", "\(error)")
+        }
+        XCTAssertGreaterThan(seen, 0)
+        XCTAssertLessThan(seen, 1000)
+        XCTAssertEqual(try db.scalar("SELECT 1"), .integer(1))
+        // Inside a transaction the failure aborts it, as any failed statement does, and nothing is committed.
+        let table = TestPostgres.uniqueTable("stream")
+        try db.execute("CREATE TABLE \(table) (v int8)")
+        defer { try? db.execute("DROP TABLE IF EXISTS \(table)") }
+        XCTAssertThrowsError(try db.write {
+            try db.execute("INSERT INTO \(table) VALUES (1)")
+            try db.forEach("SELECT 1 / (10 - g) FROM generate_series(1, 20) AS g", []) { _ in }
+        })
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM \(table)"), .integer(0))
+    }
+}

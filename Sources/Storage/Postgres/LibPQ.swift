@@ -28,6 +28,9 @@ struct LibPQ: @unchecked Sendable {
     let prepare: gatehouse_pq_prepare_fn
     let describePrepared: gatehouse_pq_describe_prepared_fn
     let execPrepared: gatehouse_pq_exec_prepared_fn
+    let sendQueryPrepared: gatehouse_pq_send_query_prepared_fn
+    let setSingleRowMode: gatehouse_pq_set_single_row_mode_fn
+    let getResult: gatehouse_pq_get_result_fn
     let nparams: gatehouse_pq_nparams_fn
     let paramtype: gatehouse_pq_paramtype_fn
     let resultStatus: gatehouse_pq_result_status_fn
@@ -78,6 +81,9 @@ struct LibPQ: @unchecked Sendable {
         prepare = try symbol("PQprepare", as: gatehouse_pq_prepare_fn.self)
         describePrepared = try symbol("PQdescribePrepared", as: gatehouse_pq_describe_prepared_fn.self)
         execPrepared = try symbol("PQexecPrepared", as: gatehouse_pq_exec_prepared_fn.self)
+        sendQueryPrepared = try symbol("PQsendQueryPrepared", as: gatehouse_pq_send_query_prepared_fn.self)
+        setSingleRowMode = try symbol("PQsetSingleRowMode", as: gatehouse_pq_set_single_row_mode_fn.self)
+        getResult = try symbol("PQgetResult", as: gatehouse_pq_get_result_fn.self)
         nparams = try symbol("PQnparams", as: gatehouse_pq_nparams_fn.self)
         paramtype = try symbol("PQparamtype", as: gatehouse_pq_paramtype_fn.self)
         resultStatus = try symbol("PQresultStatus", as: gatehouse_pq_result_status_fn.self)

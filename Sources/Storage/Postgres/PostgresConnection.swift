@@ -115,8 +115,34 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     }
 
     /// Calls `body` for every result row.
+    /// Calls `body` for every result row as the server sends it (libpq's single-row mode): a scan of a whole table
+    /// holds one row in memory at a time. When `body` throws, the rest of the result is read and dropped (the
+    /// connection must be idle again) and the error rethrown.
     public func forEach(_ sql: String, _ arguments: [SQLBindable], _ body: (Row) throws -> Void) throws {
-        for row in try run(sql, arguments.map(\.sqlValue)) { try body(row) }
+        let arguments = arguments.map(\.sqlValue)
+        let (sent, boundText) = try withParameters(sql, arguments) { statement, values, lengths, formats in
+            pq.sendQueryPrepared(handle, statement.name, Int32(arguments.count), values, lengths, formats, 0)
+        }
+        guard sent == 1 else { try check(nil, sql: sql, boundValues: boundText); return }
+        _ = pq.setSingleRowMode(handle)
+        var shape: (columns: ColumnIndex, types: [Oid])?
+        var failure: Error?
+        while let result = pq.getResult(handle) {
+            defer { pq.clear(result) }
+            // After a failure the rest is only drained: libpq takes no new statement until the result is consumed.
+            guard failure == nil else { continue }
+            switch pq.resultStatus(result) {
+            case PGRES_SINGLE_TUPLE:
+                let (columns, types) = shape ?? resultShape(result)
+                shape = (columns, types)
+                do { try body(row(result, 0, columns: columns, types: types)) } catch { failure = error }
+            case PGRES_TUPLES_OK, PGRES_COMMAND_OK:
+                changes = pq.cmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
+            default:
+                do { try check(result, sql: sql, boundValues: boundText) } catch { failure = error }
+            }
+        }
+        if let failure { throw failure }
     }
 
     /// All result rows.
@@ -193,6 +219,23 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     /// connection, and decodes the rows. Each value is sent as the type the server inferred for its place: an
     /// integer bound to a `boolean` goes as `t`/`f`, a blob to a `bytea` in binary, everything else as text.
     private func run(_ sql: String, _ arguments: [SQLValue]) throws(PostgresError) -> [Row] {
+        let (result, boundText) = try withParameters(sql, arguments) { statement, values, lengths, formats in
+            pq.execPrepared(handle, statement.name, Int32(arguments.count), values, lengths, formats, 0)
+        }
+        defer { if let result { pq.clear(result) } }
+        try check(result, sql: sql, boundValues: boundText)
+        guard let result else { return [] }
+        changes = pq.cmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
+        return decodeRows(result)
+    }
+
+    /// Prepares `sql` (once per connection) and calls `send` with `arguments` in libpq's parameter arrays, each value
+    /// sent as the type the server inferred for its place: an integer bound to a `boolean` goes as `t`/`f`, a blob
+    /// to a `bytea` in binary, everything else as text. Returns what `send` returned and the text values bound (to
+    /// scrub from an error message).
+    private func withParameters<R>(_ sql: String, _ arguments: [SQLValue],
+                                   _ send: (PreparedStatement, UnsafePointer<UnsafePointer<CChar>?>?, [Int32], [Int32]) -> R)
+        throws(PostgresError) -> (R, [String]) {
         try checkSQL(sql)
         guard arguments.count <= 65535 else {
             throw statementError("a statement takes at most 65535 parameters, got \(arguments.count)", sql: sql)
@@ -233,16 +276,10 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
                 lengths.append(Int32(bytes.count)); formats.append(1); buffers.append(buffer)
             }
         }
-        let result = buffers.withUnsafeBufferPointer { values in
-            values.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
-                pq.execPrepared(handle, statement.name, Int32(arguments.count), values.baseAddress, lengths, formats, 0)
-            }
+        let sent = buffers.withUnsafeBufferPointer { values in
+            values.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in send(statement, values.baseAddress, lengths, formats) }
         }
-        defer { if let result { pq.clear(result) } }
-        try check(result, sql: sql, boundValues: boundText)
-        guard let result else { return [] }
-        changes = pq.cmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
-        return decodeRows(result)
+        return (sent, boundText)
     }
 
     /// The prepared statement for `sql`, preparing it on first use. The server first infers every parameter's type
@@ -317,24 +354,28 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     }
 
     private func decodeRows(_ result: OpaquePointer) -> [Row] {
-        let rowCount = Int(pq.ntuples(result)), columnCount = Int(pq.nfields(result))
-        guard columnCount > 0 else { return [] }
-        let columns = ColumnIndex((0..<columnCount).map { pq.fname(result, Int32($0)).map { String(cString: $0) } ?? "?column?" })
-        let types = (0..<columnCount).map { pq.ftype(result, Int32($0)) }
-        var rows: [Row] = []
-        rows.reserveCapacity(rowCount)
-        for rowIndex in 0..<Int32(rowCount) {
-            var values: [SQLValue] = []
-            values.reserveCapacity(columnCount)
-            for column in 0..<Int32(columnCount) {
-                if pq.getisnull(result, rowIndex, column) != 0 { values.append(.null); continue }
-                let count = Int(pq.getlength(result, rowIndex, column))
-                let bytes = UnsafeRawBufferPointer(start: pq.getvalue(result, rowIndex, column), count: count)
-                values.append(Self.value(bytes, type: types[Int(column)]))
-            }
-            rows.append(Row(columns: columns, values: values))
+        guard pq.nfields(result) > 0 else { return [] }
+        let (columns, types) = resultShape(result)
+        return (0..<pq.ntuples(result)).map { row(result, $0, columns: columns, types: types) }
+    }
+
+    /// A result's column names and types, read once per statement.
+    private func resultShape(_ result: OpaquePointer) -> (ColumnIndex, [Oid]) {
+        let count = Int32(pq.nfields(result))
+        return (ColumnIndex((0..<count).map { pq.fname(result, $0).map { String(cString: $0) } ?? "?column?" }),
+                (0..<count).map { pq.ftype(result, $0) })
+    }
+
+    private func row(_ result: OpaquePointer, _ index: Int32, columns: ColumnIndex, types: [Oid]) -> Row {
+        var values: [SQLValue] = []
+        values.reserveCapacity(types.count)
+        for column in 0..<Int32(types.count) {
+            if pq.getisnull(result, index, column) != 0 { values.append(.null); continue }
+            let count = Int(pq.getlength(result, index, column))
+            let bytes = UnsafeRawBufferPointer(start: pq.getvalue(result, index, column), count: count)
+            values.append(Self.value(bytes, type: types[Int(column)]))
         }
-        return rows
+        return Row(columns: columns, values: values)
     }
 
     /// Throws the error a result (or its absence) reports; returns for a command or a result with rows.

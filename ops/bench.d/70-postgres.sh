@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Postgres beside SQLite (issue 15): the same deterministic demo data seeded into a database of a throw-away
+# Postgres cluster (ops/lib/postgres.sh, stopped on exit), then the read jobs timed on both engines in this run,
+# each next to psql running the equivalent query. SQLite's figures use BENCH_STORE (read-only).
+# Prints TSV lines: metric<TAB>value<TAB>unit<TAB>target<TAB>note
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
+source "$here/../lib/setup.sh"
+source "$here/../lib/postgres.sh"
+ensure_postgres
+ensure_debs wrk time
+
+BIN=${GATEHOUSE_BIN:?GATEHOUSE_BIN is not set}
+RUNS=${BENCH_RUNS:-11}
+work="$BENCH_DIR/postgres"
+rm -rf "$work"
+mkdir -p "$work"
+start_test_postgres
+PSQL=$(command -v psql)
+db="gh_bench_$$"
+"$PSQL" -X -q "$GATEHOUSE_TEST_PG_URI" -c "CREATE DATABASE $db"
+uri=${GATEHOUSE_TEST_PG_URI/\/gatehouse_test\?/\/$db?}
+export GATEHOUSE_KEY_DIR="$work/keys"
+unset GATEHOUSE_STORE
+
+"$BIN" init --store "$uri" > /dev/null
+/usr/bin/time -f '%e %M' -o "$work/seed.time" "$BIN" demo seed --users "$BENCH_USERS" --store "$uri" > /dev/null 2>&1
+read -r seed_s seed_kb < "$work/seed.time"
+row "postgres: demo seed $BENCH_USERS users" "$seed_s" "s" "< 60 s" "peak RSS $(( seed_kb / 1024 )) MB (target < 200 MB); multi-row INSERTs of 64 rows"
+"$PSQL" -X -q "$uri" -c "ANALYZE" > /dev/null 2>&1
+
+# A user from the middle, by id order (the same deterministic user exists in BENCH_STORE).
+read -r USER_ID EMAIL < <("$PSQL" -X -At -F ' ' "$uri" -c "SELECT id, email FROM \"user\" ORDER BY id OFFSET $(( BENCH_USERS / 2 )) LIMIT 1")
+PREFIX=${EMAIL:0:9}
+SUB="better_auth|$USER_ID"
+cat > "$work/show.sql" <<SQL
+SELECT id, name, email, "emailVerified", image, "createdAt", "updatedAt" FROM "user" WHERE email = '$EMAIL';
+SELECT id, "providerId", issuer, "accountId", "createdAt", "updatedAt", scope, "accessToken" IS NOT NULL, "refreshToken" IS NOT NULL, "idToken" IS NOT NULL, password IS NOT NULL FROM account WHERE "userId" = '$USER_ID' ORDER BY "createdAt";
+SELECT count(*), sum(CASE WHEN "expiresAt" > now() THEN 1 ELSE 0 END) FROM session WHERE "userId" = '$USER_ID';
+SELECT id, "createdAt", "expiresAt", "ipAddress", "userAgent" FROM session WHERE "userId" = '$USER_ID' ORDER BY "createdAt" DESC LIMIT 5;
+SELECT id, sub, display_name, created_at FROM users WHERE sub = '$SUB';
+SELECT id, name, created_at FROM workspaces WHERE owner_id = (SELECT id FROM users WHERE sub = '$SUB');
+SELECT id, plan, status, current_period_end FROM subscriptions WHERE user_id = (SELECT id FROM users WHERE sub = '$SUB');
+SELECT role, granted_at FROM allow_list WHERE sub = '$SUB';
+SQL
+cat > "$work/search.sql" <<SQL
+SELECT u.id, u.name, u.email, u."emailVerified", u."createdAt",
+       (SELECT string_agg(DISTINCT "providerId", ',') FROM account a WHERE a."userId" = u.id),
+       EXISTS (SELECT 1 FROM users s WHERE s.sub = 'better_auth|' || u.id)
+FROM "user" u WHERE u.email COLLATE "C" >= '$PREFIX' AND u.email COLLATE "C" < '${PREFIX}~' ORDER BY u.email COLLATE "C" LIMIT 21;
+SQL
+
+pg_show=$(median_ms "$RUNS" "$BIN" users show "$EMAIL" --store "$uri")
+pg_show_base=$(median_ms "$RUNS" "$PSQL" -X -q "$uri" -f "$work/show.sql")
+sq_show=$(median_ms "$RUNS" "$BIN" users show "$EMAIL" --store "$BENCH_STORE")
+row "postgres: users show" "$pg_show" "ms" "<= 3x psql" "median of $RUNS, process start to exit; psql -f of the same lookups: $pg_show_base ms; SQLite store: $sq_show ms"
+row "postgres: users show / psql" "$(ratio "$pg_show" "$pg_show_base")" "x" "<= 3" "same run"
+pg_search=$(median_ms "$RUNS" "$BIN" users search "$PREFIX" --by email --store "$uri")
+pg_search_base=$(median_ms "$RUNS" "$PSQL" -X -q "$uri" -f "$work/search.sql")
+sq_search=$(median_ms "$RUNS" "$BIN" users search "$PREFIX" --by email --store "$BENCH_STORE")
+row "postgres: users search (email prefix)" "$pg_search" "ms" "<= 3x psql" "prefix '$PREFIX'; psql -f of the same index range: $pg_search_base ms; SQLite store: $sq_search ms"
+row "postgres: users search / psql" "$(ratio "$pg_search" "$pg_search_base")" "x" "<= 3" "same run"
+
+# timed_once LABEL CMD...: wall seconds and peak RSS of one run.
+timed_once() {
+  /usr/bin/time -f '%e %M' -o "$work/t.time" "$@" > /dev/null 2>&1 || true
+  cat "$work/t.time" | tail -n 1
+}
+read -r pg_dup pg_dup_kb < <(timed_once "$BIN" users duplicates --store "$uri")
+read -r sq_dup sq_dup_kb < <(timed_once "$BIN" users duplicates --store "$BENCH_STORE")
+row "postgres: users duplicates" "$pg_dup" "s" "< 10 s" "peak RSS $(( pg_dup_kb / 1024 )) MB; SQLite store: $sq_dup s, $(( sq_dup_kb / 1024 )) MB"
+read -r pg_check pg_check_kb < <(timed_once "$BIN" accounts check --store "$uri")
+read -r sq_check sq_check_kb < <(timed_once "$BIN" accounts check --store "$BENCH_STORE")
+row "postgres: accounts check" "$pg_check" "s" "< 5 s" "peak RSS $(( pg_check_kb / 1024 )) MB; SQLite store: $sq_check s, $(( sq_check_kb / 1024 )) MB"
+pg_name=$(median_ms "$RUNS" "$BIN" users search "zzqq" --by name --store "$uri")
+row "postgres: users search by name, no match" "$pg_name" "ms" "" "a server-side scan of every name, streamed (no index on Postgres yet)"
+
+# The console on the Postgres store: authenticated GET /api/users/{id}, 32 connections (wrk).
+head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$work/admin.pw"
+"$BIN" admins add bench --role viewer --password-file "$work/admin.pw" --store "$uri" > /dev/null
+"$BIN" serve --store "$uri" --listen 127.0.0.1:0 --quiet > "$work/serve.out" 2> "$work/serve.err" &
+server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null || true; stop_test_postgres' EXIT
+url=""
+for _ in $(seq 200); do
+  url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/serve.out" | head -1 || true)
+  [ -n "$url" ] && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$work/serve.err" >&2; exit 1; }
+  sleep 0.05
+done
+python3 -c 'import json,sys; print(json.dumps({"username": "bench", "password": open(sys.argv[1]).read().strip()}))' "$work/admin.pw" > "$work/login.json"
+TOKEN=$(curl -sf -H 'Content-Type: application/json' --data-binary @"$work/login.json" "$url/api/auth/login" | python3 -c 'import json,sys; print(json.load(sys.stdin)["accessToken"])')
+export TOKEN
+rm -f "$work/login.json"
+"$PSQL" -X -At "$uri" -c "SELECT id FROM \"user\" ORDER BY random() LIMIT 1000" > "$work/ids.txt"
+export IDS_FILE="$work/ids.txt"
+cat > "$work/users.lua" <<'LUA'
+local ids = {}
+for line in io.lines(os.getenv("IDS_FILE")) do ids[#ids + 1] = line end
+wrk.headers["Authorization"] = "Bearer " .. os.getenv("TOKEN")
+local counter = math.random(#ids)
+request = function()
+  counter = counter % #ids + 1
+  return wrk.format("GET", "/api/users/" .. ids[counter])
+end
+LUA
+wrk -t2 -c32 -d10s --latency -s "$work/users.lua" "$url" > "$work/users.txt"
+rps=$(awk '/^Requests\/sec:/ { print int($2) }' "$work/users.txt")
+non2xx=$(awk '/Non-2xx/ { print $NF }' "$work/users.txt")
+p99=$(awk '$1 == "99%" { v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v);
+        if (u == "us") v /= 1000; else if (u == "s") v *= 1000; printf "%.2f", v }' "$work/users.txt")
+row "postgres: console GET /api/users/{id}, 32 connections" "$rps" "req/s" ">= 3000" "p99 $p99 ms (target < 20 ms); non-2xx: ${non2xx:-0}; 1000 random users"
