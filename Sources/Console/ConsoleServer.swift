@@ -88,7 +88,11 @@ public final class ConsoleServer: Sendable {
         // libmicrohttpd's threads only read sockets and answer cheap requests: one per core is enough, and more
         // would only take turns on the cores. Slow work gets `threads` handler threads of its own.
         let connectionThreads = max(1, min(options.threads, ProcessInfo.processInfo.activeProcessorCount))
-        let inlineStores = try StorePool(path: options.storePath, configurationPath: options.configurationPath, size: connectionThreads)
+        // A server's connections are shared with Better Auth's own: there the cheap requests share one connection, so
+        // the console holds at most one per handler thread plus one, and checks at start that the server has them.
+        let inlineSize = stores.engine == .sqlite ? connectionThreads : 1
+        try stores.requireServerConnections(options.threads + inlineSize, fix: "start the console with fewer handler threads")
+        let inlineStores = try StorePool(path: options.storePath, configurationPath: options.configurationPath, size: inlineSize)
         let files: StaticFiles
         do { files = try StaticFiles(directory: options.publicDirectory) } catch {
             throw GatehouseError("cannot read the console's files in \(options.publicDirectory)", fix: "set GATEHOUSE_PUBLIC to the Public/ folder")

@@ -4,6 +4,7 @@ import Storage
 @testable import Console
 import Gatehouse
 import HTTPTestSupport
+import JOSE
 
 /// The console's read pages answer alike on a SQLite store and a Postgres store holding the same seeded data, and
 /// its policy switch writes on Postgres as on SQLite.
@@ -52,5 +53,84 @@ final class ConsoleEngineParityTests: XCTestCase {
         XCTAssertEqual(history.count, 1)
         XCTAssertEqual(history.first?["actor"] as? String, "console:root")
         XCTAssertTrue(try console.auditText().contains("policy.set"))
+    }
+}
+
+/// Secrets on a Postgres store are sealed or hashed before they leave the process: a `pg_dump` of the database holds
+/// no `.p8` line, no console token and no admin password.
+final class PostgresSecretsAtRestTests: XCTestCase {
+    func testAPgDumpHoldsNoKeyTokenOrPassword() throws {
+        let console = try ConsoleHarness(users: 5, engine: .postgres)
+        let (access, refresh) = try console.tokens("root")
+        let pem = try P256.PrivateKey.generate().pemRepresentation
+        let store = try Store.open(path: console.storePath)
+        _ = try ProviderConfiguration(store: store).setApple(AppleProviderChange(teamID: "TEAM123456", servicesID: "com.example.web"),
+                                                             actor: Actor("tester"), now: .now())
+        let imported = try console.request("POST", "/api/apple/keys", token: access,
+                                           body: try console.body(["pem": pem, "fileName": "AuthKey_ABCDEFGHIJ.p8"]))
+        XCTAssertEqual(imported.status, 201, imported.bodyText)
+
+        let dump = try Self.run(try Self.pgDump(), [console.storePath, "--data-only", "--no-owner"])
+        // The dump is real: it holds the key's id and the admin's name.
+        XCTAssertTrue(dump.stdout.contains("ABCDEFGHIJ") && dump.stdout.contains("root"), String(dump.stdout.prefix(500)))
+        for line in pem.split(separator: "\n") where !line.hasPrefix("-----") {
+            XCTAssertFalse(dump.stdout.contains(String(line.prefix(32))), "a line of the .p8")
+        }
+        XCTAssertFalse(dump.stdout.contains("PRIVATE KEY"))
+        XCTAssertFalse(dump.stdout.contains(access), "the access token")
+        XCTAssertFalse(dump.stdout.contains(refresh), "the refresh token")
+        XCTAssertFalse(dump.stdout.contains(ConsoleHarness.password), "an admin password")
+    }
+
+    /// Runs a program to completion and returns its standard output, failing the test on a non-zero exit.
+    static func run(_ executable: String, _ arguments: [String]) throws -> (stdout: String, status: Int32) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, "\(executable) exited \(process.terminationStatus)")
+        return (String(decoding: data, as: UTF8.self), process.terminationStatus)
+    }
+
+    /// Debian's pg_dump: on PATH (postgresql-client-common's wrapper) or in the server's bin folder.
+    static func pgDump() throws -> String {
+        for candidate in ["/usr/bin/pg_dump"] + (1...30).reversed().map({ "/usr/lib/postgresql/\($0)/bin/pg_dump" })
+        where FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        throw XCTSkip("pg_dump is not installed (Debian's postgresql-client)")
+    }
+}
+
+/// The console's connections to a Postgres store are bounded, and a server that cannot give them is a clear
+/// start-up error rather than requests failing later.
+final class ConsolePostgresPoolTests: XCTestCase {
+    func testTheConsoleNeedsNoMoreThanItsThreadsPlusOneAndSaysWhenTheServerHasFewer() throws {
+        let console = try ConsoleHarness(users: 5, threads: 3, transport: .socket, engine: .postgres)
+        // Every handler thread busy at once (12 requests sent before any answer is read), then count this database's
+        // connections.
+        let token = try console.tokens("root").access
+        let port = console.port
+        let clients = try (0..<12).map { _ -> RawHTTPClient in
+            let client = try RawHTTPClient(port: port)
+            try client.send("GET /api/users/duplicates HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+            return client
+        }
+        XCTAssertEqual(try clients.map { try $0.readResponse(timeout: 30).status }, Array(repeating: 200, count: 12))
+        let db = try PostgresConnection(uri: console.storePath)
+        let open = try db.scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()").int64 ?? 0
+        XCTAssertLessThanOrEqual(open, 3 + 1, "connections held by a console with 3 handler threads")
+
+        // gatehouse_limited (ops/lib/postgres.sh) may hold 3 connections: a console of 4 threads needs 5.
+        let limited = console.storePath.replacingOccurrences(of: "postgresql://gatehouse@", with: "postgresql://gatehouse_limited@")
+        XCTAssertThrowsError(try ConsoleServer(options: .init(storePath: limited, publicDirectory: ConsoleHarness.packageRoot.appendingPathComponent("Public").path,
+                                                              port: 0, threads: 4, logRequests: false))) { error in
+            let text = "\(error)"
+            XCTAssertTrue(text.contains("can give this process 3 connection(s)") && text.contains("the console needs 5"), text)
+        }
+        XCTAssertNoThrow(try ConsoleServer(options: .init(storePath: limited, publicDirectory: ConsoleHarness.packageRoot.appendingPathComponent("Public").path,
+                                                          port: 0, threads: 2, logRequests: false)))
     }
 }

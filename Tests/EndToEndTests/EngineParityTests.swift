@@ -6,28 +6,7 @@ import XCTest
 ///
 /// The Postgres store is a database of its own on the throw-away cluster ops/test starts (GATEHOUSE_TEST_PG_URI).
 final class EngineParityTests: XCTestCase {
-    let cli = CLI(environment: ["GATEHOUSE_KEY_DIR": NSTemporaryDirectory() + "gatehouse-parity-keys"])
-
-    /// A store on one engine, initialised and seeded with `users` demo users.
-    enum Engine: String, CaseIterable {
-        case sqlite, postgres
-    }
-
-    /// The test cluster's URI for a new database (dropped by `dropDatabase`), or a skip without a cluster.
-    static func newDatabase() throws -> (uri: String, name: String) {
-        guard let base = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PG_URI"], !base.isEmpty else {
-            throw XCTSkip("GATEHOUSE_TEST_PG_URI is not set: run ops/test, which starts a throw-away Postgres for these tests")
-        }
-        let name = "gh_parity_\(UInt32.random(in: .min ... .max))"
-        let created = try Tool.run("/usr/bin/psql", [base, "-X", "-q", "-c", "CREATE DATABASE \(name)"])
-        XCTAssertEqual(created.status, 0, created.all)
-        return (base.replacingOccurrences(of: "/gatehouse_test?", with: "/\(name)?"), name)
-    }
-
-    static func dropDatabase(_ name: String) {
-        guard let base = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PG_URI"] else { return }
-        _ = try? Tool.run("/usr/bin/psql", [base, "-X", "-q", "-c", "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"])
-    }
+    let cli = CLI(environment: TestStore.environment)
 
     /// `gatehouse ARGUMENTS --store STORE`.
     func run(_ arguments: [String], store: String) throws -> CLI.Result {
@@ -48,10 +27,10 @@ final class EngineParityTests: XCTestCase {
     }
 
     func testEveryReadJobAnswersAlikeOnSQLiteAndPostgres() throws {
-        let postgres = try Self.newDatabase()
-        defer { Self.dropDatabase(postgres.name) }
         let scratch = try Scratch()
-        let stores: [Engine: String] = [.sqlite: scratch.path("parity.sqlite"), .postgres: postgres.uri]
+        let database = try TestStore.make(.postgres, in: scratch)
+        defer { database.drop() }
+        let stores: [TestStore.Engine: String] = [.sqlite: scratch.path("parity.sqlite"), .postgres: database.location]
         for (engine, store) in stores {
             let initialised = try run(["init"], store: store)
             XCTAssertEqual(initialised.status, 0, "\(engine): \(initialised.all)")
@@ -78,11 +57,11 @@ final class EngineParityTests: XCTestCase {
             ["apple", "key", "list"], ["merge", "list"], ["merge", "show", "1"],
         ]
         for command in commands {
-            let sqlite = try run(command, store: stores[.sqlite]!), pg = try run(command, store: postgres.uri)
+            let sqlite = try run(command, store: stores[.sqlite]!), pg = try run(command, store: database.location)
             let label = command.joined(separator: " ")
             XCTAssertEqual(pg.status, sqlite.status, "\(label): \(pg.all.prefix(2000))")
-            XCTAssertEqual(normalized(pg.stdout, store: postgres.uri), normalized(sqlite.stdout, store: stores[.sqlite]!), "[\(label)]")
-            XCTAssertEqual(normalized(pg.stderr, store: postgres.uri), normalized(sqlite.stderr, store: stores[.sqlite]!), label)
+            XCTAssertEqual(normalized(pg.stdout, store: database.location), normalized(sqlite.stdout, store: stores[.sqlite]!), "[\(label)]")
+            XCTAssertEqual(normalized(pg.stderr, store: database.location), normalized(sqlite.stderr, store: stores[.sqlite]!), label)
         }
         // Both chains verify (their hashes differ: the entries name different stores and times).
         for store in stores.values {
@@ -90,26 +69,20 @@ final class EngineParityTests: XCTestCase {
             XCTAssertEqual(verified.status, 0, verified.all)
             XCTAssertTrue(verified.stdout.hasPrefix("audit chain intact"), verified.stdout)
         }
-        // Merges are not on Postgres yet: refused before anything is read or written, in one line.
-        let firstTwo = (users ?? []).prefix(2).compactMap { $0["id"] as? String }
-        let plan = try run(["merge", "plan", "--from", firstTwo[0], "--into", firstTwo[1]], store: postgres.uri)
-        XCTAssertEqual(plan.status, 1, plan.all)
-        XCTAssertTrue(plan.stderr.contains("merges on a Postgres store are not available yet"), plan.stderr)
-        XCTAssertEqual(try run(["merge", "list", "--json"], store: postgres.uri).stdout.filter { !$0.isWhitespace }, "[]")
-        let health = try run(["health"], store: postgres.uri)
+        let health = try run(["health"], store: database.location)
         XCTAssertEqual(health.status, 0, health.all)
         XCTAssertTrue(health.stdout.contains("store.integrity: not applicable on Postgres"), health.stdout)
     }
 
     func testInitTwiceOnPostgresChangesNothingTheSecondTime() throws {
-        let postgres = try Self.newDatabase()
-        defer { Self.dropDatabase(postgres.name) }
-        XCTAssertEqual(try run(["init"], store: postgres.uri).status, 0)
-        let again = try run(["init", "--json"], store: postgres.uri)
+        let database = try TestStore.make(.postgres, in: try Scratch())
+        defer { database.drop() }
+        XCTAssertEqual(try run(["init"], store: database.location).status, 0)
+        let again = try run(["init", "--json"], store: database.location)
         XCTAssertEqual(again.status, 0, again.all)
         let report = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])
         XCTAssertEqual(((report["store"] as? [String: Any])?["applied"] as? [Any])?.count, 0, again.stdout)
-        let audit = try run(["audit", "list", "--json"], store: postgres.uri)
+        let audit = try run(["audit", "list", "--json"], store: database.location)
         XCTAssertFalse(audit.stdout.contains("store.upgrade"), audit.stdout)
         XCTAssertTrue(audit.stdout.contains("store.init"), audit.stdout)
     }
@@ -135,11 +108,36 @@ final class EngineParityTests: XCTestCase {
     }
 
     func testADatabaseWithoutGatehouseIsRefusedByName() throws {
-        let postgres = try Self.newDatabase()
-        defer { Self.dropDatabase(postgres.name) }
-        let result = try run(["status"], store: postgres.uri)
+        let database = try TestStore.make(.postgres, in: try Scratch())
+        defer { database.drop() }
+        let result = try run(["status"], store: database.location)
         XCTAssertEqual(result.status, 1, result.all)
         XCTAssertTrue(result.stderr.contains("is not a Gatehouse store yet"), result.stderr)
         XCTAssertTrue(result.stderr.contains("gatehouse init"), result.stderr)
+    }
+
+    /// A standby, or a database whose `default_transaction_read_only` is on: reads work, every write is one clear line
+    /// with exit 1 and changes nothing, and health says the store is read-only.
+    func testAReadOnlyPostgresStoreRefusesWritesAndStillReads() throws {
+        let database = try TestStore.make(.postgres, in: try Scratch())
+        defer { database.drop() }
+        XCTAssertEqual(try run(["init"], store: database.location).status, 0)
+        XCTAssertEqual(try run(["demo", "seed", "--users", "10"], store: database.location).status, 0)
+        _ = try database.query("DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET default_transaction_read_only = on', current_database()); END $$")
+
+        XCTAssertEqual(try run(["status"], store: database.location).status, 0)
+        XCTAssertEqual(try run(["users", "search", "a"], store: database.location).status, 0)
+        for command in [["policy", "set", "linkSocial.allowDifferentEmails", "true", "--reason", "SUP-1"],
+                        ["admins", "add", "rita", "--role", "viewer"],
+                        ["demo", "seed", "--users", "5"], ["health", "--record"]] {
+            let result = try run(command, store: database.location)
+            XCTAssertEqual(result.status, command.first == "health" ? 3 : 1, "\(command): \(result.all)")
+            XCTAssertTrue(result.stderr.contains("is read-only") || result.stdout.contains("is read-only"), "\(command): \(result.all)")
+            XCTAssertFalse(result.all.contains("\n  at "), result.all)
+        }
+        let policy = try run(["policy", "show", "--json"], store: database.location)
+        XCTAssertTrue(policy.stdout.contains("\"version\" : 0"), policy.stdout)
+        let health = try run(["health"], store: database.location)
+        XCTAssertTrue(health.stdout.contains("the store is read-only"), health.stdout)
     }
 }

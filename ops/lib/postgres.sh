@@ -82,6 +82,9 @@ CREATE ROLE gatehouse LOGIN CREATEDB;
 CREATE DATABASE gatehouse_test OWNER gatehouse;
 CREATE ROLE gatehouse_pw LOGIN PASSWORD :'pw';
 GRANT ALL ON DATABASE gatehouse_test TO gatehouse_pw;
+-- A role with few connections, for the console's start-up check of what the server can give it.
+CREATE ROLE gatehouse_limited LOGIN CONNECTION LIMIT 3;
+GRANT gatehouse TO gatehouse_limited;
 SQL
 
   export GATEHOUSE_TEST_PG_URI="postgresql://gatehouse@/gatehouse_test?host=$GATEHOUSE_TEST_PG_DIR&port=5432"

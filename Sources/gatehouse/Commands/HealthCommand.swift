@@ -68,7 +68,7 @@ enum HealthCommand {
             if let path = invocation.value("prometheus") { try PrometheusTextfile.write(report, to: path, spelling: CLISpelling.spelling) }
         } catch {
             // The checks ran but their results could not be kept: the scheduler must not read this as OK.
-            invocation.output.error("gatehouse: \((error as? GatehouseError)?.markedDescription ?? String(describing: error))")
+            invocation.output.error("gatehouse: \(GatehouseError.operatorFacing(error, storePath: store.path)?.markedDescription ?? String(describing: error))")
             return HealthStatus.unknown.exitCode
         }
         if invocation.json {
