@@ -59,6 +59,36 @@ public protocol SQLDatabase: AnyObject {
     func indexes(of table: String) throws -> [IndexInfo]
 }
 
+/// A column as the engine's catalog describes it.
+public struct ColumnInfo: Sendable, Equatable {
+    public let name: String
+    public let declaredType: String
+    public let notNull: Bool
+    public let primaryKeyPosition: Int
+}
+
+/// One column of a foreign key as the engine's catalog describes it (a composite key is one entry per column, all
+/// with the same `constraint`).
+public struct ForeignKeyInfo: Sendable, Equatable {
+    public let table: String
+    public let column: String
+    public let referencedTable: String
+    /// Nil when the key references the parent's primary key implicitly.
+    public let referencedColumn: String?
+    public let onDelete: String
+    /// Names the key the column belongs to: SQLite's key number, Postgres's constraint name.
+    public let constraint: String
+
+    public init(table: String, column: String, referencedTable: String, referencedColumn: String?, onDelete: String, constraint: String) {
+        self.table = table
+        self.column = column
+        self.referencedTable = referencedTable
+        self.referencedColumn = referencedColumn
+        self.onDelete = onDelete
+        self.constraint = constraint
+    }
+}
+
 /// An index as the engine's catalog describes it.
 public struct IndexInfo: Sendable, Equatable {
     public let name: String
@@ -163,6 +193,16 @@ public struct SQLDialect: Sendable, Equatable {
         switch engine {
         case .sqlite: expression
         case .postgres: "\(expression) COLLATE \"C\""
+        }
+    }
+
+    /// The statement that defers foreign-key checks to the commit, for a transaction that moves rows between
+    /// parents: SQLite's `defer_foreign_keys`; on Postgres, `SET CONSTRAINTS ALL DEFERRED`, which defers the keys
+    /// declared DEFERRABLE (the others are checked per statement, so the writes keep parents before children).
+    public var deferForeignKeys: String {
+        switch engine {
+        case .sqlite: "PRAGMA defer_foreign_keys = ON"
+        case .postgres: "SET CONSTRAINTS ALL DEFERRED"
         }
     }
 

@@ -58,7 +58,6 @@ public struct MergeApplier {
 
     /// Applies a plan.
     public func apply(planID: String, ticket: String, actor: Actor, now: Timestamp = .now()) throws -> Result {
-        try MergePlanner.requireSupportedEngine(store)
         let ticket = try Self.validate(ticket: ticket)
         let delay = ProcessInfo.processInfo.environment[Self.delayVariable].flatMap(UInt32.init).map { min($0, 10_000) } ?? 0
         let plan = try self.plan(planID)
@@ -66,7 +65,7 @@ public struct MergeApplier {
         let undoJSON = try MergeUndoJSON(steps: plan.steps, appliedAt: now)
         let started = DispatchTime.now()
         let mergeID: Int64 = try db.write {
-            try db.execute("PRAGMA defer_foreign_keys = ON")
+            try db.execute(db.dialect.deferForeignKeys)
             if let applied = try db.scalar("SELECT id FROM gatehouse_merges WHERE plan_id = ? AND status = 'applied'", [planID]).int64 {
                 throw GatehouseError.conflict("plan \(planID) was already applied (merge \(applied))", fix: "see \(command: .mergeShow, "\(applied)")")
             }

@@ -27,18 +27,9 @@ public struct MergePlanner {
 
     public init(store: Store) { self.store = store }
 
-    /// Merges read SQLite's row images (rowids, `sqlite_master`, deferred foreign keys); on another engine they
-    /// refuse before reading or writing anything, rather than fail half-way through a statement.
-    static func requireSupportedEngine(_ store: Store) throws {
-        guard store.db.engine != .sqlite else { return }
-        throw GatehouseError("merges on a \(store.db.engine.displayName) store are not available yet: plan, apply and undo read SQLite's row images; nothing was changed",
-                             fix: "the other jobs work on this store; a merge on \(store.db.engine.displayName) needs a Gatehouse release with merges on that engine")
-    }
-
     /// Plans the merge and, when every conflict is decided, stores it (audited) under its id.
     public func plan(source sourceInput: String, target targetInput: String, decisions: MergeDecisions,
                      actor: Actor, now: Timestamp = .now()) throws -> MergePlan {
-        try Self.requireSupportedEngine(store)
         let resolver = MergeUserResolver(store: store)
         let (source, target) = try store.db.read {
             (try resolver.resolve(sourceInput, field: .from), try resolver.resolve(targetInput, field: .into))
@@ -57,8 +48,8 @@ public struct MergePlanner {
     private func save(_ plan: MergePlan, id: String, actor: Actor, now: Timestamp) throws {
         try store.db.write {
             try store.db.execute("""
-                INSERT OR IGNORE INTO gatehouse_merge_plans (id, fingerprint, source_user_id, target_user_id, decisions, created_at, actor, plan)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO gatehouse_merge_plans (id, fingerprint, source_user_id, target_user_id, decisions, created_at, actor, plan)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
                 """, [id, plan.fingerprint, plan.source.rawValue, plan.target.rawValue, try MergeJSON.string(plan.decisions),
                       now.iso8601, actor.name, try MergeJSON.string(plan)])
             try store.audit.append(store.db, actor: actor, action: "merge.plan", subject: id, details: [

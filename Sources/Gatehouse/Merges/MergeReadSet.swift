@@ -90,8 +90,8 @@ struct MergeReadSet {
             verifications = try db.rows("""
                 SELECT \(verification.selectList) FROM \(verification.sql)
                 WHERE \(identifier) = ?1
-                   OR (length(\(identifier)) > length(?1) AND substr(\(identifier), -length(?1)) = ?1
-                       AND substr(\(identifier), -length(?1) - 1, 1) IN (':', '-'))
+                   OR (length(\(identifier)) > length(?1) AND substr(\(identifier), length(\(identifier)) - length(?1) + 1) = ?1
+                       AND substr(\(identifier), length(\(identifier)) - length(?1), 1) IN (':', '-'))
                    OR \(value) = ?2
                 ORDER BY \(verification.orderList)
                 """, [email, source.rawValue]).map(verification.image)

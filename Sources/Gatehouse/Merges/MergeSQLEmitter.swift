@@ -21,7 +21,12 @@ public enum MergeSQLEmitter {
     static let checksPerStatement = 100
 
     /// The script for `plan`, with date columns the plan touches set to `time`.
-    public static func script(for plan: MergePlan, at time: Timestamp) throws -> String {
+    public static func script(for plan: MergePlan, at time: Timestamp, engine: SQLDialect.Engine = .sqlite) throws -> String {
+        guard engine == .sqlite else {
+            // The guards rest on SQLite's RAISE(ROLLBACK) in a temp trigger; a Postgres script would need its own.
+            throw GatehouseError("the merge script is written in SQLite's SQL; the plan is stored, and on this \(engine.displayName) store it is applied in one transaction with the same checks",
+                                 fix: "apply the stored plan (its id is above) on this store instead")
+        }
         guard let id = plan.id else {
             throw GatehouseError.conflict("the plan has undecided conflicts; no SQL is emitted", fix: "decide them (see the plan) and plan again")
         }

@@ -21,6 +21,14 @@ public struct MergeTableShape: Sendable, Equatable {
         let info = try db.columns(of: table)
         guard !info.isEmpty else { throw GatehouseError.notFound("table \"\(table)\" does not exist") }
         let keys = info.filter { $0.primaryKeyPosition > 0 }.sorted { $0.primaryKeyPosition < $1.primaryKeyPosition }
+        guard db.engine == .sqlite else {
+            // Only SQLite has a rowid that names a row for good; elsewhere a merge names rows by primary key.
+            guard !keys.isEmpty else {
+                throw GatehouseError("table \"\(table)\" has no primary key, so a merge cannot name its rows on \(db.engine.displayName); nothing was changed",
+                                     fix: "give the table a primary key, or merge these two users by hand")
+            }
+            return MergeTableShape(name: table, columns: info.map(\.name), keyColumns: keys.map(\.name), hasRowid: false, rowidIsKey: false)
+        }
         let ddl = try db.scalar("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [table]).string ?? ""
         let withoutRowid = ddl.uppercased().replacingOccurrences(of: "\\s+", with: " ", options: .regularExpression).contains("WITHOUT ROWID")
         let integerKey = !withoutRowid && keys.count == 1 && keys[0].declaredType.uppercased() == "INTEGER"

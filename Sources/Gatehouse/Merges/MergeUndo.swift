@@ -30,7 +30,6 @@ public struct MergeUndo {
 
     /// Undoes merge `mergeID`.
     public func undo(mergeID: String, reason: String, actor: Actor, now: Timestamp = .now()) throws -> Result {
-        try MergePlanner.requireSupportedEngine(store)
         let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !reason.isEmpty else { throw GatehouseError.invalid("\(field: .reason) is empty", fix: "say why the merge is undone, e.g. \(field: .reason) \"wrong person, SUP-1240\"") }
         guard reason.count <= Self.maxReasonLength else {
@@ -39,7 +38,7 @@ public struct MergeUndo {
         _ = try OperatorText.check(reason, field: "\(field: .reason)", multiline: true)
         let db = store.db
         return try db.write {
-            try db.execute("PRAGMA defer_foreign_keys = ON")
+            try db.execute(db.dialect.deferForeignKeys)
             guard let number = Int64(mergeID), let row = try db.row("SELECT * FROM gatehouse_merges WHERE id = ?", [number]) else {
                 let shown = mergeID.count > 40 ? String(mergeID.prefix(40)) + "…" : mergeID
                 throw GatehouseError.notFound("no merge \"\(shown)\"", fix: "list merges with \(command: .mergeList)")

@@ -44,10 +44,12 @@ public struct ReferenceGraph: Sendable, Equatable {
         var toSync: [Reference] = [], toUser: [Reference] = [], toSession: [Reference] = []
         let userTable = schema.user.name.lowercased(), sessionTable = schema.session.name.lowercased()
         for table in try db.tableNames() where !table.hasPrefix("gatehouse_") {
-            let keys = try db.rows("SELECT id, seq, \"table\", \"from\", \"to\", on_delete FROM pragma_foreign_key_list(?) ORDER BY id, seq", [table])
-            let grouped = Dictionary(grouping: keys) { $0[0].int64 ?? 0 }
-            for (_, columns) in grouped.sorted(by: { $0.key < $1.key }) {
-                guard let first = columns.first, let parent = first[2].string else { continue }
+            let keys = try db.foreignKeys(of: table)
+            let order = keys.map(\.constraint)
+            let grouped = Dictionary(grouping: keys, by: \.constraint)
+            for (_, columns) in grouped.sorted(by: { order.firstIndex(of: $0.key)! < order.firstIndex(of: $1.key)! }) {
+                guard let first = columns.first else { continue }
+                let parent = first.referencedTable
                 let lowered = parent.lowercased()
                 let kind: Int
                 if lowered == syncUsers && syncTable != nil { kind = 0 } else if lowered == userTable { kind = 1 } else if lowered == sessionTable { kind = 2 } else { continue }
@@ -55,9 +57,9 @@ public struct ReferenceGraph: Sendable, Equatable {
                     throw GatehouseError("table \"\(table)\" has a composite foreign key to \"\(parent)\"; a merge cannot move its rows safely",
                                          fix: "merge these two users by hand, or make that key a single column")
                 }
-                let parentColumn = try first[4].string ?? primaryKey(db, of: parent)
-                let reference = Reference(table: table, column: first[3].string ?? "", parentTable: parent,
-                                          parentColumn: parentColumn, onDelete: first[5].string ?? "NO ACTION")
+                let parentColumn = try first.referencedColumn ?? primaryKey(db, of: parent)
+                let reference = Reference(table: table, column: first.column, parentTable: parent,
+                                          parentColumn: parentColumn, onDelete: first.onDelete)
                 switch kind {
                 case 0: toSync.append(reference)
                 case 1: toUser.append(reference)

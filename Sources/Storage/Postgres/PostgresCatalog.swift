@@ -16,7 +16,8 @@ extension PostgresConnection {
     public func columns(of table: String) throws -> [ColumnInfo] {
         try rows("""
             SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS notnull,
-                   coalesce(array_position(i.indkey::int2[], a.attnum), 0) AS pk
+                   coalesce((SELECT k.position FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, position)
+                             WHERE k.attnum = a.attnum), 0) AS pk
             FROM pg_attribute a
             LEFT JOIN pg_index i ON i.indrelid = a.attrelid AND i.indisprimary
             WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped
@@ -37,7 +38,7 @@ extension PostgresConnection {
     /// column pair, as SQLite's `pragma_foreign_key_list` does), read from `pg_constraint`.
     public func foreignKeys(of table: String) throws -> [ForeignKeyInfo] {
         try rows("""
-            SELECT parent.relname AS parent, child_column.attname AS "from", parent_column.attname AS "to",
+            SELECT c.conname AS constraint_name, parent.relname AS parent, child_column.attname AS "from", parent_column.attname AS "to",
                    CASE c.confdeltype WHEN 'c' THEN 'CASCADE' WHEN 'n' THEN 'SET NULL' WHEN 'd' THEN 'SET DEFAULT'
                                       WHEN 'r' THEN 'RESTRICT' ELSE 'NO ACTION' END AS on_delete
             FROM pg_constraint c
@@ -49,7 +50,8 @@ extension PostgresConnection {
             ORDER BY c.conname, k.position
             """, [PostgresConnection.quote(table)]).map {
             ForeignKeyInfo(table: table, column: try $0.string("from"), referencedTable: try $0.string("parent"),
-                           referencedColumn: $0.optionalString("to"), onDelete: try $0.string("on_delete"))
+                           referencedColumn: $0.optionalString("to"), onDelete: try $0.string("on_delete"),
+                           constraint: try $0.string("constraint_name"))
         }
     }
 

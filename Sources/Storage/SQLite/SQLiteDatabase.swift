@@ -228,9 +228,9 @@ public final class SQLiteDatabase: SQLDatabase {
 
     /// The foreign keys declared on a table.
     public func foreignKeys(of table: String) throws -> [ForeignKeyInfo] {
-        try rows("SELECT \"table\", \"from\", \"to\", on_delete FROM pragma_foreign_key_list(?)", [table]).map {
+        try rows("SELECT \"table\", \"from\", \"to\", on_delete, id FROM pragma_foreign_key_list(?) ORDER BY id, seq", [table]).map {
             ForeignKeyInfo(table: table, column: $0[1].string ?? "", referencedTable: $0[0].string ?? "",
-                           referencedColumn: $0[2].string, onDelete: $0[3].string ?? "NO ACTION")
+                           referencedColumn: $0[2].string, onDelete: $0[3].string ?? "NO ACTION", constraint: String($0[4].int64 ?? 0))
         }
     }
 
@@ -248,24 +248,6 @@ public final class SQLiteDatabase: SQLDatabase {
     public static func quote(_ identifier: String) -> String {
         "\"" + identifier.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
     }
-}
-
-/// A column as `PRAGMA table_info` describes it.
-public struct ColumnInfo: Sendable, Equatable {
-    public let name: String
-    public let declaredType: String
-    public let notNull: Bool
-    public let primaryKeyPosition: Int
-}
-
-/// A foreign key as `PRAGMA foreign_key_list` describes it.
-public struct ForeignKeyInfo: Sendable, Equatable {
-    public let table: String
-    public let column: String
-    public let referencedTable: String
-    /// Nil when the key references the parent's primary key implicitly.
-    public let referencedColumn: String?
-    public let onDelete: String
 }
 
 private extension String {

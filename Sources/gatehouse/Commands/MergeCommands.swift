@@ -78,7 +78,7 @@ enum MergeCommands: CommandNoun {
                                           fix: "plan again with \(options)")
         }
         if let path = invocation.value("emit-sql") {
-            let script = CLISpelling.render(try MergeSQLEmitter.script(for: plan, at: .now()))
+            let script = CLISpelling.render(try MergeSQLEmitter.script(for: plan, at: .now(), engine: store.db.engine))
             // The script carries the planned rows' full images (session and OAuth tokens among them): owner-only.
             do {
                 try Data(script.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
