@@ -70,6 +70,8 @@ typedef int (*gatehouse_pq_send_query_prepared_fn)(PGconn *conn, const char *stm
                                                    const int *paramFormats, int resultFormat);
 typedef int (*gatehouse_pq_set_single_row_mode_fn)(PGconn *conn);
 typedef PGresult *(*gatehouse_pq_get_result_fn)(PGconn *conn);
+typedef int (*gatehouse_pq_put_copy_data_fn)(PGconn *conn, const char *buffer, int nbytes);
+typedef int (*gatehouse_pq_put_copy_end_fn)(PGconn *conn, const char *errormsg);
 typedef int (*gatehouse_pq_nparams_fn)(const PGresult *res);
 typedef Oid (*gatehouse_pq_paramtype_fn)(const PGresult *res, int param_num);
 typedef int (*gatehouse_pq_result_status_fn)(const PGresult *res);

@@ -83,16 +83,19 @@ public final class ConsoleServer: Sendable {
                                          fix: "listen on 127.0.0.1 (the default), or pass --allow-remote if you front it with something that adds TLS")
         }
         self.options = options
-        let stores = try StorePool(path: options.storePath, configurationPath: options.configurationPath, size: options.threads)
-        let storeFile = StoreFileWatch(path: options.storePath)
         // libmicrohttpd's threads only read sockets and answer cheap requests: one per core is enough, and more
         // would only take turns on the cores. Slow work gets `threads` handler threads of its own.
         let connectionThreads = max(1, min(options.threads, ProcessInfo.processInfo.activeProcessorCount))
-        // A server's connections are shared with Better Auth's own: there the cheap requests share one connection, so
-        // the console holds at most one per handler thread plus one, and checks at start that the server has them.
-        let inlineSize = stores.engine == .sqlite ? connectionThreads : 1
-        try stores.requireServerConnections(options.threads + inlineSize, fix: "start the console with fewer handler threads")
-        let inlineStores = try StorePool(path: options.storePath, configurationPath: options.configurationPath, size: inlineSize)
+        // A file gives each lane connections of its own. A server's connections are shared with Better Auth's: there
+        // both lanes draw from one pool of one connection per handler thread plus one, which the console checks at
+        // start that the server (and the role's limit) can give.
+        let serverStore = try StoreLocation(options.storePath).engine != .sqlite
+        let stores = try StorePool(path: options.storePath, configurationPath: options.configurationPath,
+                                   size: options.threads + (serverStore ? 1 : 0))
+        let storeFile = StoreFileWatch(path: options.storePath)
+        if serverStore { try stores.requireServerConnections(options.threads + 1, fix: "start the console with fewer handler threads") }
+        let inlineStores = serverStore ? stores
+            : try StorePool(path: options.storePath, configurationPath: options.configurationPath, size: connectionThreads)
         let files: StaticFiles
         do { files = try StaticFiles(directory: options.publicDirectory) } catch {
             throw GatehouseError("cannot read the console's files in \(options.publicDirectory)", fix: "set GATEHOUSE_PUBLIC to the Public/ folder")

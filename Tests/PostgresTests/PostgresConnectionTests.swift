@@ -283,3 +283,43 @@ final class PostgresStreamingTests: XCTestCase {
         XCTAssertEqual(try db.scalar("SELECT count(*) FROM \(table)"), .integer(0))
     }
 }
+
+/// `copy(into:columns:values:)` loads rows as `INSERT` would store them, escapes included, and all or nothing.
+final class PostgresCopyTests: XCTestCase {
+    func testCopiedRowsReadBackAsBound() throws {
+        let db = try TestPostgres.connect()
+        let table = TestPostgres.uniqueTable("copy")
+        try db.execute("CREATE TABLE \(table) (id int8 PRIMARY KEY, t text, b boolean, r float8, y bytea, at timestamptz)")
+        defer { try? db.execute("DROP TABLE IF EXISTS \(table)") }
+        let hostile = "tab\there, new\nline, cr\r, back\\slash \\N, 'quote', \"dq\", Zoë 🎉"
+        let rows: [[SQLValue]] = [
+            [.integer(1), .text(hostile), .integer(1), .real(0.1), .blob([0, 255, 16]), .text("2026-11-30T03:48:03.123Z")],
+            [.integer(2), .null, .integer(0), .real(-1e308), .blob([]), .null],
+            [.integer(3), .text(""), .null, .null, .null, .text("2025-01-01T00:00:00.000Z")],
+        ]
+        XCTAssertEqual(try db.copy(into: table, columns: ["id", "t", "b", "r", "y", "at"], values: rows.flatMap { $0 }[...]), 3)
+        let back = try db.rows("SELECT id, t, b, r, y, at FROM \(table) ORDER BY id")
+        XCTAssertEqual(back.map { $0["t"] }, [.text(hostile), .null, .text("")])
+        XCTAssertEqual(back.map { $0["b"] }, [.integer(1), .integer(0), .null])
+        XCTAssertEqual(back.map { $0["r"] }, [.real(0.1), .real(-1e308), .null])
+        XCTAssertEqual(back.map { $0["y"] }, [.blob([0, 255, 16]), .blob([]), .null])
+        XCTAssertEqual(back[0]["at"], .text("2026-11-30 03:48:03.123+00"))
+    }
+
+    func testAFailedCopyLoadsNothingAndLeavesTheConnectionReady() throws {
+        let db = try TestPostgres.connect()
+        let table = TestPostgres.uniqueTable("copyfail")
+        try db.execute("CREATE TABLE \(table) (id int8 PRIMARY KEY, t text)")
+        defer { try? db.execute("DROP TABLE IF EXISTS \(table)") }
+        // A duplicate key in the middle: the server refuses the whole COPY.
+        XCTAssertThrowsError(try db.copy(into: table, columns: ["id", "t"], values: [.integer(1), .text("a"), .integer(1), .text("b")][...])) { error in
+            XCTAssertTrue((error as? PostgresError)?.isUniqueViolation ?? false, "\(error)")
+        }
+        // A NUL in a text value: refused before the server sees it.
+        XCTAssertThrowsError(try db.copy(into: table, columns: ["id", "t"], values: [.integer(2), .text("nul\u{0}here")][...])) { error in
+            XCTAssertEqual((error as? PostgresError)?.sqlState, "22021", "\(error)")
+        }
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM \(table)"), .integer(0))
+        XCTAssertEqual(try db.scalar("SELECT 1"), .integer(1))
+    }
+}

@@ -71,7 +71,7 @@ start_test_postgres() {
   _gatehouse_pg_as "$bindir/pg_ctl" --pgdata="$data" --log="$log" --wait --timeout=60 \
       -o "-c listen_addresses= -c unix_socket_directories=$GATEHOUSE_TEST_PG_DIR -c port=5432 -c fsync=off \
           -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=16MB -c max_connections=40 \
-          -c password_encryption=scram-sha-256" start >/dev/null \
+          -c password_encryption=scram-sha-256 ${GATEHOUSE_TEST_PG_SETTINGS:-}" start >/dev/null \
     || { echo "ops: the test Postgres did not start:" >&2; cat "$log" >&2; return 1; }
 
   local psql="$bindir/psql"

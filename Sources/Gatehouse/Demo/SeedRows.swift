@@ -35,10 +35,8 @@ struct SeedColumns: Sendable {
     var width: Int { fields.count }
     func slot(_ field: AuthSchema.Field) -> Int? { slots[field] }
 
-    /// `INSERT INTO table (columns)`, for `BulkInsert`.
-    var insertPrefix: String {
-        "INSERT INTO \(table.sql) (\(fields.map { table.col($0) }.joined(separator: ", ")))"
-    }
+    /// The physical columns, in `fields` order, for `BulkInsert`.
+    var columns: [String] { fields.map { table.columns[$0] ?? $0.rawValue } }
 }
 
 /// The shapes of Better Auth's tables for seeding: computed once, shared by the builder and the inserter.
@@ -56,36 +54,40 @@ struct SeedLayout: Sendable {
     }
 }
 
-/// Inserts rows of one table through multi-row `INSERT … VALUES (…), (…), …` statements: one statement run
-/// writes `chunk` rows with the table's and its indexes' cursors opened once, where a statement per row
-/// opens and positions them again for every row. The rest of a batch goes through a one-row statement.
+/// Inserts rows of one table in bulk. On SQLite, through multi-row `INSERT … VALUES (…), (…), …` statements: one
+/// statement run writes `chunk` rows with the table's and its indexes' cursors opened once, where a statement per
+/// row opens and positions them again for every row; the rest of a batch goes through a one-row statement. On
+/// Postgres, through `COPY … FROM STDIN`: no statement to plan and no parameter to parse per row.
 final class BulkInsert {
-    /// SQLite's statements are held and stepped directly (the seed's hot path); another engine prepares the same
-    /// SQL once per connection behind `execute`.
     private enum Target {
         case sqlite(many: Statement, one: Statement)
+        case postgres(PostgresConnection, table: String, columns: [String])
         case other(SQLDatabase, many: String, one: String)
     }
     private let target: Target
     private let width: Int, chunk: Int
 
-    /// `prefix` is `INSERT INTO table (columns)`; `width` the number of columns.
-    init(_ db: SQLDatabase, prefix: String, width: Int, chunk: Int = 64) throws {
-        let row = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
+    init(_ db: SQLDatabase, table: String, columns: [String], chunk: Int = 64) throws {
+        let prefix = "INSERT INTO \(SQLDialect.quote(table)) (\(columns.map(SQLDialect.quote).joined(separator: ", ")))"
+        let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
         let many = prefix + " VALUES " + Array(repeating: row, count: chunk).joined(separator: ", ")
         let one = prefix + " VALUES " + row
-        if let sqlite = db as? SQLiteDatabase {
-            target = .sqlite(many: try sqlite.statement(many), one: try sqlite.statement(one))
-        } else {
-            target = .other(db, many: many, one: one)
+        switch db {
+        case let sqlite as SQLiteDatabase: target = .sqlite(many: try sqlite.statement(many), one: try sqlite.statement(one))
+        case let postgres as PostgresConnection: target = .postgres(postgres, table: table, columns: columns)
+        default: target = .other(db, many: many, one: one)
         }
-        self.width = width
+        self.width = columns.count
         self.chunk = chunk
     }
 
     /// Inserts `values`, `width` per row.
     func insert(_ values: [SQLValue]) throws {
         precondition(values.count % width == 0, "rows are \(width) values wide")
+        if case .postgres(let db, let table, let columns) = target {
+            if !values.isEmpty { try db.copy(into: table, columns: columns, values: values[...]) }
+            return
+        }
         var start = 0
         while values.count - start >= chunk * width {
             try execute(many: true, values[start..<start + chunk * width])
@@ -103,6 +105,8 @@ final class BulkInsert {
             try (many ? manyStatement : oneStatement).execute(values)
         case .other(let db, let manySQL, let oneSQL):
             try db.execute(many ? manySQL : oneSQL, Array(values))
+        case .postgres:
+            preconditionFailure("COPY takes the whole batch")
         }
     }
 }
@@ -113,21 +117,21 @@ final class SeedInserter {
     private let users: BulkInsert, accounts: BulkInsert, sessions: BulkInsert
     private let verifications: BulkInsert?
     private let workspaces: BulkInsert, subscriptions: BulkInsert
-    private let syncInsert: String, roleInsert: String
+    private let roleInsert: String
 
     init(store: Store, layout: SeedLayout) throws {
         let db = store.db
         self.db = db
-        users = try BulkInsert(db, prefix: layout.users.insertPrefix, width: layout.users.width)
-        accounts = try BulkInsert(db, prefix: layout.accounts.insertPrefix, width: layout.accounts.width)
-        sessions = try BulkInsert(db, prefix: layout.sessions.insertPrefix, width: layout.sessions.width)
-        verifications = try layout.verifications.map { try BulkInsert(db, prefix: $0.insertPrefix, width: $0.width) }
-        workspaces = try BulkInsert(db, prefix: "INSERT INTO workspaces (id, owner_id, name, created_at)", width: 4)
-        subscriptions = try BulkInsert(db, prefix: "INSERT INTO subscriptions (id, user_id, plan, status, current_period_end, created_at)", width: 6)
-        // One row at a time: each sync user's rowid is read back for the rows it owns.
-        syncInsert = "INSERT INTO users (sub, display_name, created_at) VALUES (?, NULL, ?) RETURNING id"
+        users = try BulkInsert(db, table: layout.users.table.name, columns: layout.users.columns)
+        accounts = try BulkInsert(db, table: layout.accounts.table.name, columns: layout.accounts.columns)
+        sessions = try BulkInsert(db, table: layout.sessions.table.name, columns: layout.sessions.columns)
+        verifications = try layout.verifications.map { try BulkInsert(db, table: $0.table.name, columns: $0.columns) }
+        workspaces = try BulkInsert(db, table: "workspaces", columns: ["id", "owner_id", "name", "created_at"])
+        subscriptions = try BulkInsert(db, table: "subscriptions", columns: ["id", "user_id", "plan", "status", "current_period_end", "created_at"])
         roleInsert = "INSERT INTO allow_list (sub, role, granted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
     }
+
+    static let syncChunk = 64
 
     /// Inserts one batch; call inside a write transaction.
     func insert(_ batch: SeedBatch) throws {
@@ -135,10 +139,16 @@ final class SeedInserter {
         try accounts.insert(batch.accounts)
         try sessions.insert(batch.sessions)
         if let verifications { try verifications.insert(batch.verifications) }
+        // Sync users go in 64 at a time, each chunk reading back the ids it was given (by sub: RETURNING promises no
+        // order): one round trip per chunk rather than per user, which on a server is most of the seed's time.
         var syncRowIDs: [Int64] = []
         syncRowIDs.reserveCapacity(batch.syncUsers.count)
-        for user in batch.syncUsers {
-            syncRowIDs.append(try db.scalar(syncInsert, [SQLValue.text(user.sub), .text(user.created)]).int64 ?? 0)
+        for chunk in stride(from: 0, to: batch.syncUsers.count, by: Self.syncChunk).map({ batch.syncUsers[$0..<min($0 + Self.syncChunk, batch.syncUsers.count)] }) {
+            let sql = "INSERT INTO users (sub, display_name, created_at) VALUES "
+                + Array(repeating: "(?, NULL, ?)", count: chunk.count).joined(separator: ", ") + " RETURNING id, sub"
+            let ids = Dictionary(try db.rows(sql, chunk.flatMap { [SQLValue.text($0.sub), .text($0.created)] }).map { ($0[1].string ?? "", $0[0].int64 ?? 0) },
+                                 uniquingKeysWith: { first, _ in first })
+            syncRowIDs += chunk.map { ids[$0.sub] ?? 0 }
         }
         try workspaces.insert(batch.workspaces.flatMap { [.text($0.id), .integer(syncRowIDs[$0.owner]), .text($0.name), .text($0.created)] as [SQLValue] })
         try subscriptions.insert(batch.subscriptions.flatMap {

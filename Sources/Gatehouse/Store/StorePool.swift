@@ -17,9 +17,6 @@ public final class StorePool: Sendable {
                                 tidy: { $0.db.rollBackAbandonedTransaction() })
     }
 
-    /// The engine of the pool's store.
-    public var engine: SQLDialect.Engine { (try? StoreLocation(path))?.engine ?? .sqlite }
-
     /// Refuses to go on when the store's server cannot give `count` connections to this process (the pool's first
     /// is open already): `max_connections` less the superuser reserve and the connections open now, or the role's
     /// own `CONNECTION LIMIT`. A SQLite file has no such limit.

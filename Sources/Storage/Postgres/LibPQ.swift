@@ -31,6 +31,8 @@ struct LibPQ: @unchecked Sendable {
     let sendQueryPrepared: gatehouse_pq_send_query_prepared_fn
     let setSingleRowMode: gatehouse_pq_set_single_row_mode_fn
     let getResult: gatehouse_pq_get_result_fn
+    let putCopyData: gatehouse_pq_put_copy_data_fn
+    let putCopyEnd: gatehouse_pq_put_copy_end_fn
     let nparams: gatehouse_pq_nparams_fn
     let paramtype: gatehouse_pq_paramtype_fn
     let resultStatus: gatehouse_pq_result_status_fn
@@ -84,6 +86,8 @@ struct LibPQ: @unchecked Sendable {
         sendQueryPrepared = try symbol("PQsendQueryPrepared", as: gatehouse_pq_send_query_prepared_fn.self)
         setSingleRowMode = try symbol("PQsetSingleRowMode", as: gatehouse_pq_set_single_row_mode_fn.self)
         getResult = try symbol("PQgetResult", as: gatehouse_pq_get_result_fn.self)
+        putCopyData = try symbol("PQputCopyData", as: gatehouse_pq_put_copy_data_fn.self)
+        putCopyEnd = try symbol("PQputCopyEnd", as: gatehouse_pq_put_copy_end_fn.self)
         nparams = try symbol("PQnparams", as: gatehouse_pq_nparams_fn.self)
         paramtype = try symbol("PQparamtype", as: gatehouse_pq_paramtype_fn.self)
         resultStatus = try symbol("PQresultStatus", as: gatehouse_pq_result_status_fn.self)
