@@ -106,4 +106,66 @@ final class PostgresMergeTests: XCTestCase {
         XCTAssertEqual(planned.status, 1, planned.all)
         XCTAssertTrue(planned.stderr.contains("table \"odd\" has a composite foreign key to \"user\""), planned.stderr)
     }
+
+    /// SIGKILL at 30 points spread over `merge apply` (slowed inside its transaction): each time the store is either
+    /// untouched or fully merged (the server rolls back the transaction of a client that vanished), with its foreign
+    /// keys holding (Postgres enforces them on every statement) and one merge record exactly when merged.
+    func testKillDuringApplyLeavesTheStoreMergedOrUntouched() throws {
+        let scratch = try Scratch()
+        let store = try makeStore(scratch)
+        defer { store.drop() }
+        _ = try store.query("""
+            INSERT INTO session SELECT 'more' || i, '2030-01-01T00:00:00.000Z', 'more-tok' || i, '2025-03-04T10:00:00.000Z', '2025-03-04T10:00:00.000Z', '81.2.3.4', 'UA', '\(u2)'
+              FROM generate_series(1, 37) AS i;
+            INSERT INTO workspaces SELECT 'more-ws' || i, (SELECT id FROM users WHERE sub = 'better_auth|\(u2)'), 'More ' || i, '2025-03-04' FROM generate_series(1, 13) AS i;
+            """)
+        let planned = try cli.run(["merge", "plan", "--from", u2, "--into", u1, "--keep-email", "target", "--store", store.location, "--json"])
+        let id = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(planned.stdout.utf8)) as? [String: Any])?["planID"] as? String)
+        // Rows the merge touches take its time as updatedAt: compare everything else.
+        let today = String(ISO8601DateFormatter().string(from: Date()).prefix(10))
+        func state() throws -> [String] {
+            try dump(store).map { $0.replacingOccurrences(of: today + #" \d\d:\d\d:\d\d(\.\d+)?\+00"#, with: "<apply time>", options: .regularExpression) }
+        }
+        func applied() throws -> String { try store.query("SELECT count(*) FROM gatehouse_merges WHERE status = 'applied'") }
+        let untouched = try state()
+        XCTAssertEqual(try cli.run(["merge", "apply", id, "--ticket", "REF", "--yes", "--store", store.location]).status, 0)
+        let merged = try state()
+        XCTAssertNotEqual(merged, untouched)
+        func undo() throws {
+            let last = try store.query("SELECT max(id) FROM gatehouse_merges WHERE status = 'applied'")
+            let undone = try cli.run(["merge", "undo", last, "--reason", "kill test", "--store", store.location])
+            XCTAssertEqual(undone.status, 0, undone.all)
+        }
+        try undo()
+        XCTAssertEqual(try state(), untouched)
+
+        var delayed = cli
+        delayed.environment["GATEHOUSE_TEST_MERGE_DELAY_MS"] = "5"
+        let runs = 30
+        var outcomes: [String: Int] = [:]
+        for run in 0..<runs {
+            let process = try delayed.start(["merge", "apply", id, "--ticket", "REF", "--yes", "--store", store.location])
+            // From process start to past the end of the slowed transaction (about 100 steps × 5 ms).
+            usleep(UInt32(run * 900_000 / runs + Int.random(in: 0..<10_000)))
+            kill(process.process.processIdentifier, SIGKILL)
+            _ = try process.finish()
+            // The server notices the closed connection and rolls back; give it a moment to let the writer lock go.
+            var now = try state()
+            for _ in 0..<50 where now != untouched && now != merged { usleep(20_000); now = try state() }
+            if now == untouched {
+                XCTAssertEqual(try applied(), "0", "run \(run)")
+                outcomes["untouched", default: 0] += 1
+            } else if now == merged {
+                XCTAssertEqual(try applied(), "1", "run \(run)")
+                outcomes["merged", default: 0] += 1
+                try undo()
+            } else {
+                XCTFail("run \(run): the store is neither untouched nor fully merged")
+                break
+            }
+        }
+        XCTAssertGreaterThan(outcomes["untouched", default: 0], 0, "\(outcomes)")
+        XCTAssertGreaterThan(outcomes["merged", default: 0], 0, "\(outcomes)")
+        print("kill during merge apply on Postgres: \(outcomes)")
+    }
 }

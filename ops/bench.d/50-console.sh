@@ -54,11 +54,8 @@ done
 [ -n "$url" ] || { echo "50-console: gatehouse serve printed no URL" >&2; exit 1; }
 
 # Log in with curl; the token goes to the Lua script through the environment, never to the output.
-python3 -c 'import json,sys; print(json.dumps({"username": "bench", "password": open(sys.argv[1]).read().strip()}))' "$work/admin.pw" > "$work/login.json"
-curl -sf -H 'Content-Type: application/json' --data-binary @"$work/login.json" "$url/api/auth/login" > "$work/bundle.json"
-TOKEN=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["accessToken"])' "$work/bundle.json")
+TOKEN=$(console_token "$url" "$work/admin.pw" bench)
 export TOKEN
-rm -f "$work/login.json" "$work/bundle.json"
 
 # ~1000 random users.
 "$SQLITE3" "$store" "SELECT id FROM \"user\" ORDER BY random() LIMIT 1000" > "$work/ids.txt"
@@ -67,30 +64,12 @@ id=$(head -1 "$IDS_FILE")
 status=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$url/api/users/$id")
 [ "$status" = 200 ] || { echo "50-console: GET /api/users/$id answered $status" >&2; exit 1; }
 
-cat > "$work/users.lua" <<'LUA'
--- Rotates through the user ids, with the bench admin's bearer token on every request.
-local ids = {}
-for line in io.lines(os.getenv("IDS_FILE")) do ids[#ids + 1] = line end
-wrk.headers["Authorization"] = "Bearer " .. os.getenv("TOKEN")
-local counter = math.random(#ids)
-request = function()
-  counter = counter % #ids + 1
-  return wrk.format("GET", "/api/users/" .. ids[counter])
-end
-LUA
+write_users_lua "$work/users.lua"
 
 # wrk_run OUT DURATION URL [wrk options]: runs wrk, keeps its report in OUT.
 wrk_run() {
   local out=$1 duration=$2 target=$3; shift 3
   wrk -t2 -c"$connections" -d"${duration}s" --latency "$@" "$target" > "$out"
-}
-requests_per_second() { awk '/^Requests\/sec:/ { print int($2) }' "$1"; }
-total_requests() { awk '/requests in/ { print $1 }' "$1"; }
-non_2xx() { awk '/Non-2xx/ { print $NF }' "$1"; }
-# The 99th percentile in milliseconds (wrk prints us, ms or s).
-p99_ms() {
-  awk '$1 == "99%" { v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v);
-         if (u == "us") v /= 1000; else if (u == "s") v *= 1000; else if (u == "m") v *= 60000; printf "%.2f", v }' "$1"
 }
 
 # Static GET /: the console and the bare server, one after the other in this run.

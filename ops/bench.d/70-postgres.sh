@@ -148,25 +148,13 @@ for _ in $(seq 200); do
   kill -0 "$server_pid" 2>/dev/null || { cat "$work/serve.err" >&2; exit 1; }
   sleep 0.05
 done
-python3 -c 'import json,sys; print(json.dumps({"username": "bench", "password": open(sys.argv[1]).read().strip()}))' "$work/admin.pw" > "$work/login.json"
-TOKEN=$(curl -sf -H 'Content-Type: application/json' --data-binary @"$work/login.json" "$url/api/auth/login" | python3 -c 'import json,sys; print(json.load(sys.stdin)["accessToken"])')
+TOKEN=$(console_token "$url" "$work/admin.pw" bench)
 export TOKEN
-rm -f "$work/login.json"
 "$PSQL" -X -At "$uri" -c "SELECT id FROM \"user\" ORDER BY random() LIMIT 1000" > "$work/ids.txt"
 export IDS_FILE="$work/ids.txt"
-cat > "$work/users.lua" <<'LUA'
-local ids = {}
-for line in io.lines(os.getenv("IDS_FILE")) do ids[#ids + 1] = line end
-wrk.headers["Authorization"] = "Bearer " .. os.getenv("TOKEN")
-local counter = math.random(#ids)
-request = function()
-  counter = counter % #ids + 1
-  return wrk.format("GET", "/api/users/" .. ids[counter])
-end
-LUA
+write_users_lua "$work/users.lua"
 wrk -t2 -c32 -d10s --latency -s "$work/users.lua" "$url" > "$work/users.txt"
-rps=$(awk '/^Requests\/sec:/ { print int($2) }' "$work/users.txt")
-non2xx=$(awk '/Non-2xx/ { print $NF }' "$work/users.txt")
-p99=$(awk '$1 == "99%" { v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v);
-        if (u == "us") v /= 1000; else if (u == "s") v *= 1000; printf "%.2f", v }' "$work/users.txt")
+rps=$(requests_per_second "$work/users.txt")
+non2xx=$(non_2xx "$work/users.txt")
+p99=$(p99_ms "$work/users.txt")
 row "postgres: console GET /api/users/{id}, 32 connections" "$rps" "req/s" ">= 3000" "p99 $p99 ms (target < 20 ms); non-2xx: ${non2xx:-0}; 1000 random users"

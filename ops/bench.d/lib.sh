@@ -19,3 +19,36 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf 
 
 # row METRIC VALUE UNIT TARGET NOTE
 row() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5"; }
+
+# Console load helpers (wrk), shared by 50-console.sh and 70-postgres.sh.
+
+# console_token URL PASSWORD_FILE USER: logs in with curl and prints the access token (never shown elsewhere).
+console_token() {
+  python3 -c 'import json,sys; print(json.dumps({"username": sys.argv[2], "password": open(sys.argv[1]).read().strip()}))' "$2" "$3" \
+    | curl -sf -H 'Content-Type: application/json' --data-binary @- "$1/api/auth/login" \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["accessToken"])'
+}
+
+# write_users_lua FILE: a wrk script rotating through the ids in $IDS_FILE with $TOKEN as bearer token.
+write_users_lua() {
+  cat > "$1" <<'LUA'
+-- Rotates through the user ids, with the bench admin's bearer token on every request.
+local ids = {}
+for line in io.lines(os.getenv("IDS_FILE")) do ids[#ids + 1] = line end
+wrk.headers["Authorization"] = "Bearer " .. os.getenv("TOKEN")
+local counter = math.random(#ids)
+request = function()
+  counter = counter % #ids + 1
+  return wrk.format("GET", "/api/users/" .. ids[counter])
+end
+LUA
+}
+
+requests_per_second() { awk '/^Requests\/sec:/ { print int($2) }' "$1"; }
+total_requests() { awk '/requests in/ { print $1 }' "$1"; }
+non_2xx() { awk '/Non-2xx/ { print $NF }' "$1"; }
+# The 99th percentile in milliseconds (wrk prints us, ms or s).
+p99_ms() {
+  awk '$1 == "99%" { v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v);
+         if (u == "us") v /= 1000; else if (u == "s") v *= 1000; else if (u == "m") v *= 60000; printf "%.2f", v }' "$1"
+}
