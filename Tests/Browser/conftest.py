@@ -1,9 +1,15 @@
-"""Fixtures for the console's browser tests: a seeded store, `gatehouse serve`, headless Chromium."""
+"""Fixtures for the console's browser tests: a seeded store, `gatehouse serve`, headless Chromium.
+
+Every test runs once per engine: on a SQLite file, and on a Postgres database of its own on the throw-away cluster
+ops/test starts (GATEHOUSE_TEST_PG_URI). Without that cluster the Postgres run is skipped, never faked.
+"""
 import os
 import pathlib
+import secrets
 import subprocess
 import tempfile
 import time
+import urllib.parse
 
 import pytest
 from selenium import webdriver
@@ -20,15 +26,18 @@ ACCESS_TTL = 3
 class Console:
     """A running `gatehouse serve` over a seeded store."""
 
-    def __init__(self, directory):
+    def __init__(self, directory, store):
         self.directory = pathlib.Path(directory)
-        self.store = str(self.directory / "console.sqlite")
+        self.store = store
         self.log_path = self.directory / "serve.log"
         self.process = None
         self.url = None
+        # A Postgres store's master key file lives in GATEHOUSE_KEY_DIR (a SQLite store keeps it beside the file).
+        self.env = dict(os.environ, GATEHOUSE_KEY_DIR=str(self.directory / "keys"))
 
     def run(self, *args):
-        result = subprocess.run([BIN, *args, "--store", self.store], capture_output=True, text=True, timeout=120)
+        result = subprocess.run([BIN, *args, "--store", self.store], capture_output=True, text=True, timeout=120,
+                                env=self.env)
         assert result.returncode == 0, f"gatehouse {' '.join(args)}: {result.stdout}{result.stderr}"
         return result
 
@@ -39,7 +48,7 @@ class Console:
         init = self.run("init", "--admin-password-file", str(password_file))
         assert PASSWORD not in init.stdout + init.stderr
         self.run("admins", "add", "vera", "--role", "viewer", "--password-file", str(password_file))
-        env = dict(os.environ, GATEHOUSE_ACCESS_TOKEN_TTL=str(ACCESS_TTL))
+        env = dict(self.env, GATEHOUSE_ACCESS_TOKEN_TTL=str(ACCESS_TTL))
         self.stdout = open(self.directory / "serve.out", "w+")
         self.stderr = open(self.log_path, "w+")
         self.process = subprocess.Popen([BIN, "serve", "--store", self.store, "--listen", "127.0.0.1:0"],
@@ -63,15 +72,39 @@ class Console:
             self.process.wait(timeout=10)
 
 
-@pytest.fixture(scope="session")
-def console():
+class PostgresDatabase:
+    """A database of its own on the test cluster, dropped afterwards."""
+
+    def __init__(self):
+        self.base = os.environ.get("GATEHOUSE_TEST_PG_URI", "")
+        if not self.base:
+            pytest.skip("GATEHOUSE_TEST_PG_URI is not set: run ops/test, which starts a throw-away Postgres")
+        self.name = "gh_browser_" + secrets.token_hex(4)
+        self.psql(f"CREATE DATABASE {self.name}")
+        parts = urllib.parse.urlsplit(self.base)
+        self.uri = urllib.parse.urlunsplit(parts._replace(path="/" + self.name))
+
+    def psql(self, sql):
+        result = subprocess.run(["psql", self.base, "-X", "-q", "-c", sql], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+
+    def drop(self):
+        self.psql(f"DROP DATABASE IF EXISTS {self.name} WITH (FORCE)")
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgres"])
+def console(request):
     with tempfile.TemporaryDirectory(prefix="gatehouse-browser-") as directory:
-        server = Console(directory)
-        server.start()
+        database = PostgresDatabase() if request.param == "postgres" else None
+        server = Console(directory, database.uri if database else str(pathlib.Path(directory) / "console.sqlite"))
+        server.engine = request.param
         try:
+            server.start()
             yield server
         finally:
             server.stop()
+            if database:
+                database.drop()
 
 
 @pytest.fixture(scope="session")

@@ -174,7 +174,8 @@ def test_import_activate_and_mint_a_secret_shown_once(browser, console, request)
 
 def test_health_history_is_charted(browser, console):
     for _ in range(3):
-        result = subprocess.run([BIN, "health", "--record", "--store", console.store], capture_output=True, text=True, timeout=60)
+        result = subprocess.run([BIN, "health", "--record", "--store", console.store], capture_output=True, text=True, timeout=60,
+                                env=console.env)
         assert result.returncode in (0, 1, 2), result.stdout + result.stderr
     viewport(browser, WIDE)
     go(browser, console, "health")
