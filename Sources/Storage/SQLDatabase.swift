@@ -199,6 +199,16 @@ public struct SQLDialect: Sendable, Equatable {
     /// The statement that defers foreign-key checks to the commit, for a transaction that moves rows between
     /// parents: SQLite's `defer_foreign_keys`; on Postgres, `SET CONSTRAINTS ALL DEFERRED`, which defers the keys
     /// declared DEFERRABLE (the others are checked per statement, so the writes keep parents before children).
+    /// The clause that locks the rows a `SELECT` reads until the transaction ends, so that no other writer changes
+    /// them between this read and the writes that rely on it: ` FOR UPDATE` on Postgres; nothing on SQLite, whose
+    /// write transaction (`BEGIN IMMEDIATE`) already keeps every other writer out.
+    public var lockingRead: String {
+        switch engine {
+        case .sqlite: ""
+        case .postgres: " FOR UPDATE"
+        }
+    }
+
     public var deferForeignKeys: String {
         switch engine {
         case .sqlite: "PRAGMA defer_foreign_keys = ON"

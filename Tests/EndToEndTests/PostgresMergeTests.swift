@@ -58,10 +58,6 @@ final class PostgresMergeTests: XCTestCase {
         let id = try XCTUnwrap(object["planID"] as? String)
         let text = try cli.run(["merge", "plan", "--from", u2, "--into", u1, "--keep-email", "source", "--store", store.location])
         XCTAssertTrue(text.stdout.contains("passkey.userId → user.id"), text.stdout)
-        let emitted = try cli.run(["merge", "plan", "--from", u2, "--into", u1, "--keep-email", "source", "--emit-sql", scratch.path("m.sql"), "--store", store.location])
-        XCTAssertEqual(emitted.status, 1, emitted.all)
-        XCTAssertTrue(emitted.stderr.contains("written in SQLite's SQL"), emitted.stderr)
-
         let applied = try cli.run(["merge", "apply", id, "--ticket", "SUP-1", "--yes", "--store", store.location])
         XCTAssertEqual(applied.status, 0, applied.all)
         XCTAssertEqual(try store.query("SELECT \"userId\" FROM account WHERE \"accountId\" = '104857600000000000002'"), u1)
@@ -79,6 +75,57 @@ final class PostgresMergeTests: XCTestCase {
         XCTAssertEqual(try cli.run(["audit", "verify", "--store", store.location]).status, 0)
     }
 
+    /// `--emit-sql` on a Postgres store writes Postgres's SQL: psql runs it on a copy as planned and merges; on a
+    /// copy that changed since (or a second time) it changes nothing. Hostile values (a quote, the script's own
+    /// dollar-quote tag, a backslash) stay values.
+    func testEmittedSQLRunsWithPsql() throws {
+        let scratch = try Scratch()
+        let store = try makeStore(scratch)
+        defer { store.drop() }
+        _ = try store.query("""
+            UPDATE "user" SET name = 'Ana $gatehouse$ END $$; DROP TABLE session; -- '' \\x00' WHERE id = '\(u2)';
+            UPDATE session SET "userAgent" = E'back\\\\slash $gatehouse$' WHERE id = 'sess1';
+            """)
+        let script = scratch.path("merge.sql")
+        let planned = try cli.run(["merge", "plan", "--from", u2, "--into", u1, "--keep-email", "source", "--emit-sql", script, "--store", store.location])
+        XCTAssertEqual(planned.status, 0, planned.all)
+        XCTAssertTrue(planned.stdout.contains("SQL script written to"), planned.stdout)
+        let sql = try String(contentsOfFile: script, encoding: .utf8)
+        XCTAssertTrue(sql.contains("psql"), sql)
+        XCTAssertFalse(sql.contains("PRAGMA"), sql)
+        XCTAssertTrue(sql.contains("DO $gatehouse1$"), "the checks' dollar-quote tag avoids the one in the values")
+        let asPlanned = try store.copy(in: scratch, name: "as_planned"), changed = try store.copy(in: scratch, name: "changed")
+        defer { asPlanned.drop(); changed.drop() }
+        func psql(_ target: TestStore) throws -> CLI.Result {
+            try Tool.run("/usr/bin/psql", [target.location, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", script])
+        }
+
+        let run = try psql(asPlanned)
+        XCTAssertEqual(run.status, 0, run.all)
+        XCTAssertEqual(try asPlanned.query("SELECT \"userId\" FROM account WHERE \"accountId\" = '104857600000000000002'"), u1)
+        XCTAssertEqual(try asPlanned.query("SELECT \"userId\" FROM passkey WHERE id = 'pk1'"), u1)
+        XCTAssertEqual(try asPlanned.query("SELECT count(*) FROM \"user\" WHERE id = '\(u2)'"), "0")
+        XCTAssertEqual(try asPlanned.query("SELECT email FROM \"user\" WHERE id = '\(u1)'"), "ana.merge@gmail.com")
+        XCTAssertEqual(try asPlanned.query("SELECT count(*) FROM workspaces WHERE owner_id = (SELECT id FROM users WHERE sub = 'better_auth|\(u1)')"), "2")
+        XCTAssertEqual(try asPlanned.query("SELECT to_regclass('session') IS NOT NULL"), "t", "the hostile name stayed a value")
+        // Gatehouse's own records are the store's business: the script touches Better Auth's and the sync tables only.
+        XCTAssertEqual(try asPlanned.query("SELECT count(*) FROM gatehouse_merges WHERE status = 'applied'"), "0")
+
+        // A second run finds the rows no longer as planned and changes nothing.
+        let merged = try dump(asPlanned)
+        let again = try psql(asPlanned)
+        XCTAssertNotEqual(again.status, 0)
+        XCTAssertTrue(again.stderr.contains("the rows are not as planned; nothing was changed"), again.stderr)
+        XCTAssertEqual(try dump(asPlanned), merged)
+
+        // Changed after planning: a workspace renamed. Nothing changes, also without ON_ERROR_STOP.
+        _ = try changed.query("UPDATE workspaces SET name = 'Renamed' WHERE id = 'ws1'")
+        let untouched = try dump(changed)
+        let refused = try Tool.run("/usr/bin/psql", [changed.location, "-X", "-q", "-f", script])
+        XCTAssertTrue(refused.stderr.contains("the rows are not as planned; nothing was changed"), refused.stderr)
+        XCTAssertEqual(try dump(changed), untouched)
+    }
+
     func testAStalePlanIsRefusedAndChangesNothing() throws {
         let scratch = try Scratch()
         let store = try makeStore(scratch)
@@ -92,6 +139,63 @@ final class PostgresMergeTests: XCTestCase {
         XCTAssertEqual(applied.status, 1, applied.all)
         XCTAssertTrue(applied.stderr.contains("the users changed since the plan"), applied.stderr)
         XCTAssertEqual(try dump(store), before)
+    }
+
+    /// A session refresh racing `merge apply` (Better Auth moving `expiresAt` on, in its own transaction): the merge
+    /// either sees the refresh and refuses, or the refresh waits for the merge and then finds the session ended by
+    /// it. Never does the merge delete a refreshed row as if it were the planned one (whose image undo would bring
+    /// back, the refresh lost).
+    func testASessionRefreshRacingApplyIsSeenOrWaitsNeverLost() throws {
+        let scratch = try Scratch()
+        let store = try makeStore(scratch)
+        defer { store.drop() }
+        func plan() throws -> String {
+            let planned = try cli.run(["merge", "plan", "--from", u2, "--into", u1, "--keep-email", "source", "--store", store.location, "--json"])
+            return try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(planned.stdout.utf8)) as? [String: Any])?["planID"] as? String, planned.all)
+        }
+        func waitFor(_ sql: String, _ what: String) throws {
+            var tries = 0
+            while try store.query(sql) == "0" {
+                tries += 1
+                guard tries < 400 else { return XCTFail("timed out waiting until \(what)") }
+                usleep(25_000)
+            }
+        }
+        let refresh = "UPDATE session SET \"expiresAt\" = '2031-01-01T00:00:00.000Z' WHERE id = 'sess2'"
+
+        // 1. The refresh is in flight (its transaction holds the row) when apply starts: apply waits for it, then
+        //    reads the refreshed row, and refuses the plan as stale. The refresh stands.
+        let id = try plan()
+        let inFlight = try Tool.start("/usr/bin/psql", [store.location, "-X", "-q", "-c", "BEGIN; \(refresh); SELECT pg_sleep(2); COMMIT;"])
+        try waitFor("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(2)%' AND state = 'active' AND pid <> pg_backend_pid()", "the refresh is in flight")
+        let apply = try cli.start(["merge", "apply", id, "--ticket", "SUP-1", "--yes", "--store", store.location])
+        try waitFor("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'", "apply waits for the refresh's row")
+        XCTAssertEqual(try inFlight.finish().status, 0)
+        let refused = try apply.finish()
+        XCTAssertEqual(refused.status, 1, refused.all)
+        XCTAssertTrue(refused.stderr.contains("the users changed since the plan"), refused.stderr)
+        XCTAssertEqual(try store.query("SELECT \"expiresAt\" FROM session WHERE id = 'sess2'"), "2031-01-01 00:00:00+00")
+        XCTAssertEqual(try store.query("SELECT count(*) FROM gatehouse_merges WHERE status = 'applied'"), "0")
+
+        // 2. The refresh comes while apply holds the rows (slowed inside its transaction): it waits for the merge,
+        //    then finds U2's session ended by it (UPDATE 0: Better Auth asks to sign in again). Undo gives the
+        //    session back as the merge found it.
+        let second = try plan()
+        let expires = try store.query("SELECT \"expiresAt\" FROM session WHERE id = 'sess2'")
+        var slowed = cli
+        slowed.environment["GATEHOUSE_TEST_MERGE_DELAY_MS"] = "150"
+        let holding = try slowed.start(["merge", "apply", second, "--ticket", "SUP-2", "--yes", "--store", store.location])
+        try waitFor("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted", "apply holds the writer lock")
+        usleep(300_000)
+        let late = try Tool.run("/usr/bin/psql", [store.location, "-X", "-c", refresh])
+        XCTAssertEqual(late.status, 0, late.all)
+        let applied = try holding.finish()
+        XCTAssertEqual(applied.status, 0, applied.all)
+        XCTAssertTrue(late.stdout.contains("UPDATE 0"), "the refresh ran after the merge ended the session: \(late.stdout)")
+        XCTAssertEqual(try store.query("SELECT count(*) FROM session WHERE \"userId\" = '\(u2)'"), "0")
+        let undone = try cli.run(["merge", "undo", "1", "--reason", "race test", "--store", store.location])
+        XCTAssertEqual(undone.status, 0, undone.all)
+        XCTAssertEqual(try store.query("SELECT \"expiresAt\" FROM session WHERE id = 'sess2'"), expires)
     }
 
     func testACompositeKeyToAUserIsRefusedByName() throws {

@@ -36,6 +36,23 @@ struct TestStore {
         }
     }
 
+    /// A copy of this store as it is now, named `name` (a Postgres database made from this one as its template;
+    /// nothing may be connected to this one meanwhile).
+    func copy(in scratch: Scratch, name: String) throws -> TestStore {
+        switch engine {
+        case .sqlite:
+            let path = scratch.path(name + ".sqlite")
+            _ = try sqlite3(location, ".backup '\(path)'")
+            return TestStore(engine: engine, location: path, database: nil)
+        case .postgres:
+            guard let database, let base = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PG_URI"] else { throw XCTSkip("no test cluster") }
+            let copy = "\(database)_\(name)"
+            let created = try Tool.run("/usr/bin/psql", [base, "-X", "-q", "-c", "CREATE DATABASE \(copy) TEMPLATE \(database)"])
+            guard created.status == 0 else { throw XCTSkip("could not copy the test database: \(created.all)") }
+            return TestStore(engine: engine, location: location.replacingOccurrences(of: "/\(database)?", with: "/\(copy)?"), database: copy)
+        }
+    }
+
     /// Drops the Postgres database (the scratch folder removes a SQLite file).
     func drop() {
         guard let database, let base = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PG_URI"] else { return }

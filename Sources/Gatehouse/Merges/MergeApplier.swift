@@ -69,7 +69,9 @@ public struct MergeApplier {
             if let applied = try db.scalar("SELECT id FROM gatehouse_merges WHERE plan_id = ? AND status = 'applied'", [planID]).int64 {
                 throw GatehouseError.conflict("plan \(planID) was already applied (merge \(applied))", fix: "see \(command: .mergeShow, "\(applied)")")
             }
-            let read = try MergeReadSet.read(store, source: plan.source, target: plan.target)
+            // Every row the plan relies on is locked as it is read (on Postgres; SQLite's write transaction already
+            // excludes other writers): a change committed before is seen (and refused below), a later one waits.
+            let read = try MergeReadSet.read(store, source: plan.source, target: plan.target, locking: true)
             guard read.fingerprint == plan.fingerprint else {
                 let changed = read.changedGroups(since: plan.groupHashes)
                 throw GatehouseError.conflict("the users changed since the plan; plan again (changed: \(changed.joined(separator: ", ")))",

@@ -41,7 +41,10 @@ struct MergeReadSet {
     static let allowList = "allow_list"
 
     /// Reads the rows. Call inside a read or write transaction so they form one snapshot.
-    static func read(_ store: Store, source: BetterAuthUserID, target: BetterAuthUserID) throws -> MergeReadSet {
+    /// Reads both users' rows. With `locking` (apply, inside its write transaction) every row read is locked until
+    /// the transaction ends: on Postgres a concurrent write to one of them (Better Auth refreshing a session, the sync
+    /// server adding a workspace) either committed before the read, and the read sees it, or waits for the merge.
+    static func read(_ store: Store, source: BetterAuthUserID, target: BetterAuthUserID, locking: Bool = false) throws -> MergeReadSet {
         let db = store.db, schema = store.schema
         let graph = try ReferenceGraph.discover(db, schema: schema)
         var shapes: [String: MergeTableShape] = [:]
@@ -56,26 +59,26 @@ struct MergeReadSet {
 
         let users = try shape(schema.user.name)
         let userID = physical(schema.user, .id)
-        guard let targetUser = try users.rows(db, where: userID, is: .text(target.rawValue)).first else {
+        guard let targetUser = try users.rows(db, locking: locking, where: userID, is: .text(target.rawValue)).first else {
             throw GatehouseError.notFound("user \(target) no longer exists", fix: "find the user again and plan again")
         }
-        guard let sourceUser = try users.rows(db, where: userID, is: .text(source.rawValue)).first else {
+        guard let sourceUser = try users.rows(db, locking: locking, where: userID, is: .text(source.rawValue)).first else {
             throw GatehouseError.notFound("user \(source) no longer exists", fix: "find the user again and plan again")
         }
         groups += [("U1's user row", [targetUser]), ("U2's user row", [sourceUser])]
 
         let accounts = try shape(schema.account.name), accountUser = physical(schema.account, .userId)
-        let targetAccounts = try accounts.rows(db, where: accountUser, is: .text(target.rawValue))
-        let sourceAccounts = try accounts.rows(db, where: accountUser, is: .text(source.rawValue))
+        let targetAccounts = try accounts.rows(db, locking: locking, where: accountUser, is: .text(target.rawValue))
+        let sourceAccounts = try accounts.rows(db, locking: locking, where: accountUser, is: .text(source.rawValue))
         groups += [("U1's accounts", targetAccounts), ("U2's accounts", sourceAccounts)]
 
         let sessions = try shape(schema.session.name)
-        let sourceSessions = try sessions.rows(db, where: physical(schema.session, .userId), is: .text(source.rawValue))
+        let sourceSessions = try sessions.rows(db, locking: locking, where: physical(schema.session, .userId), is: .text(source.rawValue))
         groups.append(("U2's sessions", sourceSessions))
         var dependents: [(reference: ReferenceGraph.Reference, rows: [MergeRowImage])] = []
         for reference in graph.toAuthSession {
             let child = try shape(reference.table)
-            let rows = try sourceSessions.flatMap { try child.rows(db, where: reference.column, is: $0[reference.parentColumn]) }
+            let rows = try sourceSessions.flatMap { try child.rows(db, locking: locking, where: reference.column, is: $0[reference.parentColumn]) }
             dependents.append((reference, rows))
             groups.append(("\(reference.table) rows of U2's sessions", rows))
         }
@@ -93,7 +96,7 @@ struct MergeReadSet {
                    OR (length(\(identifier)) > length(?1) AND substr(\(identifier), length(\(identifier)) - length(?1) + 1) = ?1
                        AND substr(\(identifier), length(\(identifier)) - length(?1), 1) IN (':', '-'))
                    OR \(value) = ?2
-                ORDER BY \(verification.orderList)
+                ORDER BY \(verification.orderList)\(locking ? db.dialect.lockingRead : "")
                 """, [email, source.rawValue]).map(verification.image)
             groups.append(("verification rows for U2", verifications))
         }
@@ -102,8 +105,8 @@ struct MergeReadSet {
         for reference in graph.toAuthUser where reference.table != schema.account.name && reference.table != schema.session.name {
             let child = try shape(reference.table)
             let rows = Referencing(reference: reference,
-                                   target: try child.rows(db, where: reference.column, is: targetUser[reference.parentColumn]),
-                                   source: try child.rows(db, where: reference.column, is: sourceUser[reference.parentColumn]))
+                                   target: try child.rows(db, locking: locking, where: reference.column, is: targetUser[reference.parentColumn]),
+                                   source: try child.rows(db, locking: locking, where: reference.column, is: sourceUser[reference.parentColumn]))
             plugins.append(rows)
             groups += [("\(reference) of U1", rows.target), ("\(reference) of U2", rows.source)]
         }
@@ -112,14 +115,14 @@ struct MergeReadSet {
         var sync: [Referencing] = []
         if let table = graph.syncUsersTable {
             let syncUsers = try shape(table)
-            targetSync = try syncUsers.rows(db, where: "sub", is: .text(target.syncSub.rawValue)).first
-            sourceSync = try syncUsers.rows(db, where: "sub", is: .text(source.syncSub.rawValue)).first
+            targetSync = try syncUsers.rows(db, locking: locking, where: "sub", is: .text(target.syncSub.rawValue)).first
+            sourceSync = try syncUsers.rows(db, locking: locking, where: "sub", is: .text(source.syncSub.rawValue)).first
             groups += [("U1's sync users row", targetSync.map { [$0] } ?? []), ("U2's sync users row", sourceSync.map { [$0] } ?? [])]
             for reference in graph.toSyncUsers {
                 let child = try shape(reference.table)
                 let rows = Referencing(reference: reference,
-                                       target: try targetSync.map { try child.rows(db, where: reference.column, is: $0[reference.parentColumn]) } ?? [],
-                                       source: try sourceSync.map { try child.rows(db, where: reference.column, is: $0[reference.parentColumn]) } ?? [])
+                                       target: try targetSync.map { try child.rows(db, locking: locking, where: reference.column, is: $0[reference.parentColumn]) } ?? [],
+                                       source: try sourceSync.map { try child.rows(db, locking: locking, where: reference.column, is: $0[reference.parentColumn]) } ?? [])
                 sync.append(rows)
                 groups += [("\(reference) of U1", rows.target), ("\(reference) of U2", rows.source)]
             }
@@ -129,8 +132,8 @@ struct MergeReadSet {
         if try db.tableExists(allowList), Set(try db.columns(of: allowList).map(\.name)).isSuperset(of: ["sub", "role"]) {
             let roles = try shape(allowList)
             rolesTable = allowList
-            targetRoles = try roles.rows(db, where: "sub", is: .text(target.syncSub.rawValue))
-            sourceRoles = try roles.rows(db, where: "sub", is: .text(source.syncSub.rawValue))
+            targetRoles = try roles.rows(db, locking: locking, where: "sub", is: .text(target.syncSub.rawValue))
+            sourceRoles = try roles.rows(db, locking: locking, where: "sub", is: .text(source.syncSub.rawValue))
             groups += [("U1's allow-list roles", targetRoles), ("U2's allow-list roles", sourceRoles)]
         }
 

@@ -2,8 +2,9 @@ import Foundation
 import JOSE
 import Storage
 
-/// A plan as one SQL script for a remote copy of the store (a D1 database, say), runnable by any
-/// SQLite shell: `sqlite3 copy.sqlite < merge.sql`.
+/// A plan as one SQL script for a remote copy of the store, in the SQL of the engine the plan was made on:
+/// SQLite's for a SQLite store (a D1 database, say: `sqlite3 copy.sqlite < merge.sql`), Postgres's for a Postgres
+/// store (`psql -v ON_ERROR_STOP=1 -f merge.sql URI`).
 ///
 /// The guard technique, in plain SQLite:
 /// 1. `BEGIN IMMEDIATE`, foreign-key checks deferred to the commit.
@@ -16,26 +17,97 @@ import Storage
 ///    `RAISE(ROLLBACK, …)` unless every row ended exactly as planned and every count is as planned.
 ///    The rollback undoes everything, temp tables included; the statements after it then fail on the
 ///    missing temp tables, changing nothing, and `COMMIT` reports that no transaction is active.
+///
+/// On Postgres the same checks are `DO` blocks that raise an exception: the transaction is then aborted, every
+/// statement after it fails, and `COMMIT` rolls back. See `postgresScript`.
 public enum MergeSQLEmitter {
     /// Checks per statement (an `AND` chain deepens SQLite's expression tree by one per term).
     static let checksPerStatement = 100
 
-    /// The script for `plan`, with date columns the plan touches set to `time`.
+    /// The script for `plan` in `engine`'s SQL, with date columns the plan touches set to `time`.
     public static func script(for plan: MergePlan, at time: Timestamp, engine: SQLDialect.Engine = .sqlite) throws -> String {
-        guard engine == .sqlite else {
-            // The guards rest on SQLite's RAISE(ROLLBACK) in a temp trigger; a Postgres script would need its own.
-            throw GatehouseError("the merge script is written in SQLite's SQL; the plan is stored, and on this \(engine.displayName) store it is applied in one transaction with the same checks",
-                                 fix: "apply the stored plan (its id is above) on this store instead")
-        }
-        guard let id = plan.id else {
+        guard plan.id != nil else {
             throw GatehouseError.conflict("the plan has undecided conflicts; no SQL is emitted", fix: "decide them (see the plan) and plan again")
         }
-        var out = """
-            -- Gatehouse merge \(id): user \(oneLine(plan.source.rawValue)) (U2) into \(oneLine(plan.target.rawValue)) (U1).
-            -- Planned \(plan.createdAt.iso8601) by \(oneLine(plan.actor)); emitted \(time.iso8601); fingerprint \(plan.fingerprint).
-            -- One transaction. Every statement changes nothing unless its row is exactly as planned, and the
-            -- checks at the end roll everything back (RAISE(ROLLBACK)) unless the result is exactly as planned.
-            -- Run it on the copy the plan describes: sqlite3 COPY.sqlite < this.sql
+        switch engine {
+        case .sqlite: return try sqliteScript(for: plan, at: time)
+        case .postgres: return try postgresScript(for: plan, at: time)
+        }
+    }
+
+    /// How one engine's SQL spells a value and a NULL-safe comparison.
+    struct Flavor: Sendable {
+        let literal: @Sendable (SQLValue) -> String
+        /// `IS` in SQLite, `IS NOT DISTINCT FROM` in Postgres: NULL matches NULL.
+        let same: String
+
+        static let sqlite = Flavor(literal: MergeSQLEmitter.literal, same: "IS")
+        static let postgres = Flavor(literal: MergeSQLEmitter.postgresLiteral, same: "IS NOT DISTINCT FROM")
+
+        /// Every column of the image, by value: `"a" IS 'x' AND "b" IS NULL …`.
+        func match(_ image: MergeRowImage) -> String {
+            image.values.keys.sorted().map { "\(SQLDialect.quote($0)) \(same) \(literal(image[$0]))" }.joined(separator: " AND ")
+        }
+
+        func keyMatch(_ key: MergeRowKey) -> String {
+            zip(key.columns, key.values).map { ($0 == "rowid" ? "rowid" : SQLDialect.quote($0)) + " \(same) " + literal($1.sql) }.joined(separator: " AND ")
+        }
+
+        func count(_ count: MergeCount, is expected: Int) -> String {
+            "(SELECT count(*) FROM \(SQLDialect.quote(count.table)) WHERE \(SQLDialect.quote(count.column)) = \(literal(count.value.sql))) = \(expected)"
+        }
+    }
+
+    /// One change of the plan: its reason, its statement (no `;`, ending in its `WHERE` row match), and the
+    /// condition that holds once it ran.
+    struct Change {
+        let reason: String
+        let statement: String
+        let check: String?
+    }
+
+    /// The checks before (every row the plan changes or relies on exactly as planned, every count as planned), the
+    /// changes, and the checks after (every count as planned; each change's own check is in its `Change`).
+    /// Checking only each statement's own row is not enough: a delete's ON DELETE CASCADE could sweep away a row
+    /// that differs from the plan, and the result would look as planned.
+    static func parts(of plan: MergePlan, at time: Timestamp, _ flavor: Flavor) -> (before: [String], changes: [Change], after: [String]) {
+        var before = (plan.unchanged + plan.steps.map(\.before)).map { "EXISTS (SELECT 1 FROM \(SQLDialect.quote($0.table)) WHERE \(flavor.match($0)))" }
+        before += plan.counts.map { flavor.count($0, is: $0.before) }
+        let changes = plan.steps.map { step -> Change in
+            let table = SQLDialect.quote(step.table)
+            switch step.operation {
+            case .delete:
+                return Change(reason: step.reason, statement: "DELETE FROM \(table) WHERE \(flavor.match(step.before))",
+                              check: "NOT EXISTS (SELECT 1 FROM \(table) WHERE \(flavor.keyMatch(step.key)))")
+            case .update:
+                let assignments = step.assignments(at: time).sorted { $0.key < $1.key }
+                    .map { "\(SQLDialect.quote($0.key)) = \(flavor.literal($0.value.sql))" }.joined(separator: ", ")
+                return Change(reason: step.reason, statement: "UPDATE \(table) SET \(assignments) WHERE \(flavor.match(step.before))",
+                              check: step.after(at: time).map { "EXISTS (SELECT 1 FROM \(table) WHERE \(flavor.match($0)))" })
+            }
+        }
+        return (before, changes, plan.counts.map { flavor.count($0, is: $0.after) })
+    }
+
+    static func chunked(_ checks: [String]) -> [[String]] {
+        stride(from: 0, to: checks.count, by: checksPerStatement).map { Array(checks[$0..<min(checks.count, $0 + checksPerStatement)]) }
+    }
+
+    static func header(_ plan: MergePlan, _ id: String, at time: Timestamp, rollback: String, run: String) -> String {
+        """
+        -- Gatehouse merge \(id): user \(oneLine(plan.source.rawValue)) (U2) into \(oneLine(plan.target.rawValue)) (U1).
+        -- Planned \(plan.createdAt.iso8601) by \(oneLine(plan.actor)); emitted \(time.iso8601); fingerprint \(plan.fingerprint).
+        -- One transaction. Every statement changes nothing unless its row is exactly as planned, and the
+        -- checks at the end roll everything back (\(rollback)) unless the result is exactly as planned.
+        -- Run it on the copy the plan describes: \(run)
+
+        """
+    }
+
+    static func sqliteScript(for plan: MergePlan, at time: Timestamp) throws -> String {
+        let id = plan.id ?? ""
+        let (before, changes, counts) = parts(of: plan, at: time, .sqlite)
+        var out = header(plan, id, at: time, rollback: "RAISE(ROLLBACK)", run: "sqlite3 COPY.sqlite < this.sql") + """
 
             BEGIN IMMEDIATE;
             PRAGMA defer_foreign_keys = ON;
@@ -47,37 +119,19 @@ public enum MergeSQLEmitter {
             -- The planned before-state.
 
             """
-        // Every row the plan changes, and every row it relies on, exactly as planned; every count as planned.
-        // (Checking only each statement's own row is not enough: a delete's ON DELETE CASCADE could sweep
-        // away a row that differs from the plan, and the result would look as planned.)
-        var before = (plan.unchanged + plan.steps.map(\.before)).map { "EXISTS (SELECT 1 FROM \(SQLDialect.quote($0.table)) WHERE \(match($0)))" }
-        before += plan.counts.map { "(SELECT count(*) FROM \(SQLDialect.quote($0.table)) WHERE \(SQLDialect.quote($0.column)) = \(literal($0.value.sql))) = \($0.before)" }
-        let chunks = stride(from: 0, to: max(before.count, 1), by: checksPerStatement).map { Array(before[$0..<min(before.count, $0 + checksPerStatement)]) }
+        let chunks = before.isEmpty ? [["1"]] : chunked(before)
         for chunk in chunks {
-            out += "INSERT INTO gatehouse_merge_ready (ok) SELECT 1 WHERE " + (chunk.isEmpty ? "1" : chunk.joined(separator: "\n  AND ")) + ";\n"
+            out += "INSERT INTO gatehouse_merge_ready (ok) SELECT 1 WHERE " + chunk.joined(separator: "\n  AND ") + ";\n"
         }
         out += "\n"
         out += "-- The merge, row by row.\n"
         let ready = "(SELECT count(*) FROM temp.gatehouse_merge_ready) = \(chunks.count)"
-        var after: [String] = ["\(ready)"]
-        for step in plan.steps {
-            let table = SQLDialect.quote(step.table)
-            out += "-- \(oneLine(step.reason))\n"
-            switch step.operation {
-            case .delete:
-                out += "DELETE FROM \(table) WHERE \(match(step.before)) AND \(ready);\n"
-                after.append("NOT EXISTS (SELECT 1 FROM \(table) WHERE \(keyMatch(step.key)))")
-            case .update:
-                let assignments = step.assignments(at: time).sorted { $0.key < $1.key }
-                    .map { "\(SQLDialect.quote($0.key)) = \(literal($0.value.sql))" }.joined(separator: ", ")
-                out += "UPDATE \(table) SET \(assignments) WHERE \(match(step.before)) AND \(ready);\n"
-                if let image = step.after(at: time) { after.append("EXISTS (SELECT 1 FROM \(table) WHERE \(match(image)))") }
-            }
+        for change in changes {
+            out += "-- \(oneLine(change.reason))\n\(change.statement) AND \(ready);\n"
         }
-        after += plan.counts.map { "(SELECT count(*) FROM \(SQLDialect.quote($0.table)) WHERE \(SQLDialect.quote($0.column)) = \(literal($0.value.sql))) = \($0.after)" }
+        let after = [ready] + changes.compactMap(\.check) + counts
         out += "\n-- The result must be exactly as planned, or everything is rolled back.\n"
-        for start in stride(from: 0, to: after.count, by: checksPerStatement) {
-            let chunk = after[start..<min(after.count, start + checksPerStatement)]
+        for chunk in chunked(after) {
             out += "INSERT INTO gatehouse_merge_check (ok) SELECT " + chunk.joined(separator: "\n  AND ") + ";\n"
         }
         out += """
@@ -89,13 +143,56 @@ public enum MergeSQLEmitter {
         return out
     }
 
-    /// Every column of the image, by value: `"a" IS 'x' AND "b" IS NULL …`.
-    static func match(_ image: MergeRowImage) -> String {
-        image.values.keys.sorted().map { "\(SQLDialect.quote($0)) IS \(literal(image[$0]))" }.joined(separator: " AND ")
+    /// Postgres's script. A check is a `DO` block that raises unless its conditions hold: the raise aborts the
+    /// transaction, every later statement fails ("current transaction is aborted"), and `COMMIT` rolls back — with
+    /// or without psql's ON_ERROR_STOP. The script first takes Gatehouse's writer lock, so it waits for (and holds
+    /// off) Gatehouse's own writes to the same database. Values are untyped literals, read by each column's type
+    /// (a `boolean` reads '1', a `bytea` '\x…', a `timestamptz` its ISO text with offset).
+    static func postgresScript(for plan: MergePlan, at time: Timestamp) throws -> String {
+        let id = plan.id ?? ""
+        let (before, changes, counts) = parts(of: plan, at: time, .postgres)
+        let refusal = postgresLiteral(.text("gatehouse merge \(id): the rows are not as planned; nothing was changed"))
+        // A check's body is dollar-quoted: its tag must not occur in the body (values are the rows' own text).
+        func check(_ conditions: [String]) -> String {
+            let body = "BEGIN\n  IF NOT (\(conditions.joined(separator: "\n    AND "))) THEN\n    RAISE EXCEPTION USING MESSAGE = \(refusal);\n  END IF;\nEND"
+            var tag = "$gatehouse$", serial = 0
+            while body.contains(tag) { serial += 1; tag = "$gatehouse\(serial)$" }
+            return "DO \(tag)\n\(body)\n\(tag);\n"
+        }
+        var out = header(plan, id, at: time, rollback: "an exception aborts the transaction",
+                         run: "psql -X -v ON_ERROR_STOP=1 -f this.sql 'postgresql://…/COPY'") + """
+
+            BEGIN ISOLATION LEVEL READ COMMITTED;
+            SET LOCAL standard_conforming_strings = on;
+            SET CONSTRAINTS ALL DEFERRED;
+            SELECT pg_advisory_xact_lock(\(PostgresConnection.writerLockKey));
+
+            -- The planned before-state.
+
+            """
+        for chunk in chunked(before) { out += check(chunk) }
+        out += "\n-- The merge, row by row.\n"
+        for change in changes {
+            out += "-- \(oneLine(change.reason))\n\(change.statement);\n"
+        }
+        out += "\n-- The result must be exactly as planned, or everything is rolled back.\n"
+        for chunk in chunked(changes.compactMap(\.check) + counts) { out += check(chunk) }
+        out += "COMMIT;\n"
+        return out
     }
 
-    static func keyMatch(_ key: MergeRowKey) -> String {
-        zip(key.columns, key.values).map { ($0 == "rowid" ? "rowid" : SQLDialect.quote($0)) + " IS " + literal($1.sql) }.joined(separator: " AND ")
+    /// A Postgres literal that the column it meets reads back as the same stored value: NULL, or an untyped string
+    /// (the column's type decides how it is read, so an integer 1 meets a `boolean` as true and an `integer` as 1).
+    static func postgresLiteral(_ value: SQLValue) -> String {
+        let text: String
+        switch value {
+        case .null: return "NULL"
+        case .integer(let number): text = String(number)
+        case .real(let number): text = PostgresConnection.text(of: number)
+        case .text(let string): text = string
+        case .blob(let bytes): text = "\\x" + Hex.encode(bytes)
+        }
+        return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 
     /// A SQL literal that reads back as the same stored value.

@@ -53,9 +53,11 @@ public struct MergeTableShape: Sendable, Equatable {
     }
 
     /// Rows where `column` holds `value`, as full images, in key order.
-    func rows(_ db: SQLDatabase, where column: String, is value: SQLValue) throws -> [MergeRowImage] {
+    /// The rows whose `column` is `value`; with `locking`, locked until the transaction ends (`SQLDialect.lockingRead`).
+    func rows(_ db: SQLDatabase, locking: Bool = false, where column: String, is value: SQLValue) throws -> [MergeRowImage] {
         guard !value.isNull else { return [] }
-        return try db.rows("SELECT \(selectList) FROM \(sql) WHERE \(SQLDialect.quote(column)) = ? ORDER BY \(orderList)", [value]).map(image)
+        let lock = locking ? db.dialect.lockingRead : ""
+        return try db.rows("SELECT \(selectList) FROM \(sql) WHERE \(SQLDialect.quote(column)) = ? ORDER BY \(orderList)\(lock)", [value]).map(image)
     }
 
     /// The key that names a row.

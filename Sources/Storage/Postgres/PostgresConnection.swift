@@ -498,7 +498,7 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     // MARK: - Values
 
     /// A double as Postgres's float8 input reads it back exactly.
-    static func text(of double: Double) -> String {
+    public static func text(of double: Double) -> String {
         if double.isNaN { return "NaN" }
         if double.isInfinite { return double < 0 ? "-Infinity" : "Infinity" }
         return String(double)

@@ -29,7 +29,7 @@ enum MergeCommands: CommandNoun {
                                 .value("keep-password", "target|source", "whose password U1 keeps when both have one"),
                                 .value("same-provider", "both|target|source", "two accounts of one provider: keep both, U1's or U2's"),
                                 .flag("carry-roles", "grant U1 the allow-list roles only U2 had (otherwise they are dropped)"),
-                                .value("emit-sql", "FILE", "also write the merge as a guarded SQL script for a remote copy (D1)"),
+                                .value("emit-sql", "FILE", "also write the merge as a guarded SQL script for a remote copy, in the store's SQL (SQLite/D1 or Postgres)"),
                                 .json,
                             ],
                             examples: [
