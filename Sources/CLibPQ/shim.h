@@ -27,6 +27,8 @@ typedef unsigned int Oid;
 #define PGRES_NONFATAL_ERROR 6
 #define PGRES_FATAL_ERROR 7
 #define PGRES_SINGLE_TUPLE 9
+#define PGRES_PIPELINE_SYNC 10
+#define PGRES_PIPELINE_ABORTED 11
 
 /* PGTransactionStatusType. */
 #define PQTRANS_IDLE 0
@@ -69,6 +71,12 @@ typedef int (*gatehouse_pq_send_query_prepared_fn)(PGconn *conn, const char *stm
                                                    const char *const *paramValues, const int *paramLengths,
                                                    const int *paramFormats, int resultFormat);
 typedef int (*gatehouse_pq_set_single_row_mode_fn)(PGconn *conn);
+typedef int (*gatehouse_pq_send_query_params_fn)(PGconn *conn, const char *command, int nParams, const Oid *paramTypes,
+                                                 const char *const *paramValues, const int *paramLengths,
+                                                 const int *paramFormats, int resultFormat);
+/* Pipeline mode (libpq 14 and later): enter, exit, sync; and flushing the output buffer. */
+typedef int (*gatehouse_pq_pipeline_fn)(PGconn *conn);
+typedef int (*gatehouse_pq_flush_fn)(PGconn *conn);
 typedef PGresult *(*gatehouse_pq_get_result_fn)(PGconn *conn);
 typedef int (*gatehouse_pq_put_copy_data_fn)(PGconn *conn, const char *buffer, int nbytes);
 typedef int (*gatehouse_pq_put_copy_end_fn)(PGconn *conn, const char *errormsg);

@@ -46,9 +46,15 @@ public protocol SQLDatabase: AnyObject {
     func write<T>(_ body: () throws -> T) throws -> T
     /// Runs `body` in a read transaction: every query in it sees one snapshot of the store.
     func read<T>(_ body: () throws -> T) throws -> T
+    /// The rows of each statement, in order, all read from one snapshot of the store (the caller's transaction
+    /// when one is open, else a read transaction of their own). The statements must not depend on each other's
+    /// results, and each returns few rows: Postgres sends them all at once, in one round trip to the server.
+    func snapshot(_ statements: [SQLStatement]) throws -> [[Row]]
 
     /// Whether a table of this name (exact case, unqualified) exists where the connection's queries look.
     func tableExists(_ name: String) throws -> Bool
+    /// Which of these tables exist (as `tableExists` finds them), in one question to the engine.
+    func existingTables(_ names: [String]) throws -> Set<String>
     /// The tables' names, sorted.
     func tableNames() throws -> [String]
     /// The columns of a table, in order; empty when there is no such table.
@@ -57,6 +63,17 @@ public protocol SQLDatabase: AnyObject {
     func foreignKeys(of table: String) throws -> [ForeignKeyInfo]
     /// The indexes on a table with their key columns in order (an expression's column is named `""`).
     func indexes(of table: String) throws -> [IndexInfo]
+}
+
+/// One statement and its arguments, for `SQLDatabase.snapshot`.
+public struct SQLStatement {
+    public let sql: String
+    public let arguments: [SQLBindable]
+
+    public init(_ sql: String, _ arguments: [SQLBindable] = []) {
+        self.sql = sql
+        self.arguments = arguments
+    }
 }
 
 /// A column as the engine's catalog describes it.
@@ -115,6 +132,16 @@ extension SQLDatabase {
 
     /// The engine this connection speaks to.
     public var engine: SQLDialect.Engine { dialect.engine }
+
+    /// One statement after another in a read transaction (an engine in the same process pays nothing per statement).
+    public func snapshot(_ statements: [SQLStatement]) throws -> [[Row]] {
+        try read { try statements.map { try rows($0.sql, $0.arguments) } }
+    }
+
+    /// `tableExists` for each name.
+    public func existingTables(_ names: [String]) throws -> Set<String> {
+        Set(try names.filter { try tableExists($0) })
+    }
 }
 
 /// The transaction shape every engine shares: `begin`, then `COMMIT` when the body returns and `ROLLBACK` when it

@@ -17,6 +17,7 @@ final class LibPQShimTests: XCTestCase {
             .appendingPathComponent("../../Sources/CLibPQ/shim.h").standardized.path
         let constants = ["CONNECTION_OK", "CONNECTION_BAD", "PGRES_EMPTY_QUERY", "PGRES_COMMAND_OK", "PGRES_TUPLES_OK",
                          "PGRES_COPY_OUT", "PGRES_COPY_IN", "PGRES_BAD_RESPONSE", "PGRES_NONFATAL_ERROR", "PGRES_FATAL_ERROR",
+                         "PGRES_SINGLE_TUPLE", "PGRES_PIPELINE_SYNC", "PGRES_PIPELINE_ABORTED",
                          "PQTRANS_IDLE", "PQTRANS_ACTIVE", "PQTRANS_INTRANS", "PQTRANS_INERROR", "PQTRANS_UNKNOWN",
                          "PG_DIAG_SQLSTATE", "PG_DIAG_MESSAGE_PRIMARY", "PG_DIAG_MESSAGE_HINT", "PG_DIAG_SCHEMA_NAME",
                          "PG_DIAG_TABLE_NAME", "PG_DIAG_COLUMN_NAME", "PG_DIAG_CONSTRAINT_NAME"]
@@ -25,7 +26,9 @@ final class LibPQShimTests: XCTestCase {
                          "exec": "PQexec", "exec_params": "PQexecParams", "result_error_message": "PQresultErrorMessage",
                          "result_error_field": "PQresultErrorField", "ntuples": "PQntuples", "nfields": "PQnfields",
                          "fname": "PQfname", "ftype": "PQftype", "cmd_tuples": "PQcmdTuples", "getvalue": "PQgetvalue",
-                         "getlength": "PQgetlength", "getisnull": "PQgetisnull", "clear": "PQclear"]
+                         "getlength": "PQgetlength", "getisnull": "PQgetisnull", "clear": "PQclear",
+                         "send_query_params": "PQsendQueryParams", "flush": "PQflush", "pipeline": "PQenterPipelineMode",
+                         "send_query_prepared": "PQsendQueryPrepared", "get_result": "PQgetResult"]
         // Functions whose result is one of libpq's enums, declared `int` in the shim: the enum must be int-sized.
         // (Their arguments are one connection or result pointer each; the live tests call all three.)
         let enumResults = ["status": ("PQstatus", "ConnStatusType"), "transaction_status": ("PQtransactionStatus", "PGTransactionStatusType"),

@@ -107,6 +107,67 @@ final class PostgresConnectionTests: XCTestCase {
         XCTAssertEqual(try db.rows("SELECT v FROM t ORDER BY v").map { $0["v"] }, [.text("after"), .text("kept"), .text("outer")])
     }
 
+    /// `snapshot` sends its statements together (pipeline mode) and gives each one's rows back in order: typed
+    /// parameters inferred as for one statement, a first use prepared on the way, an empty result empty.
+    func testSnapshotGivesEachStatementsRowsInOrder() throws {
+        let db = try TestPostgres.connect()
+        try db.execute("CREATE TEMP TABLE t (n int8, flag boolean, label text)")
+        try db.execute("INSERT INTO t VALUES (1, true, 'one'), (2, false, 'two'), (3, true, NULL)")
+        for _ in 0..<2 {  // the second time every statement is already prepared
+            let results = try db.snapshot([
+                SQLStatement("SELECT n FROM t WHERE flag = ? ORDER BY n", [1]),
+                SQLStatement("SELECT label FROM t WHERE n = ?", [2]),
+                SQLStatement("SELECT n FROM t WHERE label = ?", ["none"]),
+                SQLStatement("SELECT count(*) AS c FROM t WHERE label IS NULL"),
+            ])
+            XCTAssertEqual(results.map { $0.map(\.values) }, [[[.integer(1)], [.integer(3)]], [[.text("two")]], [], [[.integer(1)]]])
+            XCTAssertFalse(db.isInTransaction, "the snapshot's own transaction is over")
+        }
+        // Inside the caller's transaction: its own uncommitted rows are seen, and the transaction stays open.
+        try db.write {
+            try db.execute("INSERT INTO t VALUES (4, true, 'four')")
+            let results = try db.snapshot([SQLStatement("SELECT count(*) FROM t"), SQLStatement("SELECT label FROM t WHERE n = ?", [4])])
+            XCTAssertEqual(results.map { $0.map(\.values) }, [[[.integer(4)]], [[.text("four")]]])
+            XCTAssertTrue(db.isInTransaction)
+        }
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM t").int64, 4)
+    }
+
+    /// A statement that fails in a snapshot is the error thrown (the ones after it are not run), its own
+    /// transaction is rolled back, and the connection takes the next statement.
+    func testSnapshotThrowsTheFailingStatementsErrorAndStaysUsable() throws {
+        let db = try TestPostgres.connect()
+        try db.execute("CREATE TEMP TABLE t (n int8)")
+        try db.execute("INSERT INTO t VALUES (1)")
+        XCTAssertThrowsError(try db.snapshot([
+            SQLStatement("SELECT n FROM t"),
+            SQLStatement("SELECT n / (n - 1) FROM t"),
+            SQLStatement("SELECT n + 1 FROM t"),
+        ])) { error in
+            XCTAssertEqual((error as? PostgresError)?.sqlState, "22012", "division by zero: \(error)")
+        }
+        XCTAssertFalse(db.isInTransaction)
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM t").int64, 1)
+        // A statement the server cannot prepare fails before anything is sent.
+        XCTAssertThrowsError(try db.snapshot([SQLStatement("SELECT n FROM t"), SQLStatement("SELECT nope FROM t")]))
+        XCTAssertFalse(db.isInTransaction)
+        // Inside the caller's transaction the failure aborts it, as any failed statement does.
+        XCTAssertThrowsError(try db.write {
+            _ = try db.snapshot([SQLStatement("SELECT 1"), SQLStatement("SELECT 1/0")])
+        })
+        XCTAssertFalse(db.isInTransaction)
+        XCTAssertEqual(try db.snapshot([SQLStatement("SELECT 1"), SQLStatement("SELECT 2")]).map { $0.map(\.values) }, [[[.integer(1)]], [[.integer(2)]]])
+    }
+
+    /// `existingTables` asks once for several names, as `tableExists` would for each.
+    func testExistingTables() throws {
+        let db = try TestPostgres.connect()
+        let name = TestPostgres.uniqueTable("present")
+        try db.execute("CREATE TEMP TABLE \(name) (n int)")
+        XCTAssertEqual(try db.existingTables([name, "absent_\(name)", "Robert'); DROP TABLE x;--"]), [name])
+        XCTAssertEqual(try db.existingTables([]), [])
+    }
+
     func testCaughtStatementFailureStillRollsBackTheTransaction() throws {
         let db = try TestPostgres.connect()
         try db.execute("CREATE TEMP TABLE t (v int4)")

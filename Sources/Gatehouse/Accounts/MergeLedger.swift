@@ -15,8 +15,12 @@ enum MergeLedger {
 
     /// The user's merge records, as source or target.
     static func history(_ db: SQLDatabase, user: BetterAuthUserID) throws -> MergeHistory {
-        let rows = try db.rows(historySQL, [user.rawValue, user.rawValue])
-        return MergeHistory(available: true, records: rows.map { row in
+        history(try db.rows(historySQL, [user.rawValue, user.rawValue]))
+    }
+
+    /// The records `historySQL` read.
+    static func history(_ rows: [Row]) -> MergeHistory {
+        MergeHistory(available: true, records: rows.map { row in
             var fields: [String: String] = [:]
             for (name, value) in row.pairs {
                 guard let text = value.string else { continue }

@@ -145,44 +145,72 @@ public struct UserDirectory {
     /// case-insensitive) or a user id. Throws "no such user" (`not_found`) otherwise.
     public func resolve(_ reference: String) throws -> BetterAuthUserID {
         let text = try UserQuery.validate(reference, what: "the user")
-        let id: BetterAuthUserID?
         let sql = UserDetailSQL.for(store.schema)
-        if text.hasPrefix(SyncSub.prefix) {
-            id = try SyncSub(text).userID.flatMap { try db.row(sql.exists, [$0.rawValue]) != nil ? $0 : nil }
-        } else if text.contains("@") {
-            id = try db.row(sql.idByEmail, [JavaScriptString.toLowerCase(text)])?[0].string.map(BetterAuthUserID.init)
-        } else {
-            id = try db.row(sql.exists, [text]) != nil ? BetterAuthUserID(text) : nil
+        guard let candidate = try candidate(text, sql: sql), try db.row(sql.exists, [candidate.rawValue]) != nil else {
+            throw Self.noSuchUser(text)
         }
-        guard let id else {
-            throw GatehouseError.notFound("no such user: \(UserQuery.display(text))",
-                                          fix: "give a user id, an email or a sub better_auth|<id>; find one with \(command: .usersSearch)")
-        }
-        return id
+        return candidate
+    }
+
+    /// The id a reference names if that user exists: a sub's id, the id an email belongs to (looked up), or the
+    /// reference itself. Nil when a sub names no Better Auth user or no user has the email.
+    private func candidate(_ text: String, sql: UserDetailSQL) throws -> BetterAuthUserID? {
+        if text.hasPrefix(SyncSub.prefix) { return SyncSub(text).userID }
+        if text.contains("@") { return try db.row(sql.idByEmail, [JavaScriptString.toLowerCase(text)])?[0].string.map(BetterAuthUserID.init) }
+        return BetterAuthUserID(text)
+    }
+
+    private static func noSuchUser(_ text: String) -> GatehouseError {
+        GatehouseError.notFound("no such user: \(UserQuery.display(text))",
+                                fix: "give a user id, an email or a sub better_auth|<id>; find one with \(command: .usersSearch)")
     }
 
     /// Everything about one user, read in one snapshot. Token and password values are never read:
-    /// only whether each is present.
+    /// only whether each is present. The reads go to the store together (`SQLDatabase.snapshot`: on Postgres one
+    /// round trip for all of them; a reference by email looks its id up first).
     public func show(_ reference: String, now: Timestamp = .now(), latestSessions: Int = 5) throws -> UserDetail {
-        try db.read {
-            let id = try resolve(reference)
-            let sql = UserDetailSQL.for(store.schema)
-            let record = try userRecord(id, sql: sql)
-            let accounts = try accountRecords(id, sql: sql)
-            let sessions = try sessionOverview(id, now: now, latest: latestSessions, sql: sql)
-            let sync = try syncRecord(id)
-            let providers = Array(Set(accounts.map(\.providerId))).sorted()
-            let flags = UserFlags.flags(email: record.email, emailVerified: record.emailVerified, providers: providers,
-                                        provisioned: sync.missingTables.contains("users") ? nil : sync.provisioned)
-            return UserDetail(user: record, flags: flags, accounts: accounts, sessions: sessions, sync: sync,
-                              merges: try MergeLedger.history(db, user: id))
+        let text = try UserQuery.validate(reference, what: "the user")
+        let sql = UserDetailSQL.for(store.schema)
+        guard let id = try candidate(text, sql: sql) else { throw Self.noSuchUser(text) }
+        let syncTables = try db.existingTables(SyncRecord.tables)
+        let sub = id.syncSub
+        var statements = [
+            SQLStatement(sql.userRecord, [id.rawValue]),
+            SQLStatement(sql.accountRecords, [id.rawValue]),
+            SQLStatement(sql.sessionCounts, [session.encoding(.expiresAt).encode(now), id.rawValue]),
+            SQLStatement(sql.latestSessions, [id.rawValue, latestSessions]),
+            SQLStatement(MergeLedger.historySQL, [id.rawValue, id.rawValue]),
+        ]
+        // The sync rows, from the tables this database has (the first users row of the sub when a dirty store
+        // holds two).
+        var syncIndex: [String: Int] = [:]
+        func sync(_ table: String, _ statement: String) {
+            guard syncTables.contains(table) else { return }
+            syncIndex[table] = statements.count
+            statements.append(SQLStatement(statement, [sub.rawValue]))
         }
+        let owner = "(SELECT id FROM users WHERE sub = ? ORDER BY id LIMIT 1)"
+        if syncTables.contains("users") {
+            sync("users", "SELECT id, sub, display_name, created_at FROM users WHERE sub = ? ORDER BY id LIMIT 1")
+            sync("workspaces", "SELECT id, name, created_at FROM workspaces WHERE owner_id = \(owner) ORDER BY created_at, id")
+            sync("subscriptions", "SELECT id, plan, status, current_period_end FROM subscriptions WHERE user_id = \(owner) ORDER BY created_at, id")
+        }
+        sync("allow_list", "SELECT role, granted_at FROM allow_list WHERE sub = ? ORDER BY role")
+
+        let results = try db.snapshot(statements)
+        guard let userRow = results[0].first else { throw Self.noSuchUser(text) }
+        let record = userRecord(id, userRow)
+        let accounts = results[1].map(accountRecord)
+        let sessions = sessionOverview(counts: results[2].first, latest: results[3], now: now)
+        let syncRecord = syncRecord(sub, present: syncTables) { table in syncIndex[table].map { results[$0] } ?? [] }
+        let providers = Array(Set(accounts.map(\.providerId))).sorted()
+        let flags = UserFlags.flags(email: record.email, emailVerified: record.emailVerified, providers: providers,
+                                    provisioned: syncRecord.missingTables.contains("users") ? nil : syncRecord.provisioned)
+        return UserDetail(user: record, flags: flags, accounts: accounts, sessions: sessions, sync: syncRecord,
+                          merges: MergeLedger.history(results[4]))
     }
 
-    private func userRecord(_ id: BetterAuthUserID, sql: UserDetailSQL) throws -> UserRecord {
-        guard let row = try db.row(sql.userRecord, [id.rawValue]) else {
-            throw GatehouseError.notFound("no such user: \(UserQuery.display(id.rawValue))")
-        }
+    private func userRecord(_ id: BetterAuthUserID, _ row: Row) -> UserRecord {
         let ban = store.schema.hasAdminPlugin
             ? BanState(banned: row.bool("banned"), reason: row.optionalString("banReason"), expires: DateEncoding.decode(row["banExpires"]))
             : nil
@@ -192,25 +220,19 @@ public struct UserDirectory {
                           role: user.has(.role) ? row.optionalString("role") : nil, ban: ban)
     }
 
-    private func accountRecords(_ id: BetterAuthUserID, sql: UserDetailSQL) throws -> [AccountRecord] {
-        let rows = try db.rows(sql.accountRecords, [id.rawValue])
-        return rows.map { row in
-            AccountRecord(id: row.optionalString("id") ?? "", providerId: row.optionalString("providerId") ?? "",
-                          issuer: row.optionalString("issuer"), accountId: row.optionalString("accountId") ?? "",
-                          createdAt: DateEncoding.decode(row["createdAt"]), updatedAt: DateEncoding.decode(row["updatedAt"]),
-                          scope: row.optionalString("scope"),
-                          accessTokenExpiresAt: DateEncoding.decode(row["accessTokenExpiresAt"]),
-                          refreshTokenExpiresAt: DateEncoding.decode(row["refreshTokenExpiresAt"]),
-                          hasAccessToken: row.bool("hasAccessToken"), hasRefreshToken: row.bool("hasRefreshToken"),
-                          hasIdToken: row.bool("hasIdToken"), hasPassword: row.bool("hasPassword"))
-        }
+    private func accountRecord(_ row: Row) -> AccountRecord {
+        AccountRecord(id: row.optionalString("id") ?? "", providerId: row.optionalString("providerId") ?? "",
+                      issuer: row.optionalString("issuer"), accountId: row.optionalString("accountId") ?? "",
+                      createdAt: DateEncoding.decode(row["createdAt"]), updatedAt: DateEncoding.decode(row["updatedAt"]),
+                      scope: row.optionalString("scope"),
+                      accessTokenExpiresAt: DateEncoding.decode(row["accessTokenExpiresAt"]),
+                      refreshTokenExpiresAt: DateEncoding.decode(row["refreshTokenExpiresAt"]),
+                      hasAccessToken: row.bool("hasAccessToken"), hasRefreshToken: row.bool("hasRefreshToken"),
+                      hasIdToken: row.bool("hasIdToken"), hasPassword: row.bool("hasPassword"))
     }
 
-    private func sessionOverview(_ id: BetterAuthUserID, now: Timestamp, latest: Int, sql: UserDetailSQL) throws -> SessionOverview {
-        let nowValue = session.encoding(.expiresAt).encode(now)
-        let counts = try db.row(sql.sessionCounts, [nowValue, id.rawValue])
-        let rows = try db.rows(sql.latestSessions, [id.rawValue, latest])
-        return SessionOverview(total: Int(counts?[0].int64 ?? 0), unexpired: Int(counts?[1].int64 ?? 0), latest: rows.map { row in
+    private func sessionOverview(counts: Row?, latest rows: [Row], now: Timestamp) -> SessionOverview {
+        SessionOverview(total: Int(counts?[0].int64 ?? 0), unexpired: Int(counts?[1].int64 ?? 0), latest: rows.map { row in
             let expires = DateEncoding.decode(row["expiresAt"])
             return SessionRecord(id: row.optionalString("id") ?? "", createdAt: DateEncoding.decode(row["createdAt"]),
                                  updatedAt: DateEncoding.decode(row["updatedAt"]), expiresAt: expires,
@@ -220,35 +242,21 @@ public struct UserDirectory {
         })
     }
 
-    private func syncRecord(_ id: BetterAuthUserID) throws -> SyncRecord {
-        let sub = id.syncSub
-        let syncTables = ["users", "workspaces", "subscriptions", "allow_list"]
-        let present = Set(try syncTables.filter { try db.tableExists($0) })
-        let missing = syncTables.filter { !present.contains($0) }
-        var syncUser: SyncUserRecord?
-        if !missing.contains("users"), let row = try db.row("SELECT id, sub, display_name, created_at FROM users WHERE sub = ?", [sub.rawValue]) {
-            syncUser = SyncUserRecord(id: row["id"].int64 ?? 0, sub: sub, displayName: row.optionalString("display_name"), createdAt: row.optionalString("created_at"))
+    /// The sync server's rows for `sub`, from `rows(table)` (empty for a table the database does not have).
+    private func syncRecord(_ sub: SyncSub, present: Set<String>, rows: (String) -> [Row]) -> SyncRecord {
+        let missing = SyncRecord.tables.filter { !present.contains($0) }
+        let syncUser = rows("users").first.map { row in
+            SyncUserRecord(id: row["id"].int64 ?? 0, sub: sub, displayName: row.optionalString("display_name"), createdAt: row.optionalString("created_at"))
         }
-        var workspaces: [WorkspaceRecord] = []
-        var subscriptions: [SubscriptionRecord] = []
-        if let owner = syncUser?.id {
-            if !missing.contains("workspaces") {
-                workspaces = try db.rows("SELECT id, name, created_at FROM workspaces WHERE owner_id = ? ORDER BY created_at, id", [owner]).map {
-                    WorkspaceRecord(id: $0.optionalString("id") ?? "", name: $0.optionalString("name") ?? "", createdAt: $0.optionalString("created_at"))
-                }
-            }
-            if !missing.contains("subscriptions") {
-                subscriptions = try db.rows("SELECT id, plan, status, current_period_end FROM subscriptions WHERE user_id = ? ORDER BY created_at, id", [owner]).map {
-                    SubscriptionRecord(id: $0.optionalString("id") ?? "", plan: $0.optionalString("plan") ?? "", status: $0.optionalString("status") ?? "",
-                                       currentPeriodEnd: $0.optionalString("current_period_end"))
-                }
-            }
+        let workspaces = rows("workspaces").map {
+            WorkspaceRecord(id: $0.optionalString("id") ?? "", name: $0.optionalString("name") ?? "", createdAt: $0.optionalString("created_at"))
         }
-        var roles: [RoleRecord] = []
-        if !missing.contains("allow_list") {
-            roles = try db.rows("SELECT role, granted_at FROM allow_list WHERE sub = ? ORDER BY role", [sub.rawValue]).map {
-                RoleRecord(role: $0.optionalString("role") ?? "", grantedAt: $0.optionalString("granted_at"))
-            }
+        let subscriptions = rows("subscriptions").map {
+            SubscriptionRecord(id: $0.optionalString("id") ?? "", plan: $0.optionalString("plan") ?? "", status: $0.optionalString("status") ?? "",
+                               currentPeriodEnd: $0.optionalString("current_period_end"))
+        }
+        let roles = rows("allow_list").map {
+            RoleRecord(role: $0.optionalString("role") ?? "", grantedAt: $0.optionalString("granted_at"))
         }
         return SyncRecord(sub: sub, provisioned: syncUser != nil, user: syncUser, workspaces: workspaces, subscriptions: subscriptions,
                           roles: roles, missingTables: missing)

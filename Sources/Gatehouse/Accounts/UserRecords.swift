@@ -125,6 +125,9 @@ public struct SyncRecord: Sendable, Codable, Equatable {
     public let roles: [RoleRecord]
     /// Sync-server tables this database does not have.
     public let missingTables: [String]
+
+    /// The sync server's tables a user's record is read from.
+    static let tables = ["users", "workspaces", "subscriptions", "allow_list"]
 }
 
 /// One merge record that names the user, with its identifying columns only (never undo data).

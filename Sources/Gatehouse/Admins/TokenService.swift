@@ -96,7 +96,7 @@ public struct TokenService {
         var details: [String: AuditValue] = ["refusal": .string(refusal.rawValue), "failures": .int(Int64(failures))]
         if let lockedUntil { details["locked_until"] = .string(lockedUntil.iso8601) }
         let subject = refusal == .unknownUser ? LoginThrottle.unknownUserLabel(username) : AdminUsername.printable(username)
-        try store.db.write {
+        _ = try store.db.write {
             try store.audit.append(store.db, actor: actor, action: action, subject: subject, details: details, at: now)
         }
     }

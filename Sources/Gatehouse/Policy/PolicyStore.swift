@@ -73,10 +73,10 @@ public struct PolicyStore {
     @discardableResult
     public func set(_ change: PolicyChange, actor: Actor, now: Timestamp) throws -> PolicyChangeResult {
         try validate(change, actor: actor)
-        return // Not `store.change`: the audit details (version, old value) are known only inside the
+        // Not `store.change`: the audit details (version, old value) are known only inside the
         // transaction, and reverts are audited under their own actor first. Same guarantee:
         // every audit entry commits or rolls back with the change it describes.
-        try store.db.write {
+        return try store.db.write {
             var state = try PolicyState.load(store.db)
             let reverts = try materialise(&state, now: now)
             if let expected = change.ifVersion, expected != state.version {

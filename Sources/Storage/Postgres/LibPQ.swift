@@ -30,6 +30,16 @@ struct LibPQ: @unchecked Sendable {
     let execPrepared: gatehouse_pq_exec_prepared_fn
     let sendQueryPrepared: gatehouse_pq_send_query_prepared_fn
     let setSingleRowMode: gatehouse_pq_set_single_row_mode_fn
+    let sendQueryParams: gatehouse_pq_send_query_params_fn
+    let flush: gatehouse_pq_flush_fn
+    /// Pipeline mode, when the library has it (libpq 14 and later; Debian 12's is 15).
+    let pipeline: Pipeline?
+
+    struct Pipeline {
+        let enter: gatehouse_pq_pipeline_fn
+        let exit: gatehouse_pq_pipeline_fn
+        let sync: gatehouse_pq_pipeline_fn
+    }
     let getResult: gatehouse_pq_get_result_fn
     let putCopyData: gatehouse_pq_put_copy_data_fn
     let putCopyEnd: gatehouse_pq_put_copy_end_fn
@@ -85,6 +95,16 @@ struct LibPQ: @unchecked Sendable {
         execPrepared = try symbol("PQexecPrepared", as: gatehouse_pq_exec_prepared_fn.self)
         sendQueryPrepared = try symbol("PQsendQueryPrepared", as: gatehouse_pq_send_query_prepared_fn.self)
         setSingleRowMode = try symbol("PQsetSingleRowMode", as: gatehouse_pq_set_single_row_mode_fn.self)
+        sendQueryParams = try symbol("PQsendQueryParams", as: gatehouse_pq_send_query_params_fn.self)
+        flush = try symbol("PQflush", as: gatehouse_pq_flush_fn.self)
+        if let enter = dlsym(handle, "PQenterPipelineMode"), let exit = dlsym(handle, "PQexitPipelineMode"),
+           let sync = dlsym(handle, "PQpipelineSync") {
+            pipeline = Pipeline(enter: unsafeBitCast(enter, to: gatehouse_pq_pipeline_fn.self),
+                                exit: unsafeBitCast(exit, to: gatehouse_pq_pipeline_fn.self),
+                                sync: unsafeBitCast(sync, to: gatehouse_pq_pipeline_fn.self))
+        } else {
+            pipeline = nil
+        }
         getResult = try symbol("PQgetResult", as: gatehouse_pq_get_result_fn.self)
         putCopyData = try symbol("PQputCopyData", as: gatehouse_pq_put_copy_data_fn.self)
         putCopyEnd = try symbol("PQputCopyEnd", as: gatehouse_pq_put_copy_end_fn.self)

@@ -10,6 +10,14 @@ extension PostgresConnection {
                    [PostgresConnection.quote(name)]).int64 ?? 0 > 0
     }
 
+    /// Which of these tables exist, in one statement (`tableExists` for each name).
+    public func existingTables(_ names: [String]) throws -> Set<String> {
+        guard !names.isEmpty else { return [] }
+        let marks = names.map { _ in "(SELECT count(*) FROM pg_class WHERE oid = to_regclass(?) AND relkind IN ('r', 'p'))" }
+        guard let row = try row("SELECT " + marks.joined(separator: ", "), names.map(PostgresConnection.quote)) else { return [] }
+        return Set(names.enumerated().filter { row[$0.offset].int64 ?? 0 > 0 }.map(\.element))
+    }
+
     /// The columns of a table, in order; empty when the table does not exist. `declaredType` is Postgres's own
     /// spelling of the type (`format_type`): `text`, `uuid`, `boolean`, `timestamp with time zone`,
     /// `timestamp(3) without time zone`, `bigint`, ...

@@ -161,6 +161,85 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
         return row[0]
     }
 
+    /// The rows of each statement from one snapshot, in one round trip: libpq's pipeline mode sends
+    /// `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`, every statement and `COMMIT` together (without the
+    /// `BEGIN`/`COMMIT` inside the caller's transaction), and reads the results in order. A statement seen for the
+    /// first time on this connection is prepared before (one round trip each, once). The first error is thrown, the
+    /// transaction of its own rolled back. Without pipeline mode (libpq before 14), one statement after another.
+    public func snapshot(_ statements: [SQLStatement]) throws -> [[Row]] {
+        let arguments = statements.map { $0.arguments.map(\.sqlValue) }
+        guard let pipeline = pq.pipeline, statements.count > 1, pq.transactionStatus(handle) != PQTRANS_INERROR else {
+            return try read { try zip(statements, arguments).map { try run($0.sql, $1) } }
+        }
+        // Preparing inside the pipeline is not possible: every statement is prepared first, with room in the cache
+        // for all of them (a reset between two of them would drop the first).
+        if prepared.count + 2 * statements.count > Self.preparedLimit {
+            try executeScript("DEALLOCATE ALL")
+            prepared.removeAll(keepingCapacity: true)
+        }
+        let ready = try zip(statements, arguments).map { try checkedPrepare($0.sql, $1) }
+        let own = !isInTransaction
+        guard pipeline.enter(handle) == 1 else { throw connectionError("could not enter pipeline mode") }
+        var sentAll = true
+        func sendCommand(_ sql: String) {
+            sentAll = sentAll && pq.sendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0) == 1
+        }
+        var boundText: [[String]] = []
+        if own { sendCommand("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") }
+        for (index, statement) in ready.enumerated() {
+            let (sent, text) = try bind(statement, sql: statements[index].sql, arguments[index]) { statement, values, lengths, formats in
+                pq.sendQueryPrepared(handle, statement.name, Int32(arguments[index].count), values, lengths, formats, 0)
+            }
+            sentAll = sentAll && sent == 1
+            boundText.append(text)
+        }
+        if own { sendCommand("COMMIT") }
+        sentAll = sentAll && pipeline.sync(handle) == 1 && pq.flush(handle) == 0
+
+        // Results come back in the order sent, each followed by a null result; then the sync.
+        var results: [[Row]] = []
+        var failure: PostgresError?
+        func collect(sql: String, boundValues: [String]) -> [Row] {
+            var rows: [Row] = []
+            while let result = pq.getResult(handle) {
+                defer { pq.clear(result) }
+                switch pq.resultStatus(result) {
+                case PGRES_TUPLES_OK: rows = decodeRows(result)
+                case PGRES_COMMAND_OK, PGRES_PIPELINE_ABORTED: break
+                default:
+                    do throws(PostgresError) { try check(result, sql: sql, boundValues: boundValues) } catch { failure = failure ?? error }
+                }
+            }
+            return rows
+        }
+        if sentAll {
+            if own { _ = collect(sql: "BEGIN", boundValues: []) }
+            for (index, statement) in statements.enumerated() { results.append(collect(sql: statement.sql, boundValues: boundText[index])) }
+            if own { _ = collect(sql: "COMMIT", boundValues: []) }
+            var synced = false
+            while !synced, let result = pq.getResult(handle) {
+                synced = pq.resultStatus(result) == PGRES_PIPELINE_SYNC
+                pq.clear(result)
+            }
+            if !synced { failure = failure ?? connectionError("the server did not answer the pipeline") }
+        } else {
+            failure = failure ?? connectionError("could not send the statements")
+        }
+        _ = pipeline.exit(handle)
+        if let failure {
+            // A failed statement leaves the transaction of its own open and aborted.
+            if own && isInTransaction { try? executeScript("ROLLBACK") }
+            throw failure
+        }
+        return results
+    }
+
+    private func connectionError(_ message: String) -> PostgresError {
+        let detail = pq.errorMessage(handle).map { String(cString: $0) }.map { scrubber.scrub($0) } ?? ""
+        return PostgresError(kind: pq.status(handle) == CONNECTION_OK ? .statement : .connection,
+                             message: detail.isEmpty ? message : "\(message): \(detail)", store: uri.redacted)
+    }
+
     /// Loads rows with `COPY table (columns) FROM STDIN` (text format): the fastest way into a table, with no
     /// statement to plan and no parameter to parse per row. `values` holds `columns.count` values per row; an
     /// integer goes as its digits (which a `boolean` column reads as 1/0), a blob as bytea's hex. Returns the rows
@@ -316,6 +395,11 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     private func withParameters<R>(_ sql: String, _ arguments: [SQLValue],
                                    _ send: (PreparedStatement, UnsafePointer<UnsafePointer<CChar>?>?, [Int32], [Int32]) -> R)
         throws(PostgresError) -> (R, [String]) {
+        try bind(try checkedPrepare(sql, arguments), sql: sql, arguments, send)
+    }
+
+    /// The prepared statement for `sql` (prepared on first use), checked against the number of `arguments`.
+    private func checkedPrepare(_ sql: String, _ arguments: [SQLValue]) throws(PostgresError) -> PreparedStatement {
         try checkSQL(sql)
         guard arguments.count <= 65535 else {
             throw statementError("a statement takes at most 65535 parameters, got \(arguments.count)", sql: sql)
@@ -324,6 +408,13 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
         guard statement.parameterTypes.count == arguments.count else {
             throw statementError("the statement has \(statement.parameterTypes.count) placeholder(s) but \(arguments.count) value(s) were bound", sql: sql)
         }
+        return statement
+    }
+
+    /// Calls `send` with `arguments` in libpq's parameter arrays, as `statement`'s parameter types want them.
+    private func bind<R>(_ statement: PreparedStatement, sql: String, _ arguments: [SQLValue],
+                         _ send: (PreparedStatement, UnsafePointer<UnsafePointer<CChar>?>?, [Int32], [Int32]) -> R)
+        throws(PostgresError) -> (R, [String]) {
         var lengths: [Int32] = [], formats: [Int32] = []
         var buffers: [UnsafeMutablePointer<CChar>?] = []
         var boundText: [String] = []
