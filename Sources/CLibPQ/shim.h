@@ -64,6 +64,9 @@ typedef PGresult *(*gatehouse_pq_exec_params_fn)(PGconn *conn, const char *comma
 typedef PGresult *(*gatehouse_pq_prepare_fn)(PGconn *conn, const char *stmtName, const char *query, int nParams,
                                              const Oid *paramTypes);
 typedef PGresult *(*gatehouse_pq_describe_prepared_fn)(PGconn *conn, const char *stmtName);
+typedef int (*gatehouse_pq_send_prepare_fn)(PGconn *conn, const char *stmtName, const char *query, int nParams,
+                                            const Oid *paramTypes);
+typedef int (*gatehouse_pq_send_describe_prepared_fn)(PGconn *conn, const char *stmtName);
 typedef PGresult *(*gatehouse_pq_exec_prepared_fn)(PGconn *conn, const char *stmtName, int nParams,
                                                    const char *const *paramValues, const int *paramLengths,
                                                    const int *paramFormats, int resultFormat);

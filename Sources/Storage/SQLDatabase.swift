@@ -50,6 +50,10 @@ public protocol SQLDatabase: AnyObject {
     /// when one is open, else a read transaction of their own). The statements must not depend on each other's
     /// results, and each returns few rows: Postgres sends them all at once, in one round trip to the server.
     func snapshot(_ statements: [SQLStatement]) throws -> [[Row]]
+    /// Runs the statements in order and returns each one's rows and changed-row count; a failing statement stops
+    /// the batch (those after it do not run) and its error is thrown. Meant for many small statements inside a
+    /// transaction, none depending on another's result: Postgres sends them in a few round trips, not one each.
+    func batch(_ statements: [SQLStatement]) throws -> [SQLBatchResult]
 
     /// Whether a table of this name (exact case, unqualified) exists where the connection's queries look.
     func tableExists(_ name: String) throws -> Bool
@@ -61,6 +65,10 @@ public protocol SQLDatabase: AnyObject {
     func columns(of table: String) throws -> [ColumnInfo]
     /// The foreign keys declared on a table, one entry per referencing column.
     func foreignKeys(of table: String) throws -> [ForeignKeyInfo]
+    /// `columns(of:)` of each table (tables that do not exist left out), in one question to the engine.
+    func columns(ofEach tables: [String]) throws -> [String: [ColumnInfo]]
+    /// `foreignKeys(of:)` of each table (tables without any left out), in one question to the engine.
+    func foreignKeys(ofEach tables: [String]) throws -> [String: [ForeignKeyInfo]]
     /// The indexes on a table with their key columns in order (an expression's column is named `""`).
     func indexes(of table: String) throws -> [IndexInfo]
 }
@@ -74,6 +82,13 @@ public struct SQLStatement {
         self.sql = sql
         self.arguments = arguments
     }
+}
+
+/// What one statement of `SQLDatabase.batch` gave back.
+public struct SQLBatchResult {
+    public let rows: [Row]
+    /// Rows changed by it, when it was an INSERT, UPDATE or DELETE.
+    public let changes: Int
 }
 
 /// A column as the engine's catalog describes it.
@@ -136,6 +151,25 @@ extension SQLDatabase {
     /// One statement after another in a read transaction (an engine in the same process pays nothing per statement).
     public func snapshot(_ statements: [SQLStatement]) throws -> [[Row]] {
         try read { try statements.map { try rows($0.sql, $0.arguments) } }
+    }
+
+    /// One statement after another.
+    public func batch(_ statements: [SQLStatement]) throws -> [SQLBatchResult] {
+        try statements.map { SQLBatchResult(rows: try rows($0.sql, $0.arguments), changes: changes) }
+    }
+
+    /// `columns(of:)` for each table.
+    public func columns(ofEach tables: [String]) throws -> [String: [ColumnInfo]] {
+        var found: [String: [ColumnInfo]] = [:]
+        for table in tables { let columns = try columns(of: table); if !columns.isEmpty { found[table] = columns } }
+        return found
+    }
+
+    /// `foreignKeys(of:)` for each table.
+    public func foreignKeys(ofEach tables: [String]) throws -> [String: [ForeignKeyInfo]] {
+        var found: [String: [ForeignKeyInfo]] = [:]
+        for table in tables { let keys = try foreignKeys(of: table); if !keys.isEmpty { found[table] = keys } }
+        return found
     }
 
     /// `tableExists` for each name.

@@ -168,6 +168,26 @@ final class PostgresConnectionTests: XCTestCase {
         XCTAssertEqual(try db.existingTables([]), [])
     }
 
+    /// The catalog for several tables at once says what it says for each table alone; a missing table is left out.
+    func testCatalogOfSeveralTablesAtOnce() throws {
+        let db = try TestPostgres.connect()
+        let parent = TestPostgres.uniqueTable("Parent \"odd\""), child = TestPostgres.uniqueTable("child")
+        try db.executeScript("""
+            CREATE TEMP TABLE \(PostgresConnection.quote(parent)) (id text PRIMARY KEY, name text NOT NULL);
+            CREATE TEMP TABLE \(child) (n int8 PRIMARY KEY, parent_id text REFERENCES \(PostgresConnection.quote(parent)) (id) ON DELETE CASCADE,
+                                       other text REFERENCES \(PostgresConnection.quote(parent)) (id));
+            """)
+        let tables = [parent, child, "absent_\(child)"]
+        let columns = try db.columns(ofEach: tables)
+        XCTAssertEqual(columns, [parent: try db.columns(of: parent), child: try db.columns(of: child)])
+        XCTAssertEqual(columns[parent]?.map(\.name), ["id", "name"])
+        XCTAssertEqual(columns[child]?.map(\.primaryKeyPosition), [1, 0, 0])
+        let keys = try db.foreignKeys(ofEach: tables)
+        XCTAssertEqual(keys, [child: try db.foreignKeys(of: child)])
+        XCTAssertEqual(keys[child]?.map(\.column).sorted(), ["other", "parent_id"])
+        XCTAssertEqual(keys[child]?.first { $0.column == "parent_id" }?.onDelete, "CASCADE")
+    }
+
     func testCaughtStatementFailureStillRollsBackTheTransaction() throws {
         let db = try TestPostgres.connect()
         try db.execute("CREATE TEMP TABLE t (v int4)")

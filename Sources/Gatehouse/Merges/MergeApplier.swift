@@ -77,12 +77,17 @@ public struct MergeApplier {
                 throw GatehouseError.conflict("the users changed since the plan; plan again (changed: \(changed.joined(separator: ", ")))",
                                               fix: "run \(command: .mergePlan, .option(.from, "\(plan.source)"), .option(.into, "\(plan.target)")) again, review it, and apply the new plan id")
             }
-            var writer = MergeStepWriter(db: db)
-            for step in plan.steps {
-                try writer.apply(step, at: now)
-                if delay > 0 { usleep(delay * 1000) }
+            var writer = MergeStepWriter(db: db, shapes: read.shapes)
+            if delay > 0 {
+                // Slowed for the crash tests: one statement at a time, a pause after each.
+                for step in plan.steps {
+                    try writer.apply(step, at: now)
+                    usleep(delay * 1000)
+                }
+            } else {
+                try writer.apply(plan.steps, at: now)
             }
-            let after = try plan.steps.map { step in step.operation == .update ? try writer.after(step) : nil }
+            let after = try writer.after(plan.steps)
             let summary = MergeRecords.Summary(steps: plan.steps)
             let id = try db.scalar("""
                 INSERT INTO gatehouse_merges (plan_id, source_user_id, target_user_id, ticket, actor, status, planned_at, applied_at, summary_json, undo_data)

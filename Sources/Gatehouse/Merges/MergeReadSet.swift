@@ -47,7 +47,10 @@ struct MergeReadSet {
     static func read(_ store: Store, source: BetterAuthUserID, target: BetterAuthUserID, locking: Bool = false) throws -> MergeReadSet {
         let db = store.db, schema = store.schema
         let graph = try ReferenceGraph.discover(db, schema: schema)
-        var shapes: [String: MergeTableShape] = [:]
+        // Every table read below, its columns read at once.
+        let tables = [schema.user.name, schema.account.name, schema.session.name, schema.verification?.name, graph.syncUsersTable, allowList]
+            .compactMap { $0 } + (graph.toAuthSession + graph.toAuthUser + graph.toSyncUsers).map(\.table)
+        var shapes = try MergeTableShape.read(db, tables: Array(Set(tables)).sorted())
         func shape(_ table: String) throws -> MergeTableShape {
             if let known = shapes[table] { return known }
             let read = try MergeTableShape.read(db, table: table)
@@ -129,7 +132,8 @@ struct MergeReadSet {
         }
 
         var rolesTable: String?, targetRoles: [MergeRowImage] = [], sourceRoles: [MergeRowImage] = []
-        if try db.tableExists(allowList), Set(try db.columns(of: allowList).map(\.name)).isSuperset(of: ["sub", "role"]) {
+        let allowListColumns = try shapes[allowList]?.columns ?? db.columns(of: allowList).map(\.name)
+        if Set(allowListColumns).isSuperset(of: ["sub", "role"]) {
             let roles = try shape(allowList)
             rolesTable = allowList
             targetRoles = try roles.rows(db, locking: locking, where: "sub", is: .text(target.syncSub.rawValue))

@@ -18,7 +18,18 @@ public struct MergeTableShape: Sendable, Equatable {
 
     /// Reads a table's shape.
     public static func read(_ db: SQLDatabase, table: String) throws -> MergeTableShape {
-        let info = try db.columns(of: table)
+        try shape(db, table: table, columns: try db.columns(of: table))
+    }
+
+    /// The shapes of several tables, their columns read in one question. Tables that do not exist, or that a merge
+    /// cannot name rows of, are left out: `read(_:table:)` says why when one is needed.
+    static func read(_ db: SQLDatabase, tables: [String]) throws -> [String: MergeTableShape] {
+        var shapes: [String: MergeTableShape] = [:]
+        for (table, columns) in try db.columns(ofEach: tables) { shapes[table] = try? shape(db, table: table, columns: columns) }
+        return shapes
+    }
+
+    private static func shape(_ db: SQLDatabase, table: String, columns info: [ColumnInfo]) throws -> MergeTableShape {
         guard !info.isEmpty else { throw GatehouseError.notFound("table \"\(table)\" does not exist") }
         let keys = info.filter { $0.primaryKeyPosition > 0 }.sorted { $0.primaryKeyPosition < $1.primaryKeyPosition }
         guard db.engine == .sqlite else {

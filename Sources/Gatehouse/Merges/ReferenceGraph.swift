@@ -43,8 +43,11 @@ public struct ReferenceGraph: Sendable, Equatable {
         let syncTable = try db.tableExists(syncUsers) ? syncUsers : nil
         var toSync: [Reference] = [], toUser: [Reference] = [], toSession: [Reference] = []
         let userTable = schema.user.name.lowercased(), sessionTable = schema.session.name.lowercased()
-        for table in try db.tableNames() where !table.hasPrefix("gatehouse_") {
-            let keys = try db.foreignKeys(of: table)
+        let tables = try db.tableNames().filter { !$0.hasPrefix("gatehouse_") }
+        let keysByTable = try db.foreignKeys(ofEach: tables)
+        var parentColumns: [String: [ColumnInfo]] = [:]
+        for table in tables {
+            let keys = keysByTable[table] ?? []
             let order = keys.map(\.constraint)
             let grouped = Dictionary(grouping: keys, by: \.constraint)
             for (_, columns) in grouped.sorted(by: { order.firstIndex(of: $0.key)! < order.firstIndex(of: $1.key)! }) {
@@ -57,7 +60,12 @@ public struct ReferenceGraph: Sendable, Equatable {
                     throw GatehouseError("table \"\(table)\" has a composite foreign key to \"\(parent)\"; a merge cannot move its rows safely",
                                          fix: "merge these two users by hand, or make that key a single column")
                 }
-                let parentColumn = try first.referencedColumn ?? primaryKey(db, of: parent)
+                let parentColumn = try first.referencedColumn ?? primaryKey(of: parent, columns: {
+                    if let known = parentColumns[parent] { return known }
+                    let read = try db.columns(of: parent)
+                    parentColumns[parent] = read
+                    return read
+                }())
                 let reference = Reference(table: table, column: first.column, parentTable: parent,
                                           parentColumn: parentColumn, onDelete: first.onDelete)
                 switch kind {
@@ -71,8 +79,8 @@ public struct ReferenceGraph: Sendable, Equatable {
     }
 
     /// The single primary-key column of a parent table.
-    static func primaryKey(_ db: SQLDatabase, of table: String) throws -> String {
-        let keys = try db.columns(of: table).filter { $0.primaryKeyPosition > 0 }
+    static func primaryKey(of table: String, columns: [ColumnInfo]) throws -> String {
+        let keys = columns.filter { $0.primaryKeyPosition > 0 }
         guard keys.count == 1 else {
             throw GatehouseError("foreign keys point at table \"\(table)\", which has no single-column primary key",
                                  fix: "merge these two users by hand")

@@ -31,6 +31,8 @@ struct LibPQ: @unchecked Sendable {
     let sendQueryPrepared: gatehouse_pq_send_query_prepared_fn
     let setSingleRowMode: gatehouse_pq_set_single_row_mode_fn
     let sendQueryParams: gatehouse_pq_send_query_params_fn
+    let sendPrepare: gatehouse_pq_send_prepare_fn
+    let sendDescribePrepared: gatehouse_pq_send_describe_prepared_fn
     let flush: gatehouse_pq_flush_fn
     /// Pipeline mode, when the library has it (libpq 14 and later; Debian 12's is 15).
     let pipeline: Pipeline?
@@ -96,6 +98,8 @@ struct LibPQ: @unchecked Sendable {
         sendQueryPrepared = try symbol("PQsendQueryPrepared", as: gatehouse_pq_send_query_prepared_fn.self)
         setSingleRowMode = try symbol("PQsetSingleRowMode", as: gatehouse_pq_set_single_row_mode_fn.self)
         sendQueryParams = try symbol("PQsendQueryParams", as: gatehouse_pq_send_query_params_fn.self)
+        sendPrepare = try symbol("PQsendPrepare", as: gatehouse_pq_send_prepare_fn.self)
+        sendDescribePrepared = try symbol("PQsendDescribePrepared", as: gatehouse_pq_send_describe_prepared_fn.self)
         flush = try symbol("PQflush", as: gatehouse_pq_flush_fn.self)
         if let enter = dlsym(handle, "PQenterPipelineMode"), let exit = dlsym(handle, "PQexitPipelineMode"),
            let sync = dlsym(handle, "PQpipelineSync") {

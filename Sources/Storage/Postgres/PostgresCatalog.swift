@@ -22,18 +22,33 @@ extension PostgresConnection {
     /// spelling of the type (`format_type`): `text`, `uuid`, `boolean`, `timestamp with time zone`,
     /// `timestamp(3) without time zone`, `bigint`, ...
     public func columns(of table: String) throws -> [ColumnInfo] {
-        try rows("""
-            SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS notnull,
+        try columns(ofEach: [table])[table] ?? []
+    }
+
+    /// The columns of each table (as `columns(of:)`), in one statement.
+    public func columns(ofEach tables: [String]) throws -> [String: [ColumnInfo]] {
+        guard !tables.isEmpty else { return [:] }
+        var found: [String: [ColumnInfo]] = [:]
+        for row in try rows("""
+            SELECT t.n, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS notnull,
                    coalesce((SELECT k.position FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, position)
                              WHERE k.attnum = a.attnum), 0) AS pk
-            FROM pg_attribute a
+            FROM \(Self.tableList(tables.count))
+            JOIN pg_attribute a ON a.attrelid = to_regclass(t.name)
             LEFT JOIN pg_index i ON i.indrelid = a.attrelid AND i.indisprimary
-            WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped
-            ORDER BY a.attnum
-            """, [PostgresConnection.quote(table)]).map {
-            ColumnInfo(name: try $0.string("name"), declaredType: try $0.string("type"), notNull: $0.bool("notnull"),
-                       primaryKeyPosition: try $0.int("pk"))
+            WHERE a.attnum > 0 AND NOT a.attisdropped
+            ORDER BY t.n, a.attnum
+            """, tables.map(PostgresConnection.quote)) {
+            found[tables[try row.int("n")], default: []].append(
+                ColumnInfo(name: try row.string("name"), declaredType: try row.string("type"), notNull: row.bool("notnull"),
+                           primaryKeyPosition: try row.int("pk")))
         }
+        return found
+    }
+
+    /// `(VALUES (0, ?), (1, ?), …) AS t(n, name)`: the tables a catalog statement asks about, numbered from 0.
+    private static func tableList(_ count: Int) -> String {
+        "(VALUES " + (0..<count).map { "(\($0), CAST(? AS text))" }.joined(separator: ", ") + ") AS t(n, name)"
     }
 
     /// The names of the tables in the connection's current schema (the first of its `search_path` that exists).
@@ -45,22 +60,32 @@ extension PostgresConnection {
     /// The foreign keys declared on a table, one entry per referencing column (a composite key gives one entry per
     /// column pair, as SQLite's `pragma_foreign_key_list` does), read from `pg_constraint`.
     public func foreignKeys(of table: String) throws -> [ForeignKeyInfo] {
-        try rows("""
-            SELECT c.conname AS constraint_name, parent.relname AS parent, child_column.attname AS "from", parent_column.attname AS "to",
+        try foreignKeys(ofEach: [table])[table] ?? []
+    }
+
+    /// The foreign keys of each table (as `foreignKeys(of:)`), in one statement.
+    public func foreignKeys(ofEach tables: [String]) throws -> [String: [ForeignKeyInfo]] {
+        guard !tables.isEmpty else { return [:] }
+        var found: [String: [ForeignKeyInfo]] = [:]
+        for row in try rows("""
+            SELECT t.n, c.conname AS constraint_name, parent.relname AS parent, child_column.attname AS "from", parent_column.attname AS "to",
                    CASE c.confdeltype WHEN 'c' THEN 'CASCADE' WHEN 'n' THEN 'SET NULL' WHEN 'd' THEN 'SET DEFAULT'
                                       WHEN 'r' THEN 'RESTRICT' ELSE 'NO ACTION' END AS on_delete
-            FROM pg_constraint c
+            FROM \(Self.tableList(tables.count))
+            JOIN pg_constraint c ON c.contype = 'f' AND c.conrelid = to_regclass(t.name)
             CROSS JOIN LATERAL unnest(c.conkey, c.confkey) WITH ORDINALITY AS k(child_attnum, parent_attnum, position)
             JOIN pg_class parent ON parent.oid = c.confrelid
             JOIN pg_attribute child_column ON child_column.attrelid = c.conrelid AND child_column.attnum = k.child_attnum
             JOIN pg_attribute parent_column ON parent_column.attrelid = c.confrelid AND parent_column.attnum = k.parent_attnum
-            WHERE c.contype = 'f' AND c.conrelid = to_regclass($1)
-            ORDER BY c.conname, k.position
-            """, [PostgresConnection.quote(table)]).map {
-            ForeignKeyInfo(table: table, column: try $0.string("from"), referencedTable: try $0.string("parent"),
-                           referencedColumn: $0.optionalString("to"), onDelete: try $0.string("on_delete"),
-                           constraint: try $0.string("constraint_name"))
+            ORDER BY t.n, c.conname, k.position
+            """, tables.map(PostgresConnection.quote)) {
+            let table = tables[try row.int("n")]
+            found[table, default: []].append(
+                ForeignKeyInfo(table: table, column: try row.string("from"), referencedTable: try row.string("parent"),
+                               referencedColumn: row.optionalString("to"), onDelete: try row.string("on_delete"),
+                               constraint: try row.string("constraint_name")))
         }
+        return found
     }
 
     /// The indexes on a table, from `pg_index`, key columns in order (an expression is `""`). The leading column is

@@ -163,29 +163,52 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
 
     /// The rows of each statement from one snapshot, in one round trip: libpq's pipeline mode sends
     /// `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`, every statement and `COMMIT` together (without the
-    /// `BEGIN`/`COMMIT` inside the caller's transaction), and reads the results in order. A statement seen for the
-    /// first time on this connection is prepared before (one round trip each, once). The first error is thrown, the
-    /// transaction of its own rolled back. Without pipeline mode (libpq before 14), one statement after another.
+    /// `BEGIN`/`COMMIT` inside the caller's transaction), and reads the results in order. Statements seen for the
+    /// first time on this connection are prepared before, together (one more round trip, once). The first error is
+    /// thrown, the transaction of its own rolled back. Without pipeline mode (libpq before 14), one after another.
     public func snapshot(_ statements: [SQLStatement]) throws -> [[Row]] {
-        let arguments = statements.map { $0.arguments.map(\.sqlValue) }
-        guard let pipeline = pq.pipeline, statements.count > 1, pq.transactionStatus(handle) != PQTRANS_INERROR else {
-            return try read { try zip(statements, arguments).map { try run($0.sql, $1) } }
+        guard pq.pipeline != nil, statements.count > 1, pq.transactionStatus(handle) != PQTRANS_INERROR else {
+            return try read { try statements.map { try run($0.sql, $0.arguments.map(\.sqlValue)) } }
         }
-        // Preparing inside the pipeline is not possible: every statement is prepared first, with room in the cache
-        // for all of them (a reset between two of them would drop the first).
-        if prepared.count + 2 * statements.count > Self.preparedLimit {
-            try executeScript("DEALLOCATE ALL")
-            prepared.removeAll(keepingCapacity: true)
-        }
-        let ready = try zip(statements, arguments).map { try checkedPrepare($0.sql, $1) }
         let own = !isInTransaction
+        return try pipelined(statements, begin: own ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : nil, end: own ? "COMMIT" : nil).map(\.rows)
+    }
+
+    /// Runs the statements in order, `pipelineChunk` at a time per round trip (libpq's pipeline mode; one after
+    /// another without it), and returns each one's rows and changed-row count. A failing statement stops the
+    /// batch: the ones after it do not run, and its error is thrown. Meant for inside a transaction (outside one,
+    /// each chunk is a transaction of its own).
+    public func batch(_ statements: [SQLStatement]) throws -> [SQLBatchResult] {
+        guard pq.pipeline != nil, statements.count > 1, pq.transactionStatus(handle) != PQTRANS_INERROR else {
+            return try statements.map { SQLBatchResult(rows: try run($0.sql, $0.arguments.map(\.sqlValue)), changes: changes) }
+        }
+        var results: [SQLBatchResult] = []
+        results.reserveCapacity(statements.count)
+        for start in stride(from: 0, to: statements.count, by: Self.pipelineChunk) {
+            results += try pipelined(Array(statements[start..<min(statements.count, start + Self.pipelineChunk)]), begin: nil, end: nil)
+        }
+        changes = results.last?.changes ?? 0
+        return results
+    }
+
+    /// Statements per round trip in `batch`: the results of a chunk wait in the socket until it is sent, so a chunk
+    /// stays well inside the socket's buffers.
+    static let pipelineChunk = 128
+
+    /// Sends `begin`, the statements and `end` in one pipeline and reads every result in order. Statements are
+    /// prepared first (`prepareAll`). After a failure the server skips the rest; a `begin` of this pipeline is then
+    /// rolled back.
+    private func pipelined(_ statements: [SQLStatement], begin: String?, end: String?) throws -> [SQLBatchResult] {
+        guard let pipeline = pq.pipeline else { preconditionFailure("callers check pq.pipeline") }
+        let arguments = statements.map { $0.arguments.map(\.sqlValue) }
+        let ready = try prepareAll(statements.indices.map { (statements[$0].sql, arguments[$0]) })
         guard pipeline.enter(handle) == 1 else { throw connectionError("could not enter pipeline mode") }
         var sentAll = true
         func sendCommand(_ sql: String) {
             sentAll = sentAll && pq.sendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0) == 1
         }
         var boundText: [[String]] = []
-        if own { sendCommand("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") }
+        if let begin { sendCommand(begin) }
         for (index, statement) in ready.enumerated() {
             let (sent, text) = try bind(statement, sql: statements[index].sql, arguments[index]) { statement, values, lengths, formats in
                 pq.sendQueryPrepared(handle, statement.name, Int32(arguments[index].count), values, lengths, formats, 0)
@@ -193,45 +216,58 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
             sentAll = sentAll && sent == 1
             boundText.append(text)
         }
-        if own { sendCommand("COMMIT") }
+        if let end { sendCommand(end) }
         sentAll = sentAll && pipeline.sync(handle) == 1 && pq.flush(handle) == 0
 
         // Results come back in the order sent, each followed by a null result; then the sync.
-        var results: [[Row]] = []
+        var results: [SQLBatchResult] = []
         var failure: PostgresError?
-        func collect(sql: String, boundValues: [String]) -> [Row] {
-            var rows: [Row] = []
-            while let result = pq.getResult(handle) {
-                defer { pq.clear(result) }
+        func collect(sql: String, boundValues: [String]) -> SQLBatchResult {
+            var outcome = SQLBatchResult(rows: [], changes: 0)
+            drainResult { result in
                 switch pq.resultStatus(result) {
-                case PGRES_TUPLES_OK: rows = decodeRows(result)
-                case PGRES_COMMAND_OK, PGRES_PIPELINE_ABORTED: break
+                case PGRES_TUPLES_OK, PGRES_COMMAND_OK:
+                    outcome = SQLBatchResult(rows: decodeRows(result), changes: pq.cmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0)
+                case PGRES_PIPELINE_ABORTED: break
                 default:
                     do throws(PostgresError) { try check(result, sql: sql, boundValues: boundValues) } catch { failure = failure ?? error }
                 }
             }
-            return rows
+            return outcome
         }
         if sentAll {
-            if own { _ = collect(sql: "BEGIN", boundValues: []) }
+            if let begin { _ = collect(sql: begin, boundValues: []) }
             for (index, statement) in statements.enumerated() { results.append(collect(sql: statement.sql, boundValues: boundText[index])) }
-            if own { _ = collect(sql: "COMMIT", boundValues: []) }
-            var synced = false
-            while !synced, let result = pq.getResult(handle) {
-                synced = pq.resultStatus(result) == PGRES_PIPELINE_SYNC
-                pq.clear(result)
-            }
-            if !synced { failure = failure ?? connectionError("the server did not answer the pipeline") }
+            if let end { _ = collect(sql: end, boundValues: []) }
+            if !awaitSync() { failure = failure ?? connectionError("the server did not answer the pipeline") }
         } else {
             failure = failure ?? connectionError("could not send the statements")
         }
         _ = pipeline.exit(handle)
         if let failure {
-            // A failed statement leaves the transaction of its own open and aborted.
-            if own && isInTransaction { try? executeScript("ROLLBACK") }
+            // A failed statement leaves the transaction this pipeline began open and aborted.
+            if begin != nil && isInTransaction { try? executeScript("ROLLBACK") }
             throw failure
         }
         return results
+    }
+
+    /// Calls `body` with each result of the current query until libpq's null result that ends it.
+    private func drainResult(_ body: (OpaquePointer) -> Void) {
+        while let result = pq.getResult(handle) {
+            defer { pq.clear(result) }
+            body(result)
+        }
+    }
+
+    /// Reads up to the pipeline's sync; false when the connection ended first.
+    private func awaitSync() -> Bool {
+        while let result = pq.getResult(handle) {
+            let synced = pq.resultStatus(result) == PGRES_PIPELINE_SYNC
+            pq.clear(result)
+            if synced { return true }
+        }
+        return false
     }
 
     private func connectionError(_ message: String) -> PostgresError {
@@ -400,15 +436,79 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
 
     /// The prepared statement for `sql` (prepared on first use), checked against the number of `arguments`.
     private func checkedPrepare(_ sql: String, _ arguments: [SQLValue]) throws(PostgresError) -> PreparedStatement {
-        try checkSQL(sql)
-        guard arguments.count <= 65535 else {
-            throw statementError("a statement takes at most 65535 parameters, got \(arguments.count)", sql: sql)
+        try prepareAll([(sql, arguments)])[0]
+    }
+
+    /// The prepared statements for several statements, checked against their arguments. Those not prepared yet on
+    /// this connection are prepared together, in one round trip (`pipelinedPrepare`).
+    private func prepareAll(_ items: [(sql: String, arguments: [SQLValue])]) throws(PostgresError) -> [PreparedStatement] {
+        for item in items {
+            try checkSQL(item.sql)
+            guard item.arguments.count <= 65535 else {
+                throw statementError("a statement takes at most 65535 parameters, got \(item.arguments.count)", sql: item.sql)
+            }
         }
-        let statement = try prepare(sql, arguments: arguments)
-        guard statement.parameterTypes.count == arguments.count else {
-            throw statementError("the statement has \(statement.parameterTypes.count) placeholder(s) but \(arguments.count) value(s) were bound", sql: sql)
+        var unprepared = Array(Set(items.map(\.sql).filter { prepared[$0] == nil }))
+        if !unprepared.isEmpty, prepared.count + unprepared.count >= Self.preparedLimit, pq.transactionStatus(handle) != PQTRANS_INERROR {
+            try executeScript("DEALLOCATE ALL")
+            prepared.removeAll(keepingCapacity: true)
+            unprepared = Array(Set(items.map(\.sql)))
         }
-        return statement
+        if unprepared.count > 0, pq.pipeline != nil, pq.transactionStatus(handle) != PQTRANS_INERROR {
+            for (sql, statement) in pipelinedPrepare(unprepared.sorted()) { prepared[sql] = statement }
+        }
+        var statements: [PreparedStatement] = []
+        for item in items {
+            // Anything the pipeline could not prepare (`? IS NULL`, or a statement with an error to report) goes
+            // the one-at-a-time way, which knows what to do about it.
+            let statement = try prepare(item.sql, arguments: item.arguments)
+            guard statement.parameterTypes.count == item.arguments.count else {
+                throw statementError("the statement has \(statement.parameterTypes.count) placeholder(s) but \(item.arguments.count) value(s) were bound", sql: item.sql)
+            }
+            statements.append(statement)
+        }
+        return statements
+    }
+
+    /// Prepares and describes every statement in one pipeline (inside a transaction, within a savepoint, so that a
+    /// statement the server cannot prepare does not abort it). Returns what it prepared: everything, or nothing
+    /// when one failed (the caller then prepares one at a time and reports the error).
+    private func pipelinedPrepare(_ sqls: [String]) -> [String: PreparedStatement] {
+        guard let pipeline = pq.pipeline, pipeline.enter(handle) == 1 else { return [:] }
+        let guarded = isInTransaction
+        var sentAll = true
+        if guarded { sentAll = pq.sendQueryParams(handle, "SAVEPOINT gatehouse_prepare", 0, nil, nil, nil, nil, 0) == 1 }
+        var names: [String] = []
+        for sql in sqls {
+            preparedCount += 1
+            let name = "gatehouse_\(preparedCount)"
+            names.append(name)
+            sentAll = sentAll && pq.sendPrepare(handle, name, PostgresPlaceholders.numbered(sql), 0, nil) == 1
+                && pq.sendDescribePrepared(handle, name) == 1
+        }
+        if guarded { sentAll = sentAll && pq.sendQueryParams(handle, "RELEASE SAVEPOINT gatehouse_prepare", 0, nil, nil, nil, nil, 0) == 1 }
+        sentAll = sentAll && pipeline.sync(handle) == 1 && pq.flush(handle) == 0
+        var failed = !sentAll
+        var made: [String: PreparedStatement] = [:]
+        if sentAll {
+            func expectCommand() { drainResult { if pq.resultStatus($0) != PGRES_COMMAND_OK { failed = true } } }
+            if guarded { expectCommand() }
+            for (sql, name) in zip(sqls, names) {
+                expectCommand()
+                drainResult { described in
+                    guard pq.resultStatus(described) == PGRES_COMMAND_OK else { failed = true; return }
+                    made[sql] = PreparedStatement(name: name, parameterTypes: (0..<pq.nparams(described)).map { pq.paramtype(described, $0) })
+                }
+            }
+            if guarded { expectCommand() }
+            if !awaitSync() { failed = true }
+        }
+        _ = pipeline.exit(handle)
+        guard failed else { return made }
+        if guarded && pq.transactionStatus(handle) == PQTRANS_INERROR {
+            try? executeScript("ROLLBACK TO SAVEPOINT gatehouse_prepare; RELEASE SAVEPOINT gatehouse_prepare")
+        }
+        return [:]
     }
 
     /// Calls `send` with `arguments` in libpq's parameter arrays, as `statement`'s parameter types want them.
