@@ -58,88 +58,93 @@ struct MergeReadSet {
             return read
         }
         func physical(_ table: AuthSchema.Table, _ field: AuthSchema.Field) -> String { table.column(field) }
-        var groups: [(String, [MergeRowImage])] = [("schema", [])]
 
-        let users = try shape(schema.user.name)
-        let userID = physical(schema.user, .id)
-        guard let targetUser = try users.rows(db, locking: locking, where: userID, is: .text(target.rawValue)).first else {
+        // Two batches (`SQLDatabase.batch`: on Postgres a round trip or two each, not one per statement): first the
+        // rows found by the users' ids and subs, then the rows found through those (sessions' rows, sync rows'
+        // children, verification rows by U2's email).
+        let users = try shape(schema.user.name), accounts = try shape(schema.account.name), sessions = try shape(schema.session.name)
+        let userID = physical(schema.user, .id), accountUser = physical(schema.account, .userId)
+        let first = ReadBatch(db: db, locking: locking)
+        let targetUserRows = first.rows(users, where: userID, is: .text(target.rawValue))
+        let sourceUserRows = first.rows(users, where: userID, is: .text(source.rawValue))
+        let targetAccountRows = first.rows(accounts, where: accountUser, is: .text(target.rawValue))
+        let sourceAccountRows = first.rows(accounts, where: accountUser, is: .text(source.rawValue))
+        let sourceSessionRows = first.rows(sessions, where: physical(schema.session, .userId), is: .text(source.rawValue))
+        let syncUsers = try graph.syncUsersTable.map(shape)
+        let targetSyncRows = syncUsers.flatMap { first.rows($0, where: "sub", is: .text(target.syncSub.rawValue)) }
+        let sourceSyncRows = syncUsers.flatMap { first.rows($0, where: "sub", is: .text(source.syncSub.rawValue)) }
+        let allowListColumns = try shapes[allowList]?.columns ?? db.columns(of: allowList).map(\.name)
+        let roles = Set(allowListColumns).isSuperset(of: ["sub", "role"]) ? try shape(allowList) : nil
+        let targetRoleRows = roles.flatMap { first.rows($0, where: "sub", is: .text(target.syncSub.rawValue)) }
+        let sourceRoleRows = roles.flatMap { first.rows($0, where: "sub", is: .text(source.syncSub.rawValue)) }
+        try first.run()
+
+        guard let targetUser = first.images(targetUserRows).first else {
             throw GatehouseError.notFound("user \(target) no longer exists", fix: "find the user again and plan again")
         }
-        guard let sourceUser = try users.rows(db, locking: locking, where: userID, is: .text(source.rawValue)).first else {
+        guard let sourceUser = first.images(sourceUserRows).first else {
             throw GatehouseError.notFound("user \(source) no longer exists", fix: "find the user again and plan again")
         }
-        groups += [("U1's user row", [targetUser]), ("U2's user row", [sourceUser])]
+        let targetAccounts = first.images(targetAccountRows), sourceAccounts = first.images(sourceAccountRows)
+        let sourceSessions = first.images(sourceSessionRows)
+        let targetSync = first.images(targetSyncRows).first, sourceSync = first.images(sourceSyncRows).first
 
-        let accounts = try shape(schema.account.name), accountUser = physical(schema.account, .userId)
-        let targetAccounts = try accounts.rows(db, locking: locking, where: accountUser, is: .text(target.rawValue))
-        let sourceAccounts = try accounts.rows(db, locking: locking, where: accountUser, is: .text(source.rawValue))
-        groups += [("U1's accounts", targetAccounts), ("U2's accounts", sourceAccounts)]
-
-        let sessions = try shape(schema.session.name)
-        let sourceSessions = try sessions.rows(db, locking: locking, where: physical(schema.session, .userId), is: .text(source.rawValue))
-        groups.append(("U2's sessions", sourceSessions))
-        var dependents: [(reference: ReferenceGraph.Reference, rows: [MergeRowImage])] = []
-        for reference in graph.toAuthSession {
+        let second = ReadBatch(db: db, locking: locking)
+        let dependentRows = try graph.toAuthSession.map { reference in
             let child = try shape(reference.table)
-            let rows = try sourceSessions.flatMap { try child.rows(db, locking: locking, where: reference.column, is: $0[reference.parentColumn]) }
-            dependents.append((reference, rows))
-            groups.append(("\(reference.table) rows of U2's sessions", rows))
+            return (reference, sourceSessions.map { second.rows(child, where: reference.column, is: $0[reference.parentColumn]) })
         }
-
-        var verifications: [MergeRowImage] = []
+        var verificationRows: Int?, verification: MergeTableShape?
         if let table = schema.verification {
-            let verification = try shape(table.name)
+            let shape = try shape(table.name)
             let email = sourceUser[physical(schema.user, .email)].string ?? ""
             let identifier = table.col(.identifier), value = table.col(.value)
             // Better Auth keys verification rows by the email (`email`, `sign-in-otp-<email>`,
             // `email-verification-otp-<email>`, `<purpose>:<email>`) or, for password resets, holds the user id as value.
-            verifications = try db.rows("""
-                SELECT \(verification.selectList) FROM \(verification.sql)
+            verification = shape
+            verificationRows = second.custom(shape, """
+                SELECT \(shape.selectList) FROM \(shape.sql)
                 WHERE \(identifier) = ?1
                    OR (length(\(identifier)) > length(?1) AND substr(\(identifier), length(\(identifier)) - length(?1) + 1) = ?1
                        AND substr(\(identifier), length(\(identifier)) - length(?1), 1) IN (':', '-'))
                    OR \(value) = ?2
-                ORDER BY \(verification.orderList)\(locking ? db.dialect.lockingRead : "")
-                """, [email, source.rawValue]).map(verification.image)
-            groups.append(("verification rows for U2", verifications))
+                ORDER BY \(shape.orderList)\(locking ? db.dialect.lockingRead : "")
+                """, [email, source.rawValue])
         }
-
-        var plugins: [Referencing] = []
-        for reference in graph.toAuthUser where reference.table != schema.account.name && reference.table != schema.session.name {
+        let pluginRows = try graph.toAuthUser.filter { $0.table != schema.account.name && $0.table != schema.session.name }.map { reference in
             let child = try shape(reference.table)
-            let rows = Referencing(reference: reference,
-                                   target: try child.rows(db, locking: locking, where: reference.column, is: targetUser[reference.parentColumn]),
-                                   source: try child.rows(db, locking: locking, where: reference.column, is: sourceUser[reference.parentColumn]))
-            plugins.append(rows)
-            groups += [("\(reference) of U1", rows.target), ("\(reference) of U2", rows.source)]
+            return (reference, second.rows(child, where: reference.column, is: targetUser[reference.parentColumn]),
+                    second.rows(child, where: reference.column, is: sourceUser[reference.parentColumn]))
         }
-
-        var targetSync: MergeRowImage?, sourceSync: MergeRowImage?
-        var sync: [Referencing] = []
-        if let table = graph.syncUsersTable {
-            let syncUsers = try shape(table)
-            targetSync = try syncUsers.rows(db, locking: locking, where: "sub", is: .text(target.syncSub.rawValue)).first
-            sourceSync = try syncUsers.rows(db, locking: locking, where: "sub", is: .text(source.syncSub.rawValue)).first
-            groups += [("U1's sync users row", targetSync.map { [$0] } ?? []), ("U2's sync users row", sourceSync.map { [$0] } ?? [])]
+        var syncRows: [(ReferenceGraph.Reference, Int?, Int?)] = []
+        if graph.syncUsersTable != nil {
             for reference in graph.toSyncUsers {
                 let child = try shape(reference.table)
-                let rows = Referencing(reference: reference,
-                                       target: try targetSync.map { try child.rows(db, locking: locking, where: reference.column, is: $0[reference.parentColumn]) } ?? [],
-                                       source: try sourceSync.map { try child.rows(db, locking: locking, where: reference.column, is: $0[reference.parentColumn]) } ?? [])
-                sync.append(rows)
-                groups += [("\(reference) of U1", rows.target), ("\(reference) of U2", rows.source)]
+                syncRows.append((reference, targetSync.flatMap { second.rows(child, where: reference.column, is: $0[reference.parentColumn]) },
+                                 sourceSync.flatMap { second.rows(child, where: reference.column, is: $0[reference.parentColumn]) }))
             }
         }
+        try second.run()
 
-        var rolesTable: String?, targetRoles: [MergeRowImage] = [], sourceRoles: [MergeRowImage] = []
-        let allowListColumns = try shapes[allowList]?.columns ?? db.columns(of: allowList).map(\.name)
-        if Set(allowListColumns).isSuperset(of: ["sub", "role"]) {
-            let roles = try shape(allowList)
-            rolesTable = allowList
-            targetRoles = try roles.rows(db, locking: locking, where: "sub", is: .text(target.syncSub.rawValue))
-            sourceRoles = try roles.rows(db, locking: locking, where: "sub", is: .text(source.syncSub.rawValue))
-            groups += [("U1's allow-list roles", targetRoles), ("U2's allow-list roles", sourceRoles)]
+        // The groups, in the order the fingerprint has always taken them (a stored plan's must match).
+        var groups: [(String, [MergeRowImage])] = [("schema", [])]
+        groups += [("U1's user row", [targetUser]), ("U2's user row", [sourceUser])]
+        groups += [("U1's accounts", targetAccounts), ("U2's accounts", sourceAccounts)]
+        groups.append(("U2's sessions", sourceSessions))
+        let dependents = dependentRows.map { reference, tickets in (reference: reference, rows: tickets.flatMap(second.images)) }
+        for (reference, rows) in dependents { groups.append(("\(reference.table) rows of U2's sessions", rows)) }
+        let verifications = second.images(verificationRows)
+        if verification != nil { groups.append(("verification rows for U2", verifications)) }
+        let plugins = pluginRows.map { Referencing(reference: $0.0, target: second.images($0.1), source: second.images($0.2)) }
+        for rows in plugins { groups += [("\(rows.reference) of U1", rows.target), ("\(rows.reference) of U2", rows.source)] }
+        let sync = syncRows.map { Referencing(reference: $0.0, target: second.images($0.1), source: second.images($0.2)) }
+        if graph.syncUsersTable != nil {
+            groups += [("U1's sync users row", targetSync.map { [$0] } ?? []), ("U2's sync users row", sourceSync.map { [$0] } ?? [])]
+            for rows in sync { groups += [("\(rows.reference) of U1", rows.target), ("\(rows.reference) of U2", rows.source)] }
         }
+        let targetRoles = first.images(targetRoleRows), sourceRoles = first.images(sourceRoleRows)
+        let rolesTable = roles.map { _ in allowList }
+        if roles != nil { groups += [("U1's allow-list roles", targetRoles), ("U2's allow-list roles", sourceRoles)] }
 
         var hashes: [String: String] = [:]
         var all = "gatehouse-merge-v1\n\(source)\n\(target)\n"
@@ -154,6 +159,40 @@ struct MergeReadSet {
                             sessionDependents: dependents, verifications: verifications, plugins: plugins,
                             targetSync: targetSync, sourceSync: sourceSync, sync: sync, rolesTable: rolesTable,
                             targetRoles: targetRoles, sourceRoles: sourceRoles, groupHashes: hashes, fingerprint: SHA256.hex(all))
+    }
+
+    /// Row reads collected for one `SQLDatabase.batch`, each answered with one table's row images.
+    final class ReadBatch {
+        let db: SQLDatabase
+        let locking: Bool
+        private var statements: [SQLStatement] = []
+        private var shapes: [MergeTableShape] = []
+        private var results: [SQLBatchResult] = []
+
+        init(db: SQLDatabase, locking: Bool) {
+            self.db = db
+            self.locking = locking
+        }
+
+        /// Asks for the rows of `shape` whose `column` is `value`; nil (no rows) for a NULL value.
+        func rows(_ shape: MergeTableShape, where column: String, is value: SQLValue) -> Int? {
+            guard !value.isNull else { return nil }
+            return custom(shape, shape.rowsSQL(db, locking: locking, where: column), [value])
+        }
+
+        /// Asks for the rows of `shape` that `sql` (selecting `shape.selectList`) finds.
+        func custom(_ shape: MergeTableShape, _ sql: String, _ arguments: [SQLBindable]) -> Int {
+            statements.append(SQLStatement(sql, arguments))
+            shapes.append(shape)
+            return statements.count - 1
+        }
+
+        func run() throws { results = try db.batch(statements) }
+
+        /// The rows one request found, as images.
+        func images(_ request: Int?) -> [MergeRowImage] {
+            request.map { results[$0].rows.map(shapes[$0].image) } ?? []
+        }
     }
 
     /// The groups whose rows differ from a plan's.

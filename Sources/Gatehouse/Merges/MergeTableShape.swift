@@ -67,8 +67,12 @@ public struct MergeTableShape: Sendable, Equatable {
     /// The rows whose `column` is `value`; with `locking`, locked until the transaction ends (`SQLDialect.lockingRead`).
     func rows(_ db: SQLDatabase, locking: Bool = false, where column: String, is value: SQLValue) throws -> [MergeRowImage] {
         guard !value.isNull else { return [] }
-        let lock = locking ? db.dialect.lockingRead : ""
-        return try db.rows("SELECT \(selectList) FROM \(sql) WHERE \(SQLDialect.quote(column)) = ? ORDER BY \(orderList)\(lock)", [value]).map(image)
+        return try db.rows(rowsSQL(db, locking: locking, where: column), [value]).map(image)
+    }
+
+    /// The statement of `rows(_:locking:where:is:)`, its one placeholder the value.
+    func rowsSQL(_ db: SQLDatabase, locking: Bool, where column: String) -> String {
+        "SELECT \(selectList) FROM \(sql) WHERE \(SQLDialect.quote(column)) = ? ORDER BY \(orderList)\(locking ? db.dialect.lockingRead : "")"
     }
 
     /// The key that names a row.
