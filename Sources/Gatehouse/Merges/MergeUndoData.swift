@@ -23,30 +23,39 @@ public struct MergeUndoData: Sendable, Codable {
 /// the transaction held the store's write lock (about 30 of 50 ms for 232 rows; the target is < 50 ms for a merge of
 /// 10 accounts, 200 sessions and 20 workspaces, `ops/bench` "merge apply").
 ///
-/// The record is encoded whole, with the rows each update is expected to leave (`MergeStep.after(at:)`). Inside the
-/// transaction `json(after:)` compares those with the rows read back: when they match (always, unless a trigger of
-/// the app's own wrote to them) the text encoded beforehand is the record; otherwise the record is encoded again,
-/// whole, with the rows as they are.
+/// Each entry is encoded beforehand with the row its update is expected to leave (`MergeStep.after(at:)`). Inside the
+/// transaction `json(after:)` compares those with the rows read back and encodes again only the entries whose row
+/// differs (on SQLite none, unless a trigger of the app's own wrote to it; on Postgres the updates, whose date
+/// columns read back in the server's spelling). The text is byte for byte the encoder's for the whole record.
 struct MergeUndoJSON {
-    private let appliedAt: Timestamp
-    private let steps: [MergeStep]
     private let expected: [MergeRowImage?]
-    private let expectedText: String
+    private let steps: [MergeStep]
+    /// Each entry's JSON, encoded beforehand with the row it is expected to leave.
+    private let entries: [String]
+    /// The record's JSON around its entries: `{"appliedAt":…,"format":1,"steps":[` and `]}`.
+    private let head: String, tail: String
 
     init(steps: [MergeStep], appliedAt: Timestamp) throws {
-        self.appliedAt = appliedAt
         self.steps = steps
         expected = steps.map { $0.after(at: appliedAt) }
-        expectedText = try Self.encode(steps: steps, after: expected, appliedAt: appliedAt)
+        entries = try zip(steps, expected).map { try MergeJSON.string(MergeUndoData.Entry(step: $0, after: $1)) }
+        // With sorted keys and no whitespace, the record is its envelope with the entries spliced into "steps".
+        let envelope = try MergeJSON.string(MergeUndoData(format: 1, appliedAt: appliedAt, steps: []))
+        guard envelope.hasSuffix("\"steps\":[]}") else { preconditionFailure("MergeJSON writes sorted keys without whitespace") }
+        head = String(envelope.dropLast(2))
+        tail = "]}"
     }
 
-    /// The record, given the rows the updates really left (nil for deletes), in step order.
+    /// The record, given the rows the updates really left (nil for deletes), in step order. An entry whose row is
+    /// not the one expected (a trigger of the app's own wrote to it; on Postgres, a date column reads back in the
+    /// server's spelling) is encoded again, alone.
     func json(after rows: [MergeRowImage?]) throws -> String {
         precondition(rows.count == steps.count, "one row per step")
-        return rows == expected ? expectedText : try Self.encode(steps: steps, after: rows, appliedAt: appliedAt)
-    }
-
-    private static func encode(steps: [MergeStep], after rows: [MergeRowImage?], appliedAt: Timestamp) throws -> String {
-        try MergeJSON.string(MergeUndoData(format: 1, appliedAt: appliedAt, steps: zip(steps, rows).map { MergeUndoData.Entry(step: $0, after: $1) }))
+        var text = head
+        for index in steps.indices {
+            if index > 0 { text += "," }
+            text += rows[index] == expected[index] ? entries[index] : try MergeJSON.string(MergeUndoData.Entry(step: steps[index], after: rows[index]))
+        }
+        return text + tail
     }
 }
