@@ -26,6 +26,20 @@ final class UserDirectoryTests: XCTestCase {
         }
     }
 
+    /// A store answering many `show`s (the console's) remembers which sync tables exist for a few seconds; one
+    /// dropped meanwhile is noticed on the next read, which answers without it instead of failing.
+    func testShowNoticesASyncTableDroppedWhileItsPresenceIsRemembered() throws {
+        let store = try store(fixture: "better-auth-1.5.sql")
+        let directory = UserDirectory(store: store)
+        XCTAssertEqual(try directory.show("u1AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA").sync.missingTables, [])
+        try store.db.execute("DROP TABLE subscriptions")
+        XCTAssertEqual(try directory.show("u1AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA").sync.missingTables, ["subscriptions"])
+        // Not-found stays not-found (and is not asked twice for).
+        XCTAssertThrowsError(try directory.show("u9NOBODYNOBODYNOBODYNOBODYNOBODY")) { error in
+            XCTAssertTrue("\(error)".contains("no such user"), "\(error)")
+        }
+    }
+
     func testShowOnEachShapeDecodesDatesAndNeverReadsSecrets() throws {
         let now = Timestamp(iso8601: "2026-01-01T00:00:00Z")!
         // Better Auth 1.5: ISO text, no issuer.

@@ -188,6 +188,26 @@ final class PostgresConnectionTests: XCTestCase {
         XCTAssertEqual(keys[child]?.first { $0.column == "parent_id" }?.onDelete, "CASCADE")
     }
 
+    /// A second connection reading an exported snapshot sees exactly what the first sees, not a row committed since.
+    func testASecondConnectionReadsTheExportedSnapshot() throws {
+        let first = try TestPostgres.connect(), second = try TestPostgres.connect(), writer = try TestPostgres.connect()
+        let table = TestPostgres.uniqueTable("snap")
+        try writer.execute("CREATE TABLE \(table) (n int8)")
+        defer { try? writer.execute("DROP TABLE \(table)") }
+        try writer.execute("INSERT INTO \(table) VALUES (1)")
+        try first.read {
+            let id = try first.exportSnapshot()
+            try writer.execute("INSERT INTO \(table) VALUES (2)")
+            let seen = try second.read(snapshot: id) { try second.scalar("SELECT count(*) FROM \(table)").int64 }
+            XCTAssertEqual(seen, 1, "the row committed after the export is not in the snapshot")
+        }
+        XCTAssertEqual(try second.scalar("SELECT count(*) FROM \(table)").int64, 2)
+        for hostile in ["", "x'; DROP TABLE \(table); --", "0000-1'"] {
+            XCTAssertThrowsError(try second.read(snapshot: hostile) {}, hostile)
+        }
+        XCTAssertFalse(second.isInTransaction)
+    }
+
     func testCaughtStatementFailureStillRollsBackTheTransaction() throws {
         let db = try TestPostgres.connect()
         try db.execute("CREATE TEMP TABLE t (v int4)")

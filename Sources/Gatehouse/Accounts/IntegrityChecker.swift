@@ -111,11 +111,15 @@ public struct IntegrityChecker {
         let previousCache = try sqlite?.scalar("PRAGMA cache_size").int64 ?? -2000
         defer { try? sqlite?.execute("PRAGMA cache_size = \(previousCache)") }
         return try db.read {
+            // On a server store the anti-joins below run on two connections at once, the second reading this one's
+            // snapshot (taken first thing, as an exported snapshot must be). A standby cannot export one.
+            let postgres = db as? PostgresConnection
+            let snapshot = postgres.flatMap { $0.isReadOnly ? nil : try? $0.exportSnapshot() }
             let hasSync = try db.tableExists("users")
             // A column not in byte order (IndexOrderUnavailable) leaves its checks to the anti-joins below:
             // the same answers, slower.
             var tallies: [String: IntegrityTally] = [:]
-            if usesMergeScan {
+            if usesMergeScan && postgres == nil {  // the merge walks read SQLite's index order
                 let limit = sampleLimit
                 // The sessions walk runs on a second connection (the other core) while this one walks accounts
                 // and subs. Its snapshot is taken at the same moment; each check reads one snapshot throughout.
@@ -131,6 +135,27 @@ public struct IntegrityChecker {
                     // No second connection (a read-only folder without the WAL index, say): walk here.
                     do { tallies.merge(try scan.sessions()) { $1 } } catch is IndexOrderUnavailable {}
                 }
+            }
+            let pending = checks.filter { tallies[$0.code] == nil && !($0.needsSync && !hasSync) }
+            if let snapshot, pending.count > 1 {
+                // Every other check goes to the second connection: the heavy anti-joins alternate with light ones.
+                let offloaded = pending.enumerated().filter { $0.offset % 2 == 1 }.map { (code: $0.element.code, sql: $0.element.sql) }
+                let limit = sampleLimit
+                let second = SecondConnection(store.location, postgresSnapshot: snapshot) { db in
+                    var result: [String: IntegrityTally] = [:]
+                    for (code, sql) in offloaded {
+                        var tally = IntegrityTally(limit: limit)
+                        try db.forEach(sql) { tally.add($0.values) }
+                        result[code] = tally
+                    }
+                    return result
+                }
+                for check in pending where !offloaded.contains(where: { $0.code == check.code }) {
+                    var tally = IntegrityTally(limit: sampleLimit)
+                    try db.forEach(check.sql) { tally.add($0.values) }
+                    tallies[check.code] = tally
+                }
+                tallies.merge(try second.wait()) { $1 }
             }
             var findings: [IntegrityFinding] = []
             var skipped: [String] = []

@@ -172,7 +172,20 @@ public struct UserDirectory {
         let text = try UserQuery.validate(reference, what: "the user")
         let sql = UserDetailSQL.for(store.schema)
         guard let id = try candidate(text, sql: sql) else { throw Self.noSuchUser(text) }
-        let syncTables = try db.existingTables(SyncRecord.tables)
+        do {
+            return try show(id, text: text, sql: sql, syncTables: try store.existingTables(SyncRecord.tables), now: now, latestSessions: latestSessions)
+        } catch let error as GatehouseError {
+            throw error
+        } catch {
+            // The sync tables' presence is remembered for a few seconds: a table dropped meanwhile fails the read
+            // with the store's error. Ask again; if nothing changed, the error stands.
+            let syncTables = try store.existingTables(SyncRecord.tables, fresh: true)
+            return try show(id, text: text, sql: sql, syncTables: syncTables, now: now, latestSessions: latestSessions)
+        }
+    }
+
+    private func show(_ id: BetterAuthUserID, text: String, sql: UserDetailSQL, syncTables: Set<String>, now: Timestamp,
+                      latestSessions: Int) throws -> UserDetail {
         let sub = id.syncSub
         var statements = [
             SQLStatement(sql.userRecord, [id.rawValue]),

@@ -22,6 +22,8 @@ public final class Store {
     public let configuration: StoreConfiguration
     /// The audit log.
     public let audit = AuditLog()
+    /// Tables whose presence was asked recently, with when (`existingTables(_:for:)`).
+    private var presence: (names: [String], present: Set<String>, asked: DispatchTime)?
 
     init(location: StoreLocation, db: SQLDatabase, schema: AuthSchema, configuration: StoreConfiguration) {
         self.location = location
@@ -29,6 +31,18 @@ public final class Store {
         self.db = db
         self.schema = schema
         self.configuration = configuration
+    }
+
+    /// Which of `names` exist, asked of the database at most once per `lifetime` (a console answers many requests
+    /// on one store; a table appears or goes away rarely). `fresh` asks again now.
+    func existingTables(_ names: [String], lifetime seconds: UInt64 = 5, fresh: Bool = false) throws -> Set<String> {
+        let now = DispatchTime.now()
+        if !fresh, let known = presence, known.names == names, now.uptimeNanoseconds - known.asked.uptimeNanoseconds < seconds * 1_000_000_000 {
+            return known.present
+        }
+        let present = try db.existingTables(names)
+        presence = (names, present, now)
+        return present
     }
 
     /// How long a command waits for another process's write lock (`GATEHOUSE_BUSY_TIMEOUT_MS`, default 15 s).

@@ -387,6 +387,22 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
         try transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
     }
 
+    /// The id of the open transaction's snapshot, for another connection to read exactly the same
+    /// (`pg_export_snapshot`; valid until this transaction ends). Call it first thing in a `read`, outside savepoints.
+    public func exportSnapshot() throws -> String {
+        try scalar("SELECT pg_export_snapshot()").string ?? ""
+    }
+
+    /// Runs `body` in a read-only transaction on the snapshot another connection exported (`exportSnapshot`).
+    @discardableResult
+    public func read<T>(snapshot id: String, _ body: () throws -> T) throws -> T {
+        guard !id.isEmpty, id.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                                                  || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains($0) }) else {
+            throw statementError("not a snapshot id: \(id.prefix(40))", sql: nil)
+        }
+        return try transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT '\(id)'", body)
+    }
+
     private func transaction<T>(begin: String, _ body: () throws -> T) throws -> T {
         try transactions.run(on: self, begin: begin, beforeCommit: {
             guard pq.transactionStatus(handle) == PQTRANS_INERROR else { return }
