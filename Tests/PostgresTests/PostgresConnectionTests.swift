@@ -159,6 +159,42 @@ final class PostgresConnectionTests: XCTestCase {
         XCTAssertEqual(try db.snapshot([SQLStatement("SELECT 1"), SQLStatement("SELECT 2")]).map { $0.map(\.values) }, [[[.integer(1)]], [[.integer(2)]]])
     }
 
+    /// `batch` runs hundreds of statements a chunk per round trip with each one's changes; a failure in a later chunk
+    /// stops it there, throws, and the transaction rolls back whole.
+    func testBatchAcrossChunksReportsChangesAndStopsAtAFailure() throws {
+        let db = try TestPostgres.connect()
+        try db.execute("CREATE TEMP TABLE t (n int8 PRIMARY KEY, flag boolean)")
+        let inserts = (1...300).map { SQLStatement("INSERT INTO t VALUES (?, ?)", [$0, $0 % 2]) }
+        let results = try db.write { try db.batch(inserts + [SQLStatement("UPDATE t SET flag = NOT flag WHERE n <= ?", [10]),
+                                                             SQLStatement("SELECT count(*) FROM t WHERE flag")]) }
+        XCTAssertEqual(results.count, 302)
+        XCTAssertTrue(results.prefix(300).allSatisfy { $0.changes == 1 })
+        XCTAssertEqual(results[300].changes, 10)
+        XCTAssertEqual(results[301].rows.first?[0], .integer(150))
+
+        let failing = (301...600).map { SQLStatement("INSERT INTO t VALUES (?, NULL)", [$0 == 500 ? 1 : $0]) }
+        XCTAssertThrowsError(try db.write { _ = try db.batch(failing) }) { error in
+            XCTAssertEqual((error as? PostgresError)?.sqlState, "23505", "\(error)")
+        }
+        XCTAssertFalse(db.isInTransaction)
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM t").int64, 300, "nothing of the failed batch stayed")
+    }
+
+    /// A statement the server cannot type on its own (`? IS NULL`) in a pipelined prepare: the pipeline's prepare
+    /// fails inside its savepoint, and each statement is prepared alone, with its values' types; the transaction
+    /// goes on.
+    func testBatchWithAStatementTheServerCannotTypeFallsBack() throws {
+        let db = try TestPostgres.connect()
+        let checks = [SQLStatement("SELECT CAST(? AS int8) + 1 AS x", [41]), SQLStatement("SELECT ? IS NULL AS x", [SQLValue.null]),
+                      SQLStatement("SELECT ? IS NULL AS x", ["text"])]
+        try db.write {
+            let results = try db.batch(checks)
+            XCTAssertEqual(results.map { $0.rows.first?[0] }, [.integer(42), .integer(1), .integer(0)])
+            XCTAssertEqual(try db.scalar("SELECT 7").int64, 7, "the transaction is still usable")
+        }
+        XCTAssertEqual(try db.snapshot(checks).map { $0.first?[0] }, [.integer(42), .integer(1), .integer(0)])
+    }
+
     /// `existingTables` asks once for several names, as `tableExists` would for each.
     func testExistingTables() throws {
         let db = try TestPostgres.connect()

@@ -1,6 +1,7 @@
 import Storage
 
-/// The store itself: SQLite's own consistency check, the schema, and the audit chain.
+/// The store itself: SQLite's own consistency check (amcheck's on Postgres, `PostgresIndexCheck`), the schema, and the
+/// audit chain.
 ///
 /// The consistency check is the one whole-store scan of a run: it runs on a second connection (the other
 /// core) while the other providers' checks run on the store's own connection.
@@ -14,13 +15,15 @@ public struct StoreHealthChecks: HealthCheckProvider {
 
     public func start(_ store: Store, _ context: HealthContext) -> () throws -> [HealthCheck] {
         guard store.db.engine == .sqlite else {
-            // quick_check reads SQLite's file format; a server's pages are its own to check (data checksums, amcheck).
+            // quick_check reads SQLite's file format; on a server, amcheck checks Better Auth's indexes when the
+            // database has it, on a second connection while the other checks run on this one.
+            let check = PostgresIndexCheck(schema: store.schema), readOnly = store.db.isReadOnly
+            let background = SecondConnection(store.location, snapshot: false) { db in try check.run(db) }
             let others = Result { [schema(store), try auditChain(store)] }
             return {
-                [HealthCheck(id: "store.integrity", status: .ok,
-                             summary: "not applicable on \(store.db.engine.displayName): SQLite's quick_check has no counterpart run here; the server checks its own pages"
-                                 + (store.db.isReadOnly ? "; the store is read-only (a standby, or default_transaction_read_only)" : ""))]
-                    + (try others.get())
+                let outcome: PostgresIndexCheck.Outcome
+                do { outcome = try background.wait() } catch { outcome = try check.run(store.db) }
+                return [PostgresIndexCheck.healthCheck(outcome, readOnly: readOnly)] + (try others.get())
             }
         }
         let sweep: IntegritySweep, tables: [String]

@@ -1,0 +1,40 @@
+import Foundation
+import XCTest
+
+/// `gatehouse health` on a Postgres store: SQLite's quick_check has a counterpart only where the database has
+/// amcheck. Without it the check says so (and how to get it); installed but not granted, it says what to grant;
+/// granted, it checks every B-tree index of Better Auth's tables.
+final class PostgresHealthTests: XCTestCase {
+    let cli = CLI(environment: TestStore.environment)
+
+    func testAmcheckFromAbsentToNotGrantedToChecked() throws {
+        let store = try TestStore.make(.postgres, in: try Scratch())
+        defer { store.drop() }
+        XCTAssertEqual(try cli.run(["init", "--store", store.location]).status, 0)
+        XCTAssertEqual(try cli.run(["demo", "seed", "--users", "50", "-q", "--store", store.location]).status, 0)
+        func integrityLine() throws -> String {
+            let health = try cli.run(["health", "--store", store.location])
+            XCTAssertNotEqual(health.status, 3, health.all)
+            return health.stdout.split(separator: "\n").map(String.init).first { $0.contains("store.integrity") } ?? health.all
+        }
+        XCTAssertTrue(try integrityLine().contains("not applicable on Postgres without amcheck"))
+
+        // The cluster's superuser installs the extension in this database; the store's role may not run it yet.
+        let superuser = store.location.replacingOccurrences(of: "postgresql://gatehouse@", with: "postgresql://postgres@")
+        XCTAssertNotEqual(superuser, store.location)
+        func asSuperuser(_ sql: String) throws {
+            let result = try Tool.run("/usr/bin/psql", [superuser, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql])
+            guard result.status == 0 else { throw XCTSkip("the test cluster's superuser could not run \(sql): \(result.all)") }
+        }
+        try asSuperuser("CREATE EXTENSION amcheck")
+        let refused = try integrityLine()
+        XCTAssertTrue(refused.contains("amcheck is installed, but this role may not run"), refused)
+
+        try asSuperuser("GRANT EXECUTE ON FUNCTION bt_index_check(regclass) TO gatehouse")
+        let checked = try integrityLine()
+        XCTAssertTrue(checked.contains("amcheck bt_index_check: ok on"), checked)
+        // user, account, session and verification: each has at least its primary key.
+        let count = try XCTUnwrap(checked.components(separatedBy: "ok on ").last?.split(separator: " ").first.flatMap { Int($0) }, checked)
+        XCTAssertGreaterThanOrEqual(count, 4, checked)
+    }
+}
