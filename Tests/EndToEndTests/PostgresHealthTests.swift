@@ -37,4 +37,38 @@ final class PostgresHealthTests: XCTestCase {
         let count = try XCTUnwrap(checked.components(separatedBy: "ok on ").last?.split(separator: " ").first.flatMap { Int($0) }, checked)
         XCTAssertGreaterThanOrEqual(count, 4, checked)
     }
+
+    /// A role without rights on the tables: every command is one line naming what to grant (health: UNKNOWN); with
+    /// SELECT only, reads work and a write refuses without changing anything.
+    func testARoleWithoutRightsIsOneClearLineAndWritesNothing() throws {
+        let store = try TestStore.make(.postgres, in: try Scratch())
+        defer { store.drop() }
+        XCTAssertEqual(try cli.run(["init", "--store", store.location]).status, 0)
+        XCTAssertEqual(try cli.run(["demo", "seed", "--users", "20", "-q", "--store", store.location]).status, 0)
+        let superuser = store.location.replacingOccurrences(of: "postgresql://gatehouse@", with: "postgresql://postgres@")
+        let role = "gh_norights_\(UInt32.random(in: .min ... .max))"
+        func asSuperuser(_ sql: String) throws {
+            let result = try Tool.run("/usr/bin/psql", [superuser, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql])
+            guard result.status == 0 else { throw XCTSkip("the test cluster's superuser could not run \(sql): \(result.all)") }
+        }
+        try asSuperuser("CREATE ROLE \(role) LOGIN")
+        defer { try? asSuperuser("DROP OWNED BY \(role); DROP ROLE \(role)") }
+        let limited = store.location.replacingOccurrences(of: "postgresql://gatehouse@", with: "postgresql://\(role)@")
+        let policySet = ["policy", "set", "linkSocial.allowDifferentEmails", "true", "--reason", "SUP-1"]
+        for (command, status) in [(["status"], 1), (["users", "show", "nobody@example.com"], 1), (["health"], 3), (policySet, 1)] {
+            let run = try cli.run(command + ["--store", limited])
+            XCTAssertEqual(run.status, Int32(status), "\(command): \(run.all)")
+            XCTAssertTrue(run.stderr.contains("the store's role may not do this") && run.stderr.contains("fix: grant the role"), run.stderr)
+            XCTAssertLessThanOrEqual(run.stderr.split(separator: "\n").count, 2, run.stderr)
+        }
+
+        try asSuperuser("GRANT SELECT ON ALL TABLES IN SCHEMA public TO \(role)")
+        XCTAssertEqual(try cli.run(["status", "--store", limited]).status, 0)
+        let entries = try store.query("SELECT count(*) FROM gatehouse_audit"), history = try store.query("SELECT count(*) FROM gatehouse_policy_history")
+        let refused = try cli.run(policySet + ["--store", limited])
+        XCTAssertEqual(refused.status, 1, refused.all)
+        XCTAssertTrue(refused.stderr.contains("the store's role may not do this"), refused.stderr)
+        XCTAssertEqual(try store.query("SELECT count(*) FROM gatehouse_audit"), entries, "nothing was written")
+        XCTAssertEqual(try store.query("SELECT count(*) FROM gatehouse_policy_history"), history)
+    }
 }
