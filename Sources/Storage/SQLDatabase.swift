@@ -270,6 +270,16 @@ public struct SQLDialect: Sendable, Equatable {
         }
     }
 
+    /// What an `INSERT … (columns)` puts before `VALUES` to give back a row exactly as it was, identity columns
+    /// included: Postgres refuses a value for a `GENERATED ALWAYS` identity column without ` OVERRIDING SYSTEM VALUE`
+    /// (and accepts the clause on any table); SQLite has no such column.
+    public var insertAsItWas: String {
+        switch engine {
+        case .sqlite: ""
+        case .postgres: " OVERRIDING SYSTEM VALUE"
+        }
+    }
+
     public var deferForeignKeys: String {
         switch engine {
         case .sqlite: "PRAGMA defer_foreign_keys = ON"

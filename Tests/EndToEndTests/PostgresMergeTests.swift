@@ -29,6 +29,16 @@ final class PostgresMergeTests: XCTestCase {
         return store
     }
 
+    /// U2 merged into U1 with U2's email kept: its Google account and passkey are U1's, U2 and its sessions are gone.
+    func assertMerged(_ store: TestStore, file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertEqual(try store.query("SELECT \"userId\" FROM account WHERE \"accountId\" = '104857600000000000002'"), u1, file: file, line: line)
+        XCTAssertEqual(try store.query("SELECT \"userId\" FROM passkey WHERE id = 'pk1'"), u1, file: file, line: line)
+        XCTAssertEqual(try store.query("SELECT count(*) FROM \"user\" WHERE id = '\(u2)'"), "0", file: file, line: line)
+        // U2's sessions end with the merge (its tokens named a user that is gone).
+        XCTAssertEqual(try store.query("SELECT count(*) FROM session"), "0", file: file, line: line)
+        XCTAssertEqual(try store.query("SELECT email FROM \"user\" WHERE id = '\(u1)'"), "ana.merge@gmail.com", file: file, line: line)
+    }
+
     /// Every row of every table but Gatehouse's, one line each, sorted (a row re-inserted by undo may sit elsewhere
     /// on disk); sequence positions left out.
     func dump(_ store: TestStore) throws -> [String] {
@@ -60,12 +70,7 @@ final class PostgresMergeTests: XCTestCase {
         XCTAssertTrue(text.stdout.contains("passkey.userId → user.id"), text.stdout)
         let applied = try cli.run(["merge", "apply", id, "--ticket", "SUP-1", "--yes", "--store", store.location])
         XCTAssertEqual(applied.status, 0, applied.all)
-        XCTAssertEqual(try store.query("SELECT \"userId\" FROM account WHERE \"accountId\" = '104857600000000000002'"), u1)
-        XCTAssertEqual(try store.query("SELECT \"userId\" FROM passkey WHERE id = 'pk1'"), u1)
-        XCTAssertEqual(try store.query("SELECT count(*) FROM \"user\" WHERE id = '\(u2)'"), "0")
-        // U2's sessions end with the merge (its tokens named a user that is gone).
-        XCTAssertEqual(try store.query("SELECT count(*) FROM session"), "0")
-        XCTAssertEqual(try store.query("SELECT email FROM \"user\" WHERE id = '\(u1)'"), "ana.merge@gmail.com")
+        try assertMerged(store)
         let again = try cli.run(["merge", "apply", id, "--ticket", "SUP-1", "--yes", "--store", store.location])
         XCTAssertEqual(again.status, 1, again.all)
 
@@ -102,10 +107,7 @@ final class PostgresMergeTests: XCTestCase {
 
         let run = try psql(asPlanned)
         XCTAssertEqual(run.status, 0, run.all)
-        XCTAssertEqual(try asPlanned.query("SELECT \"userId\" FROM account WHERE \"accountId\" = '104857600000000000002'"), u1)
-        XCTAssertEqual(try asPlanned.query("SELECT \"userId\" FROM passkey WHERE id = 'pk1'"), u1)
-        XCTAssertEqual(try asPlanned.query("SELECT count(*) FROM \"user\" WHERE id = '\(u2)'"), "0")
-        XCTAssertEqual(try asPlanned.query("SELECT email FROM \"user\" WHERE id = '\(u1)'"), "ana.merge@gmail.com")
+        try assertMerged(asPlanned)
         XCTAssertEqual(try asPlanned.query("SELECT count(*) FROM workspaces WHERE owner_id = (SELECT id FROM users WHERE sub = 'better_auth|\(u1)')"), "2")
         XCTAssertEqual(try asPlanned.query("SELECT to_regclass('session') IS NOT NULL"), "t", "the hostile name stayed a value")
         // Gatehouse's own records are the store's business: the script touches Better Auth's and the sync tables only.
@@ -124,6 +126,23 @@ final class PostgresMergeTests: XCTestCase {
         let refused = try Tool.run("/usr/bin/psql", [changed.location, "-X", "-q", "-f", script])
         XCTAssertTrue(refused.stderr.contains("the rows are not as planned; nothing was changed"), refused.stderr)
         XCTAssertEqual(try dump(changed), untouched)
+    }
+
+    /// A row the merge deletes from a table whose key is `GENERATED ALWAYS AS IDENTITY` (a sync server's own
+    /// schema may say so) comes back with its own id on undo.
+    func testUndoGivesBackARowWithAGeneratedAlwaysIdentity() throws {
+        let scratch = try Scratch()
+        let store = try makeStore(scratch)
+        defer { store.drop() }
+        _ = try store.query("ALTER TABLE users ALTER COLUMN id SET GENERATED ALWAYS")
+        let before = try dump(store)
+        let planned = try cli.run(["merge", "plan", "--from", u2, "--into", u1, "--keep-email", "source", "--store", store.location, "--json"])
+        let id = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(planned.stdout.utf8)) as? [String: Any])?["planID"] as? String, planned.all)
+        XCTAssertEqual(try cli.run(["merge", "apply", id, "--ticket", "SUP-1", "--yes", "--store", store.location]).status, 0)
+        XCTAssertEqual(try store.query("SELECT count(*) FROM users WHERE sub = 'better_auth|\(u2)'"), "0")
+        let undo = try cli.run(["merge", "undo", "1", "--reason", "identity", "--store", store.location])
+        XCTAssertEqual(undo.status, 0, undo.all)
+        XCTAssertEqual(try dump(store), before)
     }
 
     func testAStalePlanIsRefusedAndChangesNothing() throws {

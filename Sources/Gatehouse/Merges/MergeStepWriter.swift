@@ -86,7 +86,7 @@ struct MergeStepWriter {
             }
             let names = columns.map { $0 == "rowid" ? "rowid" : SQLDialect.quote($0) }.joined(separator: ", ")
             let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-            try db.execute("INSERT INTO \(shape.sql) (\(names)) VALUES (\(marks))", values)
+            try db.execute("INSERT INTO \(shape.sql) (\(names))\(db.dialect.insertAsItWas) VALUES (\(marks))", values)
         }
     }
 
