@@ -105,8 +105,8 @@ final class BulkInsert {
             try (many ? manyStatement : oneStatement).execute(values)
         case .other(let db, let manySQL, let oneSQL):
             try db.execute(many ? manySQL : oneSQL, Array(values))
-        case .postgres:
-            preconditionFailure("COPY takes the whole batch")
+        case .postgres(let db, let table, let columns):
+            try db.copy(into: table, columns: columns, values: values)
         }
     }
 }

@@ -41,7 +41,9 @@ struct MergeUndoJSON {
         entries = try zip(steps, expected).map { try MergeJSON.string(MergeUndoData.Entry(step: $0, after: $1)) }
         // With sorted keys and no whitespace, the record is its envelope with the entries spliced into "steps".
         let envelope = try MergeJSON.string(MergeUndoData(format: 1, appliedAt: appliedAt, steps: []))
-        guard envelope.hasSuffix("\"steps\":[]}") else { preconditionFailure("MergeJSON writes sorted keys without whitespace") }
+        guard envelope.hasSuffix("\"steps\":[]}") else {
+            throw GatehouseError("the undo record's JSON did not come out as MergeJSON writes it (sorted keys, no whitespace); nothing was changed")
+        }
         head = String(envelope.dropLast(2))
         tail = "]}"
     }

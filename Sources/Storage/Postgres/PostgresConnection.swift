@@ -167,11 +167,12 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     /// first time on this connection are prepared before, together (one more round trip, once). The first error is
     /// thrown, the transaction of its own rolled back. Without pipeline mode (libpq before 14), one after another.
     public func snapshot(_ statements: [SQLStatement]) throws -> [[Row]] {
-        guard pq.pipeline != nil, statements.count > 1, pq.transactionStatus(handle) != PQTRANS_INERROR else {
+        guard let pipeline = pq.pipeline, statements.count > 1, pq.transactionStatus(handle) != PQTRANS_INERROR else {
             return try read { try statements.map { try run($0.sql, $0.arguments.map(\.sqlValue)) } }
         }
         let own = !isInTransaction
-        return try pipelined(statements, begin: own ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : nil, end: own ? "COMMIT" : nil).map(\.rows)
+        return try pipelined(pipeline, statements, begin: own ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : nil,
+                             end: own ? "COMMIT" : nil).map(\.rows)
     }
 
     /// Runs the statements in order, `pipelineChunk` at a time per round trip (libpq's pipeline mode; one after
@@ -179,13 +180,13 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     /// batch: the ones after it do not run, and its error is thrown. Meant for inside a transaction (outside one,
     /// each chunk is a transaction of its own).
     public func batch(_ statements: [SQLStatement]) throws -> [SQLBatchResult] {
-        guard pq.pipeline != nil, statements.count > 1, pq.transactionStatus(handle) != PQTRANS_INERROR else {
+        guard let pipeline = pq.pipeline, statements.count > 1, pq.transactionStatus(handle) != PQTRANS_INERROR else {
             return try statements.map { SQLBatchResult(rows: try run($0.sql, $0.arguments.map(\.sqlValue)), changes: changes) }
         }
         var results: [SQLBatchResult] = []
         results.reserveCapacity(statements.count)
         for start in stride(from: 0, to: statements.count, by: Self.pipelineChunk) {
-            results += try pipelined(Array(statements[start..<min(statements.count, start + Self.pipelineChunk)]), begin: nil, end: nil)
+            results += try pipelined(pipeline, Array(statements[start..<min(statements.count, start + Self.pipelineChunk)]), begin: nil, end: nil)
         }
         changes = results.last?.changes ?? 0
         return results
@@ -198,8 +199,7 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     /// Sends `begin`, the statements and `end` in one pipeline and reads every result in order. Statements are
     /// prepared first (`prepareAll`). After a failure the server skips the rest; a `begin` of this pipeline is then
     /// rolled back.
-    private func pipelined(_ statements: [SQLStatement], begin: String?, end: String?) throws -> [SQLBatchResult] {
-        guard let pipeline = pq.pipeline else { preconditionFailure("callers check pq.pipeline") }
+    private func pipelined(_ pipeline: LibPQ.Pipeline, _ statements: [SQLStatement], begin: String?, end: String?) throws -> [SQLBatchResult] {
         let arguments = statements.map { $0.arguments.map(\.sqlValue) }
         let ready = try prepareAll(statements.indices.map { (statements[$0].sql, arguments[$0]) })
         guard pipeline.enter(handle) == 1 else { throw connectionError("could not enter pipeline mode") }
