@@ -29,6 +29,13 @@ final class PostgresMergeTests: XCTestCase {
         return store
     }
 
+    /// Plans the merge of U2 into U1 keeping `email`'s address, and gives the stored plan's id.
+    func plan(_ store: TestStore, keepEmail email: String = "source") throws -> String {
+        let planned = try cli.run(["merge", "plan", "--from", u2, "--into", u1, "--keep-email", email, "--store", store.location, "--json"])
+        XCTAssertEqual(planned.status, 0, planned.all)
+        return try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(planned.stdout.utf8)) as? [String: Any])?["planID"] as? String, planned.all)
+    }
+
     /// U2 merged into U1 with U2's email kept: its Google account and passkey are U1's, U2 and its sessions are gone.
     func assertMerged(_ store: TestStore, file: StaticString = #filePath, line: UInt = #line) throws {
         XCTAssertEqual(try store.query("SELECT \"userId\" FROM account WHERE \"accountId\" = '104857600000000000002'"), u1, file: file, line: line)
@@ -62,10 +69,7 @@ final class PostgresMergeTests: XCTestCase {
         let before = try dump(store)
         XCTAssertTrue(before.contains { $0.contains("pk1") }, "the dump holds the plugin's row")
 
-        let planned = try cli.run(["merge", "plan", "--from", u2, "--into", u1, "--keep-email", "source", "--store", store.location, "--json"])
-        XCTAssertEqual(planned.status, 0, planned.all)
-        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(planned.stdout.utf8)) as? [String: Any])
-        let id = try XCTUnwrap(object["planID"] as? String)
+        let id = try plan(store)
         let text = try cli.run(["merge", "plan", "--from", u2, "--into", u1, "--keep-email", "source", "--store", store.location])
         XCTAssertTrue(text.stdout.contains("passkey.userId → user.id"), text.stdout)
         let applied = try cli.run(["merge", "apply", id, "--ticket", "SUP-1", "--yes", "--store", store.location])
@@ -136,8 +140,7 @@ final class PostgresMergeTests: XCTestCase {
         defer { store.drop() }
         _ = try store.query("ALTER TABLE users ALTER COLUMN id SET GENERATED ALWAYS")
         let before = try dump(store)
-        let planned = try cli.run(["merge", "plan", "--from", u2, "--into", u1, "--keep-email", "source", "--store", store.location, "--json"])
-        let id = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(planned.stdout.utf8)) as? [String: Any])?["planID"] as? String, planned.all)
+        let id = try plan(store)
         XCTAssertEqual(try cli.run(["merge", "apply", id, "--ticket", "SUP-1", "--yes", "--store", store.location]).status, 0)
         XCTAssertEqual(try store.query("SELECT count(*) FROM users WHERE sub = 'better_auth|\(u2)'"), "0")
         let undo = try cli.run(["merge", "undo", "1", "--reason", "identity", "--store", store.location])
@@ -149,8 +152,7 @@ final class PostgresMergeTests: XCTestCase {
         let scratch = try Scratch()
         let store = try makeStore(scratch)
         defer { store.drop() }
-        let planned = try cli.run(["merge", "plan", "--from", u2, "--into", u1, "--keep-email", "source", "--store", store.location, "--json"])
-        let id = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(planned.stdout.utf8)) as? [String: Any])?["planID"] as? String)
+        let id = try plan(store)
         // A session refresh on U2 after the plan (Better Auth moving expiresAt on).
         _ = try store.query("UPDATE session SET \"expiresAt\" = '2031-01-01T00:00:00.000Z' WHERE id = 'sess2'")
         let before = try dump(store)
@@ -168,10 +170,6 @@ final class PostgresMergeTests: XCTestCase {
         let scratch = try Scratch()
         let store = try makeStore(scratch)
         defer { store.drop() }
-        func plan() throws -> String {
-            let planned = try cli.run(["merge", "plan", "--from", u2, "--into", u1, "--keep-email", "source", "--store", store.location, "--json"])
-            return try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(planned.stdout.utf8)) as? [String: Any])?["planID"] as? String, planned.all)
-        }
         func waitFor(_ sql: String, _ what: String) throws {
             var tries = 0
             while try store.query(sql) == "0" {
@@ -184,7 +182,7 @@ final class PostgresMergeTests: XCTestCase {
 
         // 1. The refresh is in flight (its transaction holds the row) when apply starts: apply waits for it, then
         //    reads the refreshed row, and refuses the plan as stale. The refresh stands.
-        let id = try plan()
+        let id = try plan(store)
         let inFlight = try Tool.start("/usr/bin/psql", [store.location, "-X", "-q", "-c", "BEGIN; \(refresh); SELECT pg_sleep(2); COMMIT;"])
         try waitFor("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(2)%' AND state = 'active' AND pid <> pg_backend_pid()", "the refresh is in flight")
         let apply = try cli.start(["merge", "apply", id, "--ticket", "SUP-1", "--yes", "--store", store.location])
@@ -199,7 +197,7 @@ final class PostgresMergeTests: XCTestCase {
         // 2. The refresh comes while apply holds the rows (slowed inside its transaction): it waits for the merge,
         //    then finds U2's session ended by it (UPDATE 0: Better Auth asks to sign in again). Undo gives the
         //    session back as the merge found it.
-        let second = try plan()
+        let second = try plan(store)
         let expires = try store.query("SELECT \"expiresAt\" FROM session WHERE id = 'sess2'")
         var slowed = cli
         slowed.environment["GATEHOUSE_TEST_MERGE_DELAY_MS"] = "150"
@@ -242,8 +240,7 @@ final class PostgresMergeTests: XCTestCase {
               FROM generate_series(1, 37) AS i;
             INSERT INTO workspaces SELECT 'more-ws' || i, (SELECT id FROM users WHERE sub = 'better_auth|\(u2)'), 'More ' || i, '2025-03-04' FROM generate_series(1, 13) AS i;
             """)
-        let planned = try cli.run(["merge", "plan", "--from", u2, "--into", u1, "--keep-email", "target", "--store", store.location, "--json"])
-        let id = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(planned.stdout.utf8)) as? [String: Any])?["planID"] as? String)
+        let id = try plan(store, keepEmail: "target")
         // Rows the merge touches take its time as updatedAt: compare everything else.
         let today = String(ISO8601DateFormatter().string(from: Date()).prefix(10))
         func state() throws -> [String] {
