@@ -178,6 +178,16 @@ final class PostgresConnectionTests: XCTestCase {
         }
         XCTAssertFalse(db.isInTransaction)
         XCTAssertEqual(try db.scalar("SELECT count(*) FROM t").int64, 300, "nothing of the failed batch stayed")
+
+        // A value that cannot be sent at all (text with a NUL) is refused in the middle of the pipeline: the
+        // connection leaves pipeline mode and takes the next statement; a snapshot's own transaction is rolled back.
+        let unsendable = [SQLStatement("SELECT count(*) FROM t"), SQLStatement("SELECT count(*) FROM t WHERE n = ?", [7]),
+                          SQLStatement("SELECT count(*) FROM t WHERE CAST(n AS text) = ?", ["a\u{0}b"])]
+        XCTAssertThrowsError(try db.write { _ = try db.batch(unsendable) }) { XCTAssertTrue("\($0)".contains("NUL"), "\($0)") }
+        XCTAssertThrowsError(try db.snapshot(unsendable)) { XCTAssertTrue("\($0)".contains("NUL"), "\($0)") }
+        XCTAssertFalse(db.isInTransaction)
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM t").int64, 300)
+        XCTAssertEqual(try db.snapshot([SQLStatement("SELECT 1"), SQLStatement("SELECT 2")]).map { $0.first?[0] }, [.integer(1), .integer(2)])
     }
 
     /// A statement the server cannot type on its own (`? IS NULL`) in a pipelined prepare: the pipeline's prepare

@@ -203,18 +203,33 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
         let arguments = statements.map { $0.arguments.map(\.sqlValue) }
         let ready = try prepareAll(statements.indices.map { (statements[$0].sql, arguments[$0]) })
         guard pipeline.enter(handle) == 1 else { throw connectionError("could not enter pipeline mode") }
-        var sentAll = true
+        var sentAll = true, queued = 0
         func sendCommand(_ sql: String) {
-            sentAll = sentAll && pq.sendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0) == 1
+            let sent = pq.sendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0) == 1
+            if sent { queued += 1 }
+            sentAll = sentAll && sent
         }
         var boundText: [[String]] = []
         if let begin { sendCommand(begin) }
-        for (index, statement) in ready.enumerated() {
-            let (sent, text) = try bind(statement, sql: statements[index].sql, arguments[index]) { statement, values, lengths, formats in
-                pq.sendQueryPrepared(handle, statement.name, Int32(arguments[index].count), values, lengths, formats, 0)
+        do {
+            for (index, statement) in ready.enumerated() {
+                let (sent, text) = try bind(statement, sql: statements[index].sql, arguments[index]) { statement, values, lengths, formats in
+                    pq.sendQueryPrepared(handle, statement.name, Int32(arguments[index].count), values, lengths, formats, 0)
+                }
+                if sent == 1 { queued += 1 }
+                sentAll = sentAll && sent == 1
+                boundText.append(text)
             }
-            sentAll = sentAll && sent == 1
-            boundText.append(text)
+        } catch {
+            // A value that cannot be sent (text with a NUL): end the pipeline as it stands, so that the connection
+            // takes the next statement, and undo what this pipeline began.
+            _ = pipeline.sync(handle)
+            _ = pq.flush(handle)
+            for _ in 0..<queued { drainResult { _ in } }
+            _ = awaitSync()
+            _ = pipeline.exit(handle)
+            if begin != nil && isInTransaction { try? executeScript("ROLLBACK") }
+            throw error
         }
         if let end { sendCommand(end) }
         sentAll = sentAll && pipeline.sync(handle) == 1 && pq.flush(handle) == 0
