@@ -152,8 +152,8 @@ public struct UserDirectory {
         return candidate
     }
 
-    /// The id a reference names if that user exists: a sub's id, the id an email belongs to (looked up), or the
-    /// reference itself. Nil when a sub names no Better Auth user or no user has the email.
+    /// The id a reference names: a sub's id, the id an email belongs to (looked up), or the reference itself. Nil
+    /// when a sub names no Better Auth user or no user has the email; whether a user has the id is the caller's to ask.
     private func candidate(_ text: String, sql: UserDetailSQL) throws -> BetterAuthUserID? {
         if text.hasPrefix(SyncSub.prefix) { return SyncSub(text).userID }
         if text.contains("@") { return try db.row(sql.idByEmail, [JavaScriptString.toLowerCase(text)])?[0].string.map(BetterAuthUserID.init) }
