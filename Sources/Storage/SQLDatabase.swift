@@ -73,7 +73,7 @@ public protocol SQLDatabase: AnyObject {
     func indexes(of table: String) throws -> [IndexInfo]
 }
 
-/// One statement and its arguments, for `SQLDatabase.snapshot`.
+/// One statement and its arguments, for `SQLDatabase.snapshot` and `SQLDatabase.batch`.
 public struct SQLStatement {
     public let sql: String
     public let arguments: [SQLBindable]

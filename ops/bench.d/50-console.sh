@@ -42,16 +42,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$GATEHOUSE_BIN" serve --store "$store" --listen 127.0.0.1:0 --quiet > "$work/serve.out" 2> "$work/serve.err" &
-server_pid=$!
-url=""
-for _ in $(seq 200); do
-  url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/serve.out" | head -1 || true)
-  [ -n "$url" ] && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/serve.err" >&2; exit 1; }
-  sleep 0.05
-done
-[ -n "$url" ] || { echo "50-console: gatehouse serve printed no URL" >&2; exit 1; }
+start_console "$store" "$work" || exit 1
 
 # Log in with curl; the token goes to the Lua script through the environment, never to the output.
 TOKEN=$(console_token "$url" "$work/admin.pw" bench)

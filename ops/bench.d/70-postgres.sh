@@ -138,16 +138,9 @@ row "postgres: gatehouse health, $BENCH_USERS users" "$pg_health" "ms" "< 2000 m
 # The console on the Postgres store: authenticated GET /api/users/{id}, 32 connections (wrk).
 head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$work/admin.pw"
 "$BIN" admins add bench --role viewer --password-file "$work/admin.pw" --store "$uri" > /dev/null
-"$BIN" serve --store "$uri" --listen 127.0.0.1:0 --quiet > "$work/serve.out" 2> "$work/serve.err" &
-server_pid=$!
-trap 'kill "$server_pid" 2>/dev/null || true; stop_test_postgres' EXIT
-url=""
-for _ in $(seq 200); do
-  url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/serve.out" | head -1 || true)
-  [ -n "$url" ] && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/serve.err" >&2; exit 1; }
-  sleep 0.05
-done
+server_pid=""
+trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; stop_test_postgres' EXIT
+start_console "$uri" "$work" || exit 1
 TOKEN=$(console_token "$url" "$work/admin.pw" bench)
 export TOKEN
 "$PSQL" -X -At "$uri" -c "SELECT id FROM \"user\" ORDER BY random() LIMIT 1000" > "$work/ids.txt"

@@ -22,6 +22,22 @@ row() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5"; }
 
 # Console load helpers (wrk), shared by 50-console.sh and 70-postgres.sh.
 
+# start_console STORE DIR: starts `gatehouse serve` on STORE (output in DIR/serve.out, DIR/serve.err) and sets
+# server_pid and url once it prints its address; returns 1 (with the server's stderr) when it exits or prints none.
+start_console() {
+  "$GATEHOUSE_BIN" serve --store "$1" --listen 127.0.0.1:0 --quiet > "$2/serve.out" 2> "$2/serve.err" &
+  server_pid=$!
+  url=""
+  for _ in $(seq 200); do
+    url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$2/serve.out" | head -1 || true)
+    [ -n "$url" ] && return 0
+    kill -0 "$server_pid" 2>/dev/null || { cat "$2/serve.err" >&2; return 1; }
+    sleep 0.05
+  done
+  echo "gatehouse serve printed no URL" >&2
+  return 1
+}
+
 # console_token URL PASSWORD_FILE USER: logs in with curl and prints the access token (never shown elsewhere).
 console_token() {
   python3 -c 'import json,sys; print(json.dumps({"username": sys.argv[2], "password": open(sys.argv[1]).read().strip()}))' "$2" "$3" \

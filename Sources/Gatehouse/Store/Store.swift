@@ -22,7 +22,7 @@ public final class Store {
     public let configuration: StoreConfiguration
     /// The audit log.
     public let audit = AuditLog()
-    /// Tables whose presence was asked recently, with when (`existingTables(_:for:)`).
+    /// Tables whose presence was asked recently, with when (`existingTables(_:lifetime:fresh:)`).
     private var presence: (names: [String], present: Set<String>, asked: DispatchTime)?
 
     init(location: StoreLocation, db: SQLDatabase, schema: AuthSchema, configuration: StoreConfiguration) {
