@@ -70,4 +70,64 @@ final class DemoSeedTests: XCTestCase {
         XCTAssertTrue(audit.stdout.contains("\"interrupted\""), audit.stdout)
         XCTAssertEqual(try cli.run(["demo", "seed", "--store", store, "--users", "10", "-q"]).status, 0)
     }
+
+    // MARK: - Postgres
+
+    /// The CLI for a Postgres store (its master key file goes to GATEHOUSE_KEY_DIR).
+    let pg = CLI(environment: TestStore.environment)
+
+    /// Every index and constraint of the store's tables, as the server spells them.
+    private func catalog(_ store: TestStore) throws -> String {
+        try store.query("""
+            SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema()
+            UNION ALL
+            SELECT conrelid::regclass::text || ' ' || conname || ' ' || pg_get_constraintdef(oid) FROM pg_constraint
+            WHERE connamespace = current_schema()::regnamespace
+            ORDER BY 1
+            """)
+    }
+
+    /// A store that init made and a store that a bulk seed filled have the same indexes and constraints: the seed
+    /// sets them aside for the load and builds them again (`PostgresDeferredIndexes`), and what it loaded holds them.
+    func testAnEmptyPostgresDatabaseIsBulkLoadedAndGetsItsIndexesBack() throws {
+        let initialised = try TestStore.make(.postgres, in: scratch, name: "init")
+        defer { initialised.drop() }
+        let seeded = try TestStore.make(.postgres, in: scratch, name: "seed")
+        defer { seeded.drop() }
+        XCTAssertEqual(try pg.run(["init", "--store", initialised.location]).status, 0)
+        let result = try pg.run(["demo", "seed", "--store", seeded.location, "--users", "500", "-q"])
+        XCTAssertEqual(result.status, 0, result.all)
+        let expected = try catalog(initialised)
+        XCTAssertTrue(expected.contains("FOREIGN KEY (\"userId\") REFERENCES \"user\"(id)"), expected)
+        XCTAssertEqual(try catalog(seeded), expected)
+        XCTAssertEqual(try seeded.query("SELECT count(*) FROM \"user\""), "500")
+        // A second seed goes into a store with users: batch by batch, indexes in place.
+        XCTAssertEqual(try pg.run(["demo", "seed", "--store", seeded.location, "--users", "200", "-q"]).status, 0)
+        XCTAssertEqual(try seeded.query("SELECT count(*) FROM \"user\""), "700")
+        XCTAssertEqual(try catalog(seeded), expected)
+    }
+
+    /// Ctrl-C during a bulk load on Postgres: the batches loaded so far are committed, with every index and
+    /// foreign key built again over them.
+    func testAnInterruptedBulkLoadOnPostgresKeepsItsBatchesAndItsIndexes() throws {
+        let initialised = try TestStore.make(.postgres, in: scratch, name: "init")
+        defer { initialised.drop() }
+        let seeded = try TestStore.make(.postgres, in: scratch, name: "seed")
+        defer { seeded.drop() }
+        XCTAssertEqual(try pg.run(["init", "--store", initialised.location]).status, 0)
+        let running = try pg.start(["demo", "seed", "--store", seeded.location, "--users", "2000000"])
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, !((try? String(contentsOf: running.err, encoding: .utf8)) ?? "").contains("seeded ") {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        kill(running.process.processIdentifier, SIGINT)
+        let result = try running.finish()
+        XCTAssertEqual(result.status, 130, result.all)
+        XCTAssertTrue(result.stderr.contains("the store holds every batch written so far"), result.stderr)
+        let users = try XCTUnwrap(Int(try seeded.query("SELECT count(*) FROM \"user\"")))
+        XCTAssertGreaterThan(users, 0)
+        XCTAssertLessThan(users, 2_000_000)
+        XCTAssertEqual(try catalog(seeded), try catalog(initialised))
+        XCTAssertEqual(try seeded.query("SELECT count(*) FROM session s WHERE NOT EXISTS (SELECT 1 FROM \"user\" u WHERE u.id = s.\"userId\")"), "0")
+    }
 }

@@ -443,9 +443,15 @@ final class PostgresCopyTests: XCTestCase {
             [.integer(1), .text(hostile), .integer(1), .real(0.1), .blob([0, 255, 16]), .text("2026-11-30T03:48:03.123Z")],
             [.integer(2), .null, .integer(0), .real(-1e308), .blob([]), .null],
             [.integer(3), .text(""), .null, .null, .null, .text("2025-01-01T00:00:00.000Z")],
+            // Integers are written digit by digit: the extremes, zero and the powers of ten around a digit more.
+            [.integer(Int64.min), .null, .null, .null, .null, .null], [.integer(Int64.max), .null, .null, .null, .null, .null],
+            [.integer(0), .null, .null, .null, .null, .null], [.integer(-10), .null, .null, .null, .null, .null],
+            [.integer(9), .null, .null, .null, .null, .null], [.integer(100), .null, .null, .null, .null, .null],
         ]
-        XCTAssertEqual(try db.copy(into: table, columns: ["id", "t", "b", "r", "y", "at"], values: rows.flatMap { $0 }[...]), 3)
-        let back = try db.rows("SELECT id, t, b, r, y, at FROM \(table) ORDER BY id")
+        XCTAssertEqual(try db.copy(into: table, columns: ["id", "t", "b", "r", "y", "at"], values: rows.flatMap { $0 }[...]), 9)
+        XCTAssertEqual(try db.rows("SELECT id FROM \(table) WHERE id NOT IN (1, 2, 3) ORDER BY id").map { $0["id"] },
+                       [.integer(Int64.min), .integer(-10), .integer(0), .integer(9), .integer(100), .integer(Int64.max)])
+        let back = try db.rows("SELECT id, t, b, r, y, at FROM \(table) WHERE id IN (1, 2, 3) ORDER BY id")
         XCTAssertEqual(back.map { $0["t"] }, [.text(hostile), .null, .text("")])
         XCTAssertEqual(back.map { $0["b"] }, [.integer(1), .integer(0), .null])
         XCTAssertEqual(back.map { $0["r"] }, [.real(0.1), .real(-1e308), .null])

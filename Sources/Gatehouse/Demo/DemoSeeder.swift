@@ -38,8 +38,8 @@ public struct DemoSeeder: Sendable {
     public let anchor: Timestamp
     /// Users per write transaction.
     public var batchSize = 4_000
-    /// The caller created the store for this seed: bulk-load it (see `seed`). Off, the seed runs in WAL, as a
-    /// store that others may open is always written.
+    /// The caller created the SQLite store for this seed: bulk-load it (see `seed`). Off, the seed runs in WAL, as a
+    /// store that others may open is always written. (On Postgres a store without users is always bulk-loaded.)
     public var bulkLoad = false
     /// Asked between batches; true stops the seed there (an interrupt: the store keeps the whole batches written).
     public var shouldStop: @Sendable () -> Bool = { false }
@@ -117,7 +117,7 @@ public struct DemoSeeder: Sendable {
         producer.stackSize = 1 << 20
         producer.start()
         var report = Report()
-        do {
+        func load() throws {
             while let batch = queue.pop() {
                 if shouldStop() {
                     report.interrupted = true
@@ -128,10 +128,30 @@ public struct DemoSeeder: Sendable {
                 report.add(batch.report)
                 progress?(report.users)
             }
+        }
+        // Bulk-load mode on Postgres, for a store without users: one transaction that sets the seeded tables'
+        // secondary indexes and foreign keys aside, loads every batch (each a savepoint) and builds them again before
+        // it commits, as the Postgres manual's "Populating a Database" advises (`PostgresDeferredIndexes`). Better
+        // Auth's tables are this transaction's alone until it ends: a sign-up meanwhile waits for the seed (a store
+        // without users has nobody else to keep waiting). A failure anywhere leaves the store as it was; an
+        // interrupt commits the batches loaded so far, indexes rebuilt.
+        let postgresBulk = firstPerson == 0 ? db as? PostgresConnection : nil
+        do {
+            if let postgresBulk {
+                try postgresBulk.write {
+                    let tables = layout.tables + SyncRecord.tables
+                    try Self.truncateIfEmpty(postgresBulk, tables)
+                    let deferred = try postgresBulk.deferIndexes(on: tables)
+                    try load()
+                    try deferred.rebuild()
+                }
+            } else {
+                try load()
+            }
         } catch {
             queue.cancel()
             done.wait()
-            guard report.users > 0 else { throw error }
+            guard report.users > 0, postgresBulk == nil else { throw error }
             // Earlier batches are committed: say how much the store now holds, not "nothing was written".
             let cause = GatehouseError.operatorFacing(error, storePath: store.path) ?? GatehouseError("\(error)")
             throw GatehouseError("\(cause.message), after \(report.users) of \(count) users were committed; the failed batch was rolled back and the store holds every batch before it",
@@ -148,6 +168,21 @@ public struct DemoSeeder: Sendable {
         ])
         report.seconds = Double(Timestamp.now().milliseconds - started.milliseconds) / 1000
         return report
+    }
+
+    /// Truncates the tables when every one is empty, which changes nothing but their files: a table whose file
+    /// this transaction created is loaded without WAL on a server with `wal_level = minimal` (the Postgres manual's
+    /// "Populating a Database"), and written to WAL as usual on any other. Skipped (in a savepoint) when another
+    /// table's foreign key refers to one of them, which TRUNCATE refuses.
+    static func truncateIfEmpty(_ db: PostgresConnection, _ tables: [String]) throws {
+        let quoted = tables.map(SQLDialect.quote)
+        let empty = "SELECT " + quoted.map { "NOT EXISTS (SELECT 1 FROM \($0))" }.joined(separator: " AND ")
+        guard try db.scalar(empty).int64 == 1 else { return }
+        do {
+            try db.write { try db.execute("TRUNCATE " + quoted.joined(separator: ", ")) }
+        } catch is PostgresError {
+            // Referred to from elsewhere (or not ours to truncate): load into the tables as they are.
+        }
     }
 
     /// The producer: builds batches of `batchSize` users and hands them over until `count` are built.

@@ -52,6 +52,9 @@ struct SeedLayout: Sendable {
             SeedColumns(table: $0, wanted: [.id, .identifier, .value, .expiresAt, .createdAt, .updatedAt])
         }
     }
+
+    /// Better Auth's tables the seed writes.
+    var tables: [String] { [users.table.name, accounts.table.name, sessions.table.name] + (verifications.map { [$0.table.name] } ?? []) }
 }
 
 /// Inserts rows of one table in bulk. On SQLite, through multi-row `INSERT … VALUES (…), (…), …` statements: one
@@ -140,14 +143,17 @@ final class SeedInserter {
         try sessions.insert(batch.sessions)
         if let verifications { try verifications.insert(batch.verifications) }
         // Sync users go in 64 at a time, each chunk reading back the ids it was given (by sub: RETURNING promises no
-        // order): one round trip per chunk rather than per user, which on a server is most of the seed's time.
+        // order), the chunks sent together (`batch`: on a server, many per round trip, which is most of their time).
+        let chunks = stride(from: 0, to: batch.syncUsers.count, by: Self.syncChunk).map { batch.syncUsers[$0..<min($0 + Self.syncChunk, batch.syncUsers.count)] }
+        let inserted = try db.batch(chunks.map { chunk in
+            SQLStatement("INSERT INTO users (sub, display_name, created_at) VALUES "
+                            + Array(repeating: "(?, NULL, ?)", count: chunk.count).joined(separator: ", ") + " RETURNING id, sub",
+                         chunk.flatMap { [$0.sub, $0.created] as [SQLBindable] })
+        })
         var syncRowIDs: [Int64] = []
         syncRowIDs.reserveCapacity(batch.syncUsers.count)
-        for chunk in stride(from: 0, to: batch.syncUsers.count, by: Self.syncChunk).map({ batch.syncUsers[$0..<min($0 + Self.syncChunk, batch.syncUsers.count)] }) {
-            let sql = "INSERT INTO users (sub, display_name, created_at) VALUES "
-                + Array(repeating: "(?, NULL, ?)", count: chunk.count).joined(separator: ", ") + " RETURNING id, sub"
-            let ids = Dictionary(try db.rows(sql, chunk.flatMap { [SQLValue.text($0.sub), .text($0.created)] }).map { ($0[1].string ?? "", $0[0].int64 ?? 0) },
-                                 uniquingKeysWith: { first, _ in first })
+        for (chunk, result) in zip(chunks, inserted) {
+            let ids = Dictionary(result.rows.map { ($0[1].string ?? "", $0[0].int64 ?? 0) }, uniquingKeysWith: { first, _ in first })
             syncRowIDs += chunk.map { ids[$0.sub] ?? 0 }
         }
         try workspaces.insert(batch.workspaces.flatMap { [.text($0.id), .integer(syncRowIDs[$0.owner]), .text($0.name), .text($0.created)] as [SQLValue] })

@@ -320,15 +320,14 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
         }
         for value in values {
             switch value {
-            case .null: text += Array("\\N".utf8)
-            case .integer(let int): text += Array(String(int).utf8)
+            case .null: text.append(UInt8(ascii: "\\")); text.append(UInt8(ascii: "N"))
+            case .integer(let int): Self.appendDecimal(int, to: &text)
             case .real(let double): text += Array(Self.text(of: double).utf8)
             case .text(let string):
-                if string.utf8.contains(0) {
+                if !Self.appendCopyEscaped(string, to: &text) {
                     failure = PostgresError(kind: .statement, sqlState: PostgresSQLState.characterNotInRepertoire,
                                             message: "a text value holds a NUL character (U+0000), which Postgres text cannot hold", sql: sql, store: uri.redacted)
                 }
-                Self.appendCopyEscaped(string.utf8, to: &text)
             case .blob(let bytes):
                 text += Array("\\\\x".utf8)
                 for byte in bytes { text += Array(String(format: "%02x", byte).utf8) }
@@ -359,15 +358,43 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     }
 
     /// COPY's text escapes: backslash, tab, newline and carriage return.
-    private static func appendCopyEscaped(_ utf8: String.UTF8View, to text: inout [UInt8]) {
-        for byte in utf8 {
-            switch byte {
-            case UInt8(ascii: "\\"): text += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case UInt8(ascii: "\t"): text += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case UInt8(ascii: "\n"): text += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case UInt8(ascii: "\r"): text += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            default: text.append(byte)
+    /// Appends `string` as a COPY text field (backslash, tab, newline and carriage return escaped); false when it
+    /// holds a NUL, which Postgres text cannot hold. Most values need no escape and are copied in one go.
+    private static func appendCopyEscaped(_ string: String, to text: inout [UInt8]) -> Bool {
+        var string = string
+        return string.withUTF8 { bytes in
+            guard bytes.contains(where: { $0 == 0 || $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }) else {
+                text.append(contentsOf: bytes)
+                return true
             }
+            var clean = true
+            for byte in bytes {
+                switch byte {
+                case 0: clean = false
+                case UInt8(ascii: "\\"): text += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+                case UInt8(ascii: "\t"): text += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+                case UInt8(ascii: "\n"): text += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+                case UInt8(ascii: "\r"): text += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+                default: text.append(byte)
+                }
+            }
+            return clean
+        }
+    }
+
+    /// Appends `value` in decimal, as `String(value)` spells it, without building the string.
+    static func appendDecimal(_ value: Int64, to text: inout [UInt8]) {
+        if value < 0 { text.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0) // 32 bytes: room for 20 digits
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[31 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            text.append(contentsOf: buffer[(32 - count)...])
         }
     }
 

@@ -39,14 +39,14 @@ enum DemoCommands: CommandNoun {
             guard let time = Timestamp(iso8601: text) else { throw invocation.usage("--anchor must be an ISO-8601 time, got \"\(text.prefix(40))\"") }
             anchor = time
         }
-        let isNew = !FileManager.default.fileExists(atPath: try invocation.storePath())
-        let (store, _) = try Store.initialize(path: invocation.storePath(), configurationPath: invocation.value("config") ?? invocation.environment["GATEHOUSE_CONFIG"],
+        let (store, initialized) = try Store.initialize(path: invocation.storePath(), configurationPath: invocation.value("config") ?? invocation.environment["GATEHOUSE_CONFIG"],
                                               actor: invocation.actor)
         let quiet = invocation.flag("quiet") || invocation.json
         var seeder = DemoSeeder(seed: seed, anchor: anchor)
         let interrupt = InterruptRequest()
         seeder.shouldStop = { interrupt.isRequested }
-        seeder.bulkLoad = isNew
+        // A SQLite file this init created is bulk-loaded (Postgres decides by itself: see `DemoSeeder.seed`).
+        seeder.bulkLoad = initialized.created
         let report = try seeder.seed(store, users: count) { done in
             if !quiet { invocation.output.error("seeded \(done)/\(count) users") }
         }
