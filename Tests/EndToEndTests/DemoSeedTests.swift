@@ -101,10 +101,27 @@ final class DemoSeedTests: XCTestCase {
         XCTAssertTrue(expected.contains("FOREIGN KEY (\"userId\") REFERENCES \"user\"(id)"), expected)
         XCTAssertEqual(try catalog(seeded), expected)
         XCTAssertEqual(try seeded.query("SELECT count(*) FROM \"user\""), "500")
+        try assertNameIndexIsCurrent(seeded)
         // A second seed goes into a store with users: batch by batch, indexes in place.
         XCTAssertEqual(try pg.run(["demo", "seed", "--store", seeded.location, "--users", "200", "-q"]).status, 0)
         XCTAssertEqual(try seeded.query("SELECT count(*) FROM \"user\""), "700")
         XCTAssertEqual(try catalog(seeded), expected)
+        try assertNameIndexIsCurrent(seeded)
+    }
+
+    /// The name search index holds every user's key, its triggers are in place, and a name search goes through it.
+    private func assertNameIndexIsCurrent(_ store: TestStore, file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertEqual(try store.query("SELECT (SELECT count(*) FROM gatehouse_user_search_names) = (SELECT count(*) FROM \"user\")"), "t",
+                       file: file, line: line)
+        XCTAssertEqual(try store.query("SELECT count(*) FROM gatehouse_user_search_pending"), "0", file: file, line: line)
+        let health = try pg.run(["health", "--store", store.location])
+        XCTAssertTrue(health.stdout.contains("name search is indexed"), health.stdout, file: file, line: line)
+        // The keys are the normalizer's: a name with an accent is found without it.
+        let name = try store.query("SELECT name FROM \"user\" WHERE name LIKE 'José %' ORDER BY id LIMIT 1")
+        XCTAssertFalse(name.isEmpty, file: file, line: line)
+        let found = try pg.run(["users", "search", name.replacingOccurrences(of: "José", with: "jose"), "--by", "name", "--json", "--store", store.location])
+        XCTAssertEqual(found.status, 0, found.all, file: file, line: line)
+        XCTAssertTrue(found.stdout.contains(name), found.stdout, file: file, line: line)
     }
 
     /// Ctrl-C during a bulk load on Postgres: the batches loaded so far are committed, with every index and
@@ -129,5 +146,6 @@ final class DemoSeedTests: XCTestCase {
         XCTAssertLessThan(users, 2_000_000)
         XCTAssertEqual(try catalog(seeded), try catalog(initialised))
         XCTAssertEqual(try seeded.query("SELECT count(*) FROM session s WHERE NOT EXISTS (SELECT 1 FROM \"user\" u WHERE u.id = s.\"userId\")"), "0")
+        try assertNameIndexIsCurrent(seeded)
     }
 }

@@ -112,7 +112,7 @@ final class UserSearchIndexTests: XCTestCase {
         XCTAssertEqual(mixed.filter { $0.matchedBy == .name }.count, try Self.reference(store.db, store.schema, "ana", limit: 50).count)
         // Without the index, the scan gives the same answers.
         let before = try Self.queries.map { try UserDirectory(store: store).search($0, limit: 7).users.map(\.id) }
-        try UserSearchIndex.drop(store.db)
+        try UserSearchIndex.drop(store.db, schema: store.schema)
         try assertSearchesMatchTheReference(store, expectIndex: false)
         XCTAssertEqual(try Self.queries.map { try UserDirectory(store: store).search($0, limit: 7).users.map(\.id) }, before)
     }
@@ -168,7 +168,7 @@ final class UserSearchIndexTests: XCTestCase {
 
     func testAStoreMadeBeforeTheIndexGetsItFromInitAndAccountsIndex() throws {
         let store = try fixtureStore()
-        try UserSearchIndex.drop(store.db)
+        try UserSearchIndex.drop(store.db, schema: store.schema)
         XCTAssertEqual(try UserSearchIndex.status(store.db, schema: store.schema).state, .absent)
         XCTAssertEqual(try HealthRunner(providers: [UserSearchHealthCheck()]).run(store, HealthContext(now: .now())).checks.first?.status, .warning)
         XCTAssertEqual(try NameSearch(db: store.db, schema: store.schema).ids(matching: "quixotic", limit: 5).plan, .scan)
@@ -179,7 +179,7 @@ final class UserSearchIndexTests: XCTestCase {
         XCTAssertEqual(try NameSearch(db: again.db, schema: again.schema).ids(matching: "quixotic", limit: 5).plan, .index)
         XCTAssertEqual(try HealthRunner(providers: [UserSearchHealthCheck()]).run(again, HealthContext(now: .now())).checks.first?.status, .ok)
         // accounts index builds it as an audited change, and then has nothing to do.
-        try UserSearchIndex.drop(again.db)
+        try UserSearchIndex.drop(again.db, schema: again.schema)
         XCTAssertEqual(try UserSearchIndex.ensure(again, actor: tester), .built(users: Self.named))
         let entry = try again.audit.entries(again.db).first
         XCTAssertEqual(entry?.action, "accounts.index")
@@ -221,7 +221,7 @@ final class UserSearchIndexTests: XCTestCase {
             try assertSearchesMatchTheReference(reader, expectIndex: true)
             XCTAssertEqual(try UserSearchIndex.status(reader.db, schema: reader.schema).state, .current)
         }
-        try UserSearchIndex.drop(store.db)
+        try UserSearchIndex.drop(store.db, schema: store.schema)
         _ = try store.db.scalar("PRAGMA wal_checkpoint(TRUNCATE)")
         let reader = Store(location: .file(store.path), db: try SQLiteDatabase(path: store.path, options: .init(readOnly: true)), schema: store.schema, configuration: store.configuration)
         XCTAssertEqual(try UserSearchIndex.status(reader.db, schema: reader.schema).state, .absent)

@@ -4,7 +4,8 @@ import Storage
 /// Name substring search, compared after normalisation (case, accents, spacing: `NameNormalizer`): the users
 /// whose normalized name contains the normalized query, in the user table's rowid order, the first `limit`.
 ///
-/// Two plans give the same answer. Through `UserSearchIndex` when it is current: the trigram index finds the first
+/// Two plans give the same answer. On Postgres, through `PostgresNameIndex` when it is current (the server finds the
+/// indexed matches). On SQLite, through `UserSearchIndex` when it is current: the trigram index finds the first
 /// indexed matches (a query of one or two characters, which has no trigram, reads the first keys, then the
 /// trigrams holding it from the index's list and the keys shorter than a trigram), and the users changed since (pending) are read and compared directly. Otherwise a scan of every name in
 /// rowid order, normalized here, that stops at `limit`.
@@ -39,6 +40,10 @@ struct NameSearch {
         var normalizer = NameNormalizer()
         let needle = normalizer.bytes(query)
         guard !needle.isEmpty, limit > 0 else { return ([], .scan) }
+        if !Self.scanForced, let postgres = db as? PostgresConnection,
+           let found = try PostgresNameIndex.ids(matching: needle, limit: limit, schema: schema, db: postgres, normalizer: &normalizer) {
+            return (found, .index)
+        }
         let characters = needle.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
         if !Self.scanForced, let found = try indexed(needle, short: characters < UserSearchIndex.minimumNeedle, limit: limit, normalizer: &normalizer) {
             return (found, characters < UserSearchIndex.minimumNeedle ? .keys : .index)

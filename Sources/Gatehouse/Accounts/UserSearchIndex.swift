@@ -288,13 +288,12 @@ public enum UserSearchIndex {
     /// is current with no pending users.
     @discardableResult
     public static func ensure(_ store: Store, actor: Actor, rebuild: Bool = false) throws -> Change {
-        guard let db = store.db as? SQLiteDatabase else { return .unsupported(otherEngineReason(store.db)) }
-        let before = try status(db, schema: store.schema)
+        let before = try status(store.db, schema: store.schema)
         if before.state == .unsupported { return .unsupported(before.reason ?? unavailableReason) }
-        let lacking = try lacksTerms(db)
+        let lacking = try (store.db as? SQLiteDatabase).map(lacksTerms) ?? false
         if before.state == .current && before.pending == 0 && !rebuild && !lacking { return .unchanged }
         return try store.db.write {
-            let change = try ensure(db, schema: store.schema, rebuild: rebuild)
+            let change = try ensure(store.db, schema: store.schema, rebuild: rebuild)
             let details: [String: AuditValue]
             switch change {
             case .built(let users): details = ["search_index": .string("built"), "users": .int(Int64(users))]
@@ -376,28 +375,38 @@ public enum UserSearchIndex {
     }
 }
 
-/// The index is SQLite's (FTS5): on another engine it is reported as unsupported and name search takes the scan.
+/// The engine's index: SQLite's FTS5 tables, or Postgres's key table (`PostgresNameIndex`); on an engine with
+/// neither it is reported as unsupported and name search scans.
 extension UserSearchIndex {
     static func otherEngineReason(_ db: SQLDatabase) -> String {
-        "the name search index is built with SQLite's FTS5, which \(db.engine.displayName) lacks: name search scans the user table on the server"
+        "Gatehouse has no name search index for \(db.engine.displayName): name search scans the user table"
     }
 
-    /// How far the index can be trusted; `.unsupported` on an engine other than SQLite.
+    /// How far the index can be trusted.
     public static func status(_ db: SQLDatabase, schema: AuthSchema) throws -> Status {
-        guard let sqlite = db as? SQLiteDatabase else { return Status(state: .unsupported, pending: 0, reason: otherEngineReason(db)) }
-        return try status(sqlite, schema: schema)
+        switch db {
+        case let sqlite as SQLiteDatabase: return try status(sqlite, schema: schema)
+        case let postgres as PostgresConnection: return try PostgresNameIndex.status(postgres, schema: schema)
+        default: return Status(state: .unsupported, pending: 0, reason: otherEngineReason(db))
+        }
     }
 
-    /// Builds or folds the index on SQLite; says why not elsewhere.
+    /// Builds the index, or folds its pending users in.
     @discardableResult
     public static func ensure(_ db: SQLDatabase, schema: AuthSchema, rebuild: Bool = false) throws -> Change {
-        guard let sqlite = db as? SQLiteDatabase else { return .unsupported(otherEngineReason(db)) }
-        return try ensure(sqlite, schema: schema, rebuild: rebuild)
+        switch db {
+        case let sqlite as SQLiteDatabase: return try ensure(sqlite, schema: schema, rebuild: rebuild)
+        case let postgres as PostgresConnection: return try PostgresNameIndex.ensure(postgres, schema: schema, rebuild: rebuild)
+        default: return .unsupported(otherEngineReason(db))
+        }
     }
 
-    /// Drops the index (nothing to drop on another engine).
-    public static func drop(_ db: SQLDatabase) throws {
-        guard let sqlite = db as? SQLiteDatabase else { return }
-        try drop(sqlite)
+    /// Drops the index.
+    public static func drop(_ db: SQLDatabase, schema: AuthSchema) throws {
+        switch db {
+        case let sqlite as SQLiteDatabase: try drop(sqlite)
+        case let postgres as PostgresConnection: try PostgresNameIndex.drop(postgres, schema: schema)
+        default: return
+        }
     }
 }

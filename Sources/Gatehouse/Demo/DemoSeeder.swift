@@ -105,8 +105,11 @@ public struct DemoSeeder: Sendable {
         let bulk = bulkLoad && firstPerson == 0 && (try? sqlite?.scalar("PRAGMA journal_mode = MEMORY").string?.lowercased()) == "memory"
         defer { if bulk { _ = try? sqlite?.scalar("PRAGMA journal_mode = WAL") } }
         // A bulk load builds the name search index once at the end instead of marking every user pending.
-        if bulk { try UserSearchIndex.drop(db) }
-        let layout = SeedLayout(schema: store.schema)
+        if bulk { try UserSearchIndex.drop(db, schema: store.schema) }
+        var shapes = SeedLayout(schema: store.schema)
+        // A Postgres store without users may be bulk-loaded with its name search keys (see below): the builder makes them.
+        shapes.nameKeys = firstPerson == 0 && db is PostgresConnection
+        let layout = shapes
         let inserter = try SeedInserter(store: store, layout: layout)
         let queue = BoundedQueue<Batch>(capacity: 1)
         let done = DispatchSemaphore(value: 0)
@@ -140,10 +143,18 @@ public struct DemoSeeder: Sendable {
             if let postgresBulk {
                 try postgresBulk.write {
                     let tables = layout.tables + SyncRecord.tables
+                    // The name search index is written with the users when the user table is still empty under the
+                    // writer lock (another seed may have filled it meanwhile); otherwise dropped and built again at
+                    // the end, instead of marking every user pending. Either way before the commit: no other process
+                    // finds the store without it (and builds it itself).
+                    let empty = try postgresBulk.scalar("SELECT NOT EXISTS (SELECT 1 FROM \(store.schema.user.sql))").int64 == 1
+                    if empty { try PostgresNameIndex.beginBulk(postgresBulk, schema: store.schema) } else { try UserSearchIndex.drop(postgresBulk, schema: store.schema) }
+                    inserter.writesNameKeys = empty
                     try Self.truncateIfEmpty(postgresBulk, tables)
                     let deferred = try postgresBulk.deferIndexes(on: tables)
                     try load()
                     try deferred.rebuild()
+                    if empty { try PostgresNameIndex.finishBulk(postgresBulk, schema: store.schema) } else { try UserSearchIndex.ensure(postgresBulk, schema: store.schema) }
                 }
             } else {
                 try load()

@@ -12,6 +12,8 @@ struct SeedBatch: Sendable {
     var workspaces: [Workspace] = []
     var subscriptions: [Subscription] = []
     var roles: [Role] = []
+    /// (user id, name key) pairs for Postgres's name search index, when the layout asks for them.
+    var nameKeys: [SQLValue] = []
 
     struct SyncUser: Sendable { let sub: String, created: String }
     /// `owner` is the position of the owning sync user in this batch.
@@ -43,6 +45,9 @@ struct SeedColumns: Sendable {
 struct SeedLayout: Sendable {
     let users: SeedColumns, accounts: SeedColumns, sessions: SeedColumns
     let verifications: SeedColumns?
+    /// Whether the builder also makes each user's name search key (`PostgresNameIndex.keyRow`), for a bulk load
+    /// that writes the index with the users.
+    var nameKeys = false
 
     init(schema: AuthSchema) {
         users = SeedColumns(table: schema.user, wanted: [.id, .name, .email, .emailVerified, .image, .createdAt, .updatedAt])
@@ -136,9 +141,13 @@ final class SeedInserter {
 
     static let syncChunk = 64
 
+    /// Whether the batches' name keys go into Postgres's name search index (`PostgresNameIndex.beginBulk`).
+    var writesNameKeys = false
+
     /// Inserts one batch; call inside a write transaction.
     func insert(_ batch: SeedBatch) throws {
         try users.insert(batch.users)
+        if writesNameKeys, let postgres = db as? PostgresConnection { _ = try PostgresNameIndex.copyKeys(batch.nameKeys, db: postgres) }
         try accounts.insert(batch.accounts)
         try sessions.insert(batch.sessions)
         if let verifications { try verifications.insert(batch.verifications) }
@@ -181,6 +190,8 @@ final class SeedRowBuilder {
     private let accountCreated: DateEncoding, accountUpdated: DateEncoding, accountAccessExpires: DateEncoding
     private let sessionCreated: DateEncoding, sessionUpdated: DateEncoding, sessionExpires: DateEncoding
     private var accountSequence = 0
+    private var normalizer = NameNormalizer()
+    private var keys: [String: String] = [:]
     /// The batch being built.
     private(set) var batch = SeedBatch()
 
@@ -228,6 +239,7 @@ final class SeedRowBuilder {
             set(u.id, .text(id)); set(u.name, .text(name)); set(u.email, .text(email.lowercased()))
             set(u.verified, .integer(verified ? 1 : 0)); set(u.created, userCreated.encode(created)); set(u.updated, userUpdated.encode(created))
         }
+        if layout.nameKeys { batch.nameKeys += PostgresNameIndex.keyRow(id: id, name: name, normalizer: &normalizer, keys: &keys) }
         return id
     }
 

@@ -222,7 +222,11 @@ public final class Store {
         let newIDs = Set(applied.map(\.id))
         let skipped = records.filter { newIDs.contains($0.id) && !$0.ran }.map(\.name)
         let schema = try AuthSchema.inspect(db, configuration: configuration).get()
-        let indexes = try AccountIndexes.create(db, schema: schema)
+        var indexes = try AccountIndexes.create(db, schema: schema)
+        // As on SQLite: reported when init creates the name search index, folded quietly otherwise. A role that may
+        // not add triggers to the user table gets no index (name search scans on the server) and no error.
+        let searchIndexWasAbsent = try UserSearchIndex.status(db, schema: schema).state == .absent
+        if case .built = try UserSearchIndex.ensure(db, schema: schema), searchIndexWasAbsent { indexes.append(UserSearchIndex.table) }
         let keyPath = try MasterKey.createIfMissing(storePath: storeName)
         let store = Store(location: location, db: db, schema: schema, configuration: configuration)
         if !applied.isEmpty || keyPath != nil || !indexes.isEmpty {

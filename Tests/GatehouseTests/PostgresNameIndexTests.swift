@@ -1,0 +1,163 @@
+import Foundation
+import XCTest
+@testable import Gatehouse
+import Storage
+
+/// Name search on Postgres through `PostgresNameIndex`, against the throw-away cluster ops/test starts: the same
+/// answers as the reference (every name normalized here, in the server's id order), through the index whether the
+/// users are indexed or pending, while another connection writes the user table with plain SQL as Better Auth does.
+final class PostgresNameIndexTests: XCTestCase {
+    private var admin: PostgresConnection!
+    private var database = ""
+    private var uri = ""
+
+    override func setUpWithError() throws {
+        guard let base = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PG_URI"], !base.isEmpty else {
+            throw XCTSkip("GATEHOUSE_TEST_PG_URI is not set: run ops/test, which starts a throw-away Postgres for these tests")
+        }
+        admin = try PostgresConnection(uri: PostgresURI(base))
+        database = "gh_names_\(UInt32.random(in: .min ... .max))"
+        try admin.executeScript("CREATE DATABASE \(database)")
+        uri = base.replacingOccurrences(of: "/gatehouse_test?", with: "/\(database)?")
+        setenv("GATEHOUSE_KEY_DIR", NSTemporaryDirectory() + "gatehouse-test-keys", 1)
+    }
+
+    override func tearDown() {
+        try? admin?.executeScript("DROP DATABASE IF EXISTS \(database) WITH (FORCE)")
+    }
+
+    /// The users of `UserSearchIndexTests` whose names are text (Postgres's name column takes nothing else), added
+    /// as Better Auth adds them: plain SQL.
+    private func insertUsers(_ db: SQLDatabase, _ schema: AuthSchema, from first: Int = 0) throws {
+        let user = schema.user
+        for (index, name) in UserSearchIndexTests.textNames.enumerated() {
+            try db.execute("""
+                INSERT INTO \(user.sql) (\(user.col(.id)), \(user.col(.name)), \(user.col(.email)), \(user.col(.emailVerified)), \(user.col(.createdAt)), \(user.col(.updatedAt)))
+                VALUES (?, ?, ?, false, now(), now())
+                """, [String(format: "v%031d", first + index), name, "user\(first + index)@example.com"])
+        }
+    }
+
+    /// The answer: every user whose normalized name contains the normalized query, in the server's id order.
+    private func reference(_ db: SQLDatabase, _ schema: AuthSchema, _ query: String, limit: Int) throws -> [String] {
+        var normalizer = NameNormalizer()
+        let needle = normalizer.normalized(query)
+        guard !needle.isEmpty else { return [] }
+        let user = schema.user
+        return Array(try db.rows("SELECT \(user.col(.id)), \(user.col(.name)) FROM \(user.sql) ORDER BY \(user.col(.id))").compactMap { row -> String? in
+            guard let id = row[0].string, let name = row[1].string else { return nil }
+            return normalizer.normalized(name).contains(needle) ? id : nil
+        }.prefix(limit))
+    }
+
+    private func assertSearchesMatchTheReference(_ store: Store, plan expected: NameSearch.Plan, file: StaticString = #filePath, line: UInt = #line) throws {
+        for query in UserSearchIndexTests.queries {
+            let trimmed = try UserQuery.validate(query)
+            var normalizer = NameNormalizer()
+            let empty = normalizer.normalized(trimmed).isEmpty
+            for limit in [1, 3, 20, 1000] {
+                let (ids, plan) = try NameSearch(db: store.db, schema: store.schema).ids(matching: trimmed, limit: limit)
+                XCTAssertEqual(ids.map(\.rawValue), try reference(store.db, store.schema, trimmed, limit: limit),
+                               "\(query.debugDescription) limit \(limit) via \(plan)", file: file, line: line)
+                if !empty { XCTAssertEqual(plan, expected, query.debugDescription, file: file, line: line) }
+            }
+        }
+    }
+
+    func testInitBuildsItAndSearchesMatchTheScanIndexedOrPending() throws {
+        let (store, report) = try Store.initialize(path: uri, actor: Actor("tester"))
+        XCTAssertTrue(report.indexesCreated.contains(UserSearchIndex.table), "\(report.indexesCreated)")
+        XCTAssertEqual(try UserSearchIndex.status(store.db, schema: store.schema), .init(state: .current, pending: 0, reason: nil))
+        // Added after init: every one pending, read and compared here.
+        try insertUsers(store.db, store.schema)
+        let count = UserSearchIndexTests.textNames.count
+        XCTAssertEqual(try UserSearchIndex.status(store.db, schema: store.schema).pending, count)
+        try assertSearchesMatchTheReference(store, plan: .index)
+        // Built (every user was pending): the server finds them.
+        guard case .built = try UserSearchIndex.ensure(store, actor: Actor("tester")) else { return XCTFail("not built") }
+        XCTAssertEqual(try UserSearchIndex.status(store.db, schema: store.schema).pending, 0)
+        try assertSearchesMatchTheReference(store, plan: .index)
+        // Better Auth's connection renames, deletes and adds with plain SQL: marked pending by the triggers.
+        let other = try PostgresConnection(uri: PostgresURI(uri))
+        let user = store.schema.user
+        try other.execute("UPDATE \(user.sql) SET \(user.col(.name)) = 'Quixotic Renamed' WHERE \(user.col(.id)) = ?", [String(format: "v%031d", 0)])
+        try other.execute("UPDATE \(user.sql) SET \(user.col(.email)) = 'same-name@example.com' WHERE \(user.col(.id)) = ?", [String(format: "v%031d", 1)])
+        try other.execute("DELETE FROM \(user.sql) WHERE \(user.col(.id)) = ?", [String(format: "v%031d", 2)])
+        try insertUsers(other, store.schema, from: 1000)
+        XCTAssertEqual(try UserSearchIndex.status(store.db, schema: store.schema).pending, 2 + count, "an update that leaves the name alone marks nothing")
+        try assertSearchesMatchTheReference(store, plan: .index)
+        XCTAssertEqual(try NameSearch(db: store.db, schema: store.schema).ids(matching: "quixotic renamed", limit: 5).ids.map(\.rawValue),
+                       [String(format: "v%031d", 0)])
+        // Folded (few pending among many indexed would fold; here they are many, so it builds again): still exact.
+        XCTAssertNotEqual(try UserSearchIndex.ensure(store, actor: Actor("tester")), .unchanged)
+        try assertSearchesMatchTheReference(store, plan: .index)
+        // Without the index the scan gives the same answers.
+        try UserSearchIndex.drop(store.db, schema: store.schema)
+        XCTAssertEqual(try UserSearchIndex.status(store.db, schema: store.schema).state, .absent)
+        try assertSearchesMatchTheReference(store, plan: .scan)
+        // And Better Auth's writes go on without the triggers' function.
+        try insertUsers(other, store.schema, from: 2000)
+    }
+
+    func testAFewPendingUsersAreFoldedInAndAMissingTriggerMakesItStale() throws {
+        let (store, _) = try Store.initialize(path: uri, actor: Actor("tester"))
+        try insertUsers(store.db, store.schema)
+        try UserSearchIndex.ensure(store, actor: Actor("tester"))
+        let user = store.schema.user
+        try store.db.execute("UPDATE \(user.sql) SET \(user.col(.name)) = 'Zebediah Folded' WHERE \(user.col(.id)) = ?", [String(format: "v%031d", 5)])
+        XCTAssertEqual(try UserSearchIndex.ensure(store, actor: Actor("tester")), .folded(users: 1))
+        XCTAssertEqual(try store.db.scalar("SELECT key FROM gatehouse_user_search_names WHERE user_id = ?", [String(format: "v%031d", 5)]).string,
+                       "zebediah folded")
+        try assertSearchesMatchTheReference(store, plan: .index)
+        try store.db.execute("DROP TRIGGER \(SQLDialect.quote(UserSearchIndex.updateTrigger)) ON \(user.sql)")
+        XCTAssertEqual(try UserSearchIndex.status(store.db, schema: store.schema).state, .stale)
+        try assertSearchesMatchTheReference(store, plan: .scan)
+        guard case .built = try UserSearchIndex.ensure(store, actor: Actor("tester")) else { return XCTFail("not rebuilt") }
+        try assertSearchesMatchTheReference(store, plan: .index)
+        // Each change is in the audit log.
+        XCTAssertEqual(try store.db.scalar("SELECT count(*) FROM gatehouse_audit WHERE action = 'accounts.index'").int64, 3)
+    }
+
+    func testUUIDIdsAndARoleThatMayNotAddTriggers() throws {
+        // A Drizzle-style store with uuid ids: the index's tables take the id's own type.
+        let db = try PostgresConnection(uri: PostgresURI(uri))
+        try db.executeScript("""
+            CREATE TABLE "user" (id uuid PRIMARY KEY, name text NOT NULL, email text NOT NULL UNIQUE, "emailVerified" boolean NOT NULL,
+                                 image text, "createdAt" timestamptz NOT NULL, "updatedAt" timestamptz NOT NULL);
+            CREATE TABLE account (id uuid PRIMARY KEY, "accountId" text NOT NULL, "providerId" text NOT NULL, "userId" uuid NOT NULL REFERENCES "user"(id),
+                                  "accessToken" text, "refreshToken" text, "idToken" text, "accessTokenExpiresAt" timestamptz,
+                                  "refreshTokenExpiresAt" timestamptz, scope text, password text, "createdAt" timestamptz NOT NULL, "updatedAt" timestamptz NOT NULL);
+            CREATE TABLE session (id uuid PRIMARY KEY, "expiresAt" timestamptz NOT NULL, token text NOT NULL UNIQUE, "createdAt" timestamptz NOT NULL,
+                                  "updatedAt" timestamptz NOT NULL, "ipAddress" text, "userAgent" text, "userId" uuid NOT NULL REFERENCES "user"(id));
+            CREATE TABLE verification (id uuid PRIMARY KEY, identifier text NOT NULL, value text NOT NULL, "expiresAt" timestamptz NOT NULL,
+                                       "createdAt" timestamptz, "updatedAt" timestamptz);
+            """)
+        let (store, _) = try Store.initialize(path: uri, actor: Actor("tester"))
+        XCTAssertEqual(try store.db.scalar("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'gatehouse_user_search_names'::regclass AND attname = 'user_id'").string, "uuid")
+        for (index, name) in ["Ana Costa", "José García", "Zoë Quixotic", "Ana Quixotic"].enumerated() {
+            try store.db.execute("""
+                INSERT INTO "user" (id, name, email, "emailVerified", "createdAt", "updatedAt") VALUES (?, ?, ?, false, now(), now())
+                """, [String(format: "00000000-0000-4000-8000-%012d", 9 - index), name, "u\(index)@example.com"])
+        }
+        try assertSearchesMatchTheReference(store, plan: .index)
+        try UserSearchIndex.ensure(store, actor: Actor("tester"))
+        try assertSearchesMatchTheReference(store, plan: .index)
+        XCTAssertEqual(try NameSearch(db: store.db, schema: store.schema).ids(matching: "quixotic", limit: 5).ids.map(\.rawValue),
+                       ["00000000-0000-4000-8000-000000000006", "00000000-0000-4000-8000-000000000007"])
+
+        // A role that may read and write the tables but does not own them: no index, and init does not fail.
+        let role = "gh_names_role_\(UInt32.random(in: .min ... .max))"
+        let superuser = try PostgresConnection(uri: PostgresURI(uri.replacingOccurrences(of: "://gatehouse@", with: "://postgres@")))
+        try superuser.executeScript("CREATE ROLE \(role) LOGIN")
+        defer { try? superuser.executeScript("DROP OWNED BY \(role); DROP ROLE IF EXISTS \(role)") }
+        try db.executeScript("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO \(role); GRANT CREATE ON SCHEMA public TO \(role)")
+        try UserSearchIndex.drop(store.db, schema: store.schema)
+        let roleURI = uri.replacingOccurrences(of: "://gatehouse@", with: "://\(role)@")
+        let limited = try PostgresConnection(uri: PostgresURI(roleURI))
+        let schema = try AuthSchema.inspect(limited, configuration: StoreConfiguration()).get()
+        XCTAssertEqual(try UserSearchIndex.status(limited, schema: schema).state, .unsupported)
+        guard case .unsupported(let reason) = try UserSearchIndex.ensure(limited, schema: schema) else { return XCTFail("built without the right") }
+        XCTAssertTrue(reason.contains("may not add triggers"), reason)
+        XCTAssertEqual(try NameSearch(db: limited, schema: schema).ids(matching: "quixotic", limit: 5).plan, .scan)
+    }
+}
