@@ -48,19 +48,22 @@ final class DemoSeedTests: XCTestCase {
         XCTAssertEqual(try sqlite3(store, "PRAGMA journal_mode; SELECT count(*) FROM user; PRAGMA integrity_check;"), "wal\n300\nok")
     }
 
-    func testInterruptStopsBetweenBatchesAndKeepsAConsistentStore() throws {
-        let store = scratch.path("interrupted.sqlite")
-        let running = try cli.start(["demo", "seed", "--store", store, "--users", "2000000"])
-        // Wait for the first whole batch, then press Ctrl-C.
+    /// Waits for a running seed's first whole batch, presses Ctrl-C, and checks what the seed says.
+    private func interruptAfterTheFirstBatch(_ running: CLI.Running, file: StaticString = #filePath, line: UInt = #line) throws {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, !((try? String(contentsOf: running.err, encoding: .utf8)) ?? "").contains("seeded ") {
             Thread.sleep(forTimeInterval: 0.05)
         }
         kill(running.process.processIdentifier, SIGINT)
         let result = try running.finish()
-        XCTAssertEqual(result.status, 130, result.all)
-        XCTAssertTrue(result.stderr.contains("demo seed interrupted after "), result.stderr)
-        XCTAssertTrue(result.stderr.contains("the store holds every batch written so far"), result.stderr)
+        XCTAssertEqual(result.status, 130, result.all, file: file, line: line)
+        XCTAssertTrue(result.stderr.contains("demo seed interrupted after "), result.stderr, file: file, line: line)
+        XCTAssertTrue(result.stderr.contains("the store holds every batch written so far"), result.stderr, file: file, line: line)
+    }
+
+    func testInterruptStopsBetweenBatchesAndKeepsAConsistentStore() throws {
+        let store = scratch.path("interrupted.sqlite")
+        try interruptAfterTheFirstBatch(try cli.start(["demo", "seed", "--store", store, "--users", "2000000"]))
         let users = try XCTUnwrap(Int(try sqlite3(store, "SELECT count(*) FROM user;")))
         XCTAssertGreaterThan(users, 0)
         XCTAssertLessThan(users, 2_000_000)
@@ -132,15 +135,7 @@ final class DemoSeedTests: XCTestCase {
         let seeded = try TestStore.make(.postgres, in: scratch, name: "seed")
         defer { seeded.drop() }
         XCTAssertEqual(try pg.run(["init", "--store", initialised.location]).status, 0)
-        let running = try pg.start(["demo", "seed", "--store", seeded.location, "--users", "2000000"])
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, !((try? String(contentsOf: running.err, encoding: .utf8)) ?? "").contains("seeded ") {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        kill(running.process.processIdentifier, SIGINT)
-        let result = try running.finish()
-        XCTAssertEqual(result.status, 130, result.all)
-        XCTAssertTrue(result.stderr.contains("the store holds every batch written so far"), result.stderr)
+        try interruptAfterTheFirstBatch(try pg.start(["demo", "seed", "--store", seeded.location, "--users", "2000000"]))
         let users = try XCTUnwrap(Int(try seeded.query("SELECT count(*) FROM \"user\"")))
         XCTAssertGreaterThan(users, 0)
         XCTAssertLessThan(users, 2_000_000)

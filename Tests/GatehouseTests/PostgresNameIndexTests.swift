@@ -38,16 +38,9 @@ final class PostgresNameIndexTests: XCTestCase {
         }
     }
 
-    /// The answer: every user whose normalized name contains the normalized query, in the server's id order.
+    /// The answer: `UserSearchIndexTests.reference` in the server's id order.
     private func reference(_ db: SQLDatabase, _ schema: AuthSchema, _ query: String, limit: Int) throws -> [String] {
-        var normalizer = NameNormalizer()
-        let needle = normalizer.normalized(query)
-        guard !needle.isEmpty else { return [] }
-        let user = schema.user
-        return Array(try db.rows("SELECT \(user.col(.id)), \(user.col(.name)) FROM \(user.sql) ORDER BY \(user.col(.id))").compactMap { row -> String? in
-            guard let id = row[0].string, let name = row[1].string else { return nil }
-            return normalizer.normalized(name).contains(needle) ? id : nil
-        }.prefix(limit))
+        try UserSearchIndexTests.reference(db, schema, query, limit: limit, order: schema.user.col(.id))
     }
 
     private func assertSearchesMatchTheReference(_ store: Store, plan expected: NameSearch.Plan, file: StaticString = #filePath, line: UInt = #line) throws {

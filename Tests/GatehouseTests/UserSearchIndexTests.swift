@@ -50,13 +50,13 @@ final class UserSearchIndexTests: XCTestCase {
     }
 
     /// The answer the search must give, computed here without Gatehouse's search code: every user whose
-    /// normalized name contains the normalized query, in rowid order, the first `limit`.
-    static func reference(_ db: SQLDatabase, _ schema: AuthSchema, _ query: String, limit: Int) throws -> [String] {
+    /// normalized name contains the normalized query, in rowid order (or `order`), the first `limit`.
+    static func reference(_ db: SQLDatabase, _ schema: AuthSchema, _ query: String, limit: Int, order: String = "rowid") throws -> [String] {
         var normalizer = NameNormalizer()
         let needle = normalizer.normalized(query)
         guard !needle.isEmpty else { return [] }
         let user = schema.user
-        return Array(try db.rows("SELECT \(user.col(.id)), \(user.col(.name)) FROM \(user.sql) ORDER BY rowid").compactMap { row -> String? in
+        return Array(try db.rows("SELECT \(user.col(.id)), \(user.col(.name)) FROM \(user.sql) ORDER BY \(order)").compactMap { row -> String? in
             guard let id = row[0].string, let name = row[1].string else { return nil }
             return normalizer.normalized(name).contains(needle) ? id : nil
         }.prefix(limit))
