@@ -143,4 +143,31 @@ final class DemoSeedTests: XCTestCase {
         XCTAssertEqual(try seeded.query("SELECT count(*) FROM session s WHERE NOT EXISTS (SELECT 1 FROM \"user\" u WHERE u.id = s.\"userId\")"), "0")
         try assertNameIndexIsCurrent(seeded)
     }
+
+    /// The server ends the seed's connection in the middle of a bulk load: one clear line, exit 1, and nothing
+    /// of the seed in the store (it was one transaction), which then takes a seed again.
+    func testAServerThatGoesAwayMidBulkLoadLeavesNothingAndSaysSo() throws {
+        let seeded = try TestStore.make(.postgres, in: scratch, name: "gone")
+        defer { seeded.drop() }
+        XCTAssertEqual(try pg.run(["init", "--store", seeded.location]).status, 0)
+        let before = try catalog(seeded)
+        let running = try pg.start(["demo", "seed", "--store", seeded.location, "--users", "2000000"])
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, !((try? String(contentsOf: running.err, encoding: .utf8)) ?? "").contains("seeded ") {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        // The cluster's superuser ends every other connection to the store's database, as a restarting server would.
+        let superuser = seeded.location.replacingOccurrences(of: "postgresql://gatehouse@", with: "postgresql://postgres@")
+        let ended = try Tool.run("/usr/bin/psql", [superuser, "-X", "-q", "-At", "-c",
+                                                   "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()) t"])
+        guard ended.status == 0 else { throw XCTSkip("the test cluster's superuser could not end the connection: \(ended.all)") }
+        let result = try running.finish()
+        XCTAssertEqual(result.status, 1, result.all)
+        XCTAssertTrue(result.stderr.contains("nothing of it was written"), result.stderr)
+        XCTAssertEqual(result.stderr.split(separator: "\n").filter { $0.hasPrefix("gatehouse:") }.count, 1, result.stderr)
+        XCTAssertEqual(try seeded.query("SELECT count(*) FROM \"user\""), "0")
+        XCTAssertEqual(try catalog(seeded), before, "every index and foreign key as init made them")
+        XCTAssertEqual(try pg.run(["demo", "seed", "--store", seeded.location, "--users", "50", "-q"]).status, 0)
+        try assertNameIndexIsCurrent(seeded)
+    }
 }

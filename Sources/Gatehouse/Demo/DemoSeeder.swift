@@ -162,9 +162,15 @@ public struct DemoSeeder: Sendable {
         } catch {
             queue.cancel()
             done.wait()
-            guard report.users > 0, postgresBulk == nil else { throw error }
-            // Earlier batches are committed: say how much the store now holds, not "nothing was written".
+            guard report.users > 0 else { throw error }
             let cause = GatehouseError.operatorFacing(error, storePath: store.path) ?? GatehouseError("\(error)")
+            if postgresBulk != nil {
+                // The bulk load is one transaction: the batches loaded so far went with it.
+                let message = cause.message.hasSuffix(".") ? String(cause.message.dropLast()) : cause.message
+                throw GatehouseError("\(message); the seed was one transaction and nothing of it was written (the store is as before the seed)",
+                                     fix: cause.fix, code: cause.code)
+            }
+            // Earlier batches are committed: say how much the store now holds, not "nothing was written".
             throw GatehouseError("\(cause.message), after \(report.users) of \(count) users were committed; the failed batch was rolled back and the store holds every batch before it",
                                  fix: "seed the rest once the cause is fixed: \(run: .demoSeed, .option(.users, "\(count - report.users)")) (another seed adds new people; it never duplicates)",
                                  code: cause.code)

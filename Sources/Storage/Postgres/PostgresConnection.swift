@@ -315,7 +315,7 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
             let sent = text.withUnsafeBufferPointer { buffer in
                 buffer.withMemoryRebound(to: CChar.self) { pq.putCopyData(handle, $0.baseAddress, Int32($0.count)) }
             }
-            if sent != 1 { failure = statementError("the connection refused COPY data", sql: sql) }
+            if sent != 1 { failure = connectionError("the connection refused COPY data") }
             text.removeAll(keepingCapacity: true)
         }
         for value in values {
