@@ -34,7 +34,8 @@ public struct Router: Sendable {
     ///
     /// `inline: true` runs it on the connection's thread, skipping the hand-off to the handler pool: only for
     /// a read made of a few indexed lookups, whose time does not grow with the store (never a scan, never a
-    /// write, never a password hash), since every other connection of that thread waits for it.
+    /// write, never a password hash), since every other connection of that thread waits for it. On a database
+    /// server's store every route runs on the pool (`ConsoleServer.State.inlineOnPool`): there a lookup is a wait.
     public mutating func add(_ method: String, _ pattern: String, role: AdminRole, inline: Bool = false, _ handler: @escaping Handler) {
         append(method, pattern, .role(role), inline, handler)
     }
