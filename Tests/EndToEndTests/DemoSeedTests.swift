@@ -48,12 +48,17 @@ final class DemoSeedTests: XCTestCase {
         XCTAssertEqual(try sqlite3(store, "PRAGMA journal_mode; SELECT count(*) FROM user; PRAGMA integrity_check;"), "wal\n300\nok")
     }
 
-    /// Waits for a running seed's first whole batch, presses Ctrl-C, and checks what the seed says.
-    private func interruptAfterTheFirstBatch(_ running: CLI.Running, file: StaticString = #filePath, line: UInt = #line) throws {
+    /// Waits (at most a minute) until a running seed reports its first whole batch.
+    private func waitForTheFirstBatch(_ running: CLI.Running) {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, !((try? String(contentsOf: running.err, encoding: .utf8)) ?? "").contains("seeded ") {
             Thread.sleep(forTimeInterval: 0.05)
         }
+    }
+
+    /// Waits for a running seed's first whole batch, presses Ctrl-C, and checks what the seed says.
+    private func interruptAfterTheFirstBatch(_ running: CLI.Running, file: StaticString = #filePath, line: UInt = #line) throws {
+        waitForTheFirstBatch(running)
         kill(running.process.processIdentifier, SIGINT)
         let result = try running.finish()
         XCTAssertEqual(result.status, 130, result.all, file: file, line: line)
@@ -90,14 +95,19 @@ final class DemoSeedTests: XCTestCase {
             """)
     }
 
+    /// Two Postgres stores: one that `init` made (the catalog to compare with), and an empty database to seed.
+    private func initialisedAndEmpty() throws -> (initialised: TestStore, empty: TestStore) {
+        let initialised = try TestStore.make(.postgres, in: scratch, name: "init")
+        let empty = try TestStore.make(.postgres, in: scratch, name: "seed")
+        XCTAssertEqual(try pg.run(["init", "--store", initialised.location]).status, 0)
+        return (initialised, empty)
+    }
+
     /// A store that init made and a store that a bulk seed filled have the same indexes and constraints: the seed
     /// sets them aside for the load and builds them again (`PostgresDeferredIndexes`), and what it loaded holds them.
     func testAnEmptyPostgresDatabaseIsBulkLoadedAndGetsItsIndexesBack() throws {
-        let initialised = try TestStore.make(.postgres, in: scratch, name: "init")
-        defer { initialised.drop() }
-        let seeded = try TestStore.make(.postgres, in: scratch, name: "seed")
-        defer { seeded.drop() }
-        XCTAssertEqual(try pg.run(["init", "--store", initialised.location]).status, 0)
+        let (initialised, seeded) = try initialisedAndEmpty()
+        defer { initialised.drop(); seeded.drop() }
         let result = try pg.run(["demo", "seed", "--store", seeded.location, "--users", "500", "-q"])
         XCTAssertEqual(result.status, 0, result.all)
         let expected = try catalog(initialised)
@@ -130,11 +140,8 @@ final class DemoSeedTests: XCTestCase {
     /// Ctrl-C during a bulk load on Postgres: the batches loaded so far are committed, with every index and
     /// foreign key built again over them.
     func testAnInterruptedBulkLoadOnPostgresKeepsItsBatchesAndItsIndexes() throws {
-        let initialised = try TestStore.make(.postgres, in: scratch, name: "init")
-        defer { initialised.drop() }
-        let seeded = try TestStore.make(.postgres, in: scratch, name: "seed")
-        defer { seeded.drop() }
-        XCTAssertEqual(try pg.run(["init", "--store", initialised.location]).status, 0)
+        let (initialised, seeded) = try initialisedAndEmpty()
+        defer { initialised.drop(); seeded.drop() }
         try interruptAfterTheFirstBatch(try pg.start(["demo", "seed", "--store", seeded.location, "--users", "2000000"]))
         let users = try XCTUnwrap(Int(try seeded.query("SELECT count(*) FROM \"user\"")))
         XCTAssertGreaterThan(users, 0)
@@ -152,10 +159,7 @@ final class DemoSeedTests: XCTestCase {
         XCTAssertEqual(try pg.run(["init", "--store", seeded.location]).status, 0)
         let before = try catalog(seeded)
         let running = try pg.start(["demo", "seed", "--store", seeded.location, "--users", "2000000"])
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, !((try? String(contentsOf: running.err, encoding: .utf8)) ?? "").contains("seeded ") {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        waitForTheFirstBatch(running)
         // The cluster's superuser ends every other connection to the store's database, as a restarting server would.
         let superuser = seeded.location.replacingOccurrences(of: "postgresql://gatehouse@", with: "postgresql://postgres@")
         let ended = try Tool.run("/usr/bin/psql", [superuser, "-X", "-q", "-At", "-c",
