@@ -138,14 +138,29 @@ final class PostgresNameIndexTests: XCTestCase {
         XCTAssertEqual(try NameSearch(db: store.db, schema: store.schema).ids(matching: "quixotic", limit: 5).ids.map(\.rawValue),
                        ["00000000-0000-4000-8000-000000000006", "00000000-0000-4000-8000-000000000007"])
 
-        // A role that may read and write the tables but does not own them: no index, and init does not fail.
+        // Another role, which does not own the tables.
         let role = "gh_names_role_\(UInt32.random(in: .min ... .max))"
         let superuser = try PostgresConnection(uri: PostgresURI(uri.replacingOccurrences(of: "://gatehouse@", with: "://postgres@")))
         try superuser.executeScript("CREATE ROLE \(role) LOGIN")
         defer { try? superuser.executeScript("DROP OWNED BY \(role); DROP ROLE IF EXISTS \(role)") }
+        let roleURI = uri.replacingOccurrences(of: "://gatehouse@", with: "://\(role)@")
+        // Better Auth's own role, with rights on its user table only: its sign-ups, renames and deletions go on, and
+        // are recorded (the triggers' function runs as Gatehouse's role).
+        try db.executeScript(#"GRANT SELECT, INSERT, UPDATE, DELETE ON "user" TO \#(role)"#)
+        let betterAuth = try PostgresConnection(uri: PostgresURI(roleURI))
+        try betterAuth.execute("""
+            INSERT INTO "user" (id, name, email, "emailVerified", "createdAt", "updatedAt") VALUES (?, 'Quixotic Signup', 'signup@example.com', false, now(), now())
+            """, ["00000000-0000-4000-8000-000000000001"])
+        try betterAuth.execute(#"UPDATE "user" SET name = 'Renamed Quixotic' WHERE id = ?"#, ["00000000-0000-4000-8000-000000000009"])
+        try betterAuth.execute(#"DELETE FROM "user" WHERE id = ?"#, ["00000000-0000-4000-8000-000000000008"])
+        XCTAssertThrowsError(try betterAuth.scalar("SELECT count(*) FROM gatehouse_user_search_pending"), "the role has no right on Gatehouse's tables")
+        XCTAssertEqual(try store.db.rows("SELECT user_id::text AS id FROM gatehouse_user_search_pending ORDER BY 1").map { try $0.string("id") },
+                       ["00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000008", "00000000-0000-4000-8000-000000000009"])
+        try assertSearchesMatchTheReference(store, plan: .index)
+
+        // With rights on every table, but not the owner: no index, and init does not fail.
         try db.executeScript("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO \(role); GRANT CREATE ON SCHEMA public TO \(role)")
         try UserSearchIndex.drop(store.db, schema: store.schema)
-        let roleURI = uri.replacingOccurrences(of: "://gatehouse@", with: "://\(role)@")
         let limited = try PostgresConnection(uri: PostgresURI(roleURI))
         let schema = try AuthSchema.inspect(limited, configuration: StoreConfiguration()).get()
         XCTAssertEqual(try UserSearchIndex.status(limited, schema: schema).state, .unsupported)

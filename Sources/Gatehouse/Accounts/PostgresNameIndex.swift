@@ -180,12 +180,16 @@ enum PostgresNameIndex {
     private static func createTriggers(_ db: PostgresConnection, schema: AuthSchema) throws {
         let user = schema.user, id = user.col(.id), name = user.col(.name)
         // The function names the pending table with its schema: Better Auth's connections may search another path.
+        // It runs as its owner (Gatehouse's role, which owns the pending table), so Better Auth's role needs no right
+        // on Gatehouse's tables: without SECURITY DEFINER a sign-up by a role without INSERT on the pending table
+        // would fail. Its search_path is fixed, as a definer's function must have.
         let qualified = try db.scalar("SELECT quote_ident(current_schema())").string.map { "\($0).\(pending)" } ?? pending
         func mark(_ row: String) -> String {
             "INSERT INTO \(qualified) (user_id) VALUES (\(row).\(id)) ON CONFLICT DO NOTHING;"
         }
         try db.execute("""
-            CREATE FUNCTION \(SQLDialect.quote(function))() RETURNS trigger LANGUAGE plpgsql AS $gatehouse$
+            CREATE FUNCTION \(SQLDialect.quote(function))() RETURNS trigger LANGUAGE plpgsql
+            SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $gatehouse$
             BEGIN
               IF TG_OP <> 'INSERT' AND OLD.\(id) IS NOT NULL THEN \(mark("OLD")) END IF;
               IF TG_OP <> 'DELETE' AND NEW.\(id) IS NOT NULL THEN \(mark("NEW")) END IF;
