@@ -174,4 +174,24 @@ final class DemoSeedTests: XCTestCase {
         XCTAssertEqual(try pg.run(["demo", "seed", "--store", seeded.location, "--users", "50", "-q"]).status, 0)
         try assertNameIndexIsCurrent(seeded)
     }
+
+    /// A role that may write Better Auth's tables but does not own them cannot set their indexes aside: its seed
+    /// goes in batch by batch, and the catalog stays as init made it.
+    func testARoleThatDoesNotOwnTheTablesSeedsBatchByBatch() throws {
+        let (initialised, seeded) = try initialisedAndEmpty()
+        defer { initialised.drop(); seeded.drop() }
+        XCTAssertEqual(try pg.run(["init", "--store", seeded.location]).status, 0)
+        let superuser = seeded.location.replacingOccurrences(of: "postgresql://gatehouse@", with: "postgresql://postgres@")
+        let role = "gh_seed_role_\(UInt32.random(in: .min ... .max))"
+        let made = try Tool.run("/usr/bin/psql", [superuser, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", "CREATE ROLE \(role) LOGIN",
+                                                  "-c", "GRANT ALL ON ALL TABLES IN SCHEMA public TO \(role)", "-c", "GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO \(role)"])
+        guard made.status == 0 else { throw XCTSkip("the test cluster's superuser could not make a role: \(made.all)") }
+        defer { _ = try? Tool.run("/usr/bin/psql", [superuser, "-X", "-q", "-c", "DROP OWNED BY \(role)", "-c", "DROP ROLE \(role)"]) }
+        // The master key file is named by the server and database, so this role finds the one init made.
+        let location = seeded.location.replacingOccurrences(of: "postgresql://gatehouse@", with: "postgresql://\(role)@")
+        let result = try pg.run(["demo", "seed", "--store", location, "--users", "300", "-q"])
+        XCTAssertEqual(result.status, 0, result.all)
+        XCTAssertEqual(try seeded.query("SELECT count(*) FROM \"user\""), "300")
+        XCTAssertEqual(try catalog(seeded), try catalog(initialised))
+    }
 }

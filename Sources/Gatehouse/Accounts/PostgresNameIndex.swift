@@ -13,8 +13,8 @@ import Storage
 /// scan. Normalization is Swift code that SQL cannot run, so the keys are computed here when the index is built or
 /// folded (`accounts index`, `init`, the end of `demo seed`): that reads every name once, a search never does.
 ///
-/// Needs the right to add triggers to the user table (its owner, or TRIGGER): without it the index is
-/// unsupported and name search scans the user table on the server, as before.
+/// Needs the user table's owner (its triggers are dropped and made again on a rebuild), and the index's owner when
+/// it exists: another role gets "unsupported", and name search scans the user table on the server.
 enum PostgresNameIndex {
     static let function = "gatehouse_user_search_mark"
     static let triggers = [UserSearchIndex.insertTrigger, UserSearchIndex.updateTrigger, UserSearchIndex.deleteTrigger]
@@ -23,7 +23,7 @@ enum PostgresNameIndex {
     /// Users per statement when keys are written or pending users read.
     static let chunk = 1_000
 
-    static let noTriggerRightReason = "the store's role may not add triggers to the user table (it needs to own it, or TRIGGER): name search scans the user table on the server"
+    static let noTriggerRightReason = "the store's role does not own the user table (and the index), so it may not keep triggers on it: name search scans the user table on the server"
 
     // MARK: - status
 
@@ -33,7 +33,8 @@ enum PostgresNameIndex {
             SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS tables,
                    (SELECT count(*) FROM pg_trigger t WHERE t.tgrelid = to_regclass($3) AND NOT t.tgisinternal AND t.tgenabled <> 'D'
                       AND t.tgname IN ($4, $5, $6) AND t.tgfoid = to_regproc($7)) AS triggers,
-                   has_table_privilege(to_regclass($3), 'TRIGGER') AS may
+                   coalesce((SELECT pg_has_role(c.relowner, 'USAGE') FROM pg_class c WHERE c.oid = to_regclass($3)), false)
+                     AND coalesce((SELECT pg_has_role(c.relowner, 'USAGE') FROM pg_class c WHERE c.oid = to_regclass($1)), true) AS may
             """, [names, pending, user, triggers[0], triggers[1], triggers[2], PostgresConnection.quote(function)]) else {
             return UserSearchIndex.Status(state: .absent, pending: 0, reason: nil)
         }

@@ -138,7 +138,10 @@ public struct DemoSeeder: Sendable {
         // Auth's tables are this transaction's alone until it ends: a sign-up meanwhile waits for the seed (a store
         // without users has nobody else to keep waiting). A failure anywhere leaves the store as it was; an
         // interrupt commits the batches loaded so far, indexes rebuilt.
-        let postgresBulk = firstPerson == 0 ? db as? PostgresConnection : nil
+        // Setting indexes aside needs the tables' owner: another role seeds batch by batch.
+        let postgresBulk = firstPerson == 0 ? (db as? PostgresConnection).flatMap { postgres in
+            (try? Self.ownsEvery(postgres, layout.tables + SyncRecord.tables)) == true ? postgres : nil
+        } : nil
         do {
             if let postgresBulk {
                 try postgresBulk.write {
@@ -185,6 +188,13 @@ public struct DemoSeeder: Sendable {
         ])
         report.seconds = Double(Timestamp.now().milliseconds - started.milliseconds) / 1000
         return report
+    }
+
+    /// Whether the connection's role owns (or is a member of the owner of) every one of the tables that exists.
+    static func ownsEvery(_ db: PostgresConnection, _ tables: [String]) throws -> Bool {
+        let marks = tables.map { _ in "to_regclass(?)" }.joined(separator: ", ")
+        return try db.scalar("SELECT coalesce(bool_and(pg_has_role(relowner, 'USAGE')), false) FROM pg_class WHERE oid IN (\(marks))",
+                             tables.map { PostgresConnection.quote($0) }).int64 == 1
     }
 
     /// Truncates the tables when every one is empty, which changes nothing but their files: a table whose file
