@@ -96,36 +96,42 @@ final class IntegrityMergeScanTests: XCTestCase {
     /// ids that share a prefix (`u1`, `u10`), so that the merge must compare bytes, not lengths.
     func brokenStore() throws -> Store {
         let (store, _) = try Store.initialize(path: scratch.path("interleaved.sqlite"), actor: tester)
-        let db = store.db
+        try store.db.execute("PRAGMA foreign_keys = OFF")
+        try Self.insertBrokenRows(store.db)
+        try store.db.execute("PRAGMA foreign_keys = ON")
+        return store
+    }
+
+    /// The rows of `brokenStore`, into a store whose foreign keys are off.
+    static func insertBrokenRows(_ db: SQLDatabase) throws {
         let now = "2026-01-01T00:00:00.000Z"
-        try db.execute("PRAGMA foreign_keys = OFF")
         let users = ["u1", "u10", "u100", "u2", "u3", "u5", "u50", "u9", "é-user", "Z"]
         for id in users {
-            try db.execute(#"INSERT INTO "user" (id, name, email, emailVerified, createdAt, updatedAt) VALUES (?, ?, ?, 1, ?, ?)"#, [id, id, "\(id)@example.com", now, now])
+            try db.execute(#"INSERT INTO "user" (id, name, email, "emailVerified", "createdAt", "updatedAt") VALUES (?, ?, ?, true, ?, ?)"#, [id, id, "\(id)@example.com", now, now])
         }
         let accountOwners = ["0-ghost", "u1", "u1", "u100", "u11", "u3", "u4", "u50", "u50", "u6", "é-user", "zz-ghost", "zz-ghost"]
         for (n, owner) in accountOwners.enumerated() {
-            try db.execute(#"INSERT INTO account (id, issuer, accountId, providerId, userId, createdAt, updatedAt) VALUES (?, 'https://accounts.google.com', ?, 'google', ?, ?, ?)"#,
+            try db.execute(#"INSERT INTO account (id, issuer, "accountId", "providerId", "userId", "createdAt", "updatedAt") VALUES (?, 'https://accounts.google.com', ?, 'google', ?, ?, ?)"#,
                            ["a\(n)", "g\(n)", owner, now, now])
         }
         let sessionOwners = ["", "u1", "u1", "u12", "u2", "u7", "u9", "é-user", "é", "zzz"]
         for (n, owner) in sessionOwners.enumerated() {
-            try db.execute(#"INSERT INTO session (id, expiresAt, token, createdAt, updatedAt, userId) VALUES (?, ?, ?, ?, ?, ?)"#, ["s\(n)", now, "t\(n)", now, now, owner])
+            try db.execute(#"INSERT INTO session (id, "expiresAt", token, "createdAt", "updatedAt", "userId") VALUES (?, ?, ?, ?, ?, ?)"#, ["s\(n)", now, "t\(n)", now, now, owner])
         }
         let subs = ["auth0|x", "better_auth", "better_auth|", "better_auth|0", "better_auth|u1", "better_auth|u10", "better_auth|u1000",
                     "better_auth|u3", "better_auth|u4", "better_auth|é-user", "better_auth|Z", "better_auth}", "zzz"]
         for sub in subs { try db.execute("INSERT INTO users (sub, created_at) VALUES (?, ?)", [sub, now]) }
-        try db.execute("PRAGMA foreign_keys = ON")
-        return store
     }
+
+    static let brokenCounts = ["account_user_missing": 6, "user_without_accounts": 5, "sync_sub_malformed": 5, "sync_sub_user_missing": 3,
+                               "user_unprovisioned": 5, "duplicate_provider_account": 0, "session_user_missing": 5]
 
     func testTheMergeAgreesWithTheAntiJoins() throws {
         let store = try brokenStore()
         let merged = try everything(store, merge: true), joined = try everything(store, merge: false)
         XCTAssertEqual(merged, joined)
         let counts = Dictionary(uniqueKeysWithValues: try IntegrityChecker(store: store).run().findings.map { ($0.code, $0.count) })
-        XCTAssertEqual(counts, ["account_user_missing": 6, "user_without_accounts": 5, "sync_sub_malformed": 5, "sync_sub_user_missing": 3,
-                                "user_unprovisioned": 5, "duplicate_provider_account": 0, "session_user_missing": 5])
+        XCTAssertEqual(counts, Self.brokenCounts)
     }
 
     func testAKeyThatIsNotTextFallsBackToTheAntiJoins() throws {
@@ -151,5 +157,65 @@ final class IntegrityMergeScanTests: XCTestCase {
         XCTAssertEqual(ByteOrder.compare(Array("".utf8), Array("".utf8)), 0)
         // Swift's String order treats canonically equivalent text as equal; SQLite (and the merge) does not.
         XCTAssertNotEqual(ByteOrder.compare(Array("e\u{301}".utf8), Array("\u{e9}".utf8)), 0)
+    }
+}
+
+/// `accounts check` on Postgres (`PostgresIntegrityPlan`) finds what it finds on SQLite, samples included, on the
+/// same dirty rows: a store whose foreign keys were added `NOT VALID` over rows that break them.
+final class PostgresIntegrityTests: XCTestCase {
+    private var admin: PostgresConnection!
+    private var database = ""
+    private var uri = ""
+
+    override func setUpWithError() throws {
+        guard let base = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PG_URI"], !base.isEmpty else {
+            throw XCTSkip("GATEHOUSE_TEST_PG_URI is not set: run ops/test, which starts a throw-away Postgres for these tests")
+        }
+        admin = try PostgresConnection(uri: PostgresURI(base))
+        database = "gh_check_\(UInt32.random(in: .min ... .max))"
+        try admin.executeScript("CREATE DATABASE \(database)")
+        uri = base.replacingOccurrences(of: "/gatehouse_test?", with: "/\(database)?")
+        setenv("GATEHOUSE_KEY_DIR", NSTemporaryDirectory() + "gatehouse-test-keys", 1)
+    }
+
+    override func tearDown() {
+        try? admin?.executeScript("DROP DATABASE IF EXISTS \(database) WITH (FORCE)")
+    }
+
+    /// Every finding with up to `limit` samples, in the order found.
+    private func findings(_ store: Store, limit: Int) throws -> [String] {
+        var checker = IntegrityChecker(store: store)
+        checker.sampleLimit = limit
+        return try checker.run().findings.map { "\($0.code) ×\($0.count): \($0.samples.joined(separator: " | "))" }
+    }
+
+    func testTheSameFindingsAndSamplesAsOnSQLiteAlsoOnAStandby() throws {
+        let (store, _) = try Store.initialize(path: uri, actor: tester)
+        // Dirt as a database gets it: the keys dropped, rows written, the keys declared again without checking.
+        let keys = try store.db.rows("""
+            SELECT conname, conrelid::regclass::text, pg_get_constraintdef(oid) FROM pg_constraint
+            WHERE contype = 'f' AND confrelid = '"user"'::regclass
+            """).map { ($0[0].string ?? "", $0[1].string ?? "", $0[2].string ?? "") }
+        XCTAssertEqual(keys.count, 2, "\(keys)")
+        for (name, table, _) in keys { try store.db.execute("ALTER TABLE \(table) DROP CONSTRAINT \(SQLDialect.quote(name))") }
+        try IntegrityMergeScanTests.insertBrokenRows(store.db)
+        for (name, table, definition) in keys {
+            try store.db.execute("ALTER TABLE \(table) ADD CONSTRAINT \(SQLDialect.quote(name)) \(definition) NOT VALID")
+        }
+        try store.db.execute("ANALYZE")
+        let scratch = try Scratch()
+        let (sqlite, _) = try Store.initialize(path: scratch.path("same.sqlite"), actor: tester)
+        try sqlite.db.execute("PRAGMA foreign_keys = OFF")
+        try IntegrityMergeScanTests.insertBrokenRows(sqlite.db)
+
+        let counts = Dictionary(uniqueKeysWithValues: try IntegrityChecker(store: store).run().findings.map { ($0.code, $0.count) })
+        XCTAssertEqual(counts, IntegrityMergeScanTests.brokenCounts)
+        for limit in [1, 2, 5, 10_000] {
+            XCTAssertEqual(try findings(store, limit: limit), try findings(sqlite, limit: limit), "limit \(limit)")
+        }
+        // A standby exports no snapshot: every check runs on the one connection, with the same answers.
+        try admin.executeScript("ALTER DATABASE \(database) SET default_transaction_read_only = on")
+        let standby = try Store.open(path: uri)
+        XCTAssertEqual(try findings(standby, limit: 5), try findings(sqlite, limit: 5))
     }
 }

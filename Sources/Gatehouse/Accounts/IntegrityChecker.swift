@@ -34,7 +34,7 @@ public struct IntegrityReport: Sendable, Codable, Equatable {
 /// The link checks walk `user.id`, `account.userId`, `session.userId` and `users.sub` in index order and
 /// compare the sorted streams (`IntegrityMergeScan`), instead of probing one index per row, the sessions on a
 /// second connection in parallel; where a column does not come back in byte order (or holds non-text keys)
-/// its checks run as SQL anti-joins.
+/// its checks run as SQL anti-joins. On Postgres the server joins, as `PostgresIntegrityPlan` tells it.
 public struct IntegrityChecker {
     public let store: Store
     /// Samples kept per finding.
@@ -136,26 +136,8 @@ public struct IntegrityChecker {
                     do { tallies.merge(try scan.sessions()) { $1 } } catch is IndexOrderUnavailable {}
                 }
             }
-            let pending = checks.filter { tallies[$0.code] == nil && !($0.needsSync && !hasSync) }
-            if let snapshot, pending.count > 1 {
-                // Every other check goes to the second connection: the heavy anti-joins alternate with light ones.
-                let offloaded = pending.enumerated().filter { $0.offset % 2 == 1 }.map { (code: $0.element.code, sql: $0.element.sql) }
-                let limit = sampleLimit
-                let second = SecondConnection(store.location, postgresSnapshot: snapshot) { db in
-                    var result: [String: IntegrityTally] = [:]
-                    for (code, sql) in offloaded {
-                        var tally = IntegrityTally(limit: limit)
-                        try db.forEach(sql) { tally.add($0.values) }
-                        result[code] = tally
-                    }
-                    return result
-                }
-                for check in pending where !offloaded.contains(where: { $0.code == check.code }) {
-                    var tally = IntegrityTally(limit: sampleLimit)
-                    try db.forEach(check.sql) { tally.add($0.values) }
-                    tallies[check.code] = tally
-                }
-                tallies.merge(try second.wait()) { $1 }
+            if let postgres {
+                tallies = try postgresTallies(checks, db: postgres, snapshot: snapshot, hasSync: hasSync)
             }
             var findings: [IntegrityFinding] = []
             var skipped: [String] = []
@@ -174,5 +156,33 @@ public struct IntegrityChecker {
             let missing = try AccountIndexes.missing(db, schema: s).map(\.name)
             return IntegrityReport(checkedAt: now, schema: s.shape, findings: findings, skipped: skipped, missingIndexes: missing)
         }
+    }
+
+    /// Every check on a Postgres store (`PostgresIntegrityPlan`): the id links and the malformed subs here, the sub
+    /// links and the duplicate accounts on a second connection reading this one's snapshot (here after the rest
+    /// on a standby, which exports none).
+    private func postgresTallies(_ checks: [Check], db: PostgresConnection, snapshot: String?, hasSync: Bool) throws -> [String: IntegrityTally] {
+        let plan = PostgresIntegrityPlan(schema: store.schema, sampleLimit: sampleLimit)
+        let sql = Dictionary(uniqueKeysWithValues: checks.map { ($0.code, $0.sql) })
+        let duplicates = sql["duplicate_provider_account"] ?? "", malformed = sql["sync_sub_malformed"] ?? ""
+        let limit = sampleLimit
+        let other: @Sendable (SQLDatabase) throws -> [String: IntegrityTally] = { db in
+            try plan.prepare(db, merging: false)
+            var tallies = hasSync ? try plan.syncLinks(db) : [:]
+            var tally = IntegrityTally(limit: limit)
+            try db.forEach(duplicates) { tally.add($0.values) }
+            tallies["duplicate_provider_account"] = tally
+            return tallies
+        }
+        let second = snapshot.map { SecondConnection(store.location, postgresSnapshot: $0, other) }
+        try plan.prepare(db, merging: true)
+        var tallies = try plan.userLinks(db)
+        if hasSync {
+            var tally = IntegrityTally(limit: limit)
+            try db.forEach(malformed) { tally.add($0.values) }
+            tallies["sync_sub_malformed"] = tally
+        }
+        tallies.merge(try second?.wait() ?? other(db)) { $1 }
+        return tallies
     }
 }

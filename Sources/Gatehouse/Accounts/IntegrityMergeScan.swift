@@ -12,6 +12,13 @@ struct IntegrityTally: Sendable {
         count += 1
         if samples.count < limit { samples.append(row()) }
     }
+
+    /// These samples with the count of another tally of the same rows.
+    func counting(_ count: Int) -> IntegrityTally {
+        var tally = self
+        tally.count = count
+        return tally
+    }
 }
 
 /// The link checks of `accounts check` as merges over sorted columns.
