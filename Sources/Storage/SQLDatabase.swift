@@ -257,6 +257,15 @@ public struct SQLDialect: Sendable, Equatable {
         }
     }
 
+    /// The last `count` characters of `text` (all of it when it is shorter): SQLite's `substr(text, -count)`,
+    /// Postgres's `right(text, count)`, which (unlike recomputing the start from `length`) reads each value once.
+    public func suffix(_ text: String, count: String) -> String {
+        switch engine {
+        case .sqlite: "substr(\(text), -(\(count)))"
+        case .postgres: "right(\(text), \(count))"
+        }
+    }
+
     /// The statement that defers foreign-key checks to the commit, for a transaction that moves rows between
     /// parents: SQLite's `defer_foreign_keys`; on Postgres, `SET CONSTRAINTS ALL DEFERRED`, which defers the keys
     /// declared DEFERRABLE (the others are checked per statement, so the writes keep parents before children).

@@ -104,10 +104,7 @@ struct MergeReadSet {
             verification = shape
             verificationRows = second.custom(shape, """
                 SELECT \(shape.selectList) FROM \(shape.sql)
-                WHERE \(identifier) = ?1
-                   OR (length(\(identifier)) > length(?1) AND substr(\(identifier), length(\(identifier)) - length(?1) + 1) = ?1
-                       AND substr(\(identifier), length(\(identifier)) - length(?1), 1) IN (':', '-'))
-                   OR \(value) = ?2
+                WHERE \(identifier) = ?1 OR \(db.dialect.suffix(identifier, count: "length(?1) + 1")) IN (':' || ?1, '-' || ?1) OR \(value) = ?2
                 ORDER BY \(shape.orderList)\(locking ? db.dialect.lockingRead : "")
                 """, [email, source.rawValue])
         }

@@ -27,9 +27,47 @@ struct MergeStepWriter {
 
     /// Applies the steps in order at `time`, sent together (`SQLDatabase.batch`: on Postgres a few round trips
     /// for hundreds of rows); every statement must have changed exactly its one row.
+    /// Consecutive deletes from one table by a one-column key go as one `DELETE … WHERE key IN (…)` (a merge's
+    /// hundreds of sessions: one statement, not hundreds), which must delete exactly as many rows as it names.
     mutating func apply(_ steps: [MergeStep], at time: Timestamp) throws {
-        let statements = try steps.map { try statement(for: $0, at: time) }
-        for (step, result) in zip(steps, try db.batch(statements)) { try expectOneChange(step, result.changes) }
+        var statements: [SQLStatement] = [], groups: [ArraySlice<MergeStep>] = []
+        var start = steps.startIndex
+        while start < steps.endIndex {
+            var end = start + 1
+            if Self.deletesTogether(steps[start], steps[start]) {
+                while end < steps.endIndex, end - start < Self.deleteGroupLimit, Self.deletesTogether(steps[start], steps[end]) { end += 1 }
+            }
+            let group = steps[start..<end]
+            statements.append(group.count == 1 ? try statement(for: steps[start], at: time) : try deletion(group))
+            groups.append(group)
+            start = end
+        }
+        for (group, result) in zip(groups, try db.batch(statements)) {
+            if group.count == 1 { try expectOneChange(group[group.startIndex], result.changes); continue }
+            guard result.changes == group.count else {
+                let first = group[group.startIndex]
+                throw GatehouseError.conflict("\(first.table): \(result.changes) of the \(group.count) rows to delete were there; nothing was changed",
+                                              fix: "the users changed since the plan; plan again")
+            }
+        }
+    }
+
+    /// Deletes named together in one statement, at most (well inside both engines' limits on parameters).
+    static let deleteGroupLimit = 500
+
+    /// Whether `next` deletes from the same table as `first`, by the same one key column.
+    private static func deletesTogether(_ first: MergeStep, _ next: MergeStep) -> Bool {
+        first.operation == .delete && next.operation == .delete && first.table == next.table
+            && first.key.columns.count == 1 && next.key.columns == first.key.columns
+    }
+
+    /// One `DELETE` for deletes that `deletesTogether`.
+    private mutating func deletion(_ group: ArraySlice<MergeStep>) throws -> SQLStatement {
+        let first = group[group.startIndex]
+        let shape = try shape(first.table)
+        let column = first.key.columns[0] == "rowid" ? "rowid" : SQLDialect.quote(first.key.columns[0])
+        let marks = Array(repeating: "?", count: group.count).joined(separator: ", ")
+        return SQLStatement("DELETE FROM \(shape.sql) WHERE \(column) IN (\(marks))", group.map { $0.key.values[0].sql })
     }
 
     private mutating func statement(for step: MergeStep, at time: Timestamp) throws -> SQLStatement {

@@ -709,7 +709,8 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
 
     /// Throws the error a result (or its absence) reports; returns for a command or a result with rows.
     private func check(_ result: OpaquePointer?, sql: String, boundValues: [String]) throws(PostgresError) {
-        let scrubber = boundValues.isEmpty ? self.scrubber : SecretScrubber(passwords: passwords, boundValues: boundValues)
+        // Built only for an error to report: sorting the bound values on every statement cost more than running it.
+        var scrubber: SecretScrubber { boundValues.isEmpty ? self.scrubber : SecretScrubber(passwords: passwords, boundValues: boundValues) }
         guard let result else {
             let message = pq.errorMessage(handle).map { String(cString: $0) } ?? "no result"
             throw PostgresError(kind: pq.status(handle) == CONNECTION_OK ? .statement : .connection,
@@ -728,6 +729,7 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
                 ?? pq.resultErrorMessage(result).map { String(cString: $0) } ?? "unknown error"
             let sqlState = field(CChar(UInt8(ascii: "C")))
             let connectionLost = pq.status(handle) != CONNECTION_OK
+            let scrubber = scrubber
             throw PostgresError(kind: connectionLost && sqlState == nil ? .connection : .statement,
                                 sqlState: sqlState, message: scrubber.scrub(message),
                                 hint: field(CChar(UInt8(ascii: "H"))).map(scrubber.scrub),
