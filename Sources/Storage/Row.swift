@@ -65,16 +65,22 @@ public struct Row: Sendable {
 /// The names of a result's columns, with a lookup table built once per statement.
 public final class ColumnIndex: Sendable {
     public let names: [String]
-    private let positions: [String: Int]
+    /// Name → first position; nil for a few columns, which are found by comparing names (cheaper than hashing
+    /// them into a table built for every result).
+    private let positions: [String: Int]?
 
     public init(_ names: [String]) {
         self.names = names
+        guard names.count > Self.scanned else { positions = nil; return }
         var positions = [String: Int]()
         for (index, name) in names.enumerated() where positions[name] == nil { positions[name] = index }
         self.positions = positions
     }
 
-    public func index(of name: String) -> Int? { positions[name] }
+    /// Up to this many columns, a name is looked for by comparing.
+    static let scanned = 16
+
+    public func index(of name: String) -> Int? { positions.map { $0[name] } ?? names.firstIndex(of: name) }
 }
 
 /// A column did not hold the type the reader expected.

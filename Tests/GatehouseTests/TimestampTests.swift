@@ -16,7 +16,12 @@ final class TimestampTests: XCTestCase {
         XCTAssertEqual(Timestamp(iso8601: "2025-01-02T04:04:05.678+01:00")?.milliseconds, 1_735_787_045_678)
         XCTAssertEqual(Timestamp(iso8601: "2025-01-02T03:04:05.6789123Z")?.milliseconds, 1_735_787_045_678)
         XCTAssertEqual(Timestamp(iso8601: "2025-01-02")?.milliseconds, 1_735_776_000_000)
-        for bad in ["", "2025", "2025-13-01", "2025-01-02T25:00", "2025-01-02T03:04:05.Z", "2025-01-02T03:04:05Zjunk", "２０２５-01-02"] {
+        // Postgres's ISO output: a whole-hour offset without minutes.
+        XCTAssertEqual(Timestamp(iso8601: "2025-01-02 03:04:05.678+00")?.milliseconds, 1_735_787_045_678)
+        XCTAssertEqual(Timestamp(iso8601: "2025-01-02 05:04:05.678+02")?.milliseconds, 1_735_787_045_678)
+        XCTAssertEqual(Timestamp(iso8601: "2025-01-02 00:34:05.678-0230")?.milliseconds, 1_735_787_045_678)
+        for bad in ["", "2025", "2025-13-01", "2025-01-02T25:00", "2025-01-02T03:04:05.Z", "2025-01-02T03:04:05Zjunk", "２０２５-01-02",
+                    "2025-01-02 03:04:05+0", "2025-01-02 03:04:05+00:", "2025-01-02 03:04:05+00:0", "2025-01-02 03:04:05+001", "2025-01-02 03:04:05+"] {
             XCTAssertNil(Timestamp(iso8601: bad), bad)
         }
     }

@@ -18,6 +18,8 @@ public struct Router: Sendable {
     struct Route: Sendable {
         let method: String
         let segments: [String]
+        /// Each segment's parameter name (`:id` → `id`), nil for a constant segment.
+        let parameterNames: [String?]
         let access: RouteAccess
         /// Runs on the connection's thread (see `add(_:_:role:inline:_:)`).
         let inline: Bool
@@ -48,7 +50,8 @@ public struct Router: Sendable {
     private mutating func append(_ method: String, _ pattern: String, _ access: RouteAccess, _ inline: Bool, _ handler: @escaping Handler) {
         let segments = pattern.split(separator: "/").map(String.init)
         precondition(!routes.contains { $0.method == method && $0.segments == segments }, "route \(method) \(pattern) registered twice")
-        routes.append(Route(method: method, segments: segments, access: access, inline: inline,
+        routes.append(Route(method: method, segments: segments,
+                            parameterNames: segments.map { $0.hasPrefix(":") ? String($0.dropFirst()) : nil }, access: access, inline: inline,
                             lane: RouteCost.lane(method: method, segments: segments), handler: handler))
     }
 
@@ -78,16 +81,18 @@ public struct Router: Sendable {
 
     /// The parameters a route's pattern takes from `segments`, or nil when it does not match.
     private static func parameters(of route: Route, for segments: [String]) -> [String: String]? {
+        // The constant segments first: most routes fail there, before anything is decoded or stored.
+        for (index, name) in route.parameterNames.enumerated() where name == nil {
+            guard route.segments[index] == segments[index] else { return nil }
+        }
         var parameters: [String: String] = [:]
-        for (pattern, segment) in zip(route.segments, segments) {
-            if pattern.hasPrefix(":") {
-                // Foundation's decoding is costly for a hot route; most ids have nothing to decode.
-                let decoded = segment.utf8.contains(UInt8(ascii: "%")) ? segment.removingPercentEncoding : segment
-                guard let decoded, !decoded.isEmpty else { return nil }
-                parameters[String(pattern.dropFirst())] = decoded
-            } else if pattern != segment {
-                return nil
-            }
+        for (index, name) in route.parameterNames.enumerated() {
+            guard let name else { continue }
+            let segment = segments[index]
+            // Foundation's decoding is costly for a hot route; most ids have nothing to decode.
+            let decoded = segment.utf8.contains(UInt8(ascii: "%")) ? segment.removingPercentEncoding : segment
+            guard let decoded, !decoded.isEmpty else { return nil }
+            parameters[name] = decoded
         }
         return parameters
     }
@@ -95,8 +100,8 @@ public struct Router: Sendable {
     /// Whether `route` is more specific than `other` (same length): at the first segment where one is a constant
     /// and the other a parameter, the constant wins.
     private static func isMoreSpecific(_ route: Route, than other: Route) -> Bool {
-        for (mine, theirs) in zip(route.segments, other.segments) {
-            let mineIsParameter = mine.hasPrefix(":"), theirsIsParameter = theirs.hasPrefix(":")
+        for (mine, theirs) in zip(route.parameterNames, other.parameterNames) {
+            let mineIsParameter = mine != nil, theirsIsParameter = theirs != nil
             if mineIsParameter != theirsIsParameter { return theirsIsParameter }
         }
         return false

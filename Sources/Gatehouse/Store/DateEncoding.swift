@@ -32,18 +32,9 @@ public enum DateEncoding: String, Sendable, Codable {
         case .real(let number): return Int64(exactly: number.rounded(.down)).flatMap(fromEpoch)
         case .text(let text):
             if let time = Timestamp(iso8601: text) { return time }
-            if let time = postgresTimestamp(text) { return time }
             return Int64(text).flatMap(fromEpoch)
         case .null, .blob: return nil
         }
-    }
-
-    /// Postgres's ISO output writes a whole-hour offset without minutes (`…03.123+00`, `…+05`): read it as `+00:00`.
-    private static func postgresTimestamp(_ text: String) -> Timestamp? {
-        let utf8 = text.utf8
-        guard utf8.count > 19, let sign = utf8.dropLast(2).last, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-"),
-              utf8.suffix(2).allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
-        return Timestamp(iso8601: text + ":00")
     }
 
     /// Nil outside years 0000–9999: such a value is dirt, not a date, and reads as unreadable.

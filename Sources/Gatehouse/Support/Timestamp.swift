@@ -81,7 +81,14 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
     /// Parses ISO-8601 as Better Auth and SQLite write it: `2026-11-30T03:48:03.123Z`, without
     /// fraction, with a space instead of `T`, with `+00:00`/`+HH:MM` offsets, or a bare date.
     public init?(iso8601 text: String) {
-        let chars = Array(text.utf8)
+        var text = text
+        guard let milliseconds = text.withUTF8(Self.parseISO8601) else { return nil }
+        self.milliseconds = milliseconds
+    }
+
+    /// The milliseconds an ISO 8601 text names (read in place: dates are parsed for every row a store returns).
+    /// The offset may be `±hh:mm`, `±hhmm` or `±hh` (Postgres writes a whole-hour offset so: `…03.123+00`).
+    private static func parseISO8601(_ chars: UnsafeBufferPointer<UInt8>) -> Int64? {
         var index = 0
         func number(_ width: Int) -> Int64? {
             guard index + width <= chars.count else { return nil }
@@ -94,22 +101,22 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
             index += width
             return value
         }
-        func expect(_ char: Character) -> Bool {
-            guard index < chars.count, chars[index] == char.asciiValue! else { return false }
+        func expect(_ char: UInt8) -> Bool {
+            guard index < chars.count, chars[index] == char else { return false }
             index += 1
             return true
         }
-        guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
+        guard let year = number(4), expect(UInt8(ascii: "-")), let month = number(2), expect(UInt8(ascii: "-")), let day = number(2),
               (1...12).contains(month), (1...31).contains(day) else { return nil }
         var ms: Int64 = 0
         if index < chars.count {
             guard chars[index] == UInt8(ascii: "T") || chars[index] == UInt8(ascii: " ") else { return nil }
             index += 1
-            guard let hour = number(2), expect(":"), let minute = number(2), hour < 24, minute < 60 else { return nil }
+            guard let hour = number(2), expect(UInt8(ascii: ":")), let minute = number(2), hour < 24, minute < 60 else { return nil }
             var second: Int64 = 0
-            if expect(":") { guard let value = number(2), value < 61 else { return nil }; second = value }
+            if expect(UInt8(ascii: ":")) { guard let value = number(2), value < 61 else { return nil }; second = value }
             var fraction: Int64 = 0
-            if expect(".") {
+            if expect(UInt8(ascii: ".")) {
                 var digits = 0
                 while index < chars.count, chars[index] >= 48, chars[index] <= 57 {
                     if digits < 3 { fraction = fraction * 10 + Int64(chars[index] - 48) }
@@ -121,19 +128,22 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
             }
             ms = ((hour * 60 + minute) * 60 + second) * 1000 + fraction
             if index < chars.count {
-                if expect("Z") || expect("z") {
+                if expect(UInt8(ascii: "Z")) || expect(UInt8(ascii: "z")) {
                 } else if chars[index] == UInt8(ascii: "+") || chars[index] == UInt8(ascii: "-") {
                     let sign: Int64 = chars[index] == UInt8(ascii: "+") ? 1 : -1
                     index += 1
                     guard let offsetHours = number(2) else { return nil }
-                    _ = expect(":")
-                    guard let offsetMinutes = number(2) else { return nil }
+                    var offsetMinutes: Int64 = 0
+                    if expect(UInt8(ascii: ":")) || index < chars.count {
+                        guard let minutes = number(2) else { return nil }
+                        offsetMinutes = minutes
+                    }
                     ms -= sign * (offsetHours * 60 + offsetMinutes) * 60_000
                 } else { return nil }
             }
         }
         guard index == chars.count else { return nil }
-        self.milliseconds = Timestamp.days(year: year, month: month, day: day) * 86_400_000 + ms
+        return Timestamp.days(year: year, month: month, day: day) * 86_400_000 + ms
     }
 
     /// Days since the epoch of a proleptic Gregorian date (Howard Hinnant's algorithm).

@@ -739,7 +739,9 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     }
 
     private func checkSQL(_ sql: String) throws(PostgresError) {
-        if sql.utf8.contains(0) { throw statementError("the SQL text contains a NUL character", sql: nil) }
+        // memchr over the text's bytes in place: this runs for every statement.
+        let hasNUL = sql.utf8.withContiguousStorageIfAvailable { bytes in bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false } ?? sql.utf8.contains(0)
+        if hasNUL { throw statementError("the SQL text contains a NUL character", sql: nil) }
     }
 
     private func statementError(_ message: String, sql: String?) -> PostgresError {
