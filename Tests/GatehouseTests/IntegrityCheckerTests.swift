@@ -163,24 +163,11 @@ final class IntegrityMergeScanTests: XCTestCase {
 /// `accounts check` on Postgres (`PostgresIntegrityPlan`) finds what it finds on SQLite, samples included, on the
 /// same dirty rows: a store whose foreign keys were added `NOT VALID` over rows that break them.
 final class PostgresIntegrityTests: XCTestCase {
-    private var admin: PostgresConnection!
-    private var database = ""
-    private var uri = ""
+    private var database: PostgresTestDatabase!
 
-    override func setUpWithError() throws {
-        guard let base = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PG_URI"], !base.isEmpty else {
-            throw XCTSkip("GATEHOUSE_TEST_PG_URI is not set: run ops/test, which starts a throw-away Postgres for these tests")
-        }
-        admin = try PostgresConnection(uri: PostgresURI(base))
-        database = "gh_check_\(UInt32.random(in: .min ... .max))"
-        try admin.executeScript("CREATE DATABASE \(database)")
-        uri = base.replacingOccurrences(of: "/gatehouse_test?", with: "/\(database)?")
-        setenv("GATEHOUSE_KEY_DIR", NSTemporaryDirectory() + "gatehouse-test-keys", 1)
-    }
+    override func setUpWithError() throws { database = try PostgresTestDatabase.make("gh_check") }
 
-    override func tearDown() {
-        try? admin?.executeScript("DROP DATABASE IF EXISTS \(database) WITH (FORCE)")
-    }
+    override func tearDown() { database?.drop() }
 
     /// Every finding with up to `limit` samples, in the order found.
     private func findings(_ store: Store, limit: Int) throws -> [String] {
@@ -190,7 +177,7 @@ final class PostgresIntegrityTests: XCTestCase {
     }
 
     func testTheSameFindingsAndSamplesAsOnSQLiteAlsoOnAStandby() throws {
-        let (store, _) = try Store.initialize(path: uri, actor: tester)
+        let (store, _) = try Store.initialize(path: database.uri, actor: tester)
         // Dirt as a database gets it: the keys dropped, rows written, the keys declared again without checking.
         let keys = try store.db.rows("""
             SELECT conname, conrelid::regclass::text, pg_get_constraintdef(oid) FROM pg_constraint
@@ -214,8 +201,8 @@ final class PostgresIntegrityTests: XCTestCase {
             XCTAssertEqual(try findings(store, limit: limit), try findings(sqlite, limit: limit), "limit \(limit)")
         }
         // A standby exports no snapshot: every check runs on the one connection, with the same answers.
-        try admin.executeScript("ALTER DATABASE \(database) SET default_transaction_read_only = on")
-        let standby = try Store.open(path: uri)
+        try database.admin.executeScript("ALTER DATABASE \(database.name) SET default_transaction_read_only = on")
+        let standby = try Store.open(path: database.uri)
         XCTAssertEqual(try findings(standby, limit: 5), try findings(sqlite, limit: 5))
     }
 }

@@ -7,25 +7,17 @@ import Storage
 /// store a database of its own on the throw-away cluster ops/test starts).
 final class MergeVerificationTests: XCTestCase {
     var scratch: Scratch!
-    private var admin: PostgresConnection?
-    private var database = ""
+    private var database: PostgresTestDatabase?
 
     override func setUpWithError() throws { scratch = try Scratch() }
 
-    override func tearDown() {
-        if !database.isEmpty { try? admin?.executeScript("DROP DATABASE IF EXISTS \(database) WITH (FORCE)") }
-    }
+    override func tearDown() { database?.drop() }
 
     /// A SQLite store, and a Postgres one when the test cluster is there.
     private func stores() throws -> [Store] {
         var stores = [try MergeScenario.store(scratch, shape: nil)]
-        if let base = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PG_URI"], !base.isEmpty {
-            admin = try PostgresConnection(uri: PostgresURI(base))
-            database = "gh_mergev_\(UInt32.random(in: .min ... .max))"
-            try admin?.executeScript("CREATE DATABASE \(database)")
-            setenv("GATEHOUSE_KEY_DIR", NSTemporaryDirectory() + "gatehouse-test-keys", 1)
-            stores.append(try Store.initialize(path: base.replacingOccurrences(of: "/gatehouse_test?", with: "/\(database)?"), actor: tester).0)
-        }
+        database = try PostgresTestDatabase.ifAvailable("gh_mergev")
+        if let database { stores.append(try Store.initialize(path: database.uri, actor: tester).0) }
         return stores
     }
 

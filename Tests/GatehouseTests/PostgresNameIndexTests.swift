@@ -7,24 +7,12 @@ import Storage
 /// answers as the reference (every name normalized here, in the server's id order), through the index whether the
 /// users are indexed or pending, while another connection writes the user table with plain SQL as Better Auth does.
 final class PostgresNameIndexTests: XCTestCase {
-    private var admin: PostgresConnection!
-    private var database = ""
-    private var uri = ""
+    private var database: PostgresTestDatabase!
+    private var uri: String { database.uri }
 
-    override func setUpWithError() throws {
-        guard let base = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PG_URI"], !base.isEmpty else {
-            throw XCTSkip("GATEHOUSE_TEST_PG_URI is not set: run ops/test, which starts a throw-away Postgres for these tests")
-        }
-        admin = try PostgresConnection(uri: PostgresURI(base))
-        database = "gh_names_\(UInt32.random(in: .min ... .max))"
-        try admin.executeScript("CREATE DATABASE \(database)")
-        uri = base.replacingOccurrences(of: "/gatehouse_test?", with: "/\(database)?")
-        setenv("GATEHOUSE_KEY_DIR", NSTemporaryDirectory() + "gatehouse-test-keys", 1)
-    }
+    override func setUpWithError() throws { database = try PostgresTestDatabase.make("gh_names") }
 
-    override func tearDown() {
-        try? admin?.executeScript("DROP DATABASE IF EXISTS \(database) WITH (FORCE)")
-    }
+    override func tearDown() { database?.drop() }
 
     /// The users of `UserSearchIndexTests` whose names are text (Postgres's name column takes nothing else), added
     /// as Better Auth adds them: plain SQL.
