@@ -32,12 +32,16 @@ struct MergeUndoJSON {
     private let steps: [MergeStep]
     /// Each entry's JSON, encoded beforehand with the row it is expected to leave.
     private let entries: [String]
+    /// Each update's step alone, for an entry whose row differs: `{"after":` + the row + `,"step":` + this + `}` is
+    /// the entry's JSON (sorted keys, no whitespace), so only the row is encoded inside the transaction.
+    private let stepJSON: [String?]
     /// The record's JSON around its entries: `{"appliedAt":…,"format":1,"steps":[` and `]}`.
     private let head: String, tail: String
 
     init(steps: [MergeStep], appliedAt: Timestamp) throws {
         self.steps = steps
         expected = steps.map { $0.after(at: appliedAt) }
+        stepJSON = try steps.map { $0.operation == .update ? try MergeJSON.string($0) : nil }
         entries = try zip(steps, expected).map { try MergeJSON.string(MergeUndoData.Entry(step: $0, after: $1)) }
         // With sorted keys and no whitespace, the record is its envelope with the entries spliced into "steps".
         let envelope = try MergeJSON.string(MergeUndoData(format: 1, appliedAt: appliedAt, steps: []))
@@ -56,7 +60,13 @@ struct MergeUndoJSON {
         var text = head
         for index in steps.indices {
             if index > 0 { text += "," }
-            text += rows[index] == expected[index] ? entries[index] : try MergeJSON.string(MergeUndoData.Entry(step: steps[index], after: rows[index]))
+            if rows[index] == expected[index] {
+                text += entries[index]
+            } else if let row = rows[index], let step = stepJSON[index] {
+                text += "{\"after\":" + (try MergeJSON.string(row)) + ",\"step\":" + step + "}"
+            } else {
+                text += try MergeJSON.string(MergeUndoData.Entry(step: steps[index], after: rows[index]))
+            }
         }
         return text + tail
     }
