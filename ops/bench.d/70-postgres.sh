@@ -35,7 +35,9 @@ unset GATEHOUSE_STORE
 /usr/bin/time -f '%e %M' -o "$work/seed.time" "$BIN" demo seed --users "$BENCH_USERS" --store "$uri" > /dev/null 2>&1
 read -r seed_s seed_kb < "$work/seed.time"
 row "postgres: demo seed $BENCH_USERS users" "$seed_s" "s" "< 60 s" "peak RSS $(( seed_kb / 1024 )) MB (target < 200 MB); wal_level=$wal_level; one transaction, indexes and foreign keys built after the COPY"
-"$PSQL" -X -q "$uri" -c "ANALYZE" > /dev/null 2>&1
+# What autovacuum does to a live database before anyone reads it: statistics, and the visibility map that lets the
+# lookups below answer from their indexes alone (measured right after the load, the console served ~15% fewer requests).
+"$PSQL" -X -q "$uri" -c "VACUUM ANALYZE" > /dev/null 2>&1
 
 # A user from the middle, by id order (the same deterministic user exists in BENCH_STORE).
 read -r USER_ID EMAIL < <("$PSQL" -X -At -F ' ' "$uri" -c "SELECT id, email FROM \"user\" ORDER BY id OFFSET $(( BENCH_USERS / 2 )) LIMIT 1")
