@@ -62,7 +62,7 @@ public struct Row: Sendable {
     public var pairs: [(String, SQLValue)] { Array(zip(columns.names, values)) }
 }
 
-/// The names of a result's columns, with a lookup table built once per statement.
+/// The names of a result's columns, and for a wide result a lookup table built once per statement.
 public final class ColumnIndex: Sendable {
     public let names: [String]
     /// Name → first position; nil for a few columns, which are found by comparing names (cheaper than hashing
