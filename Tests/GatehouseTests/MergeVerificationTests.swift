@@ -30,7 +30,7 @@ final class MergeVerificationTests: XCTestCase {
                 ("exact", email, "1"), ("otp", "sign-in-otp-" + email, "2"), ("purpose", "change-email:" + email, "3"),
                 ("reset", "reset-password:tok", s.u2),
                 ("no-separator", "x" + email, "4"), ("longer-email", "di" + email, "5"), ("prefix-only", email + "-otp", "6"),
-                ("separator-only", ":", "7"), ("other-user", "sign-in-otp-someone@else.com", "8"), ("shorter", "a.merge@gmail.com", "9"),
+                ("separator-only", ":", "7"), ("ends-in-separator", "reset-password:", "11"), ("other-user", "sign-in-otp-someone@else.com", "8"), ("shorter", "a.merge@gmail.com", "9"),
                 ("accented", "sign-in-otp-é" + email, "10"),
             ]
             try store.db.write {
@@ -44,6 +44,11 @@ final class MergeVerificationTests: XCTestCase {
             let read = try store.db.read { try MergeReadSet.read(store, source: BetterAuthUserID(s.u2), target: BetterAuthUserID(s.u1)) }
             XCTAssertEqual(Set(read.verifications.compactMap { $0[verification.column(.id)].string }), ["exact", "otp", "purpose", "reset", "v-\(s.u2)"],
                            "\(store.db.dialect.engine)")
+            // A user whose email is empty (dirt) has only the rows holding its id: not every identifier ending in ":" or "-".
+            let user = store.schema.user
+            try store.db.execute("UPDATE \(user.sql) SET \(user.col(.email)) = '' WHERE \(user.col(.id)) = ?", [s.u2])
+            let empty = try store.db.read { try MergeReadSet.read(store, source: BetterAuthUserID(s.u2), target: BetterAuthUserID(s.u1)) }
+            XCTAssertEqual(Set(empty.verifications.compactMap { $0[verification.column(.id)].string }), ["reset"], "\(store.db.dialect.engine)")
         }
     }
 

@@ -101,10 +101,12 @@ struct MergeReadSet {
             let identifier = table.col(.identifier), value = table.col(.value)
             // Better Auth keys verification rows by the email (`email`, `sign-in-otp-<email>`,
             // `email-verification-otp-<email>`, `<purpose>:<email>`) or, for password resets, holds the user id as value.
+            // An empty email (dirt) names no row: it would otherwise match every identifier ending in `:` or `-`.
             verification = shape
             verificationRows = second.custom(shape, """
                 SELECT \(shape.selectList) FROM \(shape.sql)
-                WHERE \(identifier) = ?1 OR \(db.dialect.suffix(identifier, count: "length(?1) + 1")) IN (':' || ?1, '-' || ?1) OR \(value) = ?2
+                WHERE (?1 <> '' AND (\(identifier) = ?1 OR \(db.dialect.suffix(identifier, count: "length(?1) + 1")) IN (':' || ?1, '-' || ?1)))
+                   OR \(value) = ?2
                 ORDER BY \(shape.orderList)\(locking ? db.dialect.lockingRead : "")
                 """, [email, source.rawValue])
         }
