@@ -34,9 +34,7 @@ struct MergeStepWriter {
         var start = steps.startIndex
         while start < steps.endIndex {
             var end = start + 1
-            if Self.deletesTogether(steps[start], steps[start]) {
-                while end < steps.endIndex, end - start < Self.deleteGroupLimit, Self.deletesTogether(steps[start], steps[end]) { end += 1 }
-            }
+            while end < steps.endIndex, end - start < Self.deleteGroupLimit, Self.deletesTogether(steps[start], steps[end]) { end += 1 }
             let group = steps[start..<end]
             statements.append(group.count == 1 ? try statement(for: steps[start], at: time) : try deletion(group))
             groups.append(group)

@@ -79,7 +79,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
     }
 
     /// Parses ISO-8601 as Better Auth and SQLite write it: `2026-11-30T03:48:03.123Z`, without
-    /// fraction, with a space instead of `T`, with `+00:00`/`+HH:MM` offsets, or a bare date.
+    /// fraction, with a space instead of `T`, with `+HH:MM`, `+HHMM` or (as Postgres writes) `+HH` offsets, or a bare date.
     public init?(iso8601 text: String) {
         var text = text
         guard let milliseconds = text.withUTF8(Self.parseISO8601) else { return nil }
