@@ -1,59 +1,100 @@
 import Dispatch
 import Foundation
-import Locking
 
 extension HTTPServer {
     /// Blocks the calling thread until the process receives SIGINT or SIGTERM, and returns that signal.
     ///
-    /// Both signals are set to be ignored (so they no longer end the process) and are delivered through
-    /// dispatch signal sources instead; they stay ignored afterwards, so a second Ctrl-C during shutdown does not
-    /// cut it short. Typical use in a `serve` command:
-    ///
-    /// ```swift
-    /// try server.start()
-    /// HTTPServer.waitForTermination()
-    /// server.stop()
-    /// ```
+    /// A signal that arrives before this call still ends the process; a server that announces itself (prints
+    /// its address) before it waits should create ``TerminationSignals`` first and wait on that instead.
     @discardableResult
     public static func waitForTermination() -> Int32 {
-        // A nil timeout waits forever, so a signal is always returned.
-        waitForTermination(timeout: nil) ?? SIGTERM
-    }
-
-    /// Like ``waitForTermination()``, but gives up after `timeout` and returns `nil`.
-    static func waitForTermination(timeout: DispatchTimeInterval?) -> Int32? {
-        let received = ReceivedSignal()
-        let queue = DispatchQueue(label: "HTTPServer.waitForTermination")
-        let sources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { received.record(number) }
-            source.resume()
-            return source
-        }
-        defer { sources.forEach { $0.cancel() } }
-        if let timeout {
-            guard received.semaphore.wait(timeout: .now() + timeout) == .success else { return nil }
-        } else {
-            received.semaphore.wait()
-        }
-        return received.first
+        TerminationSignals().wait()
     }
 }
 
-/// The first termination signal seen, shared between the signal queue and the waiting thread.
-private final class ReceivedSignal: @unchecked Sendable {
-    let semaphore = DispatchSemaphore(value: 0)
-    private let number = Locked<Int32?>(nil)
+/// SIGINT and SIGTERM, caught from the moment this is created: a signal that comes before `wait()` is kept for it.
+///
+/// Both signals get a handler that records the first one and posts a POSIX semaphore (both async-signal-safe),
+/// installed with `signal()` before `init` returns. Dispatch signal sources were used before and lost signals: one
+/// registers on libdispatch's manager thread some time after `resume()`, and a SIGTERM that came in between was
+/// ignored; a second source made after the first was cancelled never fired. The handler stays installed after
+/// the wait, so a second Ctrl-C during shutdown does not cut it short. One instance at a time per process: a new
+/// one forgets a signal the previous one saw. Create it before the server says it is listening, since whoever
+/// reads that line may send SIGTERM at once.
+///
+/// ```swift
+/// let termination = TerminationSignals()
+/// try server.start()
+/// print("listening on \(server.port)")
+/// termination.wait()
+/// server.stop()
+/// ```
+public final class TerminationSignals: Sendable {
+    /// The handler's state, on the heap: a signal handler may not touch a Swift global that the waiting thread is
+    /// accessing (the exclusivity check would trap), and raw memory has no such check.
+    private nonisolated(unsafe) static let semaphore: UnsafeMutablePointer<sem_t> = {
+        let pointer = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+        sem_init(pointer, 0, 0)
+        return pointer
+    }()
+    private nonisolated(unsafe) static let received: UnsafeMutablePointer<sig_atomic_t> = {
+        let pointer = UnsafeMutablePointer<sig_atomic_t>.allocate(capacity: 1)
+        pointer.initialize(to: 0)
+        return pointer
+    }()
 
-    var first: Int32? { number.value }
-
-    func record(_ signal: Int32) {
-        let isFirst = number.withLock { number -> Bool in
-            guard number == nil else { return false }
-            number = signal
-            return true
-        }
-        if isFirst { semaphore.signal() }
+    public init() {
+        let semaphore = Self.semaphore, received = Self.received
+        while sem_trywait(semaphore) == 0 {}
+        received.pointee = 0
+        for number in [SIGINT, SIGTERM] { signal(number, terminationHandler) }
     }
+
+    /// Waits for the first signal (one that came before this call counts) and returns it.
+    @discardableResult
+    public func wait() -> Int32 {
+        // A nil timeout waits forever, so a signal is always returned.
+        wait(timeout: nil) ?? SIGTERM
+    }
+
+    /// Like ``wait()``, but gives up after `timeout` and returns `nil`.
+    public func wait(timeout: DispatchTimeInterval?) -> Int32? {
+        let semaphore = Self.semaphore
+        if let timeout {
+            var deadline = timespec()
+            clock_gettime(CLOCK_REALTIME, &deadline)
+            let nanoseconds = Int(deadline.tv_nsec) + Self.nanoseconds(timeout)
+            deadline.tv_sec += nanoseconds / 1_000_000_000
+            deadline.tv_nsec = nanoseconds % 1_000_000_000
+            while sem_timedwait(semaphore, &deadline) != 0 {
+                guard errno == EINTR else { return nil }
+            }
+        } else {
+            while sem_wait(semaphore) != 0 {}
+        }
+        // Posted again, so that a later wait sees the same signal.
+        sem_post(semaphore)
+        return Self.received.pointee
+    }
+
+    private static func nanoseconds(_ interval: DispatchTimeInterval) -> Int {
+        switch interval {
+        case .seconds(let value): value.multipliedReportingOverflow(by: 1_000_000_000).overflow ? Int.max / 2 : value * 1_000_000_000
+        case .milliseconds(let value): value.multipliedReportingOverflow(by: 1_000_000).overflow ? Int.max / 2 : value * 1_000_000
+        case .microseconds(let value): value.multipliedReportingOverflow(by: 1_000).overflow ? Int.max / 2 : value * 1_000
+        case .nanoseconds(let value): value
+        default: Int.max / 2
+        }
+    }
+
+    /// Records the first signal and wakes the waiter: only async-signal-safe work.
+    fileprivate static func record(_ number: Int32) {
+        if received.pointee == 0 { received.pointee = sig_atomic_t(number) }
+        sem_post(semaphore)
+    }
+}
+
+/// The C handler for SIGINT and SIGTERM.
+private let terminationHandler: @convention(c) (Int32) -> Void = { number in
+    TerminationSignals.record(number)
 }

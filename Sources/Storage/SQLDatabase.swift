@@ -110,14 +110,20 @@ public struct ForeignKeyInfo: Sendable, Equatable {
     public let onDelete: String
     /// Names the key the column belongs to: SQLite's key number, Postgres's constraint name.
     public let constraint: String
+    /// Whether a transaction can put the key's check off to its commit (`SQLDialect.deferForeignKeys`): every key
+    /// on SQLite (`defer_foreign_keys` defers them all), a key declared `DEFERRABLE` on Postgres (the others are
+    /// checked at the end of each statement).
+    public let deferrable: Bool
 
-    public init(table: String, column: String, referencedTable: String, referencedColumn: String?, onDelete: String, constraint: String) {
+    public init(table: String, column: String, referencedTable: String, referencedColumn: String?, onDelete: String, constraint: String,
+                deferrable: Bool) {
         self.table = table
         self.column = column
         self.referencedTable = referencedTable
         self.referencedColumn = referencedColumn
         self.onDelete = onDelete
         self.constraint = constraint
+        self.deferrable = deferrable
     }
 }
 

@@ -215,19 +215,6 @@ final class PostgresMergeTests: XCTestCase {
         XCTAssertEqual(try store.query("SELECT \"expiresAt\" FROM session WHERE id = 'sess2'"), expires)
     }
 
-    func testACompositeKeyToAUserIsRefusedByName() throws {
-        let scratch = try Scratch()
-        let store = try makeStore(scratch)
-        defer { store.drop() }
-        _ = try store.query("""
-            ALTER TABLE "user" ADD UNIQUE (id, email);
-            CREATE TABLE odd (n int PRIMARY KEY, uid text, mail text, FOREIGN KEY (uid, mail) REFERENCES "user" (id, email));
-            """)
-        let planned = try cli.run(["merge", "plan", "--from", u2, "--into", u1, "--keep-email", "source", "--store", store.location])
-        XCTAssertEqual(planned.status, 1, planned.all)
-        XCTAssertTrue(planned.stderr.contains("table \"odd\" has a composite foreign key to \"user\""), planned.stderr)
-    }
-
     /// SIGKILL at 30 points spread over `merge apply` (slowed inside its transaction): each time the store is either
     /// untouched or fully merged (the server rolls back the transaction of a client that vanished), with its foreign
     /// keys holding (Postgres enforces them on every statement) and one merge record exactly when merged.

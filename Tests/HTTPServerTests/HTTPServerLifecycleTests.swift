@@ -198,8 +198,17 @@ final class HTTPServerLifecycleTests: XCTestCase {
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) {
             kill(getpid(), SIGTERM)
         }
-        XCTAssertEqual(HTTPServer.waitForTermination(timeout: .seconds(5)), SIGTERM)
-        XCTAssertNil(HTTPServer.waitForTermination(timeout: .milliseconds(100)))
+        XCTAssertEqual(TerminationSignals().wait(timeout: .seconds(5)), SIGTERM)
+        XCTAssertNil(TerminationSignals().wait(timeout: .milliseconds(100)))
+    }
+
+    func testASignalSentBeforeTheWaitIsNotLost() {
+        // serve prints its address and then waits: a SIGTERM sent as soon as the line is read must still count.
+        let termination = TerminationSignals()
+        kill(getpid(), SIGTERM)
+        Thread.sleep(forTimeInterval: 0.1)
+        XCTAssertEqual(termination.wait(timeout: .seconds(5)), SIGTERM)
+        XCTAssertEqual(termination.wait(timeout: .seconds(1)), SIGTERM, "a second wait sees the same signal")
     }
 
     func testRepeatedStopUnderLoadNeverLeavesASuspendedConnection() throws {

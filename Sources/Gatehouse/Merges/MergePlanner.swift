@@ -79,13 +79,17 @@ public struct MergePlanner {
                          references: (graph.toSyncUsers + graph.toAuthUser + graph.toAuthSession).map(\.description))
     }
 
-    /// The (table, column, value) counts the emitted SQL checks: every person-referencing column, for each user.
-    private func watchedCounts(_ read: MergeReadSet) -> [(table: String, column: String, value: MergeValue, before: Int)] {
+    /// The counts the emitted SQL checks: every person-referencing key, for each user.
+    private func watchedCounts(_ read: MergeReadSet) -> [MergeCount.Watched] {
         let schema = store.schema
-        var items: [(table: String, column: String, value: MergeValue, before: Int)] = []
+        var items: [MergeCount.Watched] = []
         func add(_ table: String, _ column: String, _ value: SQLValue, _ count: Int) {
             guard !value.isNull else { return }
-            items.append((table, column, MergeValue(value), count))
+            items.append(MergeCount.Watched(table, [column], [MergeValue(value)], before: count))
+        }
+        func add(_ reference: ReferenceGraph.Reference, pointingAt parent: MergeRowImage?, _ count: Int) {
+            guard let parent, let values = reference.values(pointingAt: parent) else { return }
+            items.append(MergeCount.Watched(reference.table, reference.columns, values.map(MergeValue.init), before: count))
         }
         let userID = schema.user.column(.id)
         add(schema.user.name, userID, read.targetUser[userID], 1)
@@ -94,16 +98,16 @@ public struct MergePlanner {
         add(schema.account.name, schema.account.column(.userId), .text(read.sourceID.rawValue), read.sourceAccounts.count)
         add(schema.session.name, schema.session.column(.userId), .text(read.sourceID.rawValue), read.sourceSessions.count)
         for plugin in read.plugins {
-            add(plugin.reference.table, plugin.reference.column, read.targetUser[plugin.reference.parentColumn], plugin.target.count)
-            add(plugin.reference.table, plugin.reference.column, read.sourceUser[plugin.reference.parentColumn], plugin.source.count)
+            add(plugin.reference, pointingAt: read.targetUser, plugin.target.count)
+            add(plugin.reference, pointingAt: read.sourceUser, plugin.source.count)
         }
         if let table = read.graph.syncUsersTable {
             add(table, "sub", .text(read.targetID.syncSub.rawValue), read.targetSync == nil ? 0 : 1)
             add(table, "sub", .text(read.sourceID.syncSub.rawValue), read.sourceSync == nil ? 0 : 1)
         }
         for sync in read.sync {
-            if let row = read.targetSync { add(sync.reference.table, sync.reference.column, row[sync.reference.parentColumn], sync.target.count) }
-            if let row = read.sourceSync { add(sync.reference.table, sync.reference.column, row[sync.reference.parentColumn], sync.source.count) }
+            add(sync.reference, pointingAt: read.targetSync, sync.target.count)
+            add(sync.reference, pointingAt: read.sourceSync, sync.source.count)
         }
         if let roles = read.rolesTable {
             add(roles, "sub", .text(read.targetID.syncSub.rawValue), read.targetRoles.count)
@@ -143,9 +147,9 @@ public struct MergePlanner {
         }
 
         mutating func run() throws {
-            planSync()
+            try planSync()
             planRoles()
-            planPlugins()
+            try planPlugins()
             planAccounts()
             planSessions()
             planUsers()
@@ -153,7 +157,7 @@ public struct MergePlanner {
 
         // MARK: Sync server
 
-        mutating func planSync() {
+        mutating func planSync() throws {
             let subscriptions = read.sync.filter { $0.reference.table == "subscriptions" && shape($0.reference.table).columns.contains("status") }
             let live = { (row: MergeRowImage) in MergePlanner.liveSubscriptionStatuses.contains(row["status"].string ?? "") }
             let targetLive = subscriptions.flatMap(\.target).filter(live), sourceLive = subscriptions.flatMap(\.source).filter(live)
@@ -183,7 +187,7 @@ public struct MergePlanner {
                     let reference = referencing.reference
                     let group = "sync:\(reference.table)"
                     for row in referencing.source {
-                        var set: [String: SQLValue] = [reference.column: targetSync[reference.parentColumn]]
+                        var set = reference.pointing(at: targetSync)
                         if cancel.contains(row.fingerprintText) { set["status"] = .text("canceled") }
                         update(group, row, set: set, "\(reference) moves from U2's users row to U1's" + (set["status"] != nil ? "; marked canceled" : ""))
                     }
@@ -194,11 +198,10 @@ public struct MergePlanner {
                 delete("sync:users", sourceSync, "U2's users row is removed: a token with sub better_auth|\(u2) fails closed")
             } else {
                 // Only U2 is provisioned: its row becomes U1's. References by id stay; references by sub follow.
-                for referencing in read.sync where referencing.reference.parentColumn == "sub" {
-                    for row in referencing.source {
-                        update("sync:\(referencing.reference.table)", row, set: [referencing.reference.column: .text(targetSub)],
-                               "\(referencing.reference) follows the re-keyed users row")
-                    }
+                for referencing in read.sync where referencing.reference.parentColumns.contains("sub") {
+                    try follow(referencing.reference, referencing.source, to: sourceSync.with(["sub": MergeValue(.text(targetSub))]),
+                               because: "U1 has no users row: U2's is re-keyed to sub \(targetSub)",
+                               otherwise: "give U1 a users row first (then U2's rows move to it by id)", group: "sync:\(referencing.reference.table)")
                 }
                 update("sync:users", sourceSync, set: ["sub": .text(targetSub)],
                        "U1 has no users row: U2's is re-keyed to sub \(targetSub) (its id and everything referencing it stay; no row keeps better_auth|\(u2))")
@@ -227,15 +230,55 @@ public struct MergePlanner {
 
         // MARK: Better Auth
 
-        mutating func planPlugins() {
-            for referencing in read.plugins where !referencing.source.isEmpty {
+        mutating func planPlugins() throws {
+            // U1's row as the merge leaves it: with U2's email when it takes it.
+            let finalTarget = decisions.keepEmail == .source ? read.targetUser.with(targetUserChanges.mapValues(MergeValue.init)) : read.targetUser
+            for referencing in read.plugins {
                 let reference = referencing.reference
+                let group = "plugin:\(reference.table)"
+                if !Set(reference.parentColumns).isDisjoint(with: targetUserChanges.keys) {
+                    try follow(reference, referencing.target + referencing.source, to: finalTarget,
+                               because: "U1 takes U2's email (\(field: .keepEmail) source)",
+                               otherwise: "keep U1's email (\(field: .keepEmail) target)", group: group)
+                    continue
+                }
+                guard !referencing.source.isEmpty else { continue }
                 if !referencing.target.isEmpty {
                     warnings.append("both users have rows in \(reference.table); if it allows one row per user, apply refuses")
                 }
                 for row in referencing.source {
-                    update("plugin:\(reference.table)", row, set: [reference.column: read.targetUser[reference.parentColumn]], "\(reference) moves to U1")
+                    update(group, row, set: reference.pointing(at: read.targetUser), "\(reference) moves to U1")
                 }
+            }
+        }
+
+        /// The columns of U1's user row the merge changes, with their new values: U2's email and its verification
+        /// when U1 takes it (`planUsers`).
+        var targetUserChanges: [String: SQLValue] {
+            guard decisions.keepEmail == .source else { return [:] }
+            let email = column(schema.user, .email), verified = column(schema.user, .emailVerified)
+            return [email: .text(read.sourceUser[email].string ?? ""), verified: read.sourceUser[verified]]
+        }
+
+        /// Points `rows` (children through `reference`) at `parent` as the merge leaves it, when the merge changes a
+        /// column their key holds (U1 taking U2's email, U2's users row re-keyed to U1's sub). Such a row can only
+        /// follow when its key is checked at the commit: the old parent values are gone by then and the new ones
+        /// exist. A key checked at each statement (Postgres, not `DEFERRABLE`) cannot be kept true on the way, so
+        /// the plan refuses it by name.
+        mutating func follow(_ reference: ReferenceGraph.Reference, _ rows: [MergeRowImage], to parent: MergeRowImage,
+                             because change: String, otherwise: String, group: String) throws {
+            guard !rows.isEmpty else { return }
+            guard reference.deferrable else {
+                throw GatehouseError.conflict(
+                    "\(rows.count) row(s) of \(reference.table) point at a value this merge changes (\(change)) through the key \(reference), "
+                        + "which the store checks at each statement (it is not DEFERRABLE), so they cannot follow it; nothing was planned",
+                    fix: "\(otherwise), declare the key DEFERRABLE "
+                        + "(ALTER TABLE \(SQLDialect.quote(reference.table)) ALTER CONSTRAINT … DEFERRABLE), or move those rows by hand")
+            }
+            for row in rows {
+                let set = reference.pointing(at: parent)
+                guard set.contains(where: { row[$0.key] != $0.value }) else { continue }
+                update(group, row, set: set, "\(reference) follows: \(change)")
             }
         }
 
@@ -305,7 +348,7 @@ public struct MergePlanner {
 
         mutating func planUsers() {
             let user = schema.user
-            let email = column(user, .email), verified = column(user, .emailVerified)
+            let email = column(user, .email)
             let targetEmail = read.targetUser[email].string ?? "", sourceEmail = read.sourceUser[email].string ?? ""
             let required = LinkSimulator.isRelayAddress(targetEmail) && !LinkSimulator.isRelayAddress(sourceEmail)
             let decision: String?
@@ -322,7 +365,7 @@ public struct MergePlanner {
             if decisions.keepEmail == .source {
                 var touch: [String: DateEncoding] = [:]
                 if user.has(.updatedAt) { touch[column(user, .updatedAt)] = user.encoding(.updatedAt) }
-                update("user", read.targetUser, set: [email: .text(sourceEmail), verified: read.sourceUser[verified]], touch: touch,
+                update("user", read.targetUser, set: targetUserChanges, touch: touch,
                        "U1 takes U2's email (\(field: .keepEmail) source)")
             }
         }

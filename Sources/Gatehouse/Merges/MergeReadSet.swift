@@ -92,7 +92,7 @@ struct MergeReadSet {
         let second = ReadBatch(db: db, locking: locking)
         let dependentRows = try graph.toAuthSession.map { reference in
             let child = try shape(reference.table)
-            return (reference, sourceSessions.map { second.rows(child, where: reference.column, is: $0[reference.parentColumn]) })
+            return (reference, sourceSessions.map { second.rows(child, reference, pointingAt: $0) })
         }
         var verificationRows: Int?, verification: MergeTableShape?
         if let table = schema.verification {
@@ -112,15 +112,14 @@ struct MergeReadSet {
         }
         let pluginRows = try graph.toAuthUser.filter { $0.table != schema.account.name && $0.table != schema.session.name }.map { reference in
             let child = try shape(reference.table)
-            return (reference, second.rows(child, where: reference.column, is: targetUser[reference.parentColumn]),
-                    second.rows(child, where: reference.column, is: sourceUser[reference.parentColumn]))
+            return (reference, second.rows(child, reference, pointingAt: targetUser), second.rows(child, reference, pointingAt: sourceUser))
         }
         var syncRows: [(ReferenceGraph.Reference, Int?, Int?)] = []
         if graph.syncUsersTable != nil {
             for reference in graph.toSyncUsers {
                 let child = try shape(reference.table)
-                syncRows.append((reference, targetSync.flatMap { second.rows(child, where: reference.column, is: $0[reference.parentColumn]) },
-                                 sourceSync.flatMap { second.rows(child, where: reference.column, is: $0[reference.parentColumn]) }))
+                syncRows.append((reference, targetSync.flatMap { second.rows(child, reference, pointingAt: $0) },
+                                 sourceSync.flatMap { second.rows(child, reference, pointingAt: $0) }))
             }
         }
         try second.run()
@@ -176,7 +175,14 @@ struct MergeReadSet {
         /// Asks for the rows of `shape` whose `column` is `value`; nil (no rows) for a NULL value.
         func rows(_ shape: MergeTableShape, where column: String, is value: SQLValue) -> Int? {
             guard !value.isNull else { return nil }
-            return custom(shape, shape.rowsSQL(db, locking: locking, where: column), [value])
+            return custom(shape, shape.rowsSQL(db, locking: locking, where: [column]), [value])
+        }
+
+        /// Asks for the rows of `reference`'s table that point at `parent`; nil (no rows) when the key's values
+        /// there hold a NULL.
+        func rows(_ shape: MergeTableShape, _ reference: ReferenceGraph.Reference, pointingAt parent: MergeRowImage) -> Int? {
+            guard let values = reference.values(pointingAt: parent) else { return nil }
+            return custom(shape, shape.rowsSQL(db, locking: locking, where: reference.columns), values)
         }
 
         /// Asks for the rows of `shape` that `sql` (selecting `shape.selectList`) finds.

@@ -54,7 +54,8 @@ public enum MergeSQLEmitter {
         }
 
         func count(_ count: MergeCount, is expected: Int) -> String {
-            "(SELECT count(*) FROM \(SQLDialect.quote(count.table)) WHERE \(SQLDialect.quote(count.column)) = \(literal(count.value.sql))) = \(expected)"
+            let condition = count.matches.map { "\(SQLDialect.quote($0.column)) = \(literal($0.value.sql))" }.joined(separator: " AND ")
+            return "(SELECT count(*) FROM \(SQLDialect.quote(count.table)) WHERE \(condition)) = \(expected)"
         }
     }
 

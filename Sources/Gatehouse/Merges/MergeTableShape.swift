@@ -63,16 +63,18 @@ public struct MergeTableShape: Sendable, Equatable {
         return MergeRowImage(table: name, rowid: hasRowid ? row[0].int64 : nil, values: values)
     }
 
-    /// Rows where `column` holds `value`, as full images, in key order.
-    /// The rows whose `column` is `value`; with `locking`, locked until the transaction ends (`SQLDialect.lockingRead`).
+    /// The rows whose `column` is `value`, as full images, in key order; with `locking`, locked until the
+    /// transaction ends (`SQLDialect.lockingRead`).
     func rows(_ db: SQLDatabase, locking: Bool = false, where column: String, is value: SQLValue) throws -> [MergeRowImage] {
         guard !value.isNull else { return [] }
-        return try db.rows(rowsSQL(db, locking: locking, where: column), [value]).map(image)
+        return try db.rows(rowsSQL(db, locking: locking, where: [column]), [value]).map(image)
     }
 
-    /// The statement of `rows(_:locking:where:is:)`, its one placeholder the value.
-    func rowsSQL(_ db: SQLDatabase, locking: Bool, where column: String) -> String {
-        "SELECT \(selectList) FROM \(sql) WHERE \(SQLDialect.quote(column)) = ? ORDER BY \(orderList)\(locking ? db.dialect.lockingRead : "")"
+    /// The statement of `rows(_:locking:where:is:)` for rows whose `columns` all hold given values: one placeholder
+    /// per column, in order.
+    func rowsSQL(_ db: SQLDatabase, locking: Bool, where columns: [String]) -> String {
+        let condition = columns.map { "\(SQLDialect.quote($0)) = ?" }.joined(separator: " AND ")
+        return "SELECT \(selectList) FROM \(sql) WHERE \(condition) ORDER BY \(orderList)\(locking ? db.dialect.lockingRead : "")"
     }
 
     /// The key that names a row.

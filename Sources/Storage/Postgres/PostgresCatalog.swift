@@ -74,7 +74,8 @@ extension PostgresConnection {
                    (SELECT a.attname FROM pg_attribute a WHERE a.attrelid = c.conrelid AND a.attnum = k.child_attnum) AS "from",
                    (SELECT a.attname FROM pg_attribute a WHERE a.attrelid = c.confrelid AND a.attnum = k.parent_attnum) AS "to",
                    CASE c.confdeltype WHEN 'c' THEN 'CASCADE' WHEN 'n' THEN 'SET NULL' WHEN 'd' THEN 'SET DEFAULT'
-                                      WHEN 'r' THEN 'RESTRICT' ELSE 'NO ACTION' END AS on_delete
+                                      WHEN 'r' THEN 'RESTRICT' ELSE 'NO ACTION' END AS on_delete,
+                   c.condeferrable AS deferrable
             FROM \(Self.tableList(tables.count))
             JOIN pg_constraint c ON c.contype = 'f' AND c.conrelid = to_regclass(t.name)
             CROSS JOIN LATERAL unnest(c.conkey, c.confkey) WITH ORDINALITY AS k(child_attnum, parent_attnum, position)
@@ -84,7 +85,7 @@ extension PostgresConnection {
             found[table, default: []].append(
                 ForeignKeyInfo(table: table, column: try row.string("from"), referencedTable: try row.string("parent"),
                                referencedColumn: row.optionalString("to"), onDelete: try row.string("on_delete"),
-                               constraint: try row.string("constraint_name")))
+                               constraint: try row.string("constraint_name"), deferrable: row.bool("deferrable")))
         }
         return found
     }

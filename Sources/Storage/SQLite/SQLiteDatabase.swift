@@ -230,7 +230,8 @@ public final class SQLiteDatabase: SQLDatabase {
     public func foreignKeys(of table: String) throws -> [ForeignKeyInfo] {
         try rows("SELECT \"table\", \"from\", \"to\", on_delete, id FROM pragma_foreign_key_list(?) ORDER BY id, seq", [table]).map {
             ForeignKeyInfo(table: table, column: $0[1].string ?? "", referencedTable: $0[0].string ?? "",
-                           referencedColumn: $0[2].string, onDelete: $0[3].string ?? "NO ACTION", constraint: String($0[4].int64 ?? 0))
+                           referencedColumn: $0[2].string, onDelete: $0[3].string ?? "NO ACTION", constraint: String($0[4].int64 ?? 0),
+                           deferrable: true)
         }
     }
 

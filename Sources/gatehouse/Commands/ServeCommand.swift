@@ -35,9 +35,11 @@ enum ServeCommand: CommandNoun {
             allowRemote: invocation.flag("allow-remote"), threads: try invocation.integer("threads", default: 4, range: 1...64),
             logRequests: !invocation.flag("quiet"))
         let console = try ConsoleServer(options: options)
+        // Caught before the address is printed: a script that reads the line may send SIGTERM at once.
+        let termination = TerminationSignals()
         try console.start()
         invocation.output.line("Gatehouse console on \(console.url) (store \(options.storePath)); Ctrl-C stops it")
-        let signal = HTTPServer.waitForTermination()
+        let signal = termination.wait()
         invocation.output.error("gatehouse: stopping (signal \(signal))")
         console.stop()
         return 0
