@@ -243,10 +243,12 @@ public final class ConsoleServer: Sendable {
             let signedIn = SignedInFlag()
             do {
                 let stores = inline ? state.inlineStores : state.stores
-                let context = RequestContext(request: request, requestID: requestID, parameters: parameters, stores: stores,
-                                             auth: state.auth, now: state.auth.clock(), session: nil)
-                return try AuthMiddleware.handle(context, access: route.access) { context in
-                    signedIn.value = context.session != nil
+                let context = RequestContext(request: request, requestID: requestID, parameters: parameters,
+                                             stores: RequestStores(pool: stores, check: nil), auth: state.auth, now: state.auth.clock(), session: nil)
+                // A cheap read sends its token check along with its first snapshot: one round trip to a server store.
+                let deferring = route.inline && request.method == "GET"
+                return try AuthMiddleware.handle(context, access: route.access, deferring: deferring) { context in
+                    signedIn.context = context
                     try JSONBody.requireJSONIfPresent(context.request)
                     return try route.handler(context)
                 }
@@ -271,5 +273,7 @@ public final class ConsoleServer: Sendable {
 
 /// Whether a request got past authentication as a signed-in admin; set by the route's wrapper, read on the same thread.
 final class SignedInFlag: @unchecked Sendable {
-    var value = false
+    /// The context the handler ran with: signed in once its token was found good.
+    var context: RequestContext?
+    var value: Bool { context?.isSignedIn ?? false }
 }

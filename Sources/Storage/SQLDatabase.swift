@@ -27,6 +27,8 @@ public protocol SQLDatabase: AnyObject {
     var isInTransaction: Bool { get }
     /// Whether the store refuses writes on this connection (a read-only file, or a standby server).
     var isReadOnly: Bool { get }
+    /// A statement the next `snapshot` answers ahead of its own, in the same snapshot and round trip (`SnapshotPrelude`).
+    var prelude: SnapshotPrelude? { get set }
 
     /// Runs one statement that returns no rows.
     func execute(_ sql: String, _ arguments: [SQLBindable]) throws
@@ -156,7 +158,7 @@ extension SQLDatabase {
 
     /// One statement after another in a read transaction (an engine in the same process pays nothing per statement).
     public func snapshot(_ statements: [SQLStatement]) throws -> [[Row]] {
-        try read { try statements.map { try rows($0.sql, $0.arguments) } }
+        try answeringPrelude(statements) { statements in try read { try statements.map { try rows($0.sql, $0.arguments) } } }
     }
 
     /// One statement after another.

@@ -16,7 +16,8 @@ public struct RequestContext: Sendable {
     public let requestID: String
     /// Values of `:name` segments in the route pattern.
     public let parameters: [String: String]
-    public let stores: StorePool
+    /// The console's stores; on a route whose token check waits for the first read, they carry it.
+    public internal(set) var stores: RequestStores
     /// Token lifetimes, throttle rules and the clock.
     public let auth: AuthSettings
     /// The time this request is handled at (from the console's clock, so tests can move it).
@@ -34,11 +35,16 @@ public struct RequestContext: Sendable {
         get throws { try requireSession().actor }
     }
 
-    /// The session, or a 401 (a route that needs one was registered as public by mistake).
+    /// The session, or a 401 (a route that needs one was registered as public by mistake). On a route whose token
+    /// check waits for the first read, the check is made now if no read has carried it yet.
     public func requireSession() throws -> AdminSession {
-        guard let session else { throw APIError.unauthenticated(.invalid) }
-        return session
+        if let session { return session }
+        if let check = stores.check { return try check.session() }
+        throw APIError.unauthenticated(.invalid)
     }
+
+    /// Whether the request's token has been found good (up front, or by a check that went with a read).
+    var isSignedIn: Bool { session != nil || stores.check?.isAccepted == true }
 
     /// The query item `name`, if present.
     public func query(_ name: String) -> String? { request.queryItems().first { $0.name == name }?.value }

@@ -5,18 +5,39 @@ import HTTPServer
 /// of an admin with that role. Refusals are 401 with `x-auth-error` (`token_expired`, `token_reuse`,
 /// `token_revoked`, `invalid_token`), or 403 `forbidden_role` when the role is too low.
 enum AuthMiddleware {
-    static func handle(_ context: RequestContext, access: RouteAccess, next: Router.Handler) throws -> HTTPResponse {
+    /// Checks the token, then runs `next`; on a cheap read route (`deferring`), the check goes with the handler's
+    /// first snapshot (`TokenCheck`) and the handler's response is kept only if the check then allows it.
+    static func handle(_ context: RequestContext, access: RouteAccess, deferring: Bool = false, next: Router.Handler) throws -> HTTPResponse {
         guard case .role(let required) = access else { return try next(context) }
         guard let token = bearerToken(context.request) else { throw APIError.unauthenticated(.invalid) }
-        let session = try context.stores.withStore { try context.tokens($0).authenticate(accessToken: token, now: context.now) }
-        guard session.admin.role.allows(required) else {
-            throw APIError(status: 403, code: "forbidden_role",
-                           message: "this needs the \(required.rawValue) role; \(session.admin.username) is \(session.admin.role.rawValue)",
-                           fix: "ask an admin to run `gatehouse admins` to change roles, or sign in as another admin")
+        if deferring {
+            let check = try TokenCheck(token: token, required: required, now: context.now, pool: context.stores.pool)
+            var deferred = context
+            deferred.stores = RequestStores(pool: context.stores.pool, check: check)
+            let response: HTTPResponse
+            do {
+                response = try next(deferred)
+            } catch {
+                // A refused token is the answer, whatever the handler ran into.
+                _ = try check.session()
+                throw error
+            }
+            _ = try check.session()
+            return response
         }
+        let session = try context.stores.withStore { try context.tokens($0).authenticate(accessToken: token, now: context.now) }
+        if let refusal = refusal(session, required: required) { throw refusal }
         var authenticated = context
         authenticated.session = session
         return try next(authenticated)
+    }
+
+    /// 403 `forbidden_role` when the session's role is below `required`.
+    static func refusal(_ session: AdminSession, required: AdminRole) -> APIError? {
+        guard !session.admin.role.allows(required) else { return nil }
+        return APIError(status: 403, code: "forbidden_role",
+                        message: "this needs the \(required.rawValue) role; \(session.admin.username) is \(session.admin.role.rawValue)",
+                        fix: "ask an admin to run `gatehouse admins` to change roles, or sign in as another admin")
     }
 
     /// The token of an `Authorization: Bearer …` header.

@@ -33,7 +33,7 @@ public struct AdminDirectory {
 
     /// How many admins exist (disabled ones included).
     public func count() throws -> Int {
-        try Int(try store.db.scalar("SELECT count(*) FROM gatehouse_admins").int64 ?? 0)
+        Int(try store.db.scalar("SELECT count(*) FROM gatehouse_admins").int64 ?? 0)
     }
 
     /// The enabled admin whose password this is, or nil. Takes the same time whether or not the

@@ -140,11 +140,22 @@ public struct TokenService {
 
     /// The session an access token belongs to, or the reason it is refused.
     public func authenticate(accessToken: String, now: Timestamp) throws -> AdminSession {
+        let lookup = try Self.lookup(accessToken: accessToken)
+        return try Self.session(from: try store.db.row(lookup.sql, lookup.arguments), now: now)
+    }
+
+    /// The statement that finds an access token's session (for `session(from:now:)`), or `invalid` for a string
+    /// that is no access token at all. For a caller that sends it along with other reads (`SnapshotPrelude`).
+    public static func lookup(accessToken: String) throws -> SQLStatement {
         guard let hash = Self.hash(accessToken, prefix: Self.accessPrefix) else { throw TokenError(.invalid) }
-        let row = try store.db.row("""
+        return SQLStatement("""
             SELECT t.family_id, t.expires_at, t.revoked_at, a.id, a.username, a.role, a.disabled, a.created_at, a.updated_at
             FROM gatehouse_tokens t JOIN gatehouse_admins a ON a.id = t.admin_id WHERE t.token_hash = ? AND t.kind = 'access'
             """, [hash])
+    }
+
+    /// The session `lookup(accessToken:)` found (its first row), or the reason the token is refused.
+    public static func session(from row: Row?, now: Timestamp) throws -> AdminSession {
         guard let row else { throw TokenError(.invalid) }
         let admin = try Admin(row: row)
         if row["revoked_at"].string != nil || admin.disabled { throw TokenError(.revoked) }

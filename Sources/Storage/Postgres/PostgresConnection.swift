@@ -43,6 +43,7 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
 
     /// Rows changed by the last INSERT, UPDATE or DELETE (the count in its command tag).
     public private(set) var changes = 0
+    public var prelude: SnapshotPrelude?
 
     /// Parses `uri` and connects. Throws a `PostgresError`: `.uri` for an address Gatehouse does not accept,
     /// `.library` without libpq, `.connection` when the server cannot be reached or refuses the login.
@@ -167,12 +168,14 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     /// first time on this connection are prepared before, together (one more round trip, once). The first error is
     /// thrown, the transaction of its own rolled back. Without pipeline mode (libpq before 14), one after another.
     public func snapshot(_ statements: [SQLStatement]) throws -> [[Row]] {
-        guard let pipeline = pq.pipeline, statements.count > 1, pq.transactionStatus(handle) != PQTRANS_INERROR else {
-            return try read { try statements.map { try run($0.sql, $0.arguments.map(\.sqlValue)) } }
+        try answeringPrelude(statements) { statements in
+            guard let pipeline = pq.pipeline, statements.count > 1, pq.transactionStatus(handle) != PQTRANS_INERROR else {
+                return try read { try statements.map { try run($0.sql, $0.arguments.map(\.sqlValue)) } }
+            }
+            let own = !isInTransaction
+            return try pipelined(pipeline, statements, begin: own ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : nil,
+                                 end: own ? "COMMIT" : nil).map(\.rows)
         }
-        let own = !isInTransaction
-        return try pipelined(pipeline, statements, begin: own ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : nil,
-                             end: own ? "COMMIT" : nil).map(\.rows)
     }
 
     /// Runs the statements in order, `pipelineChunk` at a time per round trip (libpq's pipeline mode; one after

@@ -119,6 +119,8 @@ public final class SQLiteDatabase: SQLDatabase {
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes(handle)) }
 
+    public var prelude: SnapshotPrelude?
+
     /// The rowid of the last inserted row.
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 

@@ -1,0 +1,73 @@
+import Foundation
+import Gatehouse
+import Locking
+import Storage
+
+/// An access token's check that rides along with the handler's first snapshot instead of taking a round trip of
+/// its own (`SnapshotPrelude`): for cheap read routes (GET, registered `inline`), where the check and the page's
+/// reads are each a few index lookups. Nothing is sent before the check allows it: `AuthMiddleware` asks `session()`
+/// once the handler has returned (or thrown) and discards the handler's response when the token is refused; a
+/// handler that needs the session earlier (`RequestContext.requireSession()`) gets the check run there and then.
+/// Only read routes defer: a write must never run on a token not yet checked.
+public final class TokenCheck: @unchecked Sendable {
+    private enum Outcome {
+        case accepted(AdminSession)
+        case refused(Error)
+    }
+
+    let lookup: SQLStatement
+    let required: AdminRole
+    let now: Timestamp
+    private let pool: StorePool
+    private let outcome = Locked<Outcome?>(nil)
+    /// The store the handler holds now, if any (set by `RequestStores` on the handler's thread): a check run while
+    /// the handler holds a store runs on it, never on a second one from the pool (which may be empty).
+    var current: Store?
+
+    init(token: String, required: AdminRole, now: Timestamp, pool: StorePool) throws {
+        lookup = try TokenService.lookup(accessToken: token)
+        self.required = required
+        self.now = now
+        self.pool = pool
+    }
+
+    var isAnswered: Bool { outcome.value != nil }
+
+    /// Whether the token was found good (so far: false while unanswered).
+    var isAccepted: Bool {
+        if case .accepted? = outcome.value { return true }
+        return false
+    }
+
+    /// The prelude that answers this check from a snapshot's first result.
+    func prelude() -> SnapshotPrelude {
+        SnapshotPrelude(lookup) { [self] rows in record(rows.first) }
+    }
+
+    /// The signed-in session, or the refusal (`TokenError`, or 403 for a role too low). Runs the lookup on its own
+    /// when no snapshot carried it.
+    func session() throws -> AdminSession {
+        if !isAnswered {
+            let lookup = self.lookup
+            let row = try current.map { try $0.db.row(lookup.sql, lookup.arguments) }
+                ?? pool.withStore { try $0.db.row(lookup.sql, lookup.arguments) }
+            record(row)
+        }
+        switch outcome.value {
+        case .accepted(let session)?: return session
+        case .refused(let error)?: throw error
+        case nil: throw APIError.unauthenticated(.invalid)
+        }
+    }
+
+    private func record(_ row: Row?) {
+        let decided: Outcome
+        do {
+            let session = try TokenService.session(from: row, now: now)
+            if let refusal = AuthMiddleware.refusal(session, required: required) { decided = .refused(refusal) } else { decided = .accepted(session) }
+        } catch {
+            decided = .refused(error)
+        }
+        outcome.withLock { if $0 == nil { $0 = decided } }
+    }
+}
