@@ -38,6 +38,8 @@ public struct Router: Sendable {
     /// a read made of a few indexed lookups, whose time does not grow with the store (never a scan, never a
     /// write, never a password hash), since every other connection of that thread waits for it. On a database
     /// server's store every route runs on the pool (`ConsoleServer.State.inlineOnPool`): there a lookup is a wait.
+    /// An inline GET's token check also goes with its first snapshot (`TokenCheck`), so its handler may read before
+    /// the token is found good (the response is dropped when it is not): one more reason it must never write.
     public mutating func add(_ method: String, _ pattern: String, role: AdminRole, inline: Bool = false, _ handler: @escaping Handler) {
         append(method, pattern, .role(role), inline, handler)
     }

@@ -232,7 +232,7 @@ public struct MergePlanner {
 
         mutating func planPlugins() throws {
             // U1's row as the merge leaves it: with U2's email when it takes it.
-            let finalTarget = decisions.keepEmail == .source ? read.targetUser.with(targetUserChanges.mapValues(MergeValue.init)) : read.targetUser
+            let finalTarget = read.targetUser.with(targetUserChanges.mapValues(MergeValue.init))
             for referencing in read.plugins {
                 let reference = referencing.reference
                 let group = "plugin:\(reference.table)"
