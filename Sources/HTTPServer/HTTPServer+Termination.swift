@@ -12,7 +12,8 @@ extension HTTPServer {
     }
 }
 
-/// SIGINT and SIGTERM, caught from the moment this is created: a signal that comes before `wait()` is kept for it.
+/// SIGINT and SIGTERM, caught from the moment this is created: a signal that comes before `wait()` is kept for it,
+/// and `received` tells long work between its steps whether one came.
 ///
 /// Both signals get a handler that records the first one and posts a POSIX semaphore (both async-signal-safe),
 /// installed with `signal()` before `init` returns. Dispatch signal sources were used before and lost signals: one
@@ -48,6 +49,13 @@ public final class TerminationSignals: Sendable {
         while sem_trywait(semaphore) == 0 {}
         received.pointee = 0
         for number in [SIGINT, SIGTERM] { signal(number, terminationHandler) }
+    }
+
+    /// The first signal since this was created, without waiting: for long work that stops between steps
+    /// (`demo seed` finishes the batch it is writing).
+    public var received: Int32? {
+        let number = Self.received.pointee
+        return number == 0 ? nil : Int32(number)
     }
 
     /// Waits for the first signal (one that came before this call counts) and returns it.

@@ -1,5 +1,6 @@
 import Foundation
 import Gatehouse
+import HTTPServer
 
 /// `gatehouse demo seed`: realistic demo data.
 enum DemoCommands: CommandNoun {
@@ -43,8 +44,9 @@ enum DemoCommands: CommandNoun {
                                               actor: invocation.actor)
         let quiet = invocation.flag("quiet") || invocation.json
         var seeder = DemoSeeder(seed: seed, anchor: anchor)
-        let interrupt = InterruptRequest()
-        seeder.shouldStop = { interrupt.isRequested }
+        // Ctrl-C or SIGTERM stops the seed after the batch it is writing, not in the middle of one.
+        let interrupt = TerminationSignals()
+        seeder.shouldStop = { interrupt.received != nil }
         // A SQLite file this init created is bulk-loaded (Postgres decides by itself: see `DemoSeeder.seed`).
         seeder.bulkLoad = initialized.created
         let report = try seeder.seed(store, users: count) { done in
