@@ -85,14 +85,18 @@ public final class TerminationSignals: Sendable {
         return Self.received.pointee
     }
 
+    /// The interval in nanoseconds, at most ~146 years (so that adding it to a `timespec` cannot overflow).
     private static func nanoseconds(_ interval: DispatchTimeInterval) -> Int {
+        let (value, unit): (Int, Int)
         switch interval {
-        case .seconds(let value): value.multipliedReportingOverflow(by: 1_000_000_000).overflow ? Int.max / 2 : value * 1_000_000_000
-        case .milliseconds(let value): value.multipliedReportingOverflow(by: 1_000_000).overflow ? Int.max / 2 : value * 1_000_000
-        case .microseconds(let value): value.multipliedReportingOverflow(by: 1_000).overflow ? Int.max / 2 : value * 1_000
-        case .nanoseconds(let value): value
-        default: Int.max / 2
+        case .seconds(let seconds): (value, unit) = (seconds, 1_000_000_000)
+        case .milliseconds(let milliseconds): (value, unit) = (milliseconds, 1_000_000)
+        case .microseconds(let microseconds): (value, unit) = (microseconds, 1_000)
+        case .nanoseconds(let nanoseconds): (value, unit) = (nanoseconds, 1)
+        default: (value, unit) = (Int.max, 1)
         }
+        let (product, overflow) = value.multipliedReportingOverflow(by: unit)
+        return overflow ? Int.max / 2 : min(product, Int.max / 2)
     }
 
     /// Records the first signal and wakes the waiter: only async-signal-safe work.

@@ -40,9 +40,9 @@ final class CompositeKeyMergeTests: XCTestCase {
         return store
     }
 
-    /// Every row of the tables a merge touches, in key order.
-    func rows(_ store: TestStore) throws -> [String] {
-        try tables.map { try store.query("SELECT * FROM \"\($0)\" ORDER BY 1") }
+    /// Every row of the tables a merge touches (and of `also`), in key order.
+    func rows(_ store: TestStore, also: [String] = []) throws -> [String] {
+        try (tables + also).map { try store.query("SELECT * FROM \"\($0)\" ORDER BY 1") }
     }
 
     func plan(_ store: TestStore, keepEmail: String, emitSQL: String? = nil) throws -> CLI.Result {
@@ -54,15 +54,15 @@ final class CompositeKeyMergeTests: XCTestCase {
         try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])?["planID"] as? String, result.all)
     }
 
-    /// Applies the plan, checks the store's keys, undoes it, and checks every row is back.
-    func applyAndUndo(_ store: TestStore, _ id: String, before: [String], check: () throws -> Void) throws {
+    /// Applies the plan, checks the store's keys, undoes it, and checks every row (of `also` too) is back.
+    func applyAndUndo(_ store: TestStore, _ id: String, before: [String], also: [String] = [], check: () throws -> Void) throws {
         let applied = try cli.run(["merge", "apply", id, "--ticket", "SUP-7", "--yes", "--store", store.location])
         XCTAssertEqual(applied.status, 0, applied.all)
         if store.engine == .sqlite { XCTAssertEqual(try store.query("PRAGMA foreign_key_check"), "", "every key holds") }
         try check()
         let undone = try cli.run(["merge", "undo", "1", "--reason", "composite test", "--store", store.location])
         XCTAssertEqual(undone.status, 0, undone.all)
-        XCTAssertEqual(try rows(store), before, "undo gives back every row on \(store.engine)")
+        XCTAssertEqual(try rows(store, also: also), before, "undo gives back every row on \(store.engine)")
         if store.engine == .sqlite { XCTAssertEqual(try store.query("PRAGMA foreign_key_check"), "") }
     }
 
@@ -163,7 +163,7 @@ final class CompositeKeyMergeTests: XCTestCase {
                 CREATE TABLE notes (n integer PRIMARY KEY, author_sub text REFERENCES users (sub));
                 INSERT INTO notes VALUES (1, 'better_auth|\(u2)');
                 """)
-            let before = try rows(store) + [try store.query("SELECT * FROM notes")]
+            let before = try rows(store, also: ["notes"])
             if engine == .postgres {
                 let refused = try plan(store, keepEmail: "target")
                 XCTAssertEqual(refused.status, 1, refused.all)
@@ -176,15 +176,11 @@ final class CompositeKeyMergeTests: XCTestCase {
             }
             let planned = try plan(store, keepEmail: "target")
             XCTAssertEqual(planned.status, 0, planned.all)
-            let applied = try cli.run(["merge", "apply", try planID(planned), "--ticket", "SUP-8", "--yes", "--store", store.location])
-            XCTAssertEqual(applied.status, 0, applied.all)
-            XCTAssertEqual(try store.query("SELECT id, sub FROM users"), "2|better_auth|\(u1)")
-            XCTAssertEqual(try store.query("SELECT n, owner, owner_sub FROM seats"), "1|2|better_auth|\(u1)", "\(engine): the seat follows the sub")
-            XCTAssertEqual(try store.query("SELECT author_sub FROM notes"), "better_auth|\(u1)")
-            if engine == .sqlite { XCTAssertEqual(try store.query("PRAGMA foreign_key_check"), "") }
-            let undone = try cli.run(["merge", "undo", "1", "--reason", "composite test", "--store", store.location])
-            XCTAssertEqual(undone.status, 0, undone.all)
-            XCTAssertEqual(try rows(store) + [try store.query("SELECT * FROM notes")], before, "undo gives back every row on \(engine)")
+            try applyAndUndo(store, try planID(planned), before: before, also: ["notes"]) {
+                XCTAssertEqual(try store.query("SELECT id, sub FROM users"), "2|better_auth|\(u1)")
+                XCTAssertEqual(try store.query("SELECT n, owner, owner_sub FROM seats"), "1|2|better_auth|\(u1)", "\(engine): the seat follows the sub")
+                XCTAssertEqual(try store.query("SELECT author_sub FROM notes"), "better_auth|\(u1)")
+            }
         }
     }
 }

@@ -14,16 +14,10 @@ enum AuthMiddleware {
             let check = try TokenCheck(token: token, required: required, now: context.now, pool: context.stores.pool)
             var deferred = context
             deferred.stores = RequestStores(pool: context.stores.pool, check: check)
-            let response: HTTPResponse
-            do {
-                response = try next(deferred)
-            } catch {
-                // A refused token is the answer, whatever the handler ran into.
-                _ = try check.session()
-                throw error
-            }
+            let response = Result { try next(deferred) }
+            // A refused token is the answer, whatever the handler returned or ran into.
             _ = try check.session()
-            return response
+            return try response.get()
         }
         let session = try context.stores.withStore { try context.tokens($0).authenticate(accessToken: token, now: context.now) }
         if let refusal = refusal(session, required: required) { throw refusal }

@@ -47,20 +47,23 @@ public final class TokenCheck: @unchecked Sendable {
     /// The signed-in session, or the refusal (`TokenError`, or 403 for a role too low). Runs the lookup on its own
     /// when no snapshot carried it.
     func session() throws -> AdminSession {
-        if !isAnswered {
+        let decided: Outcome
+        if let answered = outcome.value {
+            decided = answered
+        } else {
             let lookup = self.lookup
-            let row = try current.map { try $0.db.row(lookup.sql, lookup.arguments) }
-                ?? pool.withStore { try $0.db.row(lookup.sql, lookup.arguments) }
-            record(row)
+            decided = record(try current.map { try $0.db.row(lookup.sql, lookup.arguments) }
+                             ?? pool.withStore { try $0.db.row(lookup.sql, lookup.arguments) })
         }
-        switch outcome.value {
-        case .accepted(let session)?: return session
-        case .refused(let error)?: throw error
-        case nil: throw APIError.unauthenticated(.invalid)
+        switch decided {
+        case .accepted(let session): return session
+        case .refused(let error): throw error
         }
     }
 
-    private func record(_ row: Row?) {
+    /// Decides from the lookup's row, unless decided already; returns the decision that stands.
+    @discardableResult
+    private func record(_ row: Row?) -> Outcome {
         let decided: Outcome
         do {
             let session = try TokenService.session(from: row, now: now)
@@ -68,6 +71,9 @@ public final class TokenCheck: @unchecked Sendable {
         } catch {
             decided = .refused(error)
         }
-        outcome.withLock { if $0 == nil { $0 = decided } }
+        return outcome.withLock { stored in
+            if stored == nil { stored = decided }
+            return stored ?? decided
+        }
     }
 }
