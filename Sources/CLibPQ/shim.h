@@ -97,5 +97,9 @@ typedef char *(*gatehouse_pq_getvalue_fn)(const PGresult *res, int tup_num, int 
 typedef int (*gatehouse_pq_getlength_fn)(const PGresult *res, int tup_num, int field_num);
 typedef int (*gatehouse_pq_getisnull_fn)(const PGresult *res, int tup_num, int field_num);
 typedef void (*gatehouse_pq_clear_fn)(PGresult *res);
+/* The connection's socket, and reading what the server sent without waiting: how an idle pooled connection is
+   found dead (a restarted server, a terminated backend) before a request uses it. */
+typedef int (*gatehouse_pq_socket_fn)(const PGconn *conn);
+typedef int (*gatehouse_pq_consume_input_fn)(PGconn *conn);
 
 #endif

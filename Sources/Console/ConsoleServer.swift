@@ -96,11 +96,11 @@ public final class ConsoleServer: Sendable {
         // start that the server (and the role's limit) can give.
         let serverStore = try StoreLocation(options.storePath).engine != .sqlite
         let stores = try StorePool(path: options.storePath, configurationPath: options.configurationPath,
-                                   size: options.threads + (serverStore ? 1 : 0))
+                                   size: options.threads + (serverStore ? 1 : 0), timeouts: .console)
         let storeFile = StoreFileWatch(path: options.storePath)
         if serverStore { try stores.requireServerConnections(options.threads + 1, fix: "start the console with fewer handler threads") }
         let inlineStores = serverStore ? stores
-            : try StorePool(path: options.storePath, configurationPath: options.configurationPath, size: connectionThreads)
+            : try StorePool(path: options.storePath, configurationPath: options.configurationPath, size: connectionThreads, timeouts: .console)
         let files: StaticFiles
         do { files = try StaticFiles(directory: options.publicDirectory) } catch {
             throw GatehouseError("cannot read the console's files in \(options.publicDirectory)", fix: "set GATEHOUSE_PUBLIC to the Public/ folder")
@@ -114,7 +114,8 @@ public final class ConsoleServer: Sendable {
                                                     handlerThreadCount: options.threads, connectionLimit: Self.connectionLimit,
                                                     connectionTimeoutSeconds: 30, requestHeadTimeoutSeconds: Self.requestHeadTimeoutSeconds,
                                                     maxWaitingConnections: Self.maxWaitingConnections,
-                                                    maxBodyBytes: 1 << 20, maxHeaderBytes: Self.maxHeaderBytes)
+                                                    maxBodyBytes: 1 << 20, maxHeaderBytes: Self.maxHeaderBytes,
+                                                    maxQueuedRequests: Self.maxQueuedRequests, maxQueueWaitSeconds: Self.maxQueueWaitSeconds)
         server = HTTPServer(configuration: configuration, inline: { request in ConsoleServer.handleInline(request, state: state) },
                             lane: { request in ConsoleServer.lane(of: request, state: state) }) { request in
             ConsoleServer.handle(request, state: state)
@@ -159,6 +160,12 @@ public final class ConsoleServer: Sendable {
     static let connectionLimit = 1024
     static let maxWaitingConnections = 128
     static let requestHeadTimeoutSeconds = 10
+
+    /// Requests each handler lane holds waiting: past that the console answers 503 at once, so a flood (a viewer
+    /// polling health from 300 tabs) becomes refusals, not a backlog an admin's login would wait behind.
+    static let maxQueuedRequests = 64
+    /// A request that waited this long for a handler is answered 503 instead of run: its client has most likely gone.
+    static let maxQueueWaitSeconds = 15.0
 
     /// The handler pool's lane for a request that was not answered inline (see `RouteCost`).
     static func lane(of request: HTTPRequest, state: State) -> HTTPServer.Lane {

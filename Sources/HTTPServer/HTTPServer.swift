@@ -13,7 +13,8 @@ import Locking
 /// malformed requests (a NUL byte in the request line included) 400, both without calling the handler.
 /// Slow or silent clients cannot hold every connection (see `ConnectionTracker`), and costly handlers,
 /// put in the ``Lane/slow`` lane by an optional ``LaneClassifier``, always leave a handler thread to the
-/// rest. There is no routing here.
+/// rest. Queues are bounded: a request its lane has no room for, one that waited too long, and one whose client
+/// left are answered 503 (`Retry-After`) without running its handler (see `HandlerPool`). There is no routing here.
 ///
 /// ```swift
 /// let server = HTTPServer(configuration: .init(port: 8080)) { request in
@@ -39,8 +40,11 @@ public final class HTTPServer: @unchecked Sendable {
     public enum Lane: Sendable {
         /// Work of bounded, short cost; always has at least one handler thread to itself.
         case standard
-        /// Work whose cost is high or grows with the data (a password hash, a scan): it may use every
-        /// handler thread but one, so it never starves ``standard`` work.
+        /// Work that must never wait for a scan (a login): taken before ``slow`` work, and with three handler
+        /// threads or more it always has one that no slow job may take. It may use every thread but one.
+        case priority
+        /// Work whose cost grows with the data (a scan): it may use every handler thread but two (but one with two
+        /// threads), so it never starves ``standard`` or ``priority`` work.
         case slow
     }
 
@@ -109,7 +113,8 @@ public final class HTTPServer: @unchecked Sendable {
                 inlineHandler: inlineHandler,
                 lane: lane,
                 maxBodyBytes: configuration.maxBodyBytes,
-                pool: HandlerPool(threadCount: configuration.handlerThreadCount),
+                pool: HandlerPool(threadCount: configuration.handlerThreadCount, maxQueued: configuration.maxQueuedRequests,
+                                  maxQueueWaitSeconds: configuration.maxQueueWaitSeconds),
                 connections: ConnectionTracker(maxWaiting: configuration.maxWaitingConnections,
                                                headTimeoutSeconds: configuration.requestHeadTimeoutSeconds)
             )

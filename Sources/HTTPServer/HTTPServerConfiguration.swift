@@ -34,6 +34,12 @@ public struct HTTPServerConfiguration: Sendable {
     /// Memory per connection for the request line, headers and read buffer; requests whose headers do not fit
     /// are refused by libmicrohttpd itself.
     public var maxHeaderBytes: Int
+    /// The most requests each lane of the handler pool holds waiting for a handler thread; one more is answered
+    /// 503 with `Retry-After` at once.
+    public var maxQueuedRequests: Int
+    /// Seconds a request may wait for a handler thread; one that waited longer is answered 503 instead of run (its
+    /// client has most likely given up).
+    public var maxQueueWaitSeconds: Double
 
     /// A configuration; every argument has a default.
     public init(
@@ -46,7 +52,9 @@ public struct HTTPServerConfiguration: Sendable {
         requestHeadTimeoutSeconds: Int = 10,
         maxWaitingConnections: Int? = nil,
         maxBodyBytes: Int = 1 << 20,
-        maxHeaderBytes: Int = 64 * 1024
+        maxHeaderBytes: Int = 64 * 1024,
+        maxQueuedRequests: Int = 256,
+        maxQueueWaitSeconds: Double = 20
     ) {
         self.address = address
         self.port = port
@@ -58,6 +66,8 @@ public struct HTTPServerConfiguration: Sendable {
         self.maxWaitingConnections = maxWaitingConnections ?? max(1, connectionLimit / (2 * max(threadPoolSize, 1)))
         self.maxBodyBytes = maxBodyBytes
         self.maxHeaderBytes = maxHeaderBytes
+        self.maxQueuedRequests = maxQueuedRequests
+        self.maxQueueWaitSeconds = maxQueueWaitSeconds
     }
 
     /// Checks the numbers before they reach libmicrohttpd, which would only say "could not start".
@@ -88,6 +98,12 @@ public struct HTTPServerConfiguration: Sendable {
         }
         guard maxHeaderBytes >= 4096 else {
             throw invalid("maxHeaderBytes is \(maxHeaderBytes); use at least 4096 bytes")
+        }
+        guard maxQueuedRequests >= 1 else {
+            throw invalid("maxQueuedRequests is \(maxQueuedRequests); use at least 1")
+        }
+        guard maxQueueWaitSeconds > 0, maxQueueWaitSeconds <= 86_400 else {
+            throw invalid("maxQueueWaitSeconds is \(maxQueueWaitSeconds); use more than 0 and at most a day")
         }
     }
 }

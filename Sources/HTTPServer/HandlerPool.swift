@@ -6,43 +6,89 @@ import Foundation
 /// handler would hold up every connection its thread had accepted. Instead the access handler suspends the
 /// connection and submits the handler here; the job resumes the connection when the response is ready.
 ///
-/// Jobs come in two lanes. ``HTTPServer/Lane/slow`` jobs (a password hash, a scan of the store) may take at
-/// most all threads but one, so however many of them queue up, one thread is always left for
-/// ``HTTPServer/Lane/standard`` jobs, which are taken first. With one thread there is no reserve.
-final class HandlerPool: @unchecked Sendable {
-    typealias Job = @Sendable () -> Void
+/// Jobs come in three lanes, taken in this order: ``HTTPServer/Lane/standard``, ``HTTPServer/Lane/priority``,
+/// ``HTTPServer/Lane/slow``. Slow jobs (a scan of the store) may run on at most all threads but two (one with two
+/// threads or fewer), so a thread is always left for standard work and, with three threads or more, another for
+/// priority work (a login), which therefore never waits for a scan to finish. Priority jobs may take every thread but
+/// one. With one thread there is no reserve.
+///
+/// Nothing waits without bound: each lane holds at most `maxQueued` jobs (a job beyond is refused at once, and the
+/// caller answers 503), a job that waited longer than `maxQueueWait` is shed rather than run, and so is one whose
+/// client has gone away (`Job.isAbandoned`): a flood that ended leaves no backlog of work nobody will read.
+final class HandlerPool: @unchecked Sendable { // every mutable field is guarded by `condition`
+    /// A request's work, and what to do instead of it when it is shed.
+    struct Job: Sendable {
+        /// Computes and sends the response.
+        let run: @Sendable () -> Void
+        /// Sends a refusal instead (503): the job waited too long or its client left.
+        let shed: @Sendable (ShedReason) -> Void
+        /// Whether the client closed its connection while the job waited.
+        let isAbandoned: @Sendable () -> Bool
+
+        init(run: @escaping @Sendable () -> Void, shed: @escaping @Sendable (ShedReason) -> Void = { _ in },
+             isAbandoned: @escaping @Sendable () -> Bool = { false }) {
+            self.run = run
+            self.shed = shed
+            self.isAbandoned = isAbandoned
+        }
+    }
+
+    /// Why a queued job was not run.
+    enum ShedReason: Sendable, Equatable {
+        /// It waited longer than `maxQueueWait`.
+        case waitedTooLong
+        /// Its client closed the connection.
+        case clientGone
+    }
+
+    /// What `submit` did with a job.
+    enum Submission: Equatable {
+        case queued
+        /// The lane's queue is full: answer 503 now.
+        case full
+        /// The pool is closing.
+        case closed
+    }
 
     private let condition = NSCondition()
-    private var standard = JobQueue()
-    private var slow = JobQueue()
-    private var running = 0
-    private var runningSlow = 0
-    private let maxSlow: Int
+    private var queues: [HTTPServer.Lane: JobQueue] = [.standard: JobQueue(), .priority: JobQueue(), .slow: JobQueue()]
+    private var running: [HTTPServer.Lane: Int] = [.standard: 0, .priority: 0, .slow: 0]
+    private let caps: [HTTPServer.Lane: Int]
+    private let maxQueued: Int
+    private let maxQueueWait: UInt64
     private var closed = false
     private var liveThreads = 0
+    /// Jobs shed so far, by reason, and refused because their lane was full.
+    private(set) var shedCounts: (waitedTooLong: Int, clientGone: Int, full: Int) = (0, 0, 0)
 
-    /// A first-in, first-out queue that reuses its storage.
+    /// A first-in, first-out queue that reuses its storage, with when each job came in.
     private struct JobQueue {
-        private var jobs: [Job] = []
+        private var jobs: [(job: Job, since: UInt64)] = []
         private var head = 0
-        var isEmpty: Bool { head == jobs.count }
-        mutating func append(_ job: @escaping Job) { jobs.append(job) }
-        mutating func next() -> Job? {
+        var count: Int { jobs.count - head }
+        mutating func append(_ job: Job) { jobs.append((job, DispatchTime.now().uptimeNanoseconds)) }
+        mutating func next() -> (job: Job, since: UInt64)? {
             guard head < jobs.count else { return nil }
-            let job = jobs[head]
+            let entry = jobs[head]
             head += 1
             if head == jobs.count {
                 jobs.removeAll(keepingCapacity: true)
                 head = 0
             }
-            return job
+            return entry
         }
     }
 
-    /// Starts `threadCount` worker threads.
-    init(threadCount: Int) {
+    /// The order in which idle threads look at the lanes.
+    private static let order: [HTTPServer.Lane] = [.standard, .priority, .slow]
+
+    /// Starts `threadCount` worker threads. Each lane queues at most `maxQueued` jobs; a job that waited
+    /// `maxQueueWaitSeconds` is shed.
+    init(threadCount: Int, maxQueued: Int = 256, maxQueueWaitSeconds: Double = 20) {
         liveThreads = threadCount
-        maxSlow = max(1, threadCount - 1)
+        caps = [.standard: threadCount, .priority: max(1, threadCount - 1), .slow: max(1, threadCount - (threadCount >= 3 ? 2 : 1))]
+        self.maxQueued = max(1, maxQueued)
+        maxQueueWait = UInt64(max(0, maxQueueWaitSeconds) * 1e9)
         for index in 0..<threadCount {
             let thread = Thread { [self] in work() }
             thread.name = "HTTPServer handler \(index)"
@@ -50,19 +96,23 @@ final class HandlerPool: @unchecked Sendable {
         }
     }
 
-    /// Runs `prepare` then queues `job` in `lane`, both under the pool's lock, unless the pool is closing.
+    /// Runs `prepare` then queues `job` in `lane`, both under the pool's lock, unless the pool is closing or the
+    /// lane's queue is full (then neither runs).
     ///
     /// `prepare` suspends the connection: doing it under the lock means ``close()`` cannot return while a
     /// connection is suspended without a job queued to resume it.
-    /// - Returns: `false` (and runs neither) when the pool no longer takes work.
-    func submit(lane: HTTPServer.Lane = .standard, prepare: () -> Void, _ job: @escaping Job) -> Bool {
+    func submit(lane: HTTPServer.Lane = .standard, prepare: () -> Void, _ job: Job) -> Submission {
         condition.lock()
         defer { condition.unlock() }
-        guard !closed else { return false }
+        guard !closed else { return .closed }
+        guard queues[lane]!.count < maxQueued else {
+            shedCounts.full += 1
+            return .full
+        }
         prepare()
-        if lane == .slow { slow.append(job) } else { standard.append(job) }
+        queues[lane]!.append(job)
         condition.broadcast()
-        return true
+        return .queued
     }
 
     /// Refuses new jobs, waits until every queued and running job has finished, and lets the threads exit.
@@ -76,28 +126,33 @@ final class HandlerPool: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// The next job a thread may take now, and its lane; called under the lock.
+    private func nextJob() -> (job: Job, since: UInt64, lane: HTTPServer.Lane)? {
+        for lane in Self.order where running[lane]! < caps[lane]! {
+            if let entry = queues[lane]!.next() { return (entry.job, entry.since, lane) }
+        }
+        return nil
+    }
+
     private func work() {
         condition.lock()
         while true {
-            var isSlow = false
-            var job = standard.next()
-            if job == nil, runningSlow < maxSlow, let next = slow.next() {
-                job = next
-                isSlow = true
-            }
-            if let job {
-                running += 1
-                if isSlow { runningSlow += 1 }
+            if let (job, since, lane) = nextJob() {
+                running[lane]! += 1
                 condition.unlock()
-                job()
+                let shed: ShedReason? = DispatchTime.now().uptimeNanoseconds - since > maxQueueWait ? .waitedTooLong
+                    : job.isAbandoned() ? .clientGone : nil
+                if let shed { job.shed(shed) } else { job.run() }
                 condition.lock()
-                running -= 1
-                if isSlow {
-                    runningSlow -= 1
-                    // A slow slot is free: a thread waiting with only slow jobs queued may take one now.
-                    condition.broadcast()
+                switch shed {
+                case .waitedTooLong: shedCounts.waitedTooLong += 1
+                case .clientGone: shedCounts.clientGone += 1
+                case nil: break
                 }
-            } else if closed && standard.isEmpty && slow.isEmpty {
+                running[lane]! -= 1
+                // A capped lane has a free slot: a thread waiting with only that lane's jobs queued may take one now.
+                condition.broadcast()
+            } else if closed && queues.values.allSatisfy({ $0.count == 0 }) {
                 break
             } else {
                 condition.wait()
@@ -106,5 +161,12 @@ final class HandlerPool: @unchecked Sendable {
         liveThreads -= 1
         condition.broadcast()
         condition.unlock()
+    }
+
+    /// Jobs shed or refused so far (for tests and the server's counters).
+    var shed: (waitedTooLong: Int, clientGone: Int, full: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return shedCounts
     }
 }

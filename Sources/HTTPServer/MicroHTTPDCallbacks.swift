@@ -140,14 +140,29 @@ enum MicroHTTPDCallbacks {
         let suspended = SuspendedConnection(pointer: connection)
         let handler = context.handler
         let library = context.library
-        let submitted = context.pool.submit(lane: context.lane?(request) ?? .standard, prepare: { library.suspendConnection(connection) }) {
+        let socket = gatehouse_mhd_connection_fd(library.getConnectionInfo, connection)
+        let job = HandlerPool.Job(run: {
             state.pendingResponse = handler(request)
             library.resumeConnection(suspended.pointer)
-        }
-        if !submitted {
+        }, shed: { reason in
+            state.pendingResponse = busy(reason == .clientGone ? "the client closed the connection" : "the request waited too long for a handler")
+            library.resumeConnection(suspended.pointer)
+        }, isAbandoned: { ClientSocket.isClosedByPeer(socket) })
+        switch context.pool.submit(lane: context.lane?(request) ?? .standard, prepare: { library.suspendConnection(connection) }, job) {
+        case .queued:
+            return .YES
+        case .full:
+            return respond(busy("too many requests are waiting for a handler"), state: state, connection: connection, library: context.library)
+        case .closed:
             return respond(.text(503, "Service Unavailable: the server is stopping.\n"), state: state, connection: connection, library: context.library)
         }
-        return .YES
+    }
+
+    /// A 503 for work the server refused or shed, with `Retry-After`.
+    private static func busy(_ why: String) -> HTTPResponse {
+        var response = HTTPResponse.text(503, "Service Unavailable: \(why); retry shortly.\n")
+        response.headers["Retry-After"] = "1"
+        return response
     }
 
     private static func payloadTooLarge(_ context: ServerContext) -> HTTPResponse {

@@ -4,19 +4,32 @@ import Foundation
 ///
 /// `make` opens a new resource on demand; `checkIn` tidies one up before it goes back (for a
 /// connection: roll back a transaction a caller left open, so its lock cannot leak).
-public final class ResourcePool<Resource>: @unchecked Sendable {
+///
+/// A resource that is no longer usable (`isUsable`: a server connection the server closed, or one cut off
+/// mid-pipeline) is dropped, at check-out or check-in, and a new one is made in its place on demand. While the
+/// server cannot be reached, `make` is not tried again for a short, growing pause (`Backoff`): requests in that
+/// pause fail at once with the last error instead of each waiting out a connect timeout. Waiting for a resource that
+/// others hold is bounded too (`waitTimeout`), ending in `ResourcePoolTimeout`.
+public final class ResourcePool<Resource>: @unchecked Sendable { // every mutable field is guarded by `condition`
     private let size: Int
     private let make: () throws -> Resource
     private let tidy: (Resource) -> Void
+    private let isUsable: (Resource) -> Bool
+    private let waitTimeout: Double
     private let condition = NSCondition()
     private var idle: [Resource] = []
     private var open = 0
+    private var backoff = ResourcePoolBackoff()
 
-    /// Opens the first resource now, so that a bad path fails at start-up rather than on first use.
-    public init(size: Int, make: @escaping () throws -> Resource, tidy: @escaping (Resource) -> Void = { _ in }) throws {
+    /// Opens the first resource now, so that a bad path fails at start-up rather than on first use. A check-out waits
+    /// at most `waitTimeout` seconds for a resource another thread holds.
+    public init(size: Int, waitTimeout: Double = 15, make: @escaping () throws -> Resource,
+                tidy: @escaping (Resource) -> Void = { _ in }, isUsable: @escaping (Resource) -> Bool = { _ in true }) throws {
         self.size = max(1, size)
+        self.waitTimeout = waitTimeout
         self.make = make
         self.tidy = tidy
+        self.isUsable = isUsable
         idle.append(try make())
         open = 1
     }
@@ -28,31 +41,93 @@ public final class ResourcePool<Resource>: @unchecked Sendable {
         return try body(resource)
     }
 
-    private func checkOut() throws -> Resource {
+    /// Resources open now (idle or checked out).
+    public var openCount: Int {
         condition.lock()
-        while idle.isEmpty && open >= size { condition.wait() }
-        if let resource = idle.popLast() {
+        defer { condition.unlock() }
+        return open
+    }
+
+    private static var now: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    private func checkOut() throws -> Resource {
+        let deadline = Date(timeIntervalSinceNow: waitTimeout)
+        condition.lock()
+        while true {
+            while idle.isEmpty && open >= size {
+                guard condition.wait(until: deadline) else {
+                    condition.unlock()
+                    throw ResourcePoolTimeout(size: size, seconds: waitTimeout)
+                }
+            }
+            if let resource = idle.popLast() {
+                condition.unlock()
+                if isUsable(resource) { return resource }
+                // Gone stale while idle (its server restarted, its backend was ended): drop it, try the next.
+                condition.lock()
+                open -= 1
+                continue
+            }
+            if let error = backoff.failingFast(now: Self.now) {
+                condition.unlock()
+                throw error
+            }
+            open += 1
             condition.unlock()
-            return resource
-        }
-        open += 1
-        condition.unlock()
-        do {
-            return try make()
-        } catch {
-            condition.lock()
-            open -= 1
-            condition.signal()
-            condition.unlock()
-            throw error
+            do {
+                let resource = try make()
+                condition.lock()
+                backoff.succeeded()
+                condition.unlock()
+                return resource
+            } catch {
+                condition.lock()
+                open -= 1
+                backoff.failed(error, now: Self.now)
+                condition.signal()
+                condition.unlock()
+                throw error
+            }
         }
     }
 
     private func checkIn(_ resource: Resource) {
         tidy(resource)
+        let usable = isUsable(resource)
         condition.lock()
-        idle.append(resource)
+        if usable { idle.append(resource) } else { open -= 1 }
         condition.signal()
         condition.unlock()
     }
+}
+
+/// Every resource of a pool stayed in use for as long as a caller may wait for one.
+public struct ResourcePoolTimeout: Error, CustomStringConvertible, Sendable {
+    /// The pool's size.
+    public let size: Int
+    /// How long the caller waited.
+    public let seconds: Double
+
+    public var description: String {
+        "all \(size) connection(s) to the store stayed in use for \(Int(seconds)) s"
+    }
+}
+
+/// The pause between attempts to make a resource after one failed: 100 ms, doubling up to 2 s, reset by a success.
+struct ResourcePoolBackoff {
+    static let first = 0.1, longest = 2.0
+    private(set) var lastError: Error?
+    private var retryAt = 0.0
+    private var pause = 0.0
+
+    /// The error to fail with now without trying, while the pause after a failure lasts.
+    func failingFast(now: Double) -> Error? { now < retryAt ? lastError : nil }
+
+    mutating func failed(_ error: Error, now: Double) {
+        pause = pause == 0 ? Self.first : min(pause * 2, Self.longest)
+        lastError = error
+        retryAt = now + pause
+    }
+
+    mutating func succeeded() { self = ResourcePoolBackoff() }
 }

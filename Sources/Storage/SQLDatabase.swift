@@ -27,6 +27,9 @@ public protocol SQLDatabase: AnyObject {
     var isInTransaction: Bool { get }
     /// Whether the store refuses writes on this connection (a read-only file, or a standby server).
     var isReadOnly: Bool { get }
+    /// Whether the connection can take the next statement; a pool drops one that cannot (a server connection that
+    /// was cut off) and opens a new one. A file connection always can.
+    var isUsable: Bool { get }
     /// A statement the next `snapshot` answers ahead of its own, in the same snapshot and round trip (`SnapshotPrelude`).
     var prelude: SnapshotPrelude? { get set }
 
@@ -73,6 +76,9 @@ public protocol SQLDatabase: AnyObject {
     func foreignKeys(ofEach tables: [String]) throws -> [String: [ForeignKeyInfo]]
     /// The indexes on a table with their key columns in order (an expression's column is named `""`).
     func indexes(of table: String) throws -> [IndexInfo]
+    /// Schemas and tables named like Gatehouse's (`prefix`) that its statements do not reach but another role could
+    /// have meant them to; empty on an engine without schemas.
+    func schemaShadows(prefix: String) throws -> [SchemaShadow]
 }
 
 /// One statement and its arguments, for `SQLDatabase.snapshot` and `SQLDatabase.batch`.

@@ -29,7 +29,8 @@ final class LibPQShimTests: XCTestCase {
                          "getlength": "PQgetlength", "getisnull": "PQgetisnull", "clear": "PQclear",
                          "send_query_params": "PQsendQueryParams", "flush": "PQflush", "pipeline": "PQenterPipelineMode",
                          "send_query_prepared": "PQsendQueryPrepared", "get_result": "PQgetResult",
-                         "send_prepare": "PQsendPrepare", "send_describe_prepared": "PQsendDescribePrepared"]
+                         "send_prepare": "PQsendPrepare", "send_describe_prepared": "PQsendDescribePrepared",
+                         "socket": "PQsocket", "consume_input": "PQconsumeInput"]
         // Functions whose result is one of libpq's enums, declared `int` in the shim: the enum must be int-sized.
         // (Their arguments are one connection or result pointer each; the live tests call all three.)
         let enumResults = ["status": ("PQstatus", "ConnStatusType"), "transaction_status": ("PQtransactionStatus", "PGTransactionStatusType"),

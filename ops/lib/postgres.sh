@@ -3,8 +3,9 @@
 #   ensure_postgres        installs Debian's postgresql (the server) and libpq5 (the client library) when missing
 #   start_test_postgres    initdb's a cluster in a temporary directory, starts it on a Unix socket in that
 #                          directory only (no TCP), creates the test roles and database, exports
-#                          GATEHOUSE_TEST_PG_URI (and the password role's GATEHOUSE_TEST_PG_PASSWORD_*), and
-#                          registers stop_test_postgres on EXIT, so the cluster stops on any exit, Ctrl-C included
+#                          GATEHOUSE_TEST_PG_URI (and the password role's GATEHOUSE_TEST_PG_PASSWORD_*; and, for tests
+#                          that restart the server, GATEHOUSE_TEST_PG_BINDIR, _OPTIONS and _RUN_AS), and registers
+#                          stop_test_postgres on EXIT, so the cluster stops on any exit, Ctrl-C included
 #   stop_test_postgres     stops the cluster and removes its directory; safe to call twice
 #
 # Postgres refuses to run as root: as root the cluster belongs to the system user gatehouse-test (created once);
@@ -68,10 +69,14 @@ start_test_postgres() {
 
   # No TCP at all; the socket lives in the private directory, so the port only names the socket file.
   # Small and unsynced: a test cluster on a 2-core machine shared with other builds.
+  # The server's options, kept for tests that stop and start it again (the console's reconnection tests).
+  GATEHOUSE_TEST_PG_OPTIONS="-c listen_addresses= -c unix_socket_directories=$GATEHOUSE_TEST_PG_DIR -c port=5432 -c fsync=off \
+      -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=16MB -c max_connections=40 \
+      -c password_encryption=scram-sha-256 ${GATEHOUSE_TEST_PG_SETTINGS:-}"
+  export GATEHOUSE_TEST_PG_OPTIONS GATEHOUSE_TEST_PG_BINDIR="$bindir"
+  [ "$(id -u)" -eq 0 ] && export GATEHOUSE_TEST_PG_RUN_AS="$GATEHOUSE_TEST_PG_OWNER"
   _gatehouse_pg_as "$bindir/pg_ctl" --pgdata="$data" --log="$log" --wait --timeout=60 \
-      -o "-c listen_addresses= -c unix_socket_directories=$GATEHOUSE_TEST_PG_DIR -c port=5432 -c fsync=off \
-          -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=16MB -c max_connections=40 \
-          -c password_encryption=scram-sha-256 ${GATEHOUSE_TEST_PG_SETTINGS:-}" start >/dev/null \
+      -o "$GATEHOUSE_TEST_PG_OPTIONS" start >/dev/null \
     || { echo "ops: the test Postgres did not start:" >&2; cat "$log" >&2; return 1; }
 
   local psql="$bindir/psql"
@@ -94,7 +99,7 @@ SQL
 stop_test_postgres() {
   local dir="${GATEHOUSE_TEST_PG_DIR:-}"
   [ -n "$dir" ] || return 0
-  unset GATEHOUSE_TEST_PG_DIR GATEHOUSE_TEST_PG_URI GATEHOUSE_TEST_PG_PASSWORD
+  unset GATEHOUSE_TEST_PG_DIR GATEHOUSE_TEST_PG_URI GATEHOUSE_TEST_PG_PASSWORD GATEHOUSE_TEST_PG_OPTIONS GATEHOUSE_TEST_PG_BINDIR GATEHOUSE_TEST_PG_RUN_AS
   if [ -f "$dir/data/postmaster.pid" ]; then
     local bindir; bindir=$(_gatehouse_pg_bindir) || true
     _gatehouse_pg_as "$bindir/pg_ctl" --pgdata="$dir/data" --mode=immediate --wait --timeout=30 stop >/dev/null 2>&1 \

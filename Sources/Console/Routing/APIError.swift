@@ -53,16 +53,32 @@ public struct APIError: Error, Sendable {
             return APIError(status: 429, code: "throttled", message: "too many failed logins; try again in \(wait) s",
                             headers: [("Retry-After", String(wait))])
         case let error as GatehouseError:
-            return APIError(status: status(of: error.code), code: error.code.rawValue, message: error.message, fix: error.fix)
-        case let error as DatabaseError:
-            let translated = GatehouseError(storeFailure: error)
-            // SQLite's own text can quote schema or values: when there are no better words, it stays in the server's log.
+            return from(error)
+        default:
+            // A store's failure, on any engine, in the words the CLI uses; anything else is a programming error.
+            guard let translated = GatehouseError.operatorFacing(error) else {
+                return APIError(status: 500, code: "internal", message: "internal error")
+            }
+            // The engine's own text can quote schema or values: when there are no better words, it stays in the server's log.
             guard translated.code != .storeError else {
                 return APIError(status: 500, code: "store_error", message: "the store could not answer this request")
             }
-            return APIError(status: status(of: translated.code), code: translated.code.rawValue, message: translated.message, fix: translated.fix)
-        default:
-            return APIError(status: 500, code: "internal", message: "internal error")
+            return from(translated)
+        }
+    }
+
+    private static func from(_ error: GatehouseError) -> APIError {
+        var headers: [(String, String)] = []
+        if let seconds = retryAfter(error.code) { headers.append(("Retry-After", String(seconds))) }
+        return APIError(status: status(of: error.code), code: error.code.rawValue, message: error.message, fix: error.fix, headers: headers)
+    }
+
+    /// Seconds a client should wait before trying again, for the failures that pass by themselves.
+    static func retryAfter(_ code: GatehouseError.Code) -> Int? {
+        switch code {
+        case .busy: return 5
+        case .unavailable: return 2
+        default: return nil
         }
     }
 
@@ -73,9 +89,11 @@ public struct APIError: Error, Sendable {
         case .invalid, .derived: return 400
         case .conflict, .guideline48: return 409
         case .takeoverRisk: return 422
-        case .busy: return 503
-        case .revealRequired: return 403
-        case .failed, .readOnly, .corrupt, .notADatabase, .diskFull, .cannotOpen, .storeError, .masterKeyMissing, .unsealFailed,
+        case .busy, .unavailable, .cannotOpen: return 503
+        case .revealRequired, .permissionDenied: return 403
+        case .readOnly: return 409
+        case .diskFull: return 507
+        case .failed, .corrupt, .notADatabase, .storeError, .masterKeyMissing, .unsealFailed,
              .cryptoFailed, .listenFailed, .selfTestFailed:
             return 500
         }

@@ -1,12 +1,17 @@
 import HTTPServer
 
-/// Which API routes run in the handler pool's slow lane (`HTTPServer.Lane.slow`): those whose cost is a
-/// password hash or grows with the store (search, scans, checks over every row, exports). However many
-/// of them are queued, one handler thread stays free for every other route, so a flood of logins or
-/// searches cannot starve the console's cheap routes. Listed here in one place, as `METHOD /pattern`.
+/// Which API routes run in the handler pool's priority and slow lanes (`HTTPServer.Lane`). Slow routes cost a
+/// password hash or grow with the store (search, scans, checks over every row, exports): however many of them are
+/// queued, handler threads stay free for every other route, so a flood of searches or health checks cannot starve
+/// the console's cheap routes. The login is the one costly route that must never wait behind them (an admin locked
+/// out by a viewer's flood): it goes in the priority lane, taken before slow work. Listed here in one place, as
+/// `METHOD /pattern`.
 enum RouteCost {
-    static let slowRoutes: Set<String> = [
+    static let priorityRoutes: Set<String> = [
         "POST /api/auth/login",                // PBKDF2, 600,000 iterations
+    ]
+
+    static let slowRoutes: Set<String> = [
         "POST /api/apple/export",              // asks for the password again
         "POST /api/apple/secret/mint",         // asks for the password again
         "POST /api/apple/keys/:id/selftest",
@@ -23,6 +28,7 @@ enum RouteCost {
 
     /// The lane of a route given as `method` and its pattern's segments.
     static func lane(method: String, segments: [String]) -> HTTPServer.Lane {
-        slowRoutes.contains("\(method) /\(segments.joined(separator: "/"))") ? .slow : .standard
+        let route = "\(method) /\(segments.joined(separator: "/"))"
+        return priorityRoutes.contains(route) ? .priority : slowRoutes.contains(route) ? .slow : .standard
     }
 }

@@ -19,7 +19,7 @@ public struct StoreHealthChecks: HealthCheckProvider {
             // database has it, on a second connection while the other checks run on this one.
             let check = PostgresIndexCheck(schema: store.schema), readOnly = store.db.isReadOnly
             let background = SecondConnection(store.location, snapshot: false) { db in try check.run(db) }
-            let others = Result { [schema(store), try auditChain(store)] }
+            let others = Result { [schema(store), try searchPath(store), try auditChain(store)] }
             return {
                 let outcome: PostgresIndexCheck.Outcome
                 do { outcome = try background.wait() } catch { outcome = try check.run(store.db) }
@@ -79,6 +79,20 @@ public struct StoreHealthChecks: HealthCheckProvider {
     func schema(_ store: Store) -> HealthCheck {
         // Opening the store already refused pending or edited migrations and missing Better Auth columns.
         HealthCheck(id: "store.schema", status: .ok, summary: "migrations current; \(store.schema.shape)")
+    }
+
+    /// Objects another role made where a search path would find them before Gatehouse's own (a schema named after
+    /// Gatehouse's role, a second `gatehouse_admins`): Gatehouse pins its search path past them, but whoever made
+    /// them meant Gatehouse to read them, so they are reported. Warning for a stray copy, critical for the role-named
+    /// schema of another owner (the shape of the attack).
+    func searchPath(_ store: Store) throws -> HealthCheck {
+        let shadows = try store.db.schemaShadows(prefix: "gatehouse_")
+        guard let first = shadows.first else {
+            return HealthCheck(id: "store.search_path", status: .ok, summary: "Gatehouse's tables are found in one schema only; no schema another role owns is named after Gatehouse's role")
+        }
+        return HealthCheck(id: "store.search_path", status: shadows.contains { $0.table == nil } ? .critical : .warning,
+                           summary: "\(first)" + (shadows.count > 1 ? " (and \(shadows.count - 1) more)" : ""),
+                           action: "find out who created it and why; drop it, and revoke CREATE on the database from roles that do not need it")
     }
 
     func auditChain(_ store: Store) throws -> HealthCheck {

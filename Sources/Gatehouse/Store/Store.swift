@@ -46,24 +46,24 @@ public final class Store {
     }
 
     /// How long a command waits for another process's write lock (`GATEHOUSE_BUSY_TIMEOUT_MS`, default 15 s).
-    static var busyTimeout: Int32 {
-        getenv("GATEHOUSE_BUSY_TIMEOUT_MS").flatMap { Int32(String(cString: $0)) } ?? 15_000
-    }
+    static var busyTimeout: Int32 { Int32(StoreTimeouts.command.busyMilliseconds) }
 
     /// Opens an initialised, up-to-date store. Refuses a missing file, a non-database, a store whose
-    /// migrations are pending or were edited, and a Better Auth schema lacking columns Gatehouse needs.
-    public static func open(path: String, configurationPath: String? = nil, migrations: MigrationCatalog? = nil) throws -> Store {
+    /// migrations are pending or were edited, and a Better Auth schema lacking columns Gatehouse needs. Waits on the
+    /// store end after `timeouts`.
+    public static func open(path: String, configurationPath: String? = nil, migrations: MigrationCatalog? = nil,
+                            timeouts: StoreTimeouts = .command) throws -> Store {
         let location = try StoreLocation(path)
         if case .postgres(let uri) = location {
             let configuration = try StoreConfiguration.load(storePath: nil, explicitPath: configurationPath)
-            let db = try PostgresConnection(uri: uri)
+            let db = try PostgresConnection(uri: uri, limits: timeouts.postgres)
             return try open(location, db: db, configuration: configuration, migrations: migrations)
         }
         try checkFile(path, mustExist: true)
         let configuration = try StoreConfiguration.load(storePath: path, explicitPath: configurationPath)
         // On a read-only filesystem nothing can change the file and SQLite cannot create a WAL store's -shm:
         // read it as immutable, so read commands still work (and writes fail as read-only).
-        var options = SQLiteDatabase.Options(busyTimeoutMilliseconds: busyTimeout)
+        var options = SQLiteDatabase.Options(busyTimeoutMilliseconds: Int32(timeouts.busyMilliseconds))
         options.immutable = FileStatus.isOnReadOnlyFilesystem(path)
         if options.immutable, let wal = FileStatus(path + "-wal"), wal.size > 0 {
             // An immutable open reads the main file alone: the commits still in the WAL would be silently missing.
@@ -100,6 +100,9 @@ public final class Store {
         public let masterKeyCreated: String?
         /// The journal mode an existing database had when init switched it to WAL (nil when it was already WAL).
         public let journalSwitchedFrom: String?
+        /// What init found that an operator should look into (on a server: objects that shadow Gatehouse's, see
+        /// `SQLDatabase.schemaShadows`).
+        public var warnings: [String] = []
     }
 
     /// Refuses a damaged database before anything is written to it: `PRAGMA quick_check` reads every page
@@ -194,7 +197,7 @@ public final class Store {
         let location = StoreLocation.postgres(uri)
         let configuration = try StoreConfiguration.load(storePath: nil, explicitPath: configurationPath)
         let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: .postgres))
-        let db = try PostgresConnection(uri: uri)
+        let db = try PostgresConnection(uri: uri, limits: StoreTimeouts.command.postgres)
         if db.isReadOnly {
             throw GatehouseError("the store \(location) is read-only (a standby, or default_transaction_read_only is on); nothing was changed",
                                  fix: "run init against the primary", code: .readOnly)
@@ -235,9 +238,11 @@ public final class Store {
                 "schema": .string(schema.shape), "master_key_created": .bool(keyPath != nil), "indexes_created": .list(indexes),
             ])
         }
-        return (store, InitReport(path: storeName, created: !existed, applied: applied.map(\.name).filter { !skipped.contains($0) },
-                                  skipped: skipped, indexesCreated: indexes, shape: schema.shape, masterKeyCreated: keyPath,
-                                  journalSwitchedFrom: nil))
+        var report = InitReport(path: storeName, created: !existed, applied: applied.map(\.name).filter { !skipped.contains($0) },
+                                skipped: skipped, indexesCreated: indexes, shape: schema.shape, masterKeyCreated: keyPath,
+                                journalSwitchedFrom: nil)
+        report.warnings = try db.schemaShadows(prefix: "gatehouse_").map(\.description)
+        return (store, report)
     }
 
     /// Points at tables that look like Better Auth's `user` table under another name.

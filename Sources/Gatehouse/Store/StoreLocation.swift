@@ -40,12 +40,12 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
 
     /// Opens one more connection to the store (for work on another thread). A SQLite file is opened read-only
     /// when `readOnly`; a Postgres connection is made read-only by the read transactions it runs in.
-    public func connect(readOnly: Bool = false) throws -> SQLDatabase {
+    public func connect(readOnly: Bool = false, timeouts: StoreTimeouts = .command) throws -> SQLDatabase {
         switch self {
         case .file(let path):
-            return try SQLiteDatabase(path: path, options: SQLiteDatabase.Options(readOnly: readOnly, busyTimeoutMilliseconds: Store.busyTimeout))
+            return try SQLiteDatabase(path: path, options: SQLiteDatabase.Options(readOnly: readOnly, busyTimeoutMilliseconds: Int32(timeouts.busyMilliseconds)))
         case .postgres(let uri):
-            return try PostgresConnection(uri: uri)
+            return try PostgresConnection(uri: uri, limits: timeouts.postgres)
         }
     }
 }

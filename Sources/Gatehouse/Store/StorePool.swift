@@ -10,12 +10,18 @@ public final class StorePool: Sendable {
     public let path: String
     private let pool: ResourcePool<Store>
 
-    /// Opens the first store now, so that a bad path or an unready store fails at start-up.
-    public init(path: String, configurationPath: String? = nil, size: Int = 4) throws {
+    /// Opens the first store now, so that a bad path or an unready store fails at start-up. A store whose connection
+    /// broke (its server restarted, its backend was ended) is dropped and a new one opened on the next request; a
+    /// request waits at most the busy timeout for a store another thread holds.
+    public init(path: String, configurationPath: String? = nil, size: Int = 4, timeouts: StoreTimeouts = .command) throws {
         self.path = path
-        pool = try ResourcePool(size: size, make: { try Store.open(path: path, configurationPath: configurationPath) },
-                                tidy: { $0.db.rollBackAbandonedTransaction() })
+        pool = try ResourcePool(size: size, waitTimeout: Double(timeouts.busyMilliseconds) / 1000,
+                                make: { try Store.open(path: path, configurationPath: configurationPath, timeouts: timeouts) },
+                                tidy: { $0.db.rollBackAbandonedTransaction() }, isUsable: { $0.db.isUsable })
     }
+
+    /// Stores open now, in use or idle.
+    public var openCount: Int { pool.openCount }
 
     /// Refuses to go on when the store's server cannot give `count` connections to this process (the pool's first
     /// is open already): `max_connections` less the superuser reserve and the connections open now, or the role's

@@ -37,6 +37,10 @@ public struct GatehouseError: Error, CustomStringConvertible, Sendable, Equatabl
         case diskFull = "disk_full"
         /// The store could not be opened at all.
         case cannotOpen = "cannot_open"
+        /// The store's server cannot be reached now, or the connection to it was lost: retry shortly.
+        case unavailable = "store_unavailable"
+        /// The store's role (or the file's owner) lacks a right the operation needs.
+        case permissionDenied = "permission_denied"
         /// The store answered with an error Gatehouse has no better words for.
         case storeError = "store_error"
         /// Sealed keys exist but the master key file that opens them is missing.

@@ -59,6 +59,8 @@ struct LibPQ: @unchecked Sendable {
     let getlength: gatehouse_pq_getlength_fn
     let getisnull: gatehouse_pq_getisnull_fn
     let clear: gatehouse_pq_clear_fn
+    let socket: gatehouse_pq_socket_fn
+    let consumeInput: gatehouse_pq_consume_input_fn
 
     /// The library, loaded on first use and kept for the life of the process; or why it cannot be.
     private static let loaded = Result { () throws(PostgresError) in try LibPQ(soname: soname) }
@@ -126,6 +128,8 @@ struct LibPQ: @unchecked Sendable {
         getlength = try symbol("PQgetlength", as: gatehouse_pq_getlength_fn.self)
         getisnull = try symbol("PQgetisnull", as: gatehouse_pq_getisnull_fn.self)
         clear = try symbol("PQclear", as: gatehouse_pq_clear_fn.self)
+        socket = try symbol("PQsocket", as: gatehouse_pq_socket_fn.self)
+        consumeInput = try symbol("PQconsumeInput", as: gatehouse_pq_consume_input_fn.self)
     }
 
     private static func lastError() -> String { dlerror().map { String(cString: $0) } ?? "unknown error" }

@@ -112,4 +112,25 @@ extension PostgresConnection {
                       unique: $0.bool("is_unique"), leadingColumnByteOrdered: $0.bool("byte_ordered"))
         }
     }
+
+    /// Objects a statement naming `prefix`-named tables unqualified does not reach but another role may have meant it
+    /// to: a table (or view) of that name in a schema other than the one the pinned `search_path` resolves it to, and a
+    /// schema named after the session's role that the pin left out (owned by neither the role nor a superuser; see
+    /// `pinnedSearchPath`), where `"$user"` would have found it first. Such schemas come first.
+    public func schemaShadows(prefix: String) throws -> [SchemaShadow] {
+        try rows("""
+            SELECT n.nspname AS schema, c.relname AS name, pg_get_userbyid(c.relowner) AS owner
+            FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND starts_with(c.relname, $1)
+              AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND NOT starts_with(n.nspname, 'pg_')
+              AND to_regclass(quote_ident(c.relname)) IS NOT NULL AND c.oid <> to_regclass(quote_ident(c.relname))
+            UNION ALL
+            SELECT n.nspname, NULL, pg_get_userbyid(n.nspowner)
+            FROM pg_namespace n JOIN pg_roles r ON r.oid = n.nspowner
+            WHERE n.nspname = current_user AND r.rolname <> current_user AND NOT r.rolsuper
+            ORDER BY 2 NULLS FIRST, 1
+            """, [prefix]).map {
+            SchemaShadow(schema: try $0.string("schema"), table: $0.optionalString("name"), owner: try $0.string("owner"))
+        }
+    }
 }

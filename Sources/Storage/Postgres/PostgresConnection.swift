@@ -47,12 +47,13 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
 
     /// Parses `uri` and connects. Throws a `PostgresError`: `.uri` for an address Gatehouse does not accept,
     /// `.library` without libpq, `.connection` when the server cannot be reached or refuses the login.
-    public convenience init(uri: String) throws(PostgresError) {
-        try self.init(uri: try PostgresURI(uri))
+    public convenience init(uri: String, limits: PostgresSessionLimits = PostgresSessionLimits()) throws(PostgresError) {
+        try self.init(uri: try PostgresURI(uri), limits: limits)
     }
 
-    /// Connects to `uri`, in UTF-8, with bytea as hex and floats that read back exactly.
-    public init(uri: PostgresURI) throws(PostgresError) {
+    /// Connects to `uri`, in UTF-8, with bytea as hex and floats that read back exactly, under `limits`, and pins the
+    /// session's `search_path` (see `pinnedSearchPath`).
+    public init(uri: PostgresURI, limits: PostgresSessionLimits = PostgresSessionLimits()) throws(PostgresError) {
         let pq = try LibPQ.load()
         self.uri = uri
         self.pq = pq
@@ -78,8 +79,9 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
         do {
             // Dates come back as `2026-11-30 03:48:03.123+00`: in UTC whatever the server's TimeZone, so every
             // reader sees the same text, and `timestamp without time zone` columns compare against UTC as written.
-            try executeScript("SET bytea_output = 'hex'; SET extra_float_digits = 3; SET DateStyle = 'ISO, YMD'; SET TimeZone = 'UTC'")
-            let state = try run("SELECT pg_is_in_recovery() OR current_setting('default_transaction_read_only') = 'on'", [])
+            try executeScript("SET bytea_output = 'hex'; SET extra_float_digits = 3; SET DateStyle = 'ISO, YMD'; SET TimeZone = 'UTC'; "
+                              + limits.setStatements)
+            let state = try run("SELECT pg_is_in_recovery() OR current_setting('default_transaction_read_only') = 'on', \(Self.pinnedSearchPath)", [])
             isReadOnly = state.first.map { $0[0] == .integer(1) } ?? false
         } catch {
             pq.finish(connection)
@@ -88,6 +90,35 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     }
 
     deinit { pq.finish(handle) }
+
+    /// Pins the session's `search_path` to the schemas it reaches now, less one another role could have put there: a
+    /// schema named after the session's role (what `"$user"`, first in the default path, finds) that neither the
+    /// role nor a superuser owns. Without this, a role with CREATE on the database could create such a schema and
+    /// shadow any table named unqualified (`gatehouse_admins`) for every connection made after. Set once per
+    /// connection, inside the statement that reads `isReadOnly` (no round trip of its own); `schemaShadows` reports
+    /// what it left out.
+    static let pinnedSearchPath = """
+        set_config('search_path', coalesce((
+            SELECT string_agg(quote_ident(p.s), ', ' ORDER BY p.i) FROM unnest(current_schemas(false)) WITH ORDINALITY AS p(s, i)
+            WHERE p.s <> current_user OR EXISTS (SELECT 1 FROM pg_namespace n JOIN pg_roles r ON r.oid = n.nspowner
+                                                 WHERE n.nspname = p.s AND (r.rolname = current_user OR r.rolsuper))), ''), false)
+        """
+
+    /// Whether the connection can take the next statement: the server has not gone away and no pipeline was left
+    /// open by a connection cut off mid-way. An idle connection whose socket has something to read was told
+    /// something nobody asked for: in practice the server's goodbye (a terminated backend, a restart, an idle
+    /// timeout), so it counts as unusable too. A pool drops such a connection and makes a new one.
+    public var isUsable: Bool {
+        guard !broken, pq.status(handle) == CONNECTION_OK else { return false }
+        guard !isInTransaction else { return true }
+        let fd = pq.socket(handle)
+        guard fd >= 0 else { return false }
+        var waiting = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&waiting, 1, 0) == 0
+    }
+
+    /// Set when the connection was left in a state no statement can follow (a pipeline that could not be ended).
+    private var broken = false
 
     public var description: String { "Postgres connection to \(uri.redacted)" }
 
@@ -230,7 +261,7 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
             _ = pq.flush(handle)
             for _ in 0..<queued { drainResult { _ in } }
             _ = awaitSync()
-            _ = pipeline.exit(handle)
+            exitPipeline(pipeline)
             if begin != nil && isInTransaction { try? executeScript("ROLLBACK") }
             throw error
         }
@@ -261,13 +292,20 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
         } else {
             failure = failure ?? connectionError("could not send the statements")
         }
-        _ = pipeline.exit(handle)
+        exitPipeline(pipeline)
         if let failure {
             // A failed statement leaves the transaction this pipeline began open and aborted.
             if begin != nil && isInTransaction { try? executeScript("ROLLBACK") }
             throw failure
         }
         return results
+    }
+
+    /// Leaves pipeline mode. libpq refuses while results are still due, which happens only when the connection was
+    /// cut off mid-pipeline: the connection is then marked unusable (every synchronous call would fail "not allowed in
+    /// pipeline mode"), and a pool replaces it.
+    private func exitPipeline(_ pipeline: LibPQ.Pipeline) {
+        if pipeline.exit(handle) != 1 { broken = true }
     }
 
     /// Calls `body` with each result of the current query until libpq's null result that ends it.
@@ -516,7 +554,7 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
             unprepared = Array(Set(items.map(\.sql)))
         }
         if unprepared.count > 0, pq.pipeline != nil, pq.transactionStatus(handle) != PQTRANS_INERROR {
-            for (sql, statement) in pipelinedPrepare(unprepared.sorted()) { prepared[sql] = statement }
+            for (sql, statement) in try pipelinedPrepare(unprepared.sorted()) { prepared[sql] = statement }
         }
         var statements: [PreparedStatement] = []
         for item in items {
@@ -533,8 +571,10 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
 
     /// Prepares and describes every statement in one pipeline (inside a transaction, within a savepoint, so that a
     /// statement the server cannot prepare does not abort it). Returns what it prepared: everything, or nothing
-    /// when one failed (the caller then prepares one at a time and reports the error).
-    private func pipelinedPrepare(_ sqls: [String]) -> [String: PreparedStatement] {
+    /// when one failed (the caller then prepares one at a time and reports the error). A failure that preparing again
+    /// would only repeat — a lock wait that timed out, a cancelled statement, a lost connection — is thrown at once:
+    /// trying again one at a time would double the wait.
+    private func pipelinedPrepare(_ sqls: [String]) throws(PostgresError) -> [String: PreparedStatement] {
         guard let pipeline = pq.pipeline, pipeline.enter(handle) == 1 else { return [:] }
         let guarded = isInTransaction
         var sentAll = true
@@ -550,25 +590,33 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
         if guarded { sentAll = sentAll && pq.sendQueryParams(handle, "RELEASE SAVEPOINT gatehouse_prepare", 0, nil, nil, nil, nil, 0) == 1 }
         sentAll = sentAll && pipeline.sync(handle) == 1 && pq.flush(handle) == 0
         var failed = !sentAll
+        var firstError: PostgresError?
         var made: [String: PreparedStatement] = [:]
         if sentAll {
-            func expectCommand() { drainResult { if pq.resultStatus($0) != PGRES_COMMAND_OK { failed = true } } }
+            func note(_ result: OpaquePointer) {
+                failed = true
+                guard firstError == nil, pq.resultStatus(result) != PGRES_PIPELINE_ABORTED else { return }
+                do throws(PostgresError) { try check(result, sql: "PREPARE", boundValues: []) } catch { firstError = error }
+            }
+            func expectCommand() { drainResult { if pq.resultStatus($0) != PGRES_COMMAND_OK { note($0) } } }
             if guarded { expectCommand() }
             for (sql, name) in zip(sqls, names) {
                 expectCommand()
                 drainResult { described in
-                    guard pq.resultStatus(described) == PGRES_COMMAND_OK else { failed = true; return }
+                    guard pq.resultStatus(described) == PGRES_COMMAND_OK else { note(described); return }
                     made[sql] = PreparedStatement(name: name, parameterTypes: (0..<pq.nparams(described)).map { pq.paramtype(described, $0) })
                 }
             }
             if guarded { expectCommand() }
             if !awaitSync() { failed = true }
         }
-        _ = pipeline.exit(handle)
+        exitPipeline(pipeline)
         guard failed else { return made }
         if guarded && pq.transactionStatus(handle) == PQTRANS_INERROR {
             try? executeScript("ROLLBACK TO SAVEPOINT gatehouse_prepare; RELEASE SAVEPOINT gatehouse_prepare")
         }
+        if let firstError, firstError.isBusy || firstError.isTimeout || firstError.isConnectionFailure { throw firstError }
+        if pq.status(handle) != CONNECTION_OK { throw connectionError("the connection was lost while preparing statements") }
         return [:]
     }
 

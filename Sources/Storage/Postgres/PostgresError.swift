@@ -54,6 +54,11 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
 
     /// Whether a lock another session holds stopped this one (`55P03` lock not available, `40P01` deadlock detected).
     public var isBusy: Bool { sqlState == PostgresSQLState.lockNotAvailable || sqlState == PostgresSQLState.deadlockDetected }
+    /// Whether the server cancelled the statement (`57014`): its `statement_timeout` ran out (Gatehouse cancels nothing
+    /// else), or an operator cancelled it with `pg_cancel_backend`.
+    public var isTimeout: Bool { sqlState == PostgresSQLState.queryCanceled }
+    /// Whether the role lacks a privilege the statement needs (`42501`).
+    public var isPermissionDenied: Bool { sqlState == PostgresSQLState.insufficientPrivilege }
     /// Whether the session or transaction is read-only (`25006`; also a hot standby refusing a write).
     public var isReadOnly: Bool { sqlState == PostgresSQLState.readOnlySQLTransaction }
     /// Whether a constraint (unique, foreign key, not null, check, exclusion) refused the change: class `23`.
@@ -99,6 +104,7 @@ public enum PostgresSQLState {
     public static let serializationFailure = "40001"
     public static let deadlockDetected = "40P01"
     public static let lockNotAvailable = "55P03"
+    public static let queryCanceled = "57014"
     public static let invalidPassword = "28P01"
     public static let characterNotInRepertoire = "22021"
     public static let indeterminateDatatype = "42P18"

@@ -198,13 +198,22 @@ public struct PostgresURI: Sendable, Equatable, CustomStringConvertible, CustomD
         if let password { keywords.append(("password", password)) }
         if let database { keywords.append(("dbname", database)) }
         for parameter in parameters { keywords.append((parameter.name, parameter.value)) }
-        // Without a timeout libpq waits for an unreachable host as long as TCP does.
-        if parameter("connect_timeout") == nil { keywords.append(("connect_timeout", "10")) }
+        // Without a timeout libpq waits for an unreachable host as long as TCP does; without keepalives and a user
+        // timeout, a server that vanished mid-answer (a failover, a cut link) is waited for as long as TCP retransmits
+        // (about 15 minutes). Over a Unix socket libpq ignores the TCP ones.
+        for (name, value) in Self.networkBounds where parameter(name) == nil { keywords.append((name, value)) }
         keywords.append(("fallback_application_name", "gatehouse"))
         // Results are decoded as UTF-8.
         keywords.append(("client_encoding", "UTF8"))
         return keywords
     }
+
+    /// libpq's bounds on waiting for the network, unless the URI sets them: connect within 10 s; a peer that answers
+    /// no keepalive for 30 s + 3 × 10 s, or leaves sent data unacknowledged for 30 s, is taken as gone.
+    static let networkBounds: [(String, String)] = [
+        ("connect_timeout", "10"), ("keepalives", "1"), ("keepalives_idle", "30"), ("keepalives_interval", "10"),
+        ("keepalives_count", "3"), ("tcp_user_timeout", "30000"),
+    ]
 
     // MARK: - Parsing
 

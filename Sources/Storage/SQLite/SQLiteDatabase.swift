@@ -116,6 +116,12 @@ public final class SQLiteDatabase: SQLDatabase {
     /// Whether SQLite opened the file read-only (asked for, or the file or its folder is not writable).
     public var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 
+    /// A file connection stays usable: there is no server to lose.
+    public var isUsable: Bool { true }
+
+    /// A file has no schemas another role could add: nothing can shadow a table.
+    public func schemaShadows(prefix: String) throws -> [SchemaShadow] { [] }
+
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes(handle)) }
 

@@ -65,6 +65,7 @@ enum InitCommand: CommandNoun {
         for name in report.skipped { out.line("  kept existing tables, skipped \(name)") }
         for name in report.indexesCreated { out.line("  added index \(name)") }
         if let mode = report.journalSwitchedFrom { out.line("  switched the journal from \(mode) to WAL (readers and the writer no longer block each other; keep the -wal and -shm files with the store)") }
+        for warning in report.warnings { out.line("  warning: \(warning)") }
         if let key = report.masterKeyCreated { out.line("  created master key file \(key) (mode 0600): back it up; sealed keys cannot be opened without it") }
         if firstAdmin.created {
             out.line("  created the console admin \(firstAdmin.username) (role admin)")
