@@ -49,7 +49,7 @@ enum HealthCommand {
         do {
             store = try invocation.openStore()
         } catch {
-            guard let error = GatehouseError.operatorFacing(error, storePath: try? invocation.storePath()) else { throw error }
+            guard let error = GatehouseError.operatorFacing(error, storePath: invocation.storeDescription()) else { throw error }
             // The checks cannot run at all: UNKNOWN, as a check plugin reports it.
             invocation.output.error("gatehouse: \(error.markedDescription)")
             if invocation.json { try invocation.output.json(["status": "unknown", "error": error.message]) }
