@@ -67,7 +67,7 @@ final class PolicyCommandTests: InitialisedStoreTestCase {
         XCTAssertTrue(zero.stderr.contains("--for 0s is outside 1m to 30d"), zero.stderr)
         let long = try policy(["set", "linkSocial.allowDifferentEmails", "true", "--reason", "x", "--for", "400d"], status: 1)
         XCTAssertTrue(long.stderr.contains("is outside 1m to 30d"), long.stderr)
-        let garbled = try policy(["set", "linkSocial.allowDifferentEmails", "true", "--reason", "x", "--for", "soon"], status: 1)
+        let garbled = try policy(["set", "linkSocial.allowDifferentEmails", "true", "--reason", "x", "--for", "soon"], status: 2)
         XCTAssertTrue(garbled.stderr.contains("--for: \"soon\" is not a duration"), garbled.stderr)
         let takeover = try policy(["set", "autoLink.allowDifferentEmails", "true", "--reason", "x"], status: 1)
         XCTAssertTrue(takeover.stderr.contains("--accept-takeover-risk"), takeover.stderr)

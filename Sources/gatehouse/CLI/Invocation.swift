@@ -54,6 +54,15 @@ struct Invocation {
         return number
     }
 
+    /// A duration option (`--for 2h`, `--ttl 90d`), nil when absent. Text that is not a duration, or one longer than
+    /// `Seconds.maximum`, is bad usage (exit 2), as every other malformed option value is.
+    func duration(_ name: String) throws -> Seconds? {
+        guard let text = value(name) else { return nil }
+        do { return try Seconds.parse(text) } catch let error as GatehouseError {
+            throw usage("--\(name): \(error.message)" + (error.fix.map { "; \($0)" } ?? ""))
+        }
+    }
+
     /// The store from `--store`, `--store-file`, `GATEHOUSE_STORE` or `GATEHOUSE_STORE_FILE` (the command line wins
     /// over the environment; two on the same level are refused). A value that looks like a misspelt database URI is
     /// a usage error, never a file name (`StoreLocation.misspeltURI`).

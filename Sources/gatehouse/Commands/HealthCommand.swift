@@ -41,9 +41,9 @@ enum HealthCommand {
         let warn = try invocation.integer("warn-days", default: 28, range: 1...365)
         let crit = try invocation.integer("crit-days", default: 14, range: 0...365)
         guard crit <= warn else { throw invocation.usage("--crit-days (\(crit)) must not exceed --warn-days (\(warn))") }
-        let interval = try invocation.value("expect-every").map(Seconds.parse) ?? Seconds(3600)
+        let interval = try invocation.duration("expect-every") ?? Seconds(3600)
         guard interval.value >= 60 else { throw invocation.usage("--expect-every must be at least 1m") }
-        let budget = try invocation.value("sweep-budget").map(Seconds.parse) ?? Seconds(1)
+        let budget = try invocation.duration("sweep-budget") ?? Seconds(1)
         guard budget.value <= 3600 else { throw invocation.usage("--sweep-budget must be at most 1h (it bounds one run)") }
         let store: Store
         do {

@@ -141,11 +141,7 @@ enum PolicyCommands: CommandNoun {
         let value = try key.parse(invocation.argument("VALUE") ?? "")
         var change = PolicyChange(key: key, value: value, reason: try invocation.required("reason"),
                                   acceptTakeoverRisk: invocation.flag("accept-takeover-risk"))
-        if let text = invocation.value("for") {
-            do { change.duration = try Seconds.parse(text) } catch let error as GatehouseError {
-                throw GatehouseError.invalid("--for: \(error.message)", fix: error.fix)
-            }
-        }
+        if let duration = try invocation.duration("for") { change.duration = duration }
         if let text = invocation.value("if-version") {
             guard let version = Int(text), version >= 0 else { throw invocation.usage("--if-version must be a whole number ≥ 0, got \"\(text.prefix(40))\"") }
             change.ifVersion = version
