@@ -71,7 +71,8 @@ final class PolicyCommandTests: InitialisedStoreTestCase {
         XCTAssertTrue(garbled.stderr.contains("--for: \"soon\" is not a duration"), garbled.stderr)
         let takeover = try policy(["set", "autoLink.allowDifferentEmails", "true", "--reason", "x"], status: 1)
         XCTAssertTrue(takeover.stderr.contains("--accept-takeover-risk"), takeover.stderr)
-        let providers = try policy(["set", "accountLinking.trustedProviders", "google;drop table user", "--reason", "x"], status: 1)
+        // Any text is a provider id to Better Auth (matched exactly); a control character is not.
+        let providers = try policy(["set", "accountLinking.trustedProviders", "google,ok\u{1B}[2Jta", "--reason", "x"], status: 1)
         XCTAssertTrue(providers.stderr.contains("is not a provider id"), providers.stderr)
         let noReason = try policy(["set", "accountLinking.enabled", "false"], status: 2)
         XCTAssertTrue(noReason.stderr.contains("missing --reason"), noReason.stderr)
