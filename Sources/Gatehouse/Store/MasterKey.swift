@@ -74,14 +74,14 @@ public struct MasterKey: Sendable {
     /// Refuses a master key (from `GATEHOUSE_MASTER_KEY` or the key file) that opens none of the store's sealed Apple
     /// keys: `init` would otherwise report the store "up to date" while nothing sealed in it can be used. One key
     /// that opens is enough (a row altered by hand does not open under any key). A store without sealed keys, or
-    /// without a key (`checkCustody` speaks to that), passes.
+    /// without a loadable key, passes.
     static func checkOpensSealed(_ db: SQLDatabase, storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         guard try db.tableExists("gatehouse_apple_keys") else { return }
         let rows = try db.rows("SELECT key_id, fingerprint, sealed_p8 FROM gatehouse_apple_keys")
         guard !rows.isEmpty else { return }
-        let hasKey = !(environment["GATEHOUSE_MASTER_KEY"] ?? "").isEmpty || FileManager.default.fileExists(atPath: defaultPath(forStore: storePath))
-        guard hasKey else { return }
-        let key = try load(storePath: storePath, environment: environment)
+        // A key that cannot be loaded at all (missing: `checkCustody`; readable by others, malformed) is the business
+        // of the commands that use it, which say so: init asks only whether a loadable key is the right one.
+        guard let key = try? load(storePath: storePath, environment: environment) else { return }
         for row in rows {
             guard let keyID = row["key_id"].string, let fingerprint = row["fingerprint"].string, let sealed = try? row.blob("sealed_p8") else { continue }
             let associatedData = Array("gatehouse_apple_keys:\(keyID):\(fingerprint)".utf8)
