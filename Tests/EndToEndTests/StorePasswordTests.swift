@@ -25,6 +25,7 @@ final class StorePasswordTests: XCTestCase {
             "pg://ops:\(password)@db.internal/auth", " postgres://ops:\(password)@db.internal/auth",
             "mysql://ops:\(password)@db.internal/auth", "postgres:ops:\(password)@db.internal/auth",
             "ops:\(password)@db.internal/auth", "sqlite:\(password).sqlite", "d1://account/\(password)",
+            "postgresql//ops:\(password)@db.internal/auth", "//ops:\(password)@db.internal/auth", "./ops:\(password)@db.internal/auth",
         ]
         for store in misspelt {
             for command in [["init"], ["status"], ["serve", "--listen", "127.0.0.1:0"]] {

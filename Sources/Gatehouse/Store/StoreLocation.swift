@@ -37,7 +37,8 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
 
     /// Why `text` is neither a `postgres://` URI nor a file path, or nil when it is one of them.
     ///
-    /// It looks like a URI when, after any leading spaces, it starts with a scheme (`letters:`) followed by `/`
+    /// It looks like a URI when it holds `://` or a `user:password@` part anywhere, or when, after any leading spaces,
+    /// it starts with a scheme (`letters:`) followed by `/`
     /// (`postgresql:/x`, `pg://…`, `mysql://…`), by `…@` (user and password without `//`), or when the scheme is a
     /// database's own (`sqlite:auth.db`) or within two letters of `postgres`/`postgresql`. A name such as
     /// `backup:2026.sqlite` stays a path, and so does anything starting with `/`, `./`, `../` or `~`. The error
@@ -45,12 +46,26 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     public static func misspeltURI(_ text: String) -> GatehouseError? {
         if PostgresURI.isPostgresURI(text) { return nil }
         let trimmed = text.drop { $0.isWhitespace || $0.unicodeScalars.allSatisfy { $0.properties.generalCategory == .control } }
-        if trimmed.hasPrefix("/") || trimmed.hasPrefix("./") || trimmed.hasPrefix("../") || trimmed.hasPrefix("~") { return nil }
         let leading = trimmed.startIndex != text.startIndex
         if leading && PostgresURI.isPostgresURI(String(trimmed)) {
             return GatehouseError.invalid("the store URI starts with a space or control character before postgres://",
                                           fix: "remove what stands before the scheme (check the quoting in your unit file or script)")
         }
+        let isPath = trimmed.hasPrefix("/") || trimmed.hasPrefix("./") || trimmed.hasPrefix("../") || trimmed.hasPrefix("~")
+        if !isPath, let problem = schemeProblem(trimmed, leading: leading) { return problem }
+        // Credentials (`user:password@`) or `://` anywhere mean a URI whatever precedes them (`postgresql//u:p@h`,
+        // `//u:p@h/db`): no store file is named like that, and its error would print the password.
+        let credentials = trimmed.split(separator: "/").contains { part in
+            guard let colon = part.firstIndex(of: ":") else { return false }
+            return part[colon...].contains("@")
+        }
+        guard credentials || trimmed.contains("://") else { return nil }
+        return GatehouseError.invalid("the store looks like a database URI with a misspelt or missing scheme (it holds \(credentials ? "a user:password@ part" : "://")); nothing of it is shown, and it is not taken as a file name",
+                                      fix: "write a Postgres store as postgresql://USER@HOST/DATABASE (or postgres://), its password in GATEHOUSE_STORE or --store-file")
+    }
+
+    /// The refusal of a value that starts with a scheme (`letters:`) that is not Postgres's, or nil.
+    private static func schemeProblem(_ trimmed: Substring, leading: Bool) -> GatehouseError? {
         guard let colon = trimmed.firstIndex(of: ":") else { return nil }
         let scheme = trimmed[..<colon]
         guard let first = scheme.first, first.isASCII, first.isLetter, scheme.count <= 32,
