@@ -12,6 +12,11 @@ do {
         output.write(Help.render(spec, path: path))
         status = 0
     case .run(let invocation):
+        // A password on the command line is readable by every user in `ps` for as long as the process runs (weeks,
+        // for `serve`): hidden now, and the operator told where it belongs.
+        if CommandLinePassword.hide() {
+            output.error("gatehouse: warning: the store URI on the command line holds a password, which other users can read in `ps`; it is hidden from this process's command line now, but pass it in GATEHOUSE_STORE or a file of mode 0600 (--store-file FILE or GATEHOUSE_STORE_FILE) instead")
+        }
         status = try invocation.spec.run?(invocation) ?? 0
     }
 } catch let error as UsageError {

@@ -3,6 +3,7 @@ import Foundation
 import XCTest
 @testable import Console
 import Gatehouse
+import JOSE
 import HTTPTestSupport
 
 /// Failed logins: throttled per username and per client without letting a flood lock out an admin who
@@ -131,12 +132,18 @@ final class ConsoleLoginThrottleTests: XCTestCase {
         XCTAssertTrue(audit.contains("console (login) console.login.failed root"), audit)
         XCTAssertTrue(audit.contains("wrong_password"), audit)
         XCTAssertTrue(audit.contains("unknown_user"), audit)
-        XCTAssertTrue(audit.contains("console.login.failed unknown user (sha256:"), audit)
+        XCTAssertTrue(audit.contains("console.login.failed unknown user (hmac:"), audit)
         for value in [secret, typedIntoName, "nobody", ConsoleHarness.password, good.access, good.refresh] {
             XCTAssertFalse(audit.contains(value), "the audit log holds a secret")
         }
         let scopes = try Store.open(path: harness.storePath).db.rows("SELECT scope FROM gatehouse_login_failures").compactMap { $0["scope"].string }
         XCTAssertFalse(scopes.contains { $0.contains(typedIntoName) || $0.contains("nobody") }, "\(scopes)")
+        // Nor a plain hash of it: a SHA-256 of a typed password is one dictionary lookup away from the password.
+        for name in [typedIntoName, "nobody"] {
+            let plain = String(SHA256.hex(name).prefix(8))
+            XCTAssertFalse(audit.contains(plain), "the audit log holds an unkeyed SHA-256 of \(name)")
+            XCTAssertFalse(scopes.contains { $0.contains(plain) }, "the throttle holds an unkeyed SHA-256 of \(name): \(scopes)")
+        }
     }
 
     func testHostileUsernamesAreOrdinaryFailures() throws {
@@ -174,6 +181,6 @@ final class ConsoleLoginThrottleTests: XCTestCase {
         XCTAssertEqual(try harness.login("fresh-typo", "guess").status, 401)
         XCTAssertEqual(try harness.login("root").status, 200)
         let scopes = try db.rows("SELECT scope FROM gatehouse_login_failures ORDER BY scope").compactMap { $0["scope"].string }
-        XCTAssertEqual(scopes, ["client:127.0.0.1", LoginThrottle.accountScope("fresh-typo")])
+        XCTAssertEqual(scopes, ["client:127.0.0.1", LoginThrottle.accountScope("fresh-typo", store: try Store.open(path: harness.storePath))])
     }
 }

@@ -45,6 +45,28 @@ final class ConsolePolicySimulatorTests: XCTestCase {
         XCTAssertEqual(badVia, 400)
     }
 
+    /// The request takes the app's accountLinking.updateUserInfoOnLink and provider ids as the app spells them.
+    func testUpdateUserInfoOnLinkAndProviderIDsAsSpelt() throws {
+        let store = try Store.open(path: harness.storePath)
+        let email = try XCTUnwrap(try store.db.scalar("SELECT email FROM \(store.schema.user.sql) ORDER BY id LIMIT 1").string)
+        try store.db.execute("UPDATE \(store.schema.user.sql) SET emailVerified = 0 WHERE email = ?", [email])
+        var body: [String: Any] = ["flow": "signin", "provider": "google", "email": email, "emailVerified": true,
+                                   "providerOptions": ["requireEmailVerification"], "with": ["accountLinking.requireLocalEmailVerified": false]]
+        let (_, stale) = try simulate(body)
+        XCTAssertEqual(stale["errorCode"] as? String, "EMAIL_NOT_VERIFIED", "\(stale)")
+        body["updateUserInfoOnLink"] = true
+        let (status, fresh) = try simulate(body)
+        XCTAssertEqual(status, 200, "\(fresh)")
+        XCTAssertEqual(fresh["outcome"] as? String, "linked and signed in", "\(fresh)")
+
+        let (trustedStatus, trusted) = try simulate(["flow": "signin", "via": "redirect", "provider": "AcmeSSO", "email": email,
+                                                     "with": ["accountLinking.trustedProviders": ["AcmeSSO"], "accountLinking.requireLocalEmailVerified": false]])
+        XCTAssertEqual(trustedStatus, 200, "\(trusted)")
+        XCTAssertEqual(trusted["outcome"] as? String, "linked and signed in", "\(trusted)")
+        let (badID, _) = try simulate(["flow": "signin", "provider": "goo\u{1B}gle", "email": "a@b.c"])
+        XCTAssertEqual(badID, 400)
+    }
+
     func testTheExportSaysWhichRequestsTheSwitchReaches() throws {
         let store = try Store.open(path: harness.storePath)
         let export = try PolicyStore(store: store).export(now: .now())

@@ -68,4 +68,40 @@ final class ConsoleStoreFileTests: XCTestCase {
         XCTAssertEqual(rename(original, store), 0)
         XCTAssertEqual(try auditCount(store), originalBefore, "nothing was written into the replaced file")
     }
+
+    /// `rm console.sqlite-wal` under a running console (over a real socket): the console's connections would go on
+    /// acknowledging writes into the removed file, lost when it stops; so writes and `/api/health` answer 503.
+    func testARemovedWALFileRefusesWritesAndHealth() throws {
+        harness = try ConsoleHarness(users: 3, transport: .socket)
+        let token = try harness.tokens("root").access
+        let wal = harness.storePath + "-wal"
+        XCTAssertTrue(files.fileExists(atPath: wal), "the console's store runs in WAL mode")
+        XCTAssertEqual(try harness.request("GET", "/api/health", token: token).status, 200)
+        try files.removeItem(atPath: wal)
+
+        try assertRefused(try harness.login("root"))
+        try assertRefused(try harness.request("POST", "/api/auth/logout", token: token))
+        let health = try harness.request("GET", "/api/health", token: token)
+        try assertRefused(health)
+        XCTAssertTrue(health.bodyText.contains("-wal"), health.bodyText)
+        XCTAssertEqual(try harness.request("GET", "/api/auth/me", token: token).status, 200, "reads still answer")
+        // A new, empty -wal file at the path (as another process opening the store makes one) is another file.
+        XCTAssertTrue(files.createFile(atPath: wal, contents: nil))
+        try assertRefused(try harness.request("POST", "/api/auth/logout", token: token))
+    }
+
+    /// What SQLite itself does to the -wal file while the console runs is no alarm: other processes writing,
+    /// checkpointing it down to nothing (TRUNCATE, journal_size_limit) and closing their connections.
+    func testCheckpointsAndOtherProcessesLeaveTheWALFileAlone() throws {
+        harness = try ConsoleHarness(users: 3, transport: .socket)
+        let token = try harness.tokens("root").access
+        for _ in 0..<3 {
+            let store = try Store.open(path: harness.storePath)
+            try store.db.execute("PRAGMA journal_size_limit = 0")
+            try store.audit.append(store.db, actor: Actor("tester"), action: "test.write")
+            _ = try store.db.rows("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        XCTAssertEqual(try harness.request("GET", "/api/health", token: token).status, 200)
+        XCTAssertEqual(try harness.request("POST", "/api/auth/logout", token: token).status, 200)
+    }
 }

@@ -64,7 +64,7 @@ final class AppleCommandTests: XCTestCase {
         // Minting: ttl bounds and garbage; PyJWT verifies with the exported public key.
         XCTAssertTrue(try gh(["apple", "secret", "mint", "--ttl", "15777001"], status: 1).stderr.contains("15,777,000"))
         XCTAssertTrue(try gh(["apple", "secret", "mint", "--ttl", "0"], status: 1).stderr.contains("positive"))
-        XCTAssertTrue(try gh(["apple", "secret", "mint", "--ttl", "soon"], status: 1).stderr.contains("--ttl: \"soon\" is not a duration"))
+        XCTAssertTrue(try gh(["apple", "secret", "mint", "--ttl", "soon"], status: 2).stderr.contains("--ttl: \"soon\" is not a duration"))
         let token = try gh(["apple", "secret", "mint", "--ttl", "2h"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let claims = try AppleTools.python("""
             import jwt, sys, json
@@ -163,5 +163,29 @@ final class AppleCommandTests: XCTestCase {
     func pubPEM(_ key: String) throws -> String {
         try AppleTools.openssl(["pkey", "-in", key, "-pubout", "-out", "pub.pem"], in: scratch.url.path)
         return scratch.path("pub.pem")
+    }
+
+    /// Without its master key file, what `apple key import` suggests is a command that works: `init` on a ring with
+    /// no sealed keys (it makes the key file), restoring the file on one that has them (where `init` refuses).
+    func testAMissingMasterKeyIsAnsweredWithACommandThatWorks() throws {
+        let dir = scratch.url.path
+        let first = try AppleTools.p256Key("ABCDEFGHIJ", in: dir)
+        let second = try AppleTools.p256Key("KLMNOPQRST", in: dir)
+        let keyFile = store + ".key"
+        let saved = scratch.path("saved.key")
+        try FileManager.default.moveItem(atPath: keyFile, toPath: saved)
+        let empty = try gh(["apple", "key", "import", first, "--team-id", "TEAM123456"], status: 1)
+        XCTAssertTrue(empty.stderr.contains("run `gatehouse init --store \(store!)`"), empty.stderr)
+        try gh(["init"])
+        try gh(["apple", "key", "import", first, "--team-id", "TEAM123456"])
+
+        try FileManager.default.removeItem(atPath: keyFile)
+        let sealed = try gh(["apple", "key", "import", second, "--team-id", "TEAM123456"], status: 1)
+        XCTAssertFalse(sealed.stderr.contains("gatehouse init"), "init refuses here: \(sealed.stderr)")
+        XCTAssertTrue(sealed.stderr.contains("the store holds 1 sealed Apple key(s) but its master key file \(keyFile) is missing"), sealed.stderr)
+        XCTAssertTrue(sealed.stderr.contains("restore \(keyFile) from the backup"), sealed.stderr)
+        let initialise = try gh(["init"], status: 1)
+        XCTAssertTrue(initialise.stderr.contains("is missing"), initialise.stderr)
+        XCTAssertEqual(try keyRows(), "1")
     }
 }

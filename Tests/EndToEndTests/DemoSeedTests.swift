@@ -194,4 +194,23 @@ final class DemoSeedTests: XCTestCase {
         XCTAssertEqual(try seeded.query("SELECT count(*) FROM \"user\""), "300")
         XCTAssertEqual(try catalog(seeded), try catalog(initialised))
     }
+
+    /// An anchor whose data would leave the years 1970…9999 (malformed dates, an expiry wrapped to year 0000) is bad
+    /// usage, and nothing is written.
+    func testAnAnchorOutsideTheDateRangeIsRefused() throws {
+        let store = scratch.path("anchor.sqlite")
+        for anchor in ["0000-01-01", "1970-06-01T00:00:00Z", "9999-12-31T23:59:59Z", "9998-06-01"] {
+            let seeded = try cli.run(["demo", "seed", "--store", store, "--users", "10", "--anchor", anchor, "-q"])
+            XCTAssertEqual(seeded.status, 2, "\(anchor): \(seeded.all)")
+            XCTAssertTrue(seeded.stderr.contains("--anchor must be from 1973-01-01 to 9998-01-01"), seeded.stderr)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: store), "\(anchor): no store was created")
+        }
+        for anchor in ["1973-01-01", "9997-12-31T23:59:59Z"] {
+            let seeded = try cli.run(["demo", "seed", "--store", store, "--users", "10", "--anchor", anchor, "-q"])
+            XCTAssertEqual(seeded.status, 0, "\(anchor): \(seeded.all)")
+        }
+        let dates = try sqlite3(store, #"SELECT min(createdAt), max(expiresAt) FROM session"#)
+        XCTAssertTrue(dates.hasPrefix("1971-") || dates.hasPrefix("1972-"), dates)
+        XCTAssertTrue(dates.hasSuffix("Z") && dates.contains("|9998-01-0"), dates)
+    }
 }

@@ -44,7 +44,7 @@ final class HostileNumberTests: XCTestCase {
         }
         // The bound itself is a clear error naming the limit.
         let tooLong = try cli.run(["policy", "set", "linkSocial.allowDifferentEmails", "false", "--reason", "t", "--for", "200000000000d", "--store", store])
-        XCTAssertEqual(tooLong.status, 1, tooLong.all)
+        XCTAssertEqual(tooLong.status, 2, "a malformed option value is bad usage: \(tooLong.all)")
         XCTAssertTrue(tooLong.stderr.contains("longer than 100 years") || tooLong.stderr.contains("outside"), tooLong.stderr)
         // Still a working store afterwards: the policy is where the one accepted change left it.
         let show = try cli.run(["policy", "show", "--json", "--store", store])

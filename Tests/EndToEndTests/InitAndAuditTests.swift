@@ -42,7 +42,19 @@ final class InitAndAuditTests: XCTestCase {
         XCTAssertEqual(entries?.first?["action"] as? String, "demo.seed")
         let future = try cli.run(["audit", "--store", store, "--since", "2999-01-01"])
         XCTAssertEqual(future.stdout, "no audit entries match\n")
-        XCTAssertEqual(try cli.run(["audit", "--store", store, "--since", "yesterday"]).status, 1)
+        XCTAssertEqual(try cli.run(["audit", "--store", store, "--since", "yesterday"]).status, 2)
+        // A duration out of range is bad usage too (the README's rule: 2), for every duration option.
+        let huge = try cli.run(["audit", "--store", store, "--since", "200000000000d"])
+        XCTAssertEqual(huge.status, 2, huge.all)
+        XCTAssertTrue(huge.stderr.contains("--since: \"200000000000d\" is longer than 100 years"), huge.stderr)
+        for (command, option) in [(["policy", "set", "linkSocial.allowDifferentEmails", "true", "--reason", "x"], "--for"),
+                                  (["apple", "secret", "mint"], "--ttl"), (["health"], "--expect-every"), (["health"], "--sweep-budget")] {
+            for value in ["200000000000d", "soon"] {
+                let result = try cli.run(command + [option, value, "--store", store])
+                XCTAssertEqual(result.status, 2, "\(command) \(option) \(value): \(result.all)")
+                XCTAssertTrue(result.stderr.contains("\(option): \"\(value)\""), result.stderr)
+            }
+        }
         XCTAssertEqual(try cli.run(["audit", "--store", store, "--limit", "0"]).status, 2)
     }
 
@@ -79,5 +91,36 @@ final class InitAndAuditTests: XCTestCase {
         let gap = try edited.run(["status", "--store", store])
         XCTAssertEqual(gap.status, 1)
         XCTAssertTrue(gap.stderr.contains("does not have"), gap.stderr)
+    }
+
+    /// `init` with a master key that is not the one the store's Apple keys were sealed with says so and changes
+    /// nothing, instead of "already up to date".
+    func testInitWithTheWrongMasterKeySaysItDoesNotOpenTheSealedKeys() throws {
+        let store = scratch.path("s.sqlite")
+        XCTAssertEqual(try cli.run(["init", "--store", store]).status, 0)
+        let key = try AppleTools.p256Key("ABCDEFGHIJ", in: scratch.url.path)
+        let imported = try cli.run(["apple", "key", "import", key, "--team-id", "TEAM123456", "--store", store])
+        XCTAssertEqual(imported.status, 0, imported.all)
+        let before = try sqlite3(store, "SELECT count(*) FROM gatehouse_audit")
+        let wrong = String(repeating: "ab", count: 32)
+
+        let fromEnvironment = try CLI(environment: ["GATEHOUSE_MASTER_KEY": wrong]).run(["init", "--store", store])
+        XCTAssertEqual(fromEnvironment.status, 1, fromEnvironment.all)
+        XCTAssertFalse(fromEnvironment.stdout.contains("up to date"), fromEnvironment.stdout)
+        XCTAssertTrue(fromEnvironment.stderr.contains("the master key from GATEHOUSE_MASTER_KEY does not open the store's 1 sealed Apple key(s)"), fromEnvironment.stderr)
+        XCTAssertTrue(fromEnvironment.stderr.contains("unset it to use the key file \(store).key"), fromEnvironment.stderr)
+
+        let keyFile = store + ".key"
+        let right = try String(contentsOfFile: keyFile, encoding: .utf8)
+        try (wrong + "\n").write(toFile: keyFile, atomically: false, encoding: .utf8)
+        let fromFile = try cli.run(["init", "--store", store])
+        XCTAssertEqual(fromFile.status, 1, fromFile.all)
+        XCTAssertTrue(fromFile.stderr.contains("the master key from \(keyFile) does not open"), fromFile.stderr)
+        XCTAssertEqual(try sqlite3(store, "SELECT count(*) FROM gatehouse_audit"), before, "nothing was written")
+
+        try right.write(toFile: keyFile, atomically: false, encoding: .utf8)
+        let fine = try cli.run(["init", "--store", store])
+        XCTAssertEqual(fine.status, 0, fine.all)
+        XCTAssertTrue(fine.stdout.contains("already up to date"), fine.stdout)
     }
 }

@@ -183,4 +183,18 @@ final class UsersCommandsTests: XCTestCase {
             XCTAssertTrue(result.stdout.contains("usage: gatehouse"), result.stdout)
         }
     }
+
+    /// A line feed or carriage return in stored user data (written by another tool) cannot forge a line of
+    /// `users show`: it is shown as \u{000A}, as `users search` shows it.
+    func testShowPrintsLineBreaksInUserDataVisibly() throws {
+        let id = try sqlite3(store, #"SELECT id FROM "user" ORDER BY id LIMIT 1"#)
+        _ = try sqlite3(store, #"UPDATE "user" SET name = 'Ana' || char(10) || 'flags:' || char(10) || '  (none)' || char(13) WHERE id = '\#(id)'; UPDATE session SET userAgent = 'curl' || char(10) || 'sync: users row forged' WHERE userId = '\#(id)';"#)
+        let shown = try cli.run(["users", "show", id, "--store", store])
+        XCTAssertEqual(shown.status, 0, shown.all)
+        let lines = shown.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        XCTAssertEqual(lines.filter { $0.hasPrefix("flags:") }.count, 1, shown.stdout)
+        XCTAssertFalse(lines.contains { $0.hasPrefix("sync: users row forged") }, shown.stdout)
+        XCTAssertTrue(shown.stdout.contains(#"  name:           Ana\u{000A}flags:\u{000A}  (none)\u{000D}"#), shown.stdout)
+        XCTAssertFalse(shown.stdout.contains("\r"), "no carriage return reaches the terminal")
+    }
 }

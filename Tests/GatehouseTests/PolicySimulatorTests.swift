@@ -118,7 +118,7 @@ final class PolicySimulatorTests: XCTestCase {
 
     func testLinkForAnUnknownUserIsAnOperatorError() throws {
         XCTAssertThrowsError(try link("nobody", "google", "a@b.c")) { XCTAssertEqual(($0 as? GatehouseError)?.code.rawValue, "not_found") }
-        XCTAssertThrowsError(try link(googleUser, "Google", "a@b.c")) { XCTAssertEqual(($0 as? GatehouseError)?.code.rawValue, "invalid") }
+        XCTAssertThrowsError(try link(googleUser, "goo\u{1B}gle", "a@b.c")) { XCTAssertEqual(($0 as? GatehouseError)?.code.rawValue, "invalid") }
         XCTAssertThrowsError(try link(googleUser, "google", "not-an-email")) { XCTAssertEqual(($0 as? GatehouseError)?.code.rawValue, "invalid") }
     }
 
@@ -158,6 +158,52 @@ final class PolicySimulatorTests: XCTestCase {
         }
         // The local-verification guard can be switched off (with a warning in the policy's risks).
         assert(try signIn("google", "cleo@example.com", [.requireLocalEmailVerified: .bool(false)]), "signIn.implicitLink", .linkedAndSignedIn, 200)
+    }
+
+    /// accountLinking.updateUserInfoOnLink decides whether an email the provider has just verified passes
+    /// requireEmailVerification on an implicit link (link-account.ts:250 hands the session check the updated row).
+    func testUpdateUserInfoOnLinkLetsAJustVerifiedEmailSignIn() throws {
+        var settings = ProviderSettings()
+        settings.set(.requireEmailVerification)
+        func attempt(_ update: Bool) -> LinkAttempt {
+            LinkAttempt(provider: "google", email: "cleo@example.com", emailVerified: true, settings: settings, updateUserInfoOnLink: update)
+        }
+        let off: [PolicyKey: PolicyValue] = [.requireLocalEmailVerified: .bool(false)]
+        let without = try simulator.simulateSignIn(attempt: attempt(false), overrides: off, now: now)
+        assert(without, "signIn.emailNotVerified", .error, 403, "EMAIL_NOT_VERIFIED")
+        XCTAssertTrue(without.explanation.contains("with accountLinking.updateUserInfoOnLink, this one would"), without.explanation)
+        XCTAssertTrue(without.checks.contains { $0.rule == "signIn.updateUserInfoOnLink" && $0.answer.hasPrefix("no") })
+        let with = try simulator.simulateSignIn(attempt: attempt(true), overrides: off, now: now)
+        assert(with, "signIn.implicitLink", .linkedAndSignedIn, 200)
+        XCTAssertEqual(with.userID, unverifiedUser)
+        XCTAssertTrue(with.checks.contains { $0.rule == "signIn.updateUserInfoOnLink" && $0.source.contains("link-account.ts:250") })
+        // Not a link: the account's owner is checked as read (applyUpdateUserInfoOnLink runs only on a link).
+        var owner = attempt(true)
+        owner.email = "ben@gmail.com"
+        owner.accountID = googleSub
+        _ = try store.db.execute(#"UPDATE "user" SET emailVerified = 0 WHERE id = ?"#, [googleUser])
+        assert(try simulator.simulateSignIn(attempt: owner, now: now), "signIn.emailNotVerified", .error, 403, "EMAIL_NOT_VERIFIED")
+    }
+
+    /// Provider ids are any non-empty string, matched exactly, as Better Auth matches them: a generic provider may
+    /// be spelt with capitals, and `Google` is neither `google` nor trusted by a list that holds `google`.
+    func testProviderIDsAreMatchedExactlyWhateverTheirCase() throws {
+        var settings = ProviderSettings()
+        settings.genericIDTokens = true
+        let okta = try simulator.simulateSignIn(attempt: LinkAttempt(provider: "Okta", email: "new@okta.test", emailVerified: true, settings: settings), now: now)
+        assert(okta, "signIn.newUser", .newUser, 200)
+        let trusted: [PolicyKey: PolicyValue] = [.trustedProviders: try PolicyKey.trustedProviders.parse("google,AcmeSSO"), .requireLocalEmailVerified: .bool(false)]
+        let acme = LinkAttempt(provider: "AcmeSSO", email: "cleo@example.com", emailVerified: false, flow: .redirect)
+        assert(try simulator.simulateSignIn(attempt: acme, overrides: trusted, now: now), "signIn.implicitLink", .linkedAndSignedIn, 302)
+        let lowered: [PolicyKey: PolicyValue] = [.trustedProviders: .providers(["google", "acmesso"]), .requireLocalEmailVerified: .bool(false)]
+        let refused = try simulator.simulateSignIn(attempt: acme, overrides: lowered, now: now)
+        assert(refused, "signIn.notLinked.untrustedUnverified", .error, 302, "account_not_linked")
+        XCTAssertTrue(refused.notes.contains { $0.contains("lists acmesso, which Better Auth matches exactly") }, "\(refused.notes)")
+        let google = try simulator.simulateLink(user: BetterAuthUserID(googleUser),
+                                                attempt: LinkAttempt(provider: "Google", email: "ben@gmail.com", emailVerified: false, settings: settings), now: now)
+        assert(google, "linkSocial.linkingNotAllowed", .error, 401, "LINKING_NOT_ALLOWED")
+        XCTAssertTrue(google.notes.contains { $0.contains("Better Auth's built-in provider is google") }, "\(google.notes)")
+        XCTAssertThrowsError(try signIn("goo\u{7}gle", "ben@gmail.com"))
     }
 
     func testSignInNeverConsultsAllowDifferentEmails() throws {

@@ -62,7 +62,7 @@ struct PolicySetRequest: Decodable, Sendable {
 
 /// `POST /api/policy/simulate`: {flow: "link"|"signin", via?: "id-token"|"redirect", user?, provider, email? (absent or null:
 /// the provider reports none), emailVerified?, accountId?, issuer?, requestSignUp?, providerOptions?: [name], generic?,
-/// genericIdTokens?, with?}.
+/// genericIdTokens?, updateUserInfoOnLink?, with?}.
 struct PolicySimulateRequest: Decodable, Sendable {
     /// What `flow` names: a linkSocial by a signed-in user, or a sign-in.
     enum Kind: String, CaseIterable { case link, signin }
@@ -79,6 +79,8 @@ struct PolicySimulateRequest: Decodable, Sendable {
     let providerOptions: [String]?
     let generic: Bool?
     let genericIdTokens: Bool?
+    /// The app's `accountLinking.updateUserInfoOnLink`, which the policy does not hold.
+    let updateUserInfoOnLink: Bool?
     let with: [String: PolicyValueInput]?
 
     /// The attempt, with the provider options checked against the names Better Auth uses.
@@ -93,7 +95,8 @@ struct PolicySimulateRequest: Decodable, Sendable {
         settings.genericIDTokens = genericIdTokens
         return LinkAttempt(provider: provider, email: email.flatMap { $0.isEmpty ? nil : $0 }, emailVerified: emailVerified ?? false,
                            accountID: accountId.flatMap { $0.isEmpty ? nil : $0 }, issuer: issuer.flatMap { $0.isEmpty ? nil : $0 },
-                           flow: try APIError.choice(via, field: "\"via\"", as: AuthFlow.self) ?? .idToken, requestSignUp: requestSignUp ?? false, settings: settings)
+                           flow: try APIError.choice(via, field: "\"via\"", as: AuthFlow.self) ?? .idToken, requestSignUp: requestSignUp ?? false, settings: settings,
+                           updateUserInfoOnLink: updateUserInfoOnLink ?? false)
     }
 
     func overrides() throws -> [PolicyKey: PolicyValue] {

@@ -7,7 +7,7 @@ import HTTPServer
 /// - `POST /api/policy` {key, value, reason, for?, ifVersion?, acceptTakeoverRisk?} → what changed (admin)
 /// - `GET /api/policy/history?key&limit` → changes and reverts, newest first (viewer)
 /// - `POST /api/policy/simulate` {flow, via?, user?, provider, email?, emailVerified?, accountId?, issuer?, requestSignUp?,
-///   providerOptions?, generic?, genericIdTokens?, with?} → Better Auth's answer (support)
+///   providerOptions?, generic?, genericIdTokens?, updateUserInfoOnLink?, with?} → Better Auth's answer (support)
 enum PolicyRoutes {
     static func register(on router: inout Router) {
         router.add("GET", "/api/policy", role: .viewer) { ctx in

@@ -80,7 +80,7 @@ public struct AdminDirectory {
             try store.db.execute("UPDATE gatehouse_admins SET password_hash = ?, updated_at = ? WHERE id = ?", [hash, now.iso8601, admin.id])
             let ended = try revokeSessions(of: admin, now: now)
             // A new password also lifts this account's login throttle.
-            try store.db.execute("DELETE FROM gatehouse_login_failures WHERE scope = ?", [LoginThrottle.accountScope(username.rawValue)])
+            try store.db.execute("DELETE FROM gatehouse_login_failures WHERE scope = ?", [LoginThrottle.accountScope(username.rawValue, store: store)])
             try store.audit.append(store.db, actor: actor, action: "admin.passwd", subject: username.rawValue,
                                    details: ["sessions_ended": .int(Int64(ended))], at: now)
         }

@@ -1,11 +1,14 @@
+import Foundation
 import JOSE
+import Locking
 import Storage
 
 /// Slows password guessing at the console's login, per username and per client, in a way that a flood
 /// from outside cannot turn into a lockout of the admin who knows the password.
 ///
-/// **Two scopes.** Each attempt counts against the username typed (`user:` + a digest of the name, so
-/// the table never holds what was typed: it may be a password typed into the wrong field) and against
+/// **Two scopes.** Each attempt counts against the username typed (`user:` + a keyed digest of the name, so
+/// the table never holds what was typed: it may be a password typed into the wrong field; see
+/// ``usernameKey(for:)`` for why keyed) and against
 /// the client (`client:` + the peer address). After `threshold` failures of one username within
 /// `window` (`clientThreshold` for a client), each further failure locks that scope for
 /// `base` × 2^(failures − threshold), at most `maxLockout`. A scope forgets its failures once
@@ -73,15 +76,41 @@ public struct LoginThrottle {
         public let lockedUntil: Timestamp?
     }
 
-    /// The scope of one username: a digest, so that the name as typed is never stored.
-    public static func accountScope(_ username: String) -> String { "user:" + String(SHA256.hex(username).prefix(32)) }
+    /// The scope of one username on `store`: a keyed digest, so that the name as typed is never stored.
+    public static func accountScope(_ username: String, store: Store) -> String {
+        "user:" + String(Hex.encode(HMAC.sha256(key: usernameKey(for: store), data: Array(username.utf8))).prefix(32))
+    }
 
     /// The scope of one client.
     static func clientScope(_ client: String) -> String { "client:" + String(client.prefix(64)) }
 
     /// How the audit log names a username no admin has: never the text itself, which may be a password
-    /// typed into the wrong field.
-    public static func unknownUserLabel(_ username: String) -> String { "unknown user (sha256:\(SHA256.hex(username).prefix(8)))" }
+    /// typed into the wrong field, nor a plain hash of it (see ``usernameKey(for:)``). The same name gets the same
+    /// label on one store, so repeated attempts can be told apart from a spray.
+    public static func unknownUserLabel(_ username: String, store: Store) -> String {
+        "unknown user (hmac:\(Hex.encode(HMAC.sha256(key: usernameKey(for: store), data: Array(username.utf8))).prefix(8)))"
+    }
+
+    /// The key that digests typed usernames: HMAC-SHA-256 under a key derived from the store's master key.
+    ///
+    /// An unsalted SHA-256 of what was typed is one dictionary lookup away from the text, and what is typed into the
+    /// username field is sometimes a password; the audit log keeps it for good. Keyed, the digest says nothing to
+    /// whoever reads the table or the log without the master key, which never goes into the store. Derived (not the
+    /// master key itself) so that the two uses never share a key. Loaded once per store and process.
+    ///
+    /// Without a usable master key (a lost key file: health says so, and Apple keys cannot be opened either), a key
+    /// random to this process stands in: a digest is still never guessable, at the price that throttles and labels
+    /// do not carry over to other processes (`admins unthrottle NAME` then needs `--all`) nor past a restart.
+    static func usernameKey(for store: Store) -> [UInt8] {
+        if let key = usernameKeys.withLock({ $0[store.path] }) { return key }
+        guard let master = try? MasterKey.load(storePath: store.path) else { return processUsernameKey }
+        let key = HMAC.sha256(key: master.bytes, data: Array("gatehouse login username v1".utf8))
+        usernameKeys.withLock { $0[store.path] = key }
+        return key
+    }
+
+    private static let usernameKeys = Locked<[String: [UInt8]]>([:])
+    private static let processUsernameKey: [UInt8] = (try? SecureRandom.bytes(32)) ?? HMAC.sha256(key: Array(UUID().uuidString.utf8), data: Array(UUID().uuidString.utf8))
 
     public let store: Store
     public let rules: Rules
@@ -95,7 +124,7 @@ public struct LoginThrottle {
     /// it in advance as a failure of both scopes, all in one write transaction (see ``LoginThrottle``).
     public func admit(username: String, client: String, now: Timestamp) throws -> Admission {
         try store.db.write {
-            let user = Self.accountScope(username)
+            let user = Self.accountScope(username, store: store)
             let clientScope = Self.clientScope(client)
             if let until = try lockedUntil(user, now: now) { return .refused(until: until) }
             if let until = try lockedUntil(clientScope, now: now), !(try isEnabledAdmin(username)) { return .refused(until: until) }
@@ -110,7 +139,7 @@ public struct LoginThrottle {
     /// otherwise stay), and so do scopes of the earlier scheme (`account:<name as typed>`, `*`), which held
     /// typed text. Runs inside the caller's write transaction.
     func recordSuccess(username: String, client: String, now: Timestamp) throws {
-        try store.db.execute("DELETE FROM gatehouse_login_failures WHERE scope = ?", [Self.accountScope(username)])
+        try store.db.execute("DELETE FROM gatehouse_login_failures WHERE scope = ?", [Self.accountScope(username, store: store)])
         try store.db.execute("UPDATE gatehouse_login_failures SET failures = failures - 1 WHERE scope = ? AND failures > 0",
                              [Self.clientScope(client)])
         let forgotten = now.adding(seconds: -(rules.maxLockout.value + rules.window.value)).iso8601
@@ -126,8 +155,8 @@ public struct LoginThrottle {
         try store.db.write {
             let rows: [Row]
             if let username {
-                rows = try store.db.rows("SELECT scope, failures, locked_until FROM gatehouse_login_failures WHERE scope = ?", [Self.accountScope(username)])
-                try store.db.execute("DELETE FROM gatehouse_login_failures WHERE scope = ?", [Self.accountScope(username)])
+                rows = try store.db.rows("SELECT scope, failures, locked_until FROM gatehouse_login_failures WHERE scope = ?", [Self.accountScope(username, store: store)])
+                try store.db.execute("DELETE FROM gatehouse_login_failures WHERE scope = ?", [Self.accountScope(username, store: store)])
             } else {
                 rows = try store.db.rows("SELECT scope, failures, locked_until FROM gatehouse_login_failures ORDER BY scope")
                 try store.db.execute("DELETE FROM gatehouse_login_failures")
@@ -143,7 +172,7 @@ public struct LoginThrottle {
                                                  "locked": .int(Int64(lifted.filter { $0.lockedUntil != nil }.count))]
             if username == nil { details["all"] = .bool(true) }
             try store.audit.append(store.db, actor: actor, action: "admin.unthrottle",
-                                   subject: username.map { AdminUsername.isValid($0) ? $0 : Self.unknownUserLabel($0) } ?? "*",
+                                   subject: username.map { AdminUsername.isValid($0) ? $0 : Self.unknownUserLabel($0, store: store) } ?? "*",
                                    details: details, at: now)
             return lifted
         }

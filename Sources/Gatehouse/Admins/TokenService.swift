@@ -95,7 +95,7 @@ public struct TokenService {
                                action: String, now: Timestamp) throws {
         var details: [String: AuditValue] = ["refusal": .string(refusal.rawValue), "failures": .int(Int64(failures))]
         if let lockedUntil { details["locked_until"] = .string(lockedUntil.iso8601) }
-        let subject = refusal == .unknownUser ? LoginThrottle.unknownUserLabel(username) : AdminUsername.printable(username)
+        let subject = refusal == .unknownUser ? LoginThrottle.unknownUserLabel(username, store: store) : AdminUsername.printable(username)
         _ = try store.db.write {
             try store.audit.append(store.db, actor: actor, action: action, subject: subject, details: details, at: now)
         }

@@ -25,7 +25,17 @@ public struct AppleKeyRing {
         self.suppliedMasterKey = masterKey
     }
 
-    func masterKey() throws -> MasterKey { try suppliedMasterKey ?? MasterKey.load(storePath: store.path) }
+    /// The master key. When it is missing from a ring that already holds sealed keys, the error says to restore it:
+    /// `init` would refuse to make a new one there, which could never open them.
+    func masterKey() throws -> MasterKey {
+        if let suppliedMasterKey { return suppliedMasterKey }
+        do {
+            return try MasterKey.load(storePath: store.path)
+        } catch let error as GatehouseError where error.code == .notFound {
+            try MasterKey.checkCustody(store.db, storePath: store.path)
+            throw error
+        }
+    }
 
     // MARK: Reading
 

@@ -36,6 +36,11 @@ public struct DemoSeeder: Sendable {
     public let seed: UInt64
     /// The "now" the data is built around; the same seed and anchor give the same rows.
     public let anchor: Timestamp
+
+    /// The anchors whose data stays within 1970…9999 (the dates Better Auth's ISO-8601 text and epoch columns hold):
+    /// rows are dated up to two years (730 days and an hour) before the anchor and up to about 60 days after it, so
+    /// a year of margin each side: 1973-01-01 to 9998-01-01.
+    public static let anchorRange = Timestamp(milliseconds: 94_694_400_000)...Timestamp(milliseconds: 253_339_228_800_000)
     /// Users per write transaction.
     public var batchSize = 4_000
     /// The caller created the SQLite store for this seed: bulk-load it (see `seed`). Off, the seed runs in WAL, as a

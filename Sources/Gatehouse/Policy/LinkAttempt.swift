@@ -69,10 +69,15 @@ public struct LinkAttempt: Sendable, Codable {
     public var requestSignUp: Bool
     /// The app's options for the provider.
     public var settings: ProviderSettings
+    /// The app's `account.accountLinking.updateUserInfoOnLink` (not a key of Gatehouse's policy: the runtime sets it in
+    /// code). On an implicit link it makes Better Auth re-read the user row (applyUpdateUserInfoOnLink,
+    /// oauth2/link-account.ts:250), so an email the provider has just verified passes `requireEmailVerification`.
+    public var updateUserInfoOnLink: Bool
 
     /// An attempt; by default by id token, with no issuer given and the provider's default options.
     public init(provider: String, email: String?, emailVerified: Bool, accountID: String? = nil, issuer: String? = nil,
-                flow: AuthFlow = .idToken, requestSignUp: Bool = false, settings: ProviderSettings = ProviderSettings()) {
+                flow: AuthFlow = .idToken, requestSignUp: Bool = false, settings: ProviderSettings = ProviderSettings(),
+                updateUserInfoOnLink: Bool = false) {
         self.provider = provider
         self.email = email
         self.emailVerified = emailVerified
@@ -81,6 +86,7 @@ public struct LinkAttempt: Sendable, Codable {
         self.flow = flow
         self.requestSignUp = requestSignUp
         self.settings = settings
+        self.updateUserInfoOnLink = updateUserInfoOnLink
     }
 
     /// Whether Better Auth treats the provider as a generic OAuth provider: said so, or no built-in provider has the id.

@@ -112,6 +112,20 @@ enum LinkRules {
         policy.trustedProviders.contains(attempt.provider)
     }
 
+    /// Better Auth matches provider ids exactly, in `trustedProviders` and against its built-in providers: a spelling
+    /// that differs only in case is another provider. Says so when the attempt or the list looks like such a slip.
+    static func spellingNotes(_ attempt: LinkAttempt, _ policy: LinkingPolicy) -> [String] {
+        var notes: [String] = []
+        let lowered = attempt.provider.lowercased()
+        if !trusted(attempt, policy), let near = policy.trustedProviders.first(where: { $0.lowercased() == lowered }) {
+            notes.append("accountLinking.trustedProviders lists \(near), which Better Auth matches exactly (===): the provider \(attempt.provider) is not trusted")
+        }
+        if BetterAuthProviders.provider(attempt.provider) == nil, let builtIn = BetterAuthProviders.provider(lowered) {
+            notes.append("Better Auth's built-in provider is \(builtIn.id); provider ids are matched exactly, so \(attempt.provider) is a generic OAuth provider of its own (if the app configures one)")
+        }
+        return notes
+    }
+
     /// When the provider reports the email unverified, trust decides: say that the answer rests on the exported list.
     static func noteTrust(_ trace: inout Trace, _ attempt: LinkAttempt) {
         guard !attempt.emailVerified else { return }
@@ -344,8 +358,15 @@ enum LinkRules {
                 if attempt.emailVerified && !user.emailVerified {
                     promoted = true
                     why += "; the user's email is marked verified in the store, as the provider verified it"
-                    if attempt.settings.requireEmailVerification {
-                        trace.dependsOn.append("accountLinking.updateUserInfoOnLink: when true the session check sees the freshly verified row and signs in; Gatehouse's policy does not hold it (taken as false)")
+                    // applyUpdateUserInfoOnLink returns the row as updated (the email now verified) when the app sets
+                    // updateUserInfoOnLink; otherwise the session check sees the row read before the link.
+                    let question = "does accountLinking.updateUserInfoOnLink give the session check the user row as updated?"
+                    if attempt.updateUserInfoOnLink {
+                        verifiedInMemory = true
+                        trace.pass("signIn.updateUserInfoOnLink", question, "yes: the row as updated, its email verified", BetterAuthSource.handle(250))
+                        trace.dependsOn.append("the profile update accountLinking.updateUserInfoOnLink makes succeeds (a failed one is logged and the row read before the link, unverified, is checked)")
+                    } else if attempt.settings.requireEmailVerification {
+                        trace.pass("signIn.updateUserInfoOnLink", question, "no: the app does not set it (\(field: .updateUserInfoOnLink)); the row read before the link is checked", BetterAuthSource.handle(250))
                     }
                 }
                 if redirect && attempt.settings.overrideUserInfoOnSignIn {
@@ -373,7 +394,8 @@ enum LinkRules {
                         error: "email_not_verified", user: registered ? nil : userID,
                         (registered ? "the user and account are created" : outcome == .linkedAndSignedIn ? "the account is linked" : "the user is found")
                             + ", but no session: the email is unverified and the provider's requireEmailVerification is set (a verification email goes out when emailVerification.sendVerificationEmail is configured)"
-                            + (promoted ? "; Better Auth has just marked the email verified in the store (the provider verified it) but checks the user row it read before, so this attempt is refused and the next one signs in" : ""))
+                            + (promoted ? "; Better Auth has just marked the email verified in the store (the provider verified it) but checks the user row it read before, so this attempt is refused and the next one signs in"
+                                + (outcome == .linkedAndSignedIn ? " (with accountLinking.updateUserInfoOnLink, this one would)" : "") : ""))
         }
         trace.pass("signIn.emailNotVerified", gate, attempt.settings.requireEmailVerification ? "no, the email is verified" : "no, requireEmailVerification is not set",
                    BetterAuthSource.handle(491))

@@ -44,6 +44,7 @@ public struct LinkSimulator {
             }
             let facts = try self.facts(attempt, user: user)
             var decision = LinkRules.link(facts, policy: policy)
+            decision.notes += LinkRules.spellingNotes(attempt, policy)
             decision.policyVersion = version
             decision.hypothetical = overrides.sorted { $0.key < $1.key }.map { "\($0.key.rawValue)=\($0.value.json)" }
             if Self.isRelayAddress(user.email), !JavaScriptString.sameEmail(user.email, attempt.email ?? "") {
@@ -63,6 +64,7 @@ public struct LinkSimulator {
             let emailUser = try attempt.email.flatMap { $0.isEmpty ? nil : try findUser(email: $0) }
             let facts = try self.facts(attempt, user: emailUser)
             var decision = LinkRules.signIn(facts, policy: policy)
+            decision.notes += LinkRules.spellingNotes(attempt, policy)
             decision.policyVersion = version
             decision.hypothetical = overrides.sorted { $0.key < $1.key }.map { "\($0.key.rawValue)=\($0.value.json)" }
             if Self.isRelayAddress(attempt.email ?? "") || decision.outcome == .newUser {
@@ -79,7 +81,8 @@ public struct LinkSimulator {
 
     static func check(_ attempt: LinkAttempt) throws {
         guard PolicyKey.isProviderID(attempt.provider) else {
-            throw GatehouseError.invalid("\"\(attempt.provider.prefix(60))\" is not a provider id", fix: "e.g. \(field: .provider) google or \(field: .provider) apple")
+            throw GatehouseError.invalid("\"\(OperatorText.visible(String(attempt.provider.prefix(60)), keepLineBreaks: false))\" is not a provider id",
+                                         fix: PolicyKey.providerIDRule + ": \(field: .provider) google, \(field: .provider) apple")
         }
         if let email = attempt.email, !email.isEmpty {
             guard email.count <= 320, let at = email.firstIndex(of: "@"), at != email.startIndex, email.index(after: at) != email.endIndex,

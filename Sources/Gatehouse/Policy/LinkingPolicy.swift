@@ -141,21 +141,32 @@ public enum PolicyKey: String, CaseIterable, Sendable, Codable, Comparable {
         var seen: [String] = []
         for item in items {
             guard isProviderID(item) else {
-                let lower = item.lowercased()
-                let fix = isProviderID(lower) ? "provider ids are lowercase: \(lower)" : "a provider id is 1–64 of a-z, 0-9, '.', '_', '-', e.g. google, apple"
-                throw GatehouseError.invalid("\"\(item.prefix(60))\" is not a provider id (in \(key.rawValue))", fix: fix)
+                throw GatehouseError.invalid("\"\(OperatorText.visible(String(item.prefix(60)), keepLineBreaks: false))\" is not a provider id (in \(key.rawValue))",
+                                             fix: providerIDRule)
             }
             if !seen.contains(item) { seen.append(item) }
         }
         return seen
     }
 
-    /// `google`, `apple`, `email-password`: 1–64 characters of a-z, 0-9, `.`, `_`, `-`, starting alphanumeric.
+    /// Whether `text` can be a provider id: `google`, `apple`, and a generic OAuth provider's id as the app spells it
+    /// (`Okta`, `corp-SSO`). Better Auth 1.7.1 takes any non-empty string as a generic provider's `providerId` and in
+    /// `trustedProviders` (context/helpers.ts:301 keeps every truthy entry) and matches it exactly (`includes`, ===):
+    /// `Google` is another provider than `google`. Gatehouse refuses only what no id should hold and what would
+    /// reach a terminal or a page as something else: control characters, invisible formatting, its own marker
+    /// characters; and bounds the length.
     public static func isProviderID(_ text: String) -> Bool {
-        guard let first = text.unicodeScalars.first, text.unicodeScalars.count <= 64 else { return false }
-        func alnum(_ s: Unicode.Scalar) -> Bool { ("a"..."z").contains(s) || ("0"..."9").contains(s) }
-        return alnum(first) && text.unicodeScalars.allSatisfy { alnum($0) || $0 == "." || $0 == "_" || $0 == "-" }
+        guard !text.isEmpty, text.count <= maxProviderIDLength else { return false }
+        return text.unicodeScalars.allSatisfy { scalar in
+            scalar.properties.generalCategory != .control && !OperatorText.isInvisibleFormatting(scalar) && !DomainText.isMarker(scalar)
+        }
     }
+
+    /// The longest provider id taken (a real one is a word; the bound keeps a pasted document out of the policy).
+    public static let maxProviderIDLength = 128
+
+    /// What `isProviderID` accepts, for error messages.
+    public static let providerIDRule = "a provider id is 1–\(maxProviderIDLength) characters without control or invisible formatting characters, matched exactly as Better Auth matches it (e.g. google, apple, or a generic provider's id as configured)"
 
     /// Parses a `KEY=VALUE` assignment (`--with linkSocial.allowDifferentEmails=true`).
     public static func assignment(_ text: String) throws -> (PolicyKey, PolicyValue) {

@@ -36,8 +36,11 @@ public struct MasterKey: Sendable {
         }
         let path = defaultPath(forStore: storePath)
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
+            // A Postgres store is named by its redacted URI here, which is no --store value to copy: `init` on the same
+            // store, however it is given (GATEHOUSE_STORE, --store-file), creates the key file.
+            let initCommand = PostgresURI.isPostgresURI(storePath) ? "\(command: .`init`) on this store" : "\(command: .`init`, .option(.store, storePath))"
             throw GatehouseError.notFound("the master key file \(path) does not exist",
-                                          fix: "run \(command: .`init`, .option(.store, storePath)), or set GATEHOUSE_MASTER_KEY")
+                                          fix: "run \(initCommand) (it creates the key file while the store holds no sealed keys), or set GATEHOUSE_MASTER_KEY")
         }
         try InputFile.requireRegular(path, what: "the master key file")
         let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0
@@ -66,6 +69,27 @@ public struct MasterKey: Sendable {
         throw GatehouseError("the store holds \(sealed) sealed Apple key(s) but its master key file \(path) is missing; nothing was changed",
                              fix: "restore \(path) from the backup taken with the store (mode 0600), or set GATEHOUSE_MASTER_KEY to the key's 64 hex characters; a new key could not open the sealed ones",
                              code: .masterKeyMissing)
+    }
+
+    /// Refuses a master key (from `GATEHOUSE_MASTER_KEY` or the key file) that opens none of the store's sealed Apple
+    /// keys: `init` would otherwise report the store "up to date" while nothing sealed in it can be used. One key
+    /// that opens is enough (a row altered by hand does not open under any key). A store without sealed keys, or
+    /// without a loadable key, passes.
+    static func checkOpensSealed(_ db: SQLDatabase, storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        guard try db.tableExists("gatehouse_apple_keys") else { return }
+        let rows = try db.rows("SELECT key_id, fingerprint, sealed_p8 FROM gatehouse_apple_keys")
+        guard !rows.isEmpty else { return }
+        // A key that cannot be loaded at all (missing: `checkCustody`; readable by others, malformed) is the business
+        // of the commands that use it, which say so: init asks only whether a loadable key is the right one.
+        guard let key = try? load(storePath: storePath, environment: environment) else { return }
+        for row in rows {
+            guard let keyID = row["key_id"].string, let fingerprint = row["fingerprint"].string, let sealed = try? row.blob("sealed_p8") else { continue }
+            let associatedData = Array("gatehouse_apple_keys:\(keyID):\(fingerprint)".utf8)
+            if (try? AESGCM.open(sealed, key: key.bytes, associatedData: associatedData)) != nil { return }
+        }
+        let other = key.source == "GATEHOUSE_MASTER_KEY" ? "unset it to use the key file \(defaultPath(forStore: storePath)), or set it to the key the store was sealed with" : "restore \(key.source) from the backup taken with the store, or set GATEHOUSE_MASTER_KEY to the key it was sealed with"
+        throw GatehouseError("the master key from \(key.source) does not open the store's \(rows.count) sealed Apple key(s): it is not the key they were sealed with; nothing was changed",
+                             fix: other, code: .unsealFailed)
     }
 
     /// Creates the key file for a store if neither it nor `GATEHOUSE_MASTER_KEY` exists. Returns the

@@ -148,7 +148,10 @@ public final class Store {
                 throw GatehouseError("\(path) already holds tables but no Better Auth table \"\(userTable)\"; nothing was changed",
                                      fix: try renamedTablesHint(db))
             }
-            if existed { try MasterKey.checkCustody(db, storePath: path) }
+            if existed {
+                try MasterKey.checkCustody(db, storePath: path)
+                try MasterKey.checkOpensSealed(db, storePath: path)
+            }
             let previousJournal = try db.journalMode()
             let switchedToWAL = try existed && db.switchToWAL()
             let now = Timestamp.now().iso8601
@@ -219,7 +222,10 @@ public final class Store {
                                  fix: try renamedTablesHint(db))
         }
         let storeName = location.description
-        if existed { try MasterKey.checkCustody(db, storePath: storeName) }
+        if existed {
+            try MasterKey.checkCustody(db, storePath: storeName)
+            try MasterKey.checkOpensSealed(db, storePath: storeName)
+        }
         let applied = try catalog.migrate(postgres: db, configuration: configuration, now: Timestamp.now().iso8601)
         let records = try Migrator.applied(on: db)
         let newIDs = Set(applied.map(\.id))

@@ -14,12 +14,93 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     case postgres(PostgresURI)
 
     /// Reads a `--store` value: a connection URI when it starts with `postgres://` or `postgresql://`, else a path.
+    /// A value that looks like a misspelt or unsupported database URI (`postgresql:/…`, `pg://…`, ` postgres://…`)
+    /// is refused (see `misspeltURI(_:)`): taken as a path, its error would print the password and `init` would
+    /// create a store and key file whose names hold it.
     public init(_ text: String) throws {
         if PostgresURI.isPostgresURI(text) {
             self = .postgres(try PostgresURI(text))
+        } else if let problem = Self.misspeltURI(text) {
+            throw problem
         } else {
             self = .file(text)
         }
+    }
+
+    /// Schemes a store URI is likely written with by mistake or from another tool's habits. A value starting with
+    /// one of them and a colon is never a file name Gatehouse should create.
+    static let databaseSchemes: Set<String> = [
+        "pg", "pgsql", "psql", "postgre", "postgis", "postgresq", "postgressql", "postgress", "postgrsql", "postgresl",
+        "sqlite", "sqlite3", "file", "mysql", "mariadb", "mssql", "sqlserver", "oracle", "mongodb", "redis", "libsql",
+        "jdbc", "d1", "http", "https",
+    ]
+
+    /// Why `text` is neither a `postgres://` URI nor a file path, or nil when it is one of them.
+    ///
+    /// It looks like a URI when it holds `://` or a `user:password@` part anywhere, or when, after any leading spaces,
+    /// it starts with a scheme (`letters:`) followed by `/`
+    /// (`postgresql:/x`, `pg://…`, `mysql://…`), by `…@` (user and password without `//`), or when the scheme is a
+    /// database's own (`sqlite:auth.db`) or within two letters of `postgres`/`postgresql`. A name such as
+    /// `backup:2026.sqlite` stays a path, and so does anything starting with `/`, `./`, `../` or `~`. The error
+    /// quotes at most a scheme it recognised, never anything after the colon, which may hold a password.
+    public static func misspeltURI(_ text: String) -> GatehouseError? {
+        if PostgresURI.isPostgresURI(text) { return nil }
+        let trimmed = text.drop { $0.isWhitespace || $0.unicodeScalars.allSatisfy { $0.properties.generalCategory == .control } }
+        let leading = trimmed.startIndex != text.startIndex
+        if leading && PostgresURI.isPostgresURI(String(trimmed)) {
+            return GatehouseError.invalid("the store URI starts with a space or control character before postgres://",
+                                          fix: "remove what stands before the scheme (check the quoting in your unit file or script)")
+        }
+        let isPath = trimmed.hasPrefix("/") || trimmed.hasPrefix("./") || trimmed.hasPrefix("../") || trimmed.hasPrefix("~")
+        if !isPath, let problem = schemeProblem(trimmed, leading: leading) { return problem }
+        // Credentials (`user:password@`) or `://` anywhere mean a URI whatever precedes them (`postgresql//u:p@h`,
+        // `//u:p@h/db`): no store file is named like that, and its error would print the password.
+        let credentials = trimmed.split(separator: "/").contains { part in
+            guard let colon = part.firstIndex(of: ":") else { return false }
+            return part[colon...].contains("@")
+        }
+        guard credentials || trimmed.contains("://") else { return nil }
+        return GatehouseError.invalid("the store looks like a database URI with a misspelt or missing scheme (it holds \(credentials ? "a user:password@ part" : "://")); nothing of it is shown, and it is not taken as a file name",
+                                      fix: "write a Postgres store as postgresql://USER@HOST/DATABASE (or postgres://), its password in GATEHOUSE_STORE or --store-file")
+    }
+
+    /// The refusal of a value that starts with a scheme (`letters:`) that is not Postgres's, or nil.
+    private static func schemeProblem(_ trimmed: Substring, leading: Bool) -> GatehouseError? {
+        guard let colon = trimmed.firstIndex(of: ":") else { return nil }
+        let scheme = trimmed[..<colon]
+        guard let first = scheme.first, first.isASCII, first.isLetter, scheme.count <= 32,
+              scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == ".") }) else { return nil }
+        let rest = trimmed[trimmed.index(after: colon)...]
+        let name = scheme.lowercased()
+        let known = databaseSchemes.contains(name) || name.hasPrefix("postg") || name.hasPrefix("pg")
+            || closeTo(name, "postgres") || closeTo(name, "postgresql")
+        guard known || rest.hasPrefix("/") || rest.contains("@") else { return nil }
+        let shown = known ? "\"\(name):\"" : "a URI scheme"
+        if name == "d1" {
+            return GatehouseError.invalid("the store is a d1:// URI: Cloudflare D1 stores are not supported by this version of Gatehouse",
+                                          fix: "use a SQLite file or a postgresql:// URI")
+        }
+        if name == "sqlite" || name == "sqlite3" || name == "file" {
+            return GatehouseError.invalid("the store starts with \(shown): a SQLite store is given as a plain file path, not as a URI",
+                                          fix: "pass the file's path alone, e.g. \(field: .store) ./auth.sqlite")
+        }
+        return GatehouseError.invalid("the store starts with \(shown)\(leading ? " after a space" : ""), which looks like a misspelt or unsupported database URI (nothing after the scheme is shown); it is not taken as a file name",
+                                      fix: "write a Postgres store as postgresql://USER@HOST/DATABASE (or postgres://), or start a SQLite path that really holds a colon with ./")
+    }
+
+    /// Whether `a` is within two single-letter edits of `b` (a typo of a scheme).
+    private static func closeTo(_ a: String, _ b: String) -> Bool {
+        let a = Array(a), b = Array(b)
+        guard abs(a.count - b.count) <= 2 else { return false }
+        var previous = Array(0...b.count)
+        for i in a.indices {
+            var current = [i + 1] + Array(repeating: 0, count: b.count)
+            for j in b.indices {
+                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (a[i] == b[j] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count] <= 2
     }
 
     /// The engine this location is served by.

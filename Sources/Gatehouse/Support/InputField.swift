@@ -10,6 +10,7 @@ public enum InputField: String, Sendable, CaseIterable {
     case format, from, into, jwks, keepEmail, keepPassword, keepSubscription, keyID, nonce, platform, prometheus
     case provider, reason, record, reveal, sameProvider, servicesID, store, teamID, ticket, ttl, users
     case ifVersion, acceptTakeoverRisk, with, email, noEmail, accountId, issuer, genericIdTokens, minScore, passwordFile, role
+    case updateUserInfoOnLink
     /// How long a policy override lasts (`--for 7d`).
     case `for`
 

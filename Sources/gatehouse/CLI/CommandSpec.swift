@@ -98,6 +98,7 @@ struct OptionSpec {
 enum GlobalOptions {
     static let all: [OptionSpec] = [
         .value("store", "FILE|URI", "the store: a SQLite file or a postgres:// URI (default: $GATEHOUSE_STORE)"),
+        .value("store-file", "FILE", "read the store's URI from FILE (mode 0600), so no password is on the command line (default: $GATEHOUSE_STORE_FILE)"),
         .value("config", "FILE", "store configuration (default: gatehouse.json beside the store)"),
         .value("actor", "NAME", "who is making the change, for the audit log (default: your OS user)"),
         .flag("help", short: "h", "show help for the command"),

@@ -54,10 +54,43 @@ struct Invocation {
         return number
     }
 
-    /// The store path from `--store` or `GATEHOUSE_STORE`.
+    /// A duration option (`--for 2h`, `--ttl 90d`), nil when absent. Text that is not a duration, or one longer than
+    /// `Seconds.maximum`, is bad usage (exit 2), as every other malformed option value is.
+    func duration(_ name: String) throws -> Seconds? {
+        guard let text = value(name) else { return nil }
+        do { return try Seconds.parse(text) } catch let error as GatehouseError {
+            throw usage("--\(name): \(error.message)" + (error.fix.map { "; \($0)" } ?? ""))
+        }
+    }
+
+    /// The store from `--store`, `--store-file`, `GATEHOUSE_STORE` or `GATEHOUSE_STORE_FILE` (the command line wins
+    /// over the environment; two on the same level are refused). A value that looks like a misspelt database URI is
+    /// a usage error, never a file name (`StoreLocation.misspeltURI`).
     func storePath() throws -> String {
-        if let path = value("store") ?? environment["GATEHOUSE_STORE"], !path.isEmpty { return path }
-        throw usage("no store given: pass --store FILE or set GATEHOUSE_STORE")
+        let path: String
+        switch (value("store"), value("store-file")) {
+        case (.some, .some):
+            throw usage("--store and --store-file both name the store; pass one of them")
+        case (.some(let given), nil):
+            path = given
+        case (nil, .some(let file)):
+            path = try StoreLocationFile.read(file, option: "--store-file")
+        case (nil, nil):
+            let direct = environment["GATEHOUSE_STORE"].flatMap { $0.isEmpty ? nil : $0 }
+            let file = environment["GATEHOUSE_STORE_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+            if direct != nil && file != nil { throw usage("GATEHOUSE_STORE and GATEHOUSE_STORE_FILE are both set; unset one of them") }
+            if let file { path = try StoreLocationFile.read(file, option: "GATEHOUSE_STORE_FILE") } else { path = direct ?? "" }
+        }
+        guard !path.isEmpty else { throw usage("no store given: pass --store FILE or set GATEHOUSE_STORE (a URI with a password: in GATEHOUSE_STORE, or in a file named by --store-file or GATEHOUSE_STORE_FILE)") }
+        if let problem = StoreLocation.misspeltURI(path) {
+            throw usage(problem.message + (problem.fix.map { "; \($0)" } ?? ""))
+        }
+        return path
+    }
+
+    /// The store as messages may name it: the path, or the URI with its password replaced.
+    func storeDescription() -> String? {
+        (try? storePath()).map { (try? StoreLocation($0))?.description ?? "the store" }
     }
 
     /// Opens the store named on the command line.

@@ -164,11 +164,7 @@ enum AppleCommands: CommandNoun {
 
     static func mint(_ invocation: Invocation) throws -> Int32 {
         var lifetime = ClientSecretMinter.defaultLifetime
-        if let text = invocation.value("ttl") {
-            do { lifetime = try Seconds.parse(text) } catch let error as GatehouseError {
-                throw GatehouseError.invalid("--ttl: \(error.message)", fix: error.fix)
-            }
-        }
+        if let duration = try invocation.duration("ttl") { lifetime = duration }
         let minted = try ClientSecretService(store: try invocation.openStore())
             .mint(clientID: invocation.value("client-id"), lifetime: lifetime, actor: invocation.actor, now: .now())
         if invocation.json { try invocation.output.json(minted) } else { invocation.output.line(minted.token) }

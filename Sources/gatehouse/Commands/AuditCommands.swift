@@ -35,7 +35,7 @@ enum AuditCommands: CommandNoun {
 
     static func list(_ invocation: Invocation) throws -> Int32 {
         var query = AuditLog.Query(limit: try invocation.integer("limit", default: 50, range: 1...10_000))
-        if let since = invocation.value("since") { query.since = try parseSince(since) }
+        if let since = invocation.value("since") { query.since = try parseSince(since, invocation: invocation) }
         query.action = invocation.value("action")
         query.actor = invocation.value("by")
         query.subject = invocation.value("subject")
@@ -63,13 +63,16 @@ enum AuditCommands: CommandNoun {
         return result.isIntact ? 0 : 1
     }
 
-    /// `24h`, `7d` (ago) or an ISO-8601 time.
-    static func parseSince(_ text: String) throws -> Timestamp {
+    /// `24h`, `7d` (ago) or an ISO-8601 time; anything else is bad usage (exit 2).
+    static func parseSince(_ text: String, invocation: Invocation) throws -> Timestamp {
         if let time = Timestamp(iso8601: text) { return time }
-        guard let duration = try? Seconds.parse(text) else {
-            throw GatehouseError.invalid("--since \"\(text.prefix(40))\" is neither an ISO-8601 time nor a duration", fix: "use e.g. 2026-11-01, 2026-11-01T12:00:00Z, 24h or 7d")
+        do {
+            return Timestamp.now().adding(seconds: -(try Seconds.parse(text)).value)
+        } catch let error as GatehouseError where error.message.contains("longer than") {
+            throw invocation.usage("--since: \(error.message)" + (error.fix.map { "; \($0)" } ?? ""))
+        } catch {
+            throw invocation.usage("--since \"\(OperatorText.visible(String(text.prefix(40)), keepLineBreaks: false))\" is neither an ISO-8601 time nor a duration; use e.g. 2026-11-01, 2026-11-01T12:00:00Z, 24h or 7d")
         }
-        return Timestamp.now().adding(seconds: -duration.value)
     }
 
     static func describe(_ details: [String: AuditValue]) -> String {

@@ -38,6 +38,9 @@ enum DemoCommands: CommandNoun {
         var anchor = Timestamp(milliseconds: Timestamp.now().milliseconds / 86_400_000 * 86_400_000)
         if let text = invocation.value("anchor") {
             guard let time = Timestamp(iso8601: text) else { throw invocation.usage("--anchor must be an ISO-8601 time, got \"\(text.prefix(40))\"") }
+            guard DemoSeeder.anchorRange.contains(time) else {
+                throw invocation.usage("--anchor must be from \(DemoSeeder.anchorRange.lowerBound.iso8601.prefix(10)) to \(DemoSeeder.anchorRange.upperBound.iso8601.prefix(10)): the demo data spans two years before it and weeks after it, and every date must stay within the years 1970 to 9999")
+            }
             anchor = time
         }
         let (store, initialized) = try Store.initialize(path: invocation.storePath(), configurationPath: invocation.value("config") ?? invocation.environment["GATEHOUSE_CONFIG"],

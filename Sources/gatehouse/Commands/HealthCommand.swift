@@ -41,15 +41,15 @@ enum HealthCommand {
         let warn = try invocation.integer("warn-days", default: 28, range: 1...365)
         let crit = try invocation.integer("crit-days", default: 14, range: 0...365)
         guard crit <= warn else { throw invocation.usage("--crit-days (\(crit)) must not exceed --warn-days (\(warn))") }
-        let interval = try invocation.value("expect-every").map(Seconds.parse) ?? Seconds(3600)
+        let interval = try invocation.duration("expect-every") ?? Seconds(3600)
         guard interval.value >= 60 else { throw invocation.usage("--expect-every must be at least 1m") }
-        let budget = try invocation.value("sweep-budget").map(Seconds.parse) ?? Seconds(1)
+        let budget = try invocation.duration("sweep-budget") ?? Seconds(1)
         guard budget.value <= 3600 else { throw invocation.usage("--sweep-budget must be at most 1h (it bounds one run)") }
         let store: Store
         do {
             store = try invocation.openStore()
         } catch {
-            guard let error = GatehouseError.operatorFacing(error, storePath: try? invocation.storePath()) else { throw error }
+            guard let error = GatehouseError.operatorFacing(error, storePath: invocation.storeDescription()) else { throw error }
             // The checks cannot run at all: UNKNOWN, as a check plugin reports it.
             invocation.output.error("gatehouse: \(error.markedDescription)")
             if invocation.json { try invocation.output.json(["status": "unknown", "error": error.message]) }

@@ -8,7 +8,7 @@ enum PolicyCommands: CommandNoun {
 
     static func make() -> CommandSpec {
         let simulateOptions: [OptionSpec] = [
-            .value("provider", "P", "the provider id (google, apple, ...)", required: true),
+            .value("provider", "P", "the provider id (google, apple, or a generic provider's id exactly as the app spells it)", required: true),
             .value("flow", "FLOW", "id-token (default: the app posts the provider's id token) or redirect (the web: /callback/:provider)"),
             .value("email", "E", "the email the provider reports"),
             .flag("no-email", "the provider reports no email (e.g. a returning Apple user's token)"),
@@ -18,6 +18,7 @@ enum PolicyCommands: CommandNoun {
             .value("provider-option", "NAME", "an option the app sets on the provider: \(providerOptionNames.joined(separator: ", "))", repeatable: true),
             .flag("generic", "the provider is a generic OAuth (plugin) provider (the default for ids Better Auth has no provider for)"),
             .value("generic-id-tokens", "yes|no", "a generic provider's discovery gave an issuer and jwks_uri (id tokens verifiable)"),
+            .flag("update-user-info-on-link", "the app sets accountLinking.updateUserInfoOnLink (in code; not a policy key): an implicit link then checks the user row as updated"),
             .value("with", "KEY=VALUE", "simulate under a hypothetical value instead of the stored one", repeatable: true),
             .json,
         ]
@@ -103,7 +104,10 @@ enum PolicyCommands: CommandNoun {
                                                 EMAIL_NOT_VERIFIED, 404 ID_TOKEN_NOT_SUPPORTED) or the redirect callback (callback.ts; ?error=account_not_linked,
                                                 signup_disabled, email_not_verified, email_not_found, unable_to_link_account), then handleOAuthUserInfo
                                                 (link-account.ts). Provider options the app sets: --provider-option disableSignUp, disableImplicitSignUp (with
-                                                --request-sign-up), requireEmailVerification, disableIdTokenSignIn, verifyIdToken, overrideUserInfoOnSignIn.
+                                                --request-sign-up), requireEmailVerification, disableIdTokenSignIn, verifyIdToken, overrideUserInfoOnSignIn;
+                                                and --update-user-info-on-link for accountLinking.updateUserInfoOnLink, which decides whether an email the
+                                                provider has just verified passes requireEmailVerification on an implicit link. Provider ids are matched
+                                                exactly, as Better Auth matches them: a generic provider's id may have capitals, and Google is not google.
                                                 """,
                                             options: simulateOptions + [.flag("request-sign-up", "the client sends requestSignUp: true")],
                                             examples: [
@@ -141,11 +145,7 @@ enum PolicyCommands: CommandNoun {
         let value = try key.parse(invocation.argument("VALUE") ?? "")
         var change = PolicyChange(key: key, value: value, reason: try invocation.required("reason"),
                                   acceptTakeoverRisk: invocation.flag("accept-takeover-risk"))
-        if let text = invocation.value("for") {
-            do { change.duration = try Seconds.parse(text) } catch let error as GatehouseError {
-                throw GatehouseError.invalid("--for: \(error.message)", fix: error.fix)
-            }
-        }
+        if let duration = try invocation.duration("for") { change.duration = duration }
         if let text = invocation.value("if-version") {
             guard let version = Int(text), version >= 0 else { throw invocation.usage("--if-version must be a whole number ≥ 0, got \"\(text.prefix(40))\"") }
             change.ifVersion = version
@@ -223,7 +223,8 @@ enum PolicyCommands: CommandNoun {
         let flow = try invocation.choice("flow", as: AuthFlow.self) ?? .idToken
         return LinkAttempt(provider: try invocation.required("provider"), email: email, emailVerified: invocation.flag("email-verified"),
                            accountID: invocation.value("account-id"), issuer: invocation.value("issuer"), flow: flow,
-                           requestSignUp: invocation.flag("request-sign-up"), settings: settings)
+                           requestSignUp: invocation.flag("request-sign-up"), settings: settings,
+                           updateUserInfoOnLink: invocation.flag("update-user-info-on-link"))
     }
 
     static func overrides(_ invocation: Invocation) throws -> [PolicyKey: PolicyValue] {

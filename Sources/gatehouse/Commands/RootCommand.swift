@@ -10,7 +10,9 @@ enum RootCommand {
             discussion: """
                 Gatehouse works on the store Better Auth and the sync server share: a SQLite file, or a Postgres
                 database named by a postgres:// URI (its password from PGPASSWORD or ~/.pgpass; never printed).
-                Pass it with --store FILE|URI or GATEHOUSE_STORE. Exit status: 0 success, 1 failure, 2 bad usage.
+                Pass it with --store FILE|URI or GATEHOUSE_STORE; a URI holding a password belongs in GATEHOUSE_STORE or in a
+                file of mode 0600 (--store-file FILE or GATEHOUSE_STORE_FILE), not on the command line, where `ps` shows it.
+                Exit status: 0 success, 1 failure, 2 bad usage.
                 """,
             subcommands: [
                 .noun(InitCommand.self),

@@ -15,6 +15,11 @@ enum ServeCommand: CommandNoun {
             discussion: """
                 Serves the console's pages and JSON API until SIGINT or SIGTERM. Binds to 127.0.0.1 by default and
                 answers only requests addressed to that address (DNS-rebinding protection).
+
+                A Postgres URI that holds a password is read from GATEHOUSE_STORE or from a file of mode 0600
+                (--store-file FILE or GATEHOUSE_STORE_FILE, e.g. a systemd credential): given with --store, it is
+                hidden from the process's command line at start, with a warning, but `ps` may have shown it until then.
+                The start line and the log show the URI with its password as ***.
                 """,
             options: [
                 .value("listen", "ADDR:PORT", "where to listen (default 127.0.0.1:8787; port 0 picks a free one)"),
@@ -22,15 +27,17 @@ enum ServeCommand: CommandNoun {
                 .value("threads", "N", "request threads (default 4)"),
                 .flag("quiet", short: "q", "do not log requests"),
             ],
-            examples: ["gatehouse serve --store auth.sqlite", "gatehouse serve --store auth.sqlite --listen 127.0.0.1:0"],
+            examples: ["gatehouse serve --store auth.sqlite", "gatehouse serve --store auth.sqlite --listen 127.0.0.1:0",
+                       "GATEHOUSE_STORE_FILE=/run/credentials/gatehouse.service/store gatehouse serve"],
             run: run
         )
     }
 
     static func run(_ invocation: Invocation) throws -> Int32 {
         let (address, port) = try parseListen(invocation.value("listen") ?? "127.0.0.1:8787", invocation: invocation)
+        let storePath = try invocation.storePath()
         let options = ConsoleServer.Options(
-            storePath: try invocation.storePath(), configurationPath: invocation.value("config") ?? invocation.environment["GATEHOUSE_CONFIG"],
+            storePath: storePath, configurationPath: invocation.value("config") ?? invocation.environment["GATEHOUSE_CONFIG"],
             publicDirectory: try ResourceLocator.publicDirectory(), address: address, port: port,
             allowRemote: invocation.flag("allow-remote"), threads: try invocation.integer("threads", default: 4, range: 1...64),
             logRequests: !invocation.flag("quiet"))
@@ -38,7 +45,9 @@ enum ServeCommand: CommandNoun {
         // Caught before the address is printed: a script that reads the line may send SIGTERM at once.
         let termination = TerminationSignals()
         try console.start()
-        invocation.output.line("Gatehouse console on \(console.url) (store \(options.storePath)); Ctrl-C stops it")
+        // The start line goes to the journal under systemd: the store as every message names it, password as ***.
+        let shownStore = (try? StoreLocation(storePath))?.description ?? "the store"
+        invocation.output.line("Gatehouse console on \(console.url) (store \(shownStore)); Ctrl-C stops it")
         let signal = termination.wait()
         invocation.output.error("gatehouse: stopping (signal \(signal))")
         console.stop()

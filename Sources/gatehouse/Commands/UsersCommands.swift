@@ -85,7 +85,10 @@ enum UsersCommands: CommandNoun {
         return 0
     }
 
-    static func render(_ detail: UserDetail, to out: Output) {
+    /// Each `out.line` here is one line of the report: a line break in stored data (a name, a user agent, a
+    /// workspace name) is shown as `\u{000A}`, as `users search` shows it, never let out to forge a line.
+    static func render(_ detail: UserDetail, to output: Output) {
+        let out = OneLineOutput(output)
         let user = detail.user
         out.line("user \(user.id)")
         out.line("  name:           \(user.name.isEmpty ? "(none)" : user.name)")
@@ -178,4 +181,11 @@ enum UsersCommands: CommandNoun {
         }
         return 0
     }
+}
+
+/// Writes report lines that each stay one line, whatever the data in them holds (see `UsersCommands.render`).
+struct OneLineOutput {
+    let output: Output
+    init(_ output: Output) { self.output = output }
+    func line(_ text: String = "") { output.line(OperatorText.visible(text, keepLineBreaks: false)) }
 }
