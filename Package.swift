@@ -48,7 +48,7 @@ let package = Package(
         // A raw-socket HTTP client shared by the tests that go over a real socket.
         .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestSupport"]),
-        .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse"]),
+        .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", "EmbeddedResources"]),
         .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTPTestSupport"]),
         // Runs the built `gatehouse` binary the way a user does.
         .testTarget(name: "EndToEndTests", dependencies: ["HTTPTestSupport"]),
