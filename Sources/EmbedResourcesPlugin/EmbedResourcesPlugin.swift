@@ -29,7 +29,7 @@ struct EmbedResourcesPlugin: BuildToolPlugin {
             if let value = ProcessInfo.processInfo.environment[name] { environment[name] = value }
         }
         return [
-            .buildCommand(displayName: "Embedding migrations/ and Public/ (\(inputs.count) files)",
+            .buildCommand(displayName: "Embedding the migrations and the console's files (\(inputs.count) files)",
                           executable: generator,
                           arguments: ["files", filesOutput.path, root.path] + Self.folders,
                           inputFiles: inputs, outputFiles: [filesOutput]),

@@ -25,7 +25,7 @@ final class EmbeddedResourcesTests: XCTestCase {
         XCTAssertEqual(EmbeddedResources.files.map(\.path), expected, "a file added, removed or renamed is embedded at the next build")
         for file in EmbeddedResources.files {
             let disk = try Data(contentsOf: Self.packageRoot.appendingPathComponent(file.path))
-            XCTAssertEqual(file.bytes, Array(disk), file.path)
+            XCTAssertTrue(file.bytes == Array(disk), "\(file.path): the embedded copy differs from the file (\(file.bytes.count) against \(disk.count) bytes)")
         }
         XCTAssertTrue(expected.contains("migrations/sqlite/0001_better_auth_core.sql"))
         XCTAssertTrue(expected.contains("Public/index.html"))
