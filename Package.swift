@@ -28,9 +28,16 @@ let package = Package(
         .target(name: "JOSE", dependencies: ["CCrypto", "Locking"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Locking"]),
 
+        // migrations/ and Public/ compiled into the binary, byte for byte, with the build's commit and date, so one
+        // copied binary is a working install. The plugin and its generator live under Sources/ (the top level is fixed).
+        .executableTarget(name: "EmbedResourcesGenerator", path: "Sources/EmbedResourcesGenerator"),
+        .plugin(name: "EmbedResourcesPlugin", capability: .buildTool(), dependencies: ["EmbedResourcesGenerator"],
+                path: "Sources/EmbedResourcesPlugin"),
+        .target(name: "EmbeddedResources", plugins: ["EmbedResourcesPlugin"]),
+
         // The domain: one service layer that the CLI and the console both call.
-        .target(name: "Gatehouse", dependencies: ["Storage", "JOSE", "Locking"]),
-        .target(name: "Console", dependencies: ["Gatehouse", "HTTPServer", "Locking"]),
+        .target(name: "Gatehouse", dependencies: ["Storage", "JOSE", "Locking", "EmbeddedResources"]),
+        .target(name: "Console", dependencies: ["Gatehouse", "HTTPServer", "Locking", "EmbeddedResources"]),
         .executableTarget(name: "gatehouse", dependencies: ["Console", "Gatehouse"]),
 
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
@@ -41,7 +48,7 @@ let package = Package(
         // A raw-socket HTTP client shared by the tests that go over a real socket.
         .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestSupport"]),
-        .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse"]),
+        .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", "EmbeddedResources"]),
         .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTPTestSupport"]),
         // Runs the built `gatehouse` binary the way a user does.
         .testTarget(name: "EndToEndTests", dependencies: ["HTTPTestSupport"]),

@@ -13,11 +13,11 @@ final class OpsFilesTests: XCTestCase {
     func testSystemdUnitsVerify() throws {
         let tool = "/usr/bin/systemd-analyze"
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: tool), "ops/test installs systemd for systemd-analyze")
-        // The units name /usr/local/bin/gatehouse; verify them against the built binary at that path's place.
+        // The units name /usr/bin/gatehouse, where the package installs it; verify them against the built binary there.
         let scratch = try Scratch()
         for name in ["gatehouse-console.service", "gatehouse-health.service", "gatehouse-health.timer"] {
             let text = try String(contentsOf: ops.appendingPathComponent("systemd/\(name)"), encoding: .utf8)
-                .replacingOccurrences(of: "/usr/local/bin/gatehouse", with: CLI.binary)
+                .replacingOccurrences(of: "/usr/bin/gatehouse", with: CLI.binary)
             try text.write(toFile: scratch.path(name), atomically: true, encoding: .utf8)
         }
         let (status, output) = try run(tool, ["verify", "--man=no", scratch.path("gatehouse-console.service"),

@@ -1,8 +1,10 @@
+import EmbeddedResources
 import Foundation
+import Gatehouse
 import HTTPServer
 
-/// The console's static files, read once at start-up from `Public/` into memory. Requests are served
-/// from this allowlist by exact path: a request path is never joined onto the disk.
+/// The console's static files, read once at start-up from `Public/` (or the binary's own copy of it) into memory.
+/// Requests are served from this allowlist by exact path: a request path is never joined onto the disk.
 struct StaticFiles: Sendable {
     struct File: Sendable {
         let contentType: String
@@ -16,9 +18,22 @@ struct StaticFiles: Sendable {
         "svg": "image/svg+xml", "png": "image/png", "ico": "image/x-icon", "json": "application/json", "txt": "text/plain; charset=utf-8",
     ]
 
-    /// Loads regular files with known types under `directory` (no dotfiles, no symlinks out of it).
+    /// Loads regular files with known types under `directory` (no dotfiles, no symlinks out of it), or, for
+    /// `(embedded)/Public` (`ResourceLocator.publicDirectory()` when no folder is found), the binary's own copies.
     init(directory: String) throws {
         var files: [String: File] = [:]
+        if let folder = ResourceLocator.embeddedFolder(directory) {
+            for (relative, file) in EmbeddedResources.files(under: folder) {
+                let name = relative.split(separator: "/").last.map(String.init) ?? relative
+                guard !relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }),
+                      let dot = name.lastIndex(of: "."), let type = Self.types[name[name.index(after: dot)...].lowercased()] else { continue }
+                files["/" + relative] = File(contentType: type, body: file.bytes)
+            }
+            guard !files.isEmpty else { throw CocoaError(.fileReadNoSuchFile) }
+            if let index = files["/index.html"] { files["/"] = index }
+            self.files = files
+            return
+        }
         let root = URL(fileURLWithPath: directory).standardizedFileURL.resolvingSymlinksInPath()
         guard let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey, .isSymbolicLinkKey],
                                                               options: [.skipsHiddenFiles]) else { throw CocoaError(.fileReadNoSuchFile) }

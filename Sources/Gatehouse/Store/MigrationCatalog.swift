@@ -1,6 +1,7 @@
 import Foundation
 import Storage
 import JOSE
+import EmbeddedResources
 
 /// One engine's migrations, shipped in `migrations/sqlite/` or `migrations/postgres/`: files named `NNNN_name.sql`,
 /// numbered from 1 with no gap. Both folders hold the same ids and names for the same purposes.
@@ -42,13 +43,23 @@ public struct MigrationCatalog: Sendable {
         }
     }
 
-    /// Reads and checks a migrations directory.
+    /// Reads and checks a migrations directory: a folder, or the binary's own copy of one
+    /// (`(embedded)/migrations/sqlite`, see `ResourceLocator`), checked the same way.
     public static func load(directory: String) throws -> MigrationCatalog {
-        guard let names = sqlFileNames(in: directory) else {
-            throw GatehouseError("cannot read the migrations folder \(directory)", fix: "check that it exists and is readable")
+        let files: [(name: String, bytes: [UInt8]?)]
+        if let folder = ResourceLocator.embeddedFolder(directory) {
+            // Only the folder's own .sql files, as a directory listing would give them.
+            files = EmbeddedResources.files(under: folder)
+                .filter { $0.relativePath.hasSuffix(".sql") && !$0.relativePath.contains("/") }
+                .map { ($0.relativePath, $0.file.bytes) }
+        } else {
+            guard let names = sqlFileNames(in: directory) else {
+                throw GatehouseError("cannot read the migrations folder \(directory)", fix: "check that it exists and is readable")
+            }
+            files = names.map { ($0, contents(of: directory + "/" + $0)) }
         }
         var migrations: [Migration] = []
-        for name in names {
+        for (name, bytes) in files {
             let stem = String(name.dropLast(4))
             let parts = stem.split(separator: "_", maxSplits: 1)
             guard parts.count == 2, parts[0].count == 4, let id = Int(parts[0]), id > 0,
@@ -56,7 +67,7 @@ public struct MigrationCatalog: Sendable {
                 throw GatehouseError.invalid("migration file \(name) in \(directory) is not named NNNN_name.sql",
                                              fix: "rename it with a four-digit number, e.g. 0007_\(stem).sql")
             }
-            guard let bytes = contents(of: directory + "/" + name), let sql = utf8Text(bytes) else {
+            guard let bytes, let sql = utf8Text(bytes) else {
                 throw GatehouseError.invalid("migration file \(name) cannot be read as UTF-8 text")
             }
             if let duplicate = migrations.first(where: { $0.id == id }) {

@@ -1,17 +1,45 @@
+import EmbeddedResources
 import Storage
 import Foundation
 
-/// Finds the directories Gatehouse ships beside its binary: `migrations/` and `Public/`.
+/// Finds the files Gatehouse ships: `migrations/` and `Public/`.
 ///
-/// In order: an environment variable (`GATEHOUSE_MIGRATIONS`, `GATEHOUSE_PUBLIC`); `../share/gatehouse/<name>`
-/// next to an installed binary; the source checkout the binary was built in (walking up from the
-/// binary to the folder holding `Package.swift`).
+/// In order, first found wins:
+/// 1. an environment variable (`GATEHOUSE_MIGRATIONS`, `GATEHOUSE_PUBLIC`): development and tests point at a folder;
+/// 2. the source checkout the binary was built in (walking up from the binary to the folder holding `Package.swift`),
+///    so a developer's edit is read without a rebuild;
+/// 3. the copies compiled into the binary (`EmbeddedResources`), byte for byte the files it was built from: an
+///    installed or copied binary needs nothing beside it.
+///
+/// There is no `share/gatehouse` folder beside an installed binary any more: a stale one from an older install
+/// would otherwise win over the binary's own copies, and a migrations folder that does not match the binary is how
+/// a store gets a migration its code does not know.
+///
+/// The embedded copies are named by a pseudo-directory, `(embedded)/migrations/sqlite`, which
+/// `MigrationCatalog.load(directory:)` and the console's `StaticFiles(directory:)` recognise; messages that name the
+/// folder then say where the files came from.
 public enum ResourceLocator {
+    /// The pseudo-directory that names the binary's own copies.
+    public static let embeddedRoot = "(embedded)"
+
+    /// The folder under the binary's own copies that `directory` names (`migrations/sqlite` for
+    /// `(embedded)/migrations/sqlite`); nil for a real directory.
+    public static func embeddedFolder(_ directory: String) -> String? {
+        directory.hasPrefix(embeddedRoot + "/") ? String(directory.dropFirst(embeddedRoot.count + 1)) : nil
+    }
+
     /// The directory of one engine's migrations: `migrations/sqlite` or `migrations/postgres`.
     /// `GATEHOUSE_MIGRATIONS` names the folder that holds both.
     public static func migrationsDirectory(for engine: MigrationCatalog.Engine = .sqlite) throws -> String {
         let root = try locate("migrations", environment: "GATEHOUSE_MIGRATIONS")
         let directory = root + "/" + engine.rawValue
+        if let folder = embeddedFolder(directory) {
+            guard !EmbeddedResources.files(under: folder).isEmpty else {
+                throw GatehouseError("this binary carries no \(engine.rawValue) migrations",
+                                     fix: "point GATEHOUSE_MIGRATIONS at Gatehouse's migrations/, which holds sqlite/ and postgres/")
+            }
+            return directory
+        }
         guard FileStatus(directory)?.isDirectory == true else {
             throw GatehouseError.invalid("the migrations folder \(root) has no \(engine.rawValue)/ folder",
                                          fix: "point GATEHOUSE_MIGRATIONS at Gatehouse's migrations/, which holds sqlite/ and postgres/")
@@ -33,9 +61,6 @@ public enum ResourceLocator {
         }
         // Plain path strings and stat: this runs at every start, and Foundation's URL is slow to first use.
         var directory = parent(of: executablePath())
-        // `<bin>/../share/gatehouse/<name>`; the binary's folder is already free of links and dots.
-        let installed = (parent(of: directory) == "/" ? "" : parent(of: directory)) + "/share/gatehouse/\(name)"
-        if FileStatus.exists(installed) { return installed }
         for _ in 0..<8 {
             let candidate = directory + "/" + name
             if FileStatus.exists(directory + "/Package.swift"), FileStatus.exists(candidate) {
@@ -43,8 +68,7 @@ public enum ResourceLocator {
             }
             directory = parent(of: directory)
         }
-        throw GatehouseError("cannot find Gatehouse's \(name) folder next to the binary",
-                             fix: "set \(variable) to its path (it is \(name)/ in the source checkout)")
+        return embeddedRoot + "/" + name
     }
 
     /// The running binary's path with every symbolic link resolved.

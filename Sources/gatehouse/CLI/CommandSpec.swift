@@ -19,6 +19,8 @@ struct CommandSpec {
     var examples: [String]
     /// The work; nil for a pure group.
     var run: ((Invocation) throws -> Int32)?
+    /// Accepted but not listed in help, completions or the man page (`gatehouse man`, which the package runs).
+    var hidden = false
 
     private let discussionText: () -> String?
     /// Builds the real spec of a `lazy` entry; nil for a spec that is already complete.
@@ -54,6 +56,13 @@ struct CommandSpec {
         guard let build else { return self }
         let spec = build()
         assert(spec.name == name && spec.summary == summary, "the lazy entry \(name) lists a different name or summary than its spec")
+        return spec
+    }
+
+    /// The same spec, accepted but left out of listings.
+    func hiddenFromListings() -> CommandSpec {
+        var spec = self
+        spec.hidden = true
         return spec
     }
 

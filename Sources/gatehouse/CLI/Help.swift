@@ -19,8 +19,9 @@ enum Help {
         if let discussion = spec.discussion { text += "\n" + discussion + "\n" }
         if !spec.subcommands.isEmpty {
             text += "\ncommands:\n"
-            let width = spec.subcommands.map(\.name.count).max() ?? 0
-            for sub in spec.subcommands {
+            let listed = spec.subcommands.filter { !$0.hidden }
+            let width = listed.map(\.name.count).max() ?? 0
+            for sub in listed {
                 let marker = sub.name == spec.defaultSubcommand ? " (default)" : ""
                 text += "  " + sub.name.padded(to: width) + "  " + sub.summary + marker + "\n"
             }

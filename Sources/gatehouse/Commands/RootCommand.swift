@@ -30,6 +30,8 @@ enum RootCommand {
                 .noun(ServeCommand.self),
                 .noun(HealthCommand.self),
                 .noun(MergeCommands.self),
+                .noun(CompletionCommand.self),
+                .noun(ManCommand.self).hiddenFromListings(),
             ],
             examples: [
                 "gatehouse init --store auth.sqlite",
