@@ -24,7 +24,7 @@ let package = Package(
 
         // Infrastructure, with no domain knowledge. `Locking` is the one lock type (`Locked<Value>`) the others share.
         .target(name: "Locking"),
-        .target(name: "Storage", dependencies: ["CSQLite", "CLibPQ"]),
+        .target(name: "Storage", dependencies: ["CSQLite", "CLibPQ", "Locking"]),
         .target(name: "JOSE", dependencies: ["CCrypto", "Locking"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Locking"]),
 

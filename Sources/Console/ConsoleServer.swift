@@ -46,7 +46,7 @@ public final class ConsoleServer: Sendable {
     let state: State
 
     /// What the request handler needs; the guard is set once the port is known.
-    final class State: @unchecked Sendable {
+    final class State: Sendable {
         let stores: StorePool
         /// One store per connection thread, for inline routes: a connection thread must never wait for a
         /// store that a slow handler on the pool holds.
@@ -255,7 +255,7 @@ public final class ConsoleServer: Sendable {
                 // A cheap read sends its token check along with its first snapshot: one round trip to a server store.
                 let deferring = route.inline && request.method == "GET"
                 return try AuthMiddleware.handle(context, access: route.access, deferring: deferring) { context in
-                    signedIn.context = context
+                    signedIn.context.withLock { $0 = context }
                     try JSONBody.requireJSONIfPresent(context.request)
                     return try route.handler(context)
                 }
@@ -279,8 +279,8 @@ public final class ConsoleServer: Sendable {
 }
 
 /// Whether a request got past authentication as a signed-in admin; set by the route's wrapper, read on the same thread.
-final class SignedInFlag: @unchecked Sendable {
+final class SignedInFlag: Sendable {
     /// The context the handler ran with: signed in once its token was found good.
-    var context: RequestContext?
-    var value: Bool { context?.isSignedIn ?? false }
+    let context = Locked<RequestContext?>(nil)
+    var value: Bool { context.value?.isSignedIn ?? false }
 }

@@ -29,7 +29,7 @@ import Locking
 /// sent) are never touched. Closing is `shutdown(2)` on the socket, done under the tracker's lock, which
 /// libmicrohttpd's "closed" notification also takes before it closes the descriptor: a descriptor is never
 /// shut down after it could have been reused by a newer connection.
-final class ConnectionTracker: @unchecked Sendable {
+final class ConnectionTracker: @unchecked Sendable { // `sweeper` is set once, by start(), before any other thread sees it; the rest is Locked or Monitor
     private struct Entry {
         let fd: Int32
         /// When the connection began waiting for a request head; nil while a request runs.
@@ -67,8 +67,8 @@ final class ConnectionTracker: @unchecked Sendable {
     private let maxWaiting: Int
     private let headTimeoutNanoseconds: UInt64
     private var sweeper: Thread?
-    private var stopped = false
-    private let stopCondition = NSCondition()
+    /// Set by `stop()`; the sweeper waits on it between sweeps.
+    private let stopped = Monitor(false)
 
     /// How many connections were closed for waiting too long or to make room (for tests and the bench).
     var evictions: Int { table.value.evictions }
@@ -136,15 +136,10 @@ final class ConnectionTracker: @unchecked Sendable {
     /// Starts the sweeper thread.
     func start() {
         let thread = Thread { [self] in
-            stopCondition.lock()
-            while !stopped {
-                _ = stopCondition.wait(until: Date().addingTimeInterval(0.5))
-                if stopped { break }
-                stopCondition.unlock()
+            // Sweeps every half second until stopped (a wait that ends without a stop is the next sweep's turn).
+            while stopped.wait(until: { $0 }, deadline: Date().addingTimeInterval(0.5), then: { _ in }) == nil {
                 sweep()
-                stopCondition.lock()
             }
-            stopCondition.unlock()
         }
         thread.name = "HTTPServer connection sweeper"
         sweeper = thread
@@ -154,10 +149,7 @@ final class ConnectionTracker: @unchecked Sendable {
     /// Stops the sweeper (it exits within half a second) and forgets every connection: called once the
     /// daemon has stopped, so no descriptor it knew is shut down after libmicrohttpd closed it.
     func stop() {
-        stopCondition.lock()
-        stopped = true
-        stopCondition.broadcast()
-        stopCondition.unlock()
+        stopped.update { $0 = true }
         table.withLock { table in
             table.entries.removeAll()
             table.waiting = 0

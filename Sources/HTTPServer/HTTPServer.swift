@@ -26,7 +26,7 @@ import Locking
 /// ```
 ///
 /// With a fast path: `HTTPServer(configuration: configuration, inline: { $0.path == "/health" ? .text(200, "ok\n") : nil }) { … }`.
-public final class HTTPServer: @unchecked Sendable {
+public final class HTTPServer: Sendable {
     /// Turns a request into a response; called concurrently from the server's threads.
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
     /// Answers a request on the libmicrohttpd thread that read it, or returns `nil` to run ``Handler`` on the

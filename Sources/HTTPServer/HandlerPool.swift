@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// Fixed threads that run request handlers, so libmicrohttpd's threads never wait for one.
 ///
@@ -15,7 +16,7 @@ import Foundation
 /// Nothing waits without bound: each lane holds at most `maxQueued` jobs (a job beyond is refused at once, and the
 /// caller answers 503), a job that waited longer than `maxQueueWait` is shed rather than run, and so is one whose
 /// client has gone away (`Job.isAbandoned`): a flood that ended leaves no backlog of work nobody will read.
-final class HandlerPool: @unchecked Sendable { // every mutable field is guarded by `condition`
+final class HandlerPool: Sendable {
     /// A request's work, and what to do instead of it when it is shed.
     struct Job: Sendable {
         /// Computes and sends the response.
@@ -50,16 +51,22 @@ final class HandlerPool: @unchecked Sendable { // every mutable field is guarded
         case closed
     }
 
-    private let condition = NSCondition()
-    private var queues: [HTTPServer.Lane: JobQueue] = [.standard: JobQueue(), .priority: JobQueue(), .slow: JobQueue()]
-    private var running: [HTTPServer.Lane: Int] = [.standard: 0, .priority: 0, .slow: 0]
     private let caps: [HTTPServer.Lane: Int]
     private let maxQueued: Int
     private let maxQueueWait: UInt64
-    private var closed = false
-    private var liveThreads = 0
-    /// Jobs shed so far, by reason, and refused because their lane was full.
-    private(set) var shedCounts: (waitedTooLong: Int, clientGone: Int, full: Int) = (0, 0, 0)
+    private let state = Monitor(State())
+
+    /// What the handler threads share.
+    private struct State {
+        var queues: [HTTPServer.Lane: JobQueue] = [.standard: JobQueue(), .priority: JobQueue(), .slow: JobQueue()]
+        var running: [HTTPServer.Lane: Int] = [.standard: 0, .priority: 0, .slow: 0]
+        var closed = false
+        var liveThreads = 0
+        /// Jobs shed so far, by reason, and refused because their lane was full.
+        var shed: (waitedTooLong: Int, clientGone: Int, full: Int) = (0, 0, 0)
+
+        var isEmpty: Bool { queues.values.allSatisfy { $0.count == 0 } }
+    }
 
     /// A first-in, first-out queue that reuses its storage, with when each job came in.
     private struct JobQueue {
@@ -85,7 +92,7 @@ final class HandlerPool: @unchecked Sendable { // every mutable field is guarded
     /// Starts `threadCount` worker threads. Each lane queues at most `maxQueued` jobs; a job that waited
     /// `maxQueueWaitSeconds` is shed.
     init(threadCount: Int, maxQueued: Int = 256, maxQueueWaitSeconds: Double = 20) {
-        liveThreads = threadCount
+        state.withLock { $0.liveThreads = threadCount }
         caps = [.standard: threadCount, .priority: max(1, threadCount - 1), .slow: max(1, threadCount - (threadCount >= 3 ? 2 : 1))]
         self.maxQueued = max(1, maxQueued)
         maxQueueWait = UInt64(max(0, maxQueueWaitSeconds) * 1e9)
@@ -102,71 +109,61 @@ final class HandlerPool: @unchecked Sendable { // every mutable field is guarded
     /// `prepare` suspends the connection: doing it under the lock means ``close()`` cannot return while a
     /// connection is suspended without a job queued to resume it.
     func submit(lane: HTTPServer.Lane = .standard, prepare: () -> Void, _ job: Job) -> Submission {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !closed else { return .closed }
-        guard queues[lane]!.count < maxQueued else {
-            shedCounts.full += 1
-            return .full
+        state.update { state in
+            guard !state.closed else { return .closed }
+            guard state.queues[lane]!.count < maxQueued else {
+                state.shed.full += 1
+                return .full
+            }
+            prepare()
+            state.queues[lane]!.append(job)
+            return .queued
         }
-        prepare()
-        queues[lane]!.append(job)
-        condition.broadcast()
-        return .queued
     }
 
     /// Refuses new jobs, waits until every queued and running job has finished, and lets the threads exit.
     func close() {
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        while liveThreads > 0 {
-            condition.wait()
-        }
-        condition.unlock()
+        state.update { $0.closed = true }
+        _ = state.wait(until: { $0.liveThreads == 0 }) { _ in }
     }
 
-    /// The next job a thread may take now, and its lane; called under the lock.
-    private func nextJob() -> (job: Job, since: UInt64, lane: HTTPServer.Lane)? {
-        for lane in Self.order where running[lane]! < caps[lane]! {
-            if let entry = queues[lane]!.next() { return (entry.job, entry.since, lane) }
+    /// The next job a thread may take now, and its lane, taken off its queue and counted as running.
+    private func takeJob(_ state: inout State) -> (job: Job, since: UInt64, lane: HTTPServer.Lane)? {
+        for lane in Self.order where state.running[lane]! < caps[lane]! {
+            if let entry = state.queues[lane]!.next() {
+                state.running[lane]! += 1
+                return (entry.job, entry.since, lane)
+            }
         }
         return nil
     }
 
+    /// Whether a thread may take a job now.
+    private func hasRunnableJob(_ state: State) -> Bool {
+        Self.order.contains { state.running[$0]! < caps[$0]! && state.queues[$0]!.count > 0 }
+    }
+
     private func work() {
-        condition.lock()
         while true {
-            if let (job, since, lane) = nextJob() {
-                running[lane]! += 1
-                condition.unlock()
-                let shed: ShedReason? = DispatchTime.now().uptimeNanoseconds - since > maxQueueWait ? .waitedTooLong
-                    : job.isAbandoned() ? .clientGone : nil
-                if let shed { job.shed(shed) } else { job.run() }
-                condition.lock()
+            // A job to run, or nil once the pool is closed and nothing is left.
+            let taken = state.wait(until: { hasRunnableJob($0) || ($0.closed && $0.isEmpty) }) { state in takeJob(&state) }
+            guard let (job, since, lane) = taken ?? nil else { break }
+            let shed: ShedReason? = DispatchTime.now().uptimeNanoseconds - since > maxQueueWait ? .waitedTooLong
+                : job.isAbandoned() ? .clientGone : nil
+            if let shed { job.shed(shed) } else { job.run() }
+            // A capped lane has a free slot again: the update wakes a thread waiting with only that lane's jobs queued.
+            state.update { state in
                 switch shed {
-                case .waitedTooLong: shedCounts.waitedTooLong += 1
-                case .clientGone: shedCounts.clientGone += 1
+                case .waitedTooLong: state.shed.waitedTooLong += 1
+                case .clientGone: state.shed.clientGone += 1
                 case nil: break
                 }
-                running[lane]! -= 1
-                // A capped lane has a free slot: a thread waiting with only that lane's jobs queued may take one now.
-                condition.broadcast()
-            } else if closed && queues.values.allSatisfy({ $0.count == 0 }) {
-                break
-            } else {
-                condition.wait()
+                state.running[lane]! -= 1
             }
         }
-        liveThreads -= 1
-        condition.broadcast()
-        condition.unlock()
+        state.update { $0.liveThreads -= 1 }
     }
 
     /// Jobs shed or refused so far (for tests and the server's counters).
-    var shed: (waitedTooLong: Int, clientGone: Int, full: Int) {
-        condition.lock()
-        defer { condition.unlock() }
-        return shedCounts
-    }
+    var shed: (waitedTooLong: Int, clientGone: Int, full: Int) { state.withLock { $0.shed } }
 }

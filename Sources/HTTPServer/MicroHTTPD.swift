@@ -19,7 +19,7 @@ import Darwin
 ///     library.stopDaemon(daemon)
 ///
 /// A ``ServerContext`` carries the loaded library to libmicrohttpd's callbacks.
-struct MicroHTTPD: @unchecked Sendable {
+struct MicroHTTPD: @unchecked Sendable { // function pointers, looked up once and never changed
     /// The library's file name (its ABI version 12 is what microhttpd.h 0.9.x declares).
     static let soname = "libmicrohttpd.so.12"
     /// The Debian package that installs it.

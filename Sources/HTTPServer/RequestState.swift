@@ -76,7 +76,7 @@ final class ServerContext: Sendable {
 }
 
 /// A suspended libmicrohttpd connection, handed to a handler thread only to resume it.
-struct SuspendedConnection: @unchecked Sendable {
+struct SuspendedConnection: @unchecked Sendable { // a C pointer, only passed back to libmicrohttpd to resume
     let pointer: OpaquePointer
 }
 

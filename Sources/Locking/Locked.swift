@@ -7,7 +7,7 @@ import Foundation
 ///     let seen = hits.value
 ///
 /// `tryWithLock` runs only when the lock is free, for callers that have something better to do than wait.
-public final class Locked<Value>: @unchecked Sendable {
+public final class Locked<Value>: @unchecked Sendable { // `protected` is read and written only with `lock` held
     private let lock = NSLock()
     private var protected: Value
 

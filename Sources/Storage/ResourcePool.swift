@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// Up to `size` resources (connections, open stores), each used by one thread at a time.
 ///
@@ -10,28 +11,38 @@ import Foundation
 /// server cannot be reached, `make` is not tried again for a short, growing pause (`Backoff`): requests in that
 /// pause fail at once with the last error instead of each waiting out a connect timeout. Waiting for a resource that
 /// others hold is bounded too (`waitTimeout`), ending in `ResourcePoolTimeout`.
-public final class ResourcePool<Resource>: @unchecked Sendable { // every mutable field is guarded by `condition`
+public final class ResourcePool<Resource>: Sendable {
     private let size: Int
-    private let make: () throws -> Resource
-    private let tidy: (Resource) -> Void
-    private let isUsable: (Resource) -> Bool
+    private let make: @Sendable () throws -> Resource
+    private let tidy: @Sendable (Resource) -> Void
+    private let isUsable: @Sendable (Resource) -> Bool
     private let waitTimeout: Double
-    private let condition = NSCondition()
-    private var idle: [Resource] = []
-    private var open = 0
-    private var backoff = ResourcePoolBackoff()
+    private let state: Monitor<State>
+
+    /// What the threads share: the idle resources, how many are open, and the pause after a failed `make`.
+    private struct State {
+        var idle: [Resource] = []
+        var open = 0
+        var backoff = ResourcePoolBackoff()
+    }
+
+    /// What a check-out does once it holds the lock: use an idle resource, fail fast, or make a new one.
+    private enum Step {
+        case use(Resource)
+        case fail(Error)
+        case make
+    }
 
     /// Opens the first resource now, so that a bad path fails at start-up rather than on first use. A check-out waits
     /// at most `waitTimeout` seconds for a resource another thread holds.
-    public init(size: Int, waitTimeout: Double = 15, make: @escaping () throws -> Resource,
-                tidy: @escaping (Resource) -> Void = { _ in }, isUsable: @escaping (Resource) -> Bool = { _ in true }) throws {
+    public init(size: Int, waitTimeout: Double = 15, make: @escaping @Sendable () throws -> Resource,
+                tidy: @escaping @Sendable (Resource) -> Void = { _ in }, isUsable: @escaping @Sendable (Resource) -> Bool = { _ in true }) throws {
         self.size = max(1, size)
         self.waitTimeout = waitTimeout
         self.make = make
         self.tidy = tidy
         self.isUsable = isUsable
-        idle.append(try make())
-        open = 1
+        state = Monitor(State(idle: [try make()], open: 1))
     }
 
     /// Runs `body` with a resource no other thread uses until it returns.
@@ -42,51 +53,40 @@ public final class ResourcePool<Resource>: @unchecked Sendable { // every mutabl
     }
 
     /// Resources open now (idle or checked out).
-    public var openCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return open
-    }
+    public var openCount: Int { state.withLock { $0.open } }
 
     private static var now: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
     private func checkOut() throws -> Resource {
         let deadline = Date(timeIntervalSinceNow: waitTimeout)
-        condition.lock()
         while true {
-            while idle.isEmpty && open >= size {
-                guard condition.wait(until: deadline) else {
-                    condition.unlock()
-                    throw ResourcePoolTimeout(size: size, seconds: waitTimeout)
-                }
+            let step = state.wait(until: { !$0.idle.isEmpty || $0.open < size }, deadline: deadline) { state -> Step in
+                if let resource = state.idle.popLast() { return .use(resource) }
+                if let error = state.backoff.failingFast(now: Self.now) { return .fail(error) }
+                state.open += 1
+                return .make
             }
-            if let resource = idle.popLast() {
-                condition.unlock()
+            switch step {
+            case nil:
+                throw ResourcePoolTimeout(size: size, seconds: waitTimeout)
+            case .use(let resource):
                 if isUsable(resource) { return resource }
                 // Gone stale while idle (its server restarted, its backend was ended): drop it, try the next.
-                condition.lock()
-                open -= 1
-                continue
-            }
-            if let error = backoff.failingFast(now: Self.now) {
-                condition.unlock()
+                state.update { $0.open -= 1 }
+            case .fail(let error):
                 throw error
-            }
-            open += 1
-            condition.unlock()
-            do {
-                let resource = try make()
-                condition.lock()
-                backoff.succeeded()
-                condition.unlock()
-                return resource
-            } catch {
-                condition.lock()
-                open -= 1
-                backoff.failed(error, now: Self.now)
-                condition.signal()
-                condition.unlock()
-                throw error
+            case .make:
+                do {
+                    let resource = try make()
+                    state.withLock { $0.backoff.succeeded() }
+                    return resource
+                } catch {
+                    state.update { state in
+                        state.open -= 1
+                        state.backoff.failed(error, now: Self.now)
+                    }
+                    throw error
+                }
             }
         }
     }
@@ -94,10 +94,9 @@ public final class ResourcePool<Resource>: @unchecked Sendable { // every mutabl
     private func checkIn(_ resource: Resource) {
         tidy(resource)
         let usable = isUsable(resource)
-        condition.lock()
-        if usable { idle.append(resource) } else { open -= 1 }
-        condition.signal()
-        condition.unlock()
+        state.update { state in
+            if usable { state.idle.append(resource) } else { state.open -= 1 }
+        }
     }
 }
 

@@ -11,11 +11,11 @@ public struct RequestStores: Sendable {
     public func withStore<T>(_ body: (Store) throws -> T) throws -> T {
         try pool.withStore { store in
             guard let check, !check.isAnswered else { return try body(store) }
-            check.current = store
+            check.current.withLock { $0 = store }
             store.db.prelude = check.prelude()
             defer {
                 store.db.prelude = nil
-                check.current = nil
+                check.current.withLock { $0 = nil }
             }
             return try body(store)
         }

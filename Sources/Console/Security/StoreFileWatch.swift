@@ -30,7 +30,7 @@ import Locking
 ///
 ///     let watch = StoreFileWatch(path: "auth.sqlite")
 ///     if let error = watch.problem() { return JSONBody.error(error) }
-final class StoreFileWatch: @unchecked Sendable {
+final class StoreFileWatch: Sendable {
     /// A file's identity: the device and inode `stat(2)` reports.
     struct Identity: Equatable {
         let device: UInt64

@@ -9,7 +9,7 @@ import Storage
 /// once the handler has returned (or thrown) and discards the handler's response when the token is refused; a
 /// handler that needs the session earlier (`RequestContext.requireSession()`) gets the check run there and then.
 /// Only read routes defer: a write must never run on a token not yet checked.
-public final class TokenCheck: @unchecked Sendable {
+public final class TokenCheck: @unchecked Sendable { // its stores are not Sendable; each mutable field is a Locked
     private enum Outcome {
         case accepted(AdminSession)
         case refused(Error)
@@ -22,7 +22,7 @@ public final class TokenCheck: @unchecked Sendable {
     private let outcome = Locked<Outcome?>(nil)
     /// The store the handler holds now, if any (set by `RequestStores` on the handler's thread): a check run while
     /// the handler holds a store runs on it, never on a second one from the pool (which may be empty).
-    var current: Store?
+    let current = Locked<Store?>(nil)
 
     init(token: String, required: AdminRole, now: Timestamp, pool: StorePool) throws {
         lookup = try TokenService.lookup(accessToken: token)
@@ -52,7 +52,7 @@ public final class TokenCheck: @unchecked Sendable {
             decided = answered
         } else {
             let lookup = self.lookup
-            decided = record(try current.map { try $0.db.row(lookup.sql, lookup.arguments) }
+            decided = record(try current.value.map { try $0.db.row(lookup.sql, lookup.arguments) }
                              ?? pool.withStore { try $0.db.row(lookup.sql, lookup.arguments) })
         }
         switch decided {

@@ -1,51 +1,38 @@
-import Foundation
+import Locking
 
 /// A blocking hand-off between one producer thread and one consumer, holding at most `capacity` items:
 /// the seeder builds the next batch of rows while the previous one is inserted.
-final class BoundedQueue<Item: Sendable>: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var items: [Item] = []
+final class BoundedQueue<Item: Sendable>: Sendable {
     private let capacity: Int
-    private var finished = false
-    private var cancelled = false
+    private let state = Monitor(State())
+
+    private struct State {
+        var items: [Item] = []
+        var finished = false
+        var cancelled = false
+    }
 
     init(capacity: Int) { self.capacity = max(1, capacity) }
 
     /// Adds an item, waiting while the queue is full. False when the consumer has cancelled.
     func push(_ item: Item) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        while items.count >= capacity && !cancelled { condition.wait() }
-        guard !cancelled else { return false }
-        items.append(item)
-        condition.broadcast()
-        return true
+        state.wait(until: { $0.items.count < capacity || $0.cancelled }) { state in
+            guard !state.cancelled else { return false }
+            state.items.append(item)
+            return true
+        } ?? false
     }
 
     /// The next item, waiting for one; nil once the producer has finished and the queue is empty.
     func pop() -> Item? {
-        condition.lock()
-        defer { condition.unlock() }
-        while items.isEmpty && !finished { condition.wait() }
-        guard !items.isEmpty else { return nil }
-        let item = items.removeFirst()
-        condition.broadcast()
-        return item
+        state.wait(until: { !$0.items.isEmpty || $0.finished }) { state in
+            state.items.isEmpty ? nil : state.items.removeFirst()
+        } ?? nil
     }
 
     /// The producer has no more items.
-    func finish() {
-        condition.lock()
-        finished = true
-        condition.broadcast()
-        condition.unlock()
-    }
+    func finish() { state.update { $0.finished = true } }
 
     /// The consumer stops: the producer's next push returns false.
-    func cancel() {
-        condition.lock()
-        cancelled = true
-        condition.broadcast()
-        condition.unlock()
-    }
+    func cancel() { state.update { $0.cancelled = true } }
 }

@@ -9,7 +9,7 @@ import Glibc
 ///
 ///     let pq = try LibPQ.load()
 ///     let connection = pq.connectdbParams(keywords, values, 0)
-struct LibPQ: @unchecked Sendable {
+struct LibPQ: @unchecked Sendable { // function pointers, looked up once and never changed
     /// The library's file name: libpq's ABI has been version 5 since PostgreSQL 8.2.
     static let soname = "libpq.so.5"
     /// The Debian package that installs it.
