@@ -11,7 +11,8 @@ final class UserDeletionCommandTests: XCTestCase {
 
     /// U1 (kept) and U2 (deleted): U2 with a Google account (no token), sessions, a verification row, a sync row with
     /// workspaces and a subscription, a role, a passkey (a plugin table), `seats` keyed by (id, sub) on users, and
-    /// `seat_notes` referencing seats (a second foreign-key hop), and one dangling session of a user who is gone.
+    /// `seat_notes` referencing seats (a second foreign-key hop), and on SQLite (where keys are not enforced for rows
+    /// written without `foreign_keys`) one dangling session of a user who is gone.
     func makeStore(_ engine: TestStore.Engine, _ scratch: Scratch, sessions: Int = 3, name: String = "store") throws -> TestStore {
         let store = try TestStore.make(engine, in: scratch, name: name)
         let initialised = try cli.run(["init", "--store", store.location])
@@ -23,21 +24,19 @@ final class UserDeletionCommandTests: XCTestCase {
             : "SELECT i FROM generate_series(1, \(sessions)) AS i"
         let boolean = engine == .sqlite ? "1" : "true"
         let created = try store.query("""
-            \(engine == .sqlite ? "PRAGMA foreign_keys = OFF;" : "SET session_replication_role = replica;")
             INSERT INTO "user" VALUES ('\(u1)', 'Ana Costa', 'zq7del01@privaterelay.appleid.com', \(boolean), NULL, '2025-03-01T10:00:00.000Z', '2025-03-01T10:00:00.000Z');
             INSERT INTO "user" VALUES ('\(u2)', 'Bo Silva', 'bo.delete@gmail.com', \(boolean), 'https://x/y.png', '2025-03-04T10:00:00.123Z', '2025-03-04T10:00:00.123Z');
             INSERT INTO account (id, issuer, "accountId", "providerId", "userId", "createdAt", "updatedAt") VALUES
               ('acc1', 'https://appleid.apple.com', '001234.apple.0001', 'apple', '\(u1)', '2025-03-01T10:00:00.000Z', '2025-03-01T10:00:00.000Z'),
               ('acc2', 'https://accounts.google.com', '104857600000000000002', 'google', '\(u2)', '2025-03-04T10:00:00.000Z', '2025-03-04T10:00:00.000Z');
             INSERT INTO session SELECT 'sess' || i, '2030-01-01T00:00:00.000Z', 'tok' || i, '2025-03-04T10:00:00.000Z', '2025-03-04T10:00:00.000Z', '81.2.3.4', 'UA', '\(u2)' FROM (\(series)) AS n;
-            INSERT INTO session VALUES ('dangling', '2030-01-01T00:00:00.000Z', 'tokd', '2025-03-04T10:00:00.000Z', '2025-03-04T10:00:00.000Z', NULL, NULL, 'gone0000000000000000000000000000');
+            \(engine == .sqlite ? "INSERT INTO session VALUES ('dangling', '2030-01-01T00:00:00.000Z', 'tokd', '2025-03-04T10:00:00.000Z', '2025-03-04T10:00:00.000Z', NULL, NULL, 'gone0000000000000000000000000000');" : "")
             INSERT INTO verification VALUES ('v1', 'sign-in-otp-bo.delete@gmail.com', '123456:0', '2030-01-01T00:00:00.000Z', '2025-03-04T10:00:00.000Z', '2025-03-04T10:00:00.000Z'),
                                             ('v2', 'sign-in-otp-other@example.com', '654321:0', '2030-01-01T00:00:00.000Z', '2025-03-04T10:00:00.000Z', '2025-03-04T10:00:00.000Z');
             INSERT INTO users (id, sub, display_name, created_at) VALUES (1, 'better_auth|\(u1)', 'Ana', '2025-03-01'), (2, 'better_auth|\(u2)', 'Bo', '2025-03-04');
             INSERT INTO workspaces VALUES ('ws1', 2, 'Project 1', '2025-03-04'), ('ws2', 2, 'Project 2', '2025-03-05'), ('ws3', 1, 'Ana''s', '2025-03-05');
             INSERT INTO subscriptions VALUES ('sub1', 2, 'pro', 'active', '2026-01-01', '2025-03-04');
             INSERT INTO allow_list VALUES ('better_auth|\(u2)', 'dev', '2025-01-01'), ('better_auth|\(u1)', 'admin', '2025-01-01');
-            \(engine == .sqlite ? "PRAGMA foreign_keys = ON;" : "SET session_replication_role = DEFAULT;")
             CREATE TABLE passkey (id text PRIMARY KEY, "userId" text NOT NULL REFERENCES "user" (id) ON DELETE CASCADE, "publicKey" \(blob), counter \(integer), score real);
             INSERT INTO passkey VALUES ('pk1', '\(u2)', \(bytes), 9007199254740993, 0.1), ('pk2', '\(u1)', NULL, 1, NULL);
             CREATE UNIQUE INDEX users_id_sub_uidx ON users (id, sub);
@@ -104,7 +103,7 @@ final class UserDeletionCommandTests: XCTestCase {
             XCTAssertEqual(applied.status, 0, applied.all)
             XCTAssertEqual(try store.query("SELECT count(*) FROM \"user\""), "1")
             XCTAssertEqual(try store.query("SELECT n FROM seat_notes"), "2")
-            XCTAssertEqual(try store.query("SELECT id FROM session"), "dangling", "a dangling row of someone else stays")
+            XCTAssertEqual(try store.query("SELECT id FROM session"), engine == .sqlite ? "dangling" : "", "a dangling row of someone else stays")
             XCTAssertEqual(try store.query("SELECT id FROM workspaces"), "ws3")
             XCTAssertNotEqual(try dump(store), before)
 
@@ -189,8 +188,10 @@ final class UserDeletionCommandTests: XCTestCase {
     }
 
     func testPurgeAfterExpiryAndListShowJSON() throws {
+        for engine in TestStore.engines {
         let scratch = try Scratch()
-        let store = try makeStore(.sqlite, scratch)
+        let store = try makeStore(engine, scratch)
+        defer { store.drop() }
         let id = try plan(store, u2)
         let applied = try cli.run(["users", "delete", "apply", id, "--yes", "--no-revoke", "--reason", "r", "--retain", "2h", "--store", store.location, "--json"])
         XCTAssertEqual(applied.status, 0, applied.all)
@@ -199,11 +200,11 @@ final class UserDeletionCommandTests: XCTestCase {
         XCTAssertEqual(nothing.status, 0, nothing.all)
         XCTAssertEqual(nothing.stdout, "nothing to purge\n")
         // The retention ends: move the record's clock back rather than wait two hours.
-        _ = try sqlite3(store.location, "UPDATE gatehouse_user_deletions SET retain_until = '2026-01-01T00:00:00.000Z'")
+        _ = try store.query("UPDATE gatehouse_user_deletions SET retain_until = '2026-01-01T00:00:00.000Z'")
         let purged = try cli.run(["users", "delete", "purge", "--store", store.location, "--json"])
         XCTAssertEqual(purged.status, 0, purged.all)
         XCTAssertEqual(try json(purged)["purged"] as? [Int], [1])
-        XCTAssertEqual(try sqlite3(store.location, "SELECT status, sealed_rows IS NULL FROM gatehouse_user_deletions"), "purged|1")
+        XCTAssertEqual(try store.query("SELECT status, (sealed_rows IS NULL)::text FROM gatehouse_user_deletions".replacingOccurrences(of: "::text", with: engine == .sqlite ? "" : "::int::text")), "purged|1")
         let undo = try cli.run(["users", "delete", "undo", "1", "--reason", "late", "--store", store.location])
         XCTAssertEqual(undo.status, 1, undo.all)
         XCTAssertTrue(undo.stderr.contains("purged"), undo.stderr)
@@ -213,6 +214,7 @@ final class UserDeletionCommandTests: XCTestCase {
         XCTAssertEqual((try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])?.count, 1, listed.all)
         let shown = try cli.run(["users", "delete", "show", "1", "--store", store.location])
         XCTAssertTrue(shown.stdout.contains("the sealed rows are destroyed"), shown.stdout)
+        }
     }
 
     func testHelpExitCodesAndBadInput() throws {
