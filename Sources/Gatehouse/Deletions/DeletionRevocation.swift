@@ -31,6 +31,12 @@ public struct DeletionRevocation: Sendable {
 
     public init(_ revoke: @escaping @Sendable (BetterAuthUserID) throws -> [DeletionRevocationOutcome]) { self.revoke = revoke }
 
+    /// The step the CLI and the console use for `store`: the one place that wires revocation in. Until the Apple
+    /// lifecycle branch lands, it is `unavailable`; then it becomes an adapter over
+    /// `AppleTokenRevoker(store: store, baseURL: …, now: .now()).revoke(userID: id, dryRun: false)`, mapping each
+    /// `AppleRevocationOutcome` to a `DeletionRevocationOutcome` (revoked / no_token / failed).
+    public static func standard(store: Store) -> DeletionRevocation { .unavailable }
+
     /// The step in a build without token revocation: it refuses, so a deletion never skips revocation silently.
     public static let unavailable = DeletionRevocation { _ in
         throw GatehouseError("token revocation is not available in this build",
