@@ -217,6 +217,24 @@ final class UserDeletionCommandTests: XCTestCase {
         }
     }
 
+    /// The health timer's recorded run purges expired copies (ops/systemd/gatehouse-health.service runs
+    /// `gatehouse health --record …`), and leaves unexpired ones.
+    func testHealthRecordPurgesExpiredDeletions() throws {
+        let scratch = try Scratch()
+        let store = try makeStore(.sqlite, scratch)
+        let id = try plan(store, u2)
+        XCTAssertEqual(try cli.run(["users", "delete", "apply", id, "--yes", "--no-revoke", "--reason", "r", "--store", store.location]).status, 0)
+        let fresh = try cli.run(["health", "--record", "--store", store.location])
+        XCTAssertTrue([0, 1, 2].contains(fresh.status), fresh.all)
+        XCTAssertEqual(try sqlite3(store.location, "SELECT status FROM gatehouse_user_deletions"), "applied")
+        _ = try sqlite3(store.location, "UPDATE gatehouse_user_deletions SET retain_until = '2026-01-01T00:00:00.000Z'")
+        let expired = try cli.run(["health", "--record", "--store", store.location])
+        XCTAssertTrue([0, 1, 2].contains(expired.status), expired.all)
+        XCTAssertFalse(expired.stderr.contains("purging"), expired.stderr)
+        XCTAssertEqual(try sqlite3(store.location, "SELECT status, sealed_rows IS NULL FROM gatehouse_user_deletions"), "purged|1")
+        XCTAssertEqual(try sqlite3(store.location, "SELECT count(*) FROM gatehouse_audit WHERE action = 'user.delete.purge'"), "1")
+    }
+
     func testHelpExitCodesAndBadInput() throws {
         let scratch = try Scratch()
         let store = try makeStore(.sqlite, scratch)
