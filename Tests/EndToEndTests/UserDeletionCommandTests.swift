@@ -96,7 +96,7 @@ final class UserDeletionCommandTests: XCTestCase {
             let refused = try cli.run(["users", "delete", "apply", id, "--yes", "--store", store.location])
             XCTAssertEqual(refused.status, 1, refused.all)
             XCTAssertTrue(refused.stderr.contains("token revocation is not available in this build"), refused.stderr)
-            XCTAssertTrue(refused.stderr.contains("--no-revoke --reason"), refused.stderr)
+            XCTAssertTrue(refused.stderr.contains("pass --no-revoke with --reason"), refused.stderr)
             XCTAssertEqual(try dump(store), before)
 
             let applied = try cli.run(["users", "delete", "apply", id, "--yes", "--no-revoke", "--reason", "Google only, SUP-1", "--store", store.location, "--json"])

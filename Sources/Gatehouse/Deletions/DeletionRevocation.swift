@@ -40,7 +40,7 @@ public struct DeletionRevocation: Sendable {
     /// The step in a build without token revocation: it refuses, so a deletion never skips revocation silently.
     public static let unavailable = DeletionRevocation { _ in
         throw GatehouseError("token revocation is not available in this build",
-                             fix: "pass --no-revoke --reason \"…\" to delete without revoking (say why, e.g. the tokens were revoked by hand), or use a build with `apple revoke`",
+                             fix: "pass \(field: .noRevoke) with \(field: .reason) to delete without revoking (say why, e.g. the tokens were revoked by hand), or use a build that revokes Apple tokens",
                              code: .invalid)
     }
 }

@@ -51,7 +51,7 @@ public struct UserDeletionApplier {
     public func plan(_ planID: String) throws -> UserDeletionPlan {
         guard planID.count <= 100, let text = try store.db.scalar("SELECT plan FROM gatehouse_user_deletion_plans WHERE id = ?", [planID]).string else {
             let shown = OperatorText.visible(planID.count > 40 ? String(planID.prefix(40)) + "…" : planID)
-            throw GatehouseError.notFound("no deletion plan \"\(shown)\"", fix: "make one with `gatehouse users delete plan USER --ticket REF`; it prints the plan id")
+            throw GatehouseError.notFound("no deletion plan \"\(shown)\"", fix: "make one with \(command: .usersDeletePlan, "USER", .option(.ticket, "REF")); it prints the plan id")
         }
         return try MergeJSON.decode(UserDeletionPlan.self, text, what: "deletion plan \(planID)")
     }
@@ -86,11 +86,11 @@ public struct UserDeletionApplier {
         if case .revoke(let step) = revocation {
             do { outcomes = try step.revoke(plan.userID) } catch let error as GatehouseError {
                 throw GatehouseError("revoking the Apple tokens of \(plan.userID) failed, so nothing was deleted: \(error.message)",
-                                     fix: error.fix ?? "fix the revocation and apply again, or pass --no-revoke --reason TEXT", code: error.code)
+                                     fix: error.fix ?? "fix the revocation and apply again, or pass \(field: .noRevoke) with \(field: .reason)", code: error.code)
             }
             if let failed = outcomes.first(where: { !$0.allowsDeletion }) {
                 throw GatehouseError("revoking the Apple tokens of \(plan.userID) failed for account \(failed.accountID) (\(failed.detail)), so nothing was deleted",
-                                     fix: "fix the revocation and apply again, or pass --no-revoke --reason TEXT")
+                                     fix: "fix the revocation and apply again, or pass \(field: .noRevoke) with \(field: .reason)")
             }
         }
 
@@ -142,7 +142,7 @@ public struct UserDeletionApplier {
 
     private func refuseIfApplied(_ planID: String) throws {
         if let applied = try store.db.scalar("SELECT id FROM gatehouse_user_deletions WHERE plan_id = ? AND status <> 'undone'", [planID]).int64 {
-            throw GatehouseError.conflict("deletion plan \(planID) was already applied (deletion \(applied))", fix: "see `gatehouse users delete show \(applied)`")
+            throw GatehouseError.conflict("deletion plan \(planID) was already applied (deletion \(applied))", fix: "see \(command: .usersDeleteShow, "\(applied)")")
         }
     }
 
@@ -150,7 +150,7 @@ public struct UserDeletionApplier {
         guard read.fingerprint == plan.fingerprint else {
             let done = revoked ? "the Apple tokens were revoked but nothing was deleted" : "nothing was revoked or deleted"
             throw GatehouseError.conflict("the user's rows changed since the plan; \(done) (changed: \(read.changedGroups(since: plan.groupHashes).joined(separator: ", ")))",
-                                          fix: "run `gatehouse users delete plan \(plan.userID) --ticket \(plan.ticket)` again, review it, and apply the new plan id")
+                                          fix: "run \(command: .usersDeletePlan, "\(plan.userID)", .option(.ticket, plan.ticket)) again, review it, and apply the new plan id")
         }
     }
 }

@@ -41,7 +41,7 @@ public struct UserDeletionRecords {
     static func row(_ db: SQLDatabase, _ input: String) throws -> Row {
         guard input.count <= 20, let number = Int64(input), let row = try db.row("SELECT * FROM gatehouse_user_deletions WHERE id = ?", [number]) else {
             let shown = OperatorText.visible(input.count > 40 ? String(input.prefix(40)) + "…" : input)
-            throw GatehouseError.notFound("no user deletion \"\(shown)\"", fix: "list deletions with `gatehouse users delete list`")
+            throw GatehouseError.notFound("no user deletion \"\(shown)\"", fix: "list deletions with \(command: .usersDeleteList)")
         }
         return row
     }
