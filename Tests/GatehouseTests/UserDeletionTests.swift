@@ -135,8 +135,18 @@ final class UserDeletionTests: XCTestCase {
             XCTAssertTrue(($0 as? GatehouseError)?.message.contains("taken again") ?? false, "\($0)")
         }
         XCTAssertEqual(try dump(store.db, tables: try tables(store)), before)
+        // Another user now holds U2's email: the restored row would collide on the unique email, and nothing changes.
+        try store.db.write {
+            try store.db.execute("DELETE FROM \(store.schema.user.sql) WHERE \(store.schema.user.col(.id)) = ?", [s.u2])
+            try s.insertUser("U3cccccccccccccccccccccccccccccc", email: s.u2Email, created: Timestamp(iso8601: "2026-01-01T00:00:00.000Z")!)
+        }
+        let taken = try dump(store.db, tables: try tables(store))
+        XCTAssertThrowsError(try UserDeletionUndo(store: store, masterKey: key).undo(deletionID: String(applied.deletionID), reason: "undo", actor: tester)) {
+            XCTAssertTrue(($0 as? GatehouseError)?.message.contains("collides") ?? false, "\($0)")
+        }
+        XCTAssertEqual(try dump(store.db, tables: try tables(store)), taken)
+        try store.db.write { try store.db.execute("DELETE FROM \(store.schema.user.sql) WHERE \(store.schema.user.col(.email)) = ?", [s.u2Email]) }
         // A wrong master key opens nothing.
-        try store.db.write { try store.db.execute("DELETE FROM \(store.schema.user.sql) WHERE \(store.schema.user.col(.id)) = ?", [s.u2]) }
         let other = MasterKey(bytes: Array(repeating: 1, count: 32), source: "other")
         XCTAssertThrowsError(try UserDeletionUndo(store: store, masterKey: other).undo(deletionID: String(applied.deletionID), reason: "undo", actor: tester)) {
             XCTAssertEqual(($0 as? GatehouseError)?.code, .unsealFailed, "\($0)")

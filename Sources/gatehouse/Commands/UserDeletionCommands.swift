@@ -109,9 +109,10 @@ enum UserDeletionCommands {
         out.line("apply with: gatehouse users delete apply \(plan.planID) --yes")
     }
 
-    /// The plan id `PLAN` names: an id, or a plan file written by `plan --out`.
-    static func planID(_ text: String) throws -> String {
-        if text.hasPrefix("dp_") && !text.contains("/") { return text }
+    /// The plan `PLAN` names: an id, or a plan file written by `plan --out` (with the fingerprint it was written with,
+    /// which must still be the stored plan's: a file edited by hand names no plan).
+    static func planReference(_ text: String) throws -> (id: String, fingerprint: String?) {
+        if text.hasPrefix("dp_") && !text.contains("/") { return (text, nil) }
         guard FileManager.default.fileExists(atPath: text) else {
             let shown = text.count > 60 ? String(text.prefix(60)) + "…" : text
             throw GatehouseError.notFound("\"\(shown)\" is neither a deletion plan id (dp_…) nor a plan file", fix: "pass the id `users delete plan` printed, or the file its --out wrote")
@@ -128,9 +129,7 @@ enum UserDeletionCommands {
             throw GatehouseError.invalid("the plan file \(text) is not a deletion plan (JSON with planID and fingerprint)",
                                          fix: "pass the file `users delete plan --out` wrote, or the plan id")
         }
-        // The file's fingerprint must be the stored plan's: a file edited by hand names no plan.
-        _ = fingerprint
-        return id
+        return (id, fingerprint)
     }
 
     static func apply(_ invocation: Invocation) throws -> Int32 {
@@ -140,12 +139,11 @@ enum UserDeletionCommands {
         if noRevoke && reason == nil { throw invocation.usage("--no-revoke needs --reason TEXT: say why the Apple tokens are not revoked") }
         if !noRevoke && reason != nil { throw invocation.usage("--reason goes with --no-revoke (apply always revokes otherwise)") }
         let retain = try invocation.duration("retain") ?? UserDeletionApplier.defaultRetention
-        let planID = try planID(argument)
+        let (planID, fingerprint) = try planReference(argument)
         let store = try invocation.openStore()
         let applier = UserDeletionApplier(store: store)
         let plan = try applier.plan(planID)
-        if argument != planID, let text = try? String(contentsOfFile: argument, encoding: .utf8),
-           let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], object["fingerprint"] as? String != plan.fingerprint {
+        if let fingerprint, fingerprint != plan.fingerprint {
             throw GatehouseError.invalid("the plan file \(argument) does not match stored plan \(planID) (its fingerprint differs)", fix: "plan again and apply the new plan id")
         }
         if !invocation.flag("yes") {
