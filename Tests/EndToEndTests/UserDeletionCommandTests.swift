@@ -187,6 +187,53 @@ final class UserDeletionCommandTests: XCTestCase {
         print("kill during users delete apply: \(outcomes)")
     }
 
+    /// The same on Postgres: the server rolls back the killed connection's transaction; every run leaves the store
+    /// untouched or fully deleted (an applied run is undone for the next, which also proves the undo again).
+    func testKillDuringApplyOnPostgresLeavesTheStoreDeletedOrUntouched() throws {
+        let scratch = try Scratch()
+        let store = try makeStore(.postgres, scratch, sessions: 40)
+        defer { store.drop() }
+        let id = try plan(store, u2)
+        func applied() throws -> String { try store.query("SELECT count(*) FROM gatehouse_user_deletions WHERE status = 'applied'") }
+        func undo() throws {
+            let last = try store.query("SELECT max(id) FROM gatehouse_user_deletions WHERE status = 'applied'")
+            let undone = try cli.run(["users", "delete", "undo", last, "--reason", "kill test", "--store", store.location])
+            XCTAssertEqual(undone.status, 0, undone.all)
+        }
+        let untouched = try dump(store)
+        XCTAssertEqual(try cli.run(["users", "delete", "apply", id, "--yes", "--no-revoke", "--reason", "r", "--store", store.location]).status, 0)
+        let deleted = try dump(store)
+        XCTAssertNotEqual(deleted, untouched)
+        try undo()
+        XCTAssertEqual(try dump(store), untouched)
+        var delayed = cli
+        delayed.environment["GATEHOUSE_TEST_DELETE_DELAY_MS"] = "5"
+        let runs = 16
+        var outcomes: [String: Int] = [:]
+        for run in 0..<runs {
+            let process = try delayed.start(["users", "delete", "apply", id, "--yes", "--no-revoke", "--reason", "r", "--store", store.location])
+            usleep(UInt32(run * 700_000 / runs + Int.random(in: 0..<10_000)))
+            kill(process.process.processIdentifier, SIGKILL)
+            _ = try process.finish()
+            var now = try dump(store)
+            for _ in 0..<50 where now != untouched && now != deleted { usleep(20_000); now = try dump(store) }
+            if now == untouched {
+                XCTAssertEqual(try applied(), "0", "run \(run)")
+                outcomes["untouched", default: 0] += 1
+            } else if now == deleted {
+                XCTAssertEqual(try applied(), "1", "run \(run)")
+                outcomes["deleted", default: 0] += 1
+                try undo()
+            } else {
+                XCTFail("run \(run): the store is neither untouched nor fully changed")
+                break
+            }
+        }
+        XCTAssertGreaterThan(outcomes["untouched", default: 0], 0, "\(outcomes)")
+        XCTAssertGreaterThan(outcomes["deleted", default: 0], 0, "\(outcomes)")
+        print("kill during users delete apply on Postgres: \(outcomes)")
+    }
+
     func testPurgeAfterExpiryAndListShowJSON() throws {
         for engine in TestStore.engines {
         let scratch = try Scratch()
