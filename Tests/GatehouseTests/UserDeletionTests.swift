@@ -153,6 +153,23 @@ final class UserDeletionTests: XCTestCase {
         }
     }
 
+    /// A key from the user table to itself (who invited whom) never takes another person along: the plan is refused.
+    func testAnotherPersonReferencingTheUserIsRefusedNotDeleted() throws {
+        let scratch = try Scratch()
+        let store = try MergeScenario.store(scratch, shape: nil)
+        let s = try MergeScenario(store: store)
+        try store.db.write {
+            try store.db.execute("ALTER TABLE user ADD COLUMN invitedBy TEXT REFERENCES user (id)")
+            try store.db.execute("UPDATE user SET invitedBy = ? WHERE id = ?", [s.u2, s.u1])
+        }
+        let reopened = try Store.open(path: store.path)
+        XCTAssertThrowsError(try UserDeletionPlanner(store: reopened).plan(user: s.u2, ticket: "SUP-7", actor: tester)) {
+            let message = ($0 as? GatehouseError)?.message ?? ""
+            XCTAssertTrue(message.contains("other person's row") && message.contains(s.u1), message)
+        }
+        XCTAssertEqual(try reopened.db.scalar("SELECT count(*) FROM gatehouse_user_deletion_plans").int64, 0)
+    }
+
     func testBadInputIsRefusedByName() throws {
         let scratch = try Scratch()
         let store = try MergeScenario.store(scratch, shape: nil)

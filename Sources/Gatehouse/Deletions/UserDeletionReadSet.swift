@@ -108,6 +108,17 @@ struct UserDeletionReadSet {
         }
         if roles != nil { groups.append(Group(label: "allow-list roles", depth: 1, reason: "a role granted to the user's sub", rows: first.images(roleRows))) }
         groups += try descendants(store, of: groups, graph: graph, shape: shape, locking: locking)
+        // A key from a person's table to itself (`user.invitedBy`, `users.invited_by`) would take other people along:
+        // a deletion removes this user only, so such rows are refused by name for the operator to clear first.
+        let userTable = schema.user.name, syncTable = graph.syncUsersTable
+        let others = groups.filter { $0.depth > 0 }.flatMap { group in group.rows.map { (group, $0) } }.filter { _, row in
+            row.table == userTable || (row.table == syncTable && row != sync)
+        }
+        if !others.isEmpty {
+            let named = others.prefix(10).map { group, row in "  - \(row.table) \(shapes[row.table]!.key(of: row)) (\(group.reason))" }.joined(separator: "\n")
+            throw GatehouseError.conflict("deleting \(id) would delete \(others.count) other person's row(s) that reference it:\n\(named)",
+                                          fix: "clear those references by hand first (set them to NULL or to someone else), then plan again; nothing was changed")
+        }
 
         var hashes: [String: String] = [:]
         var all = "gatehouse-user-deletion-v1\n\(id)\n\(graph.fingerprintText)\n"
