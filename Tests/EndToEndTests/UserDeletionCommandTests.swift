@@ -234,6 +234,33 @@ final class UserDeletionCommandTests: XCTestCase {
         print("kill during users delete apply on Postgres: \(outcomes)")
     }
 
+    /// Better Auth signing the user in while apply holds their rows (Postgres, apply slowed inside its transaction):
+    /// the new session's foreign-key check waits for the deletion, then fails — never a session of a deleted user.
+    func testASignInRacingApplyOnPostgresWaitsAndFailsNeverDangles() throws {
+        let scratch = try Scratch()
+        let store = try makeStore(.postgres, scratch)
+        defer { store.drop() }
+        let id = try plan(store, u2)
+        var slowed = cli
+        slowed.environment["GATEHOUSE_TEST_DELETE_DELAY_MS"] = "150"
+        let holding = try slowed.start(["users", "delete", "apply", id, "--yes", "--no-revoke", "--reason", "race", "--store", store.location])
+        var tries = 0
+        while try store.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted") == "0" {
+            tries += 1
+            guard tries < 400 else { return XCTFail("apply never took the writer lock") }
+            usleep(25_000)
+        }
+        usleep(300_000)
+        let signIn = try Tool.run("/usr/bin/psql", [store.location, "-X", "-c",
+            "INSERT INTO session VALUES ('racing', '2030-01-01T00:00:00.000Z', 'tokr', now(), now(), NULL, NULL, '\(u2)')"])
+        let applied = try holding.finish()
+        XCTAssertEqual(applied.status, 0, applied.all)
+        XCTAssertNotEqual(signIn.status, 0, "the sign-in must not outlive the user: \(signIn.all)")
+        XCTAssertTrue(signIn.all.contains("foreign key"), signIn.all)
+        XCTAssertEqual(try store.query("SELECT count(*) FROM session WHERE \"userId\" = '\(u2)'"), "0")
+        XCTAssertEqual(try store.query("SELECT count(*) FROM \"user\" WHERE id = '\(u2)'"), "0")
+    }
+
     func testPurgeAfterExpiryAndListShowJSON() throws {
         for engine in TestStore.engines {
         let scratch = try Scratch()

@@ -16,8 +16,8 @@ enum UserDeletionCommands {
                 through foreign keys as merges find them, and the allow-list roles of the sub. Plan first and review; apply
                 revokes the user's Apple tokens, then deletes in one transaction, refusing if anything the plan read changed.
                 The deleted rows are kept sealed under the master key for the retention period (default 30 days) so undo can
-                restore them; token columns are never kept and come back NULL. `users delete purge` destroys expired copies:
-                the health timer's unit should run it after `gatehouse health --record` (ExecStartPost).
+                restore them; token columns are never kept and come back NULL. `users delete purge` destroys expired copies;
+                `gatehouse health --record` (the health timer's run) does the same, so the timer needs nothing more.
                 """,
             subcommands: [
                 CommandSpec(name: "plan", summary: "show every row a deletion would remove, and store the plan under an id",
@@ -53,7 +53,7 @@ enum UserDeletionCommands {
                             examples: ["gatehouse users delete undo 3 --reason 'deleted by mistake, SUP-1240'"],
                             run: undo),
                 CommandSpec(name: "purge", summary: "destroy the sealed rows of deletions whose retention has ended",
-                            discussion: "Run by the health timer after `gatehouse health --record`; safe to run at any time and more than once.",
+                            discussion: "`gatehouse health --record` (the health timer) runs it too; safe to run at any time and more than once.",
                             options: [.json], run: purge),
                 CommandSpec(name: "list", summary: "deletions, newest first",
                             options: [.value("limit", "N", "at most N deletions (default 100, at most 10000)"), .json], run: list),
