@@ -170,6 +170,30 @@ final class UserDeletionTests: XCTestCase {
         XCTAssertEqual(try reopened.db.scalar("SELECT count(*) FROM gatehouse_user_deletion_plans").int64, 0)
     }
 
+    /// Oversized and hostile values in the deleted rows (a 256 KiB name with line breaks and control characters, a
+    /// blob, an integer past 2^53, a NaN-free real) go into the sealed copy and come back exactly.
+    func testHostileAndOversizedValuesComeBackExactly() throws {
+        let scratch = try Scratch()
+        let store = try MergeScenario.store(scratch, shape: nil)
+        let s = try MergeScenario(store: store)
+        let name = String(repeating: "Ana\n\u{1B}[31m\u{7F}\u{202E}😀'\"; DROP TABLE user; --", count: 6_000)
+        try store.db.write {
+            try store.db.execute("UPDATE user SET name = ?, image = ? WHERE id = ?", [name, SQLValue.blob([0, 255, 16, 0]), s.u2])
+            try store.db.execute("CREATE TABLE odd (id INTEGER PRIMARY KEY, userId TEXT REFERENCES user (id), big INTEGER, ratio REAL, raw BLOB)")
+            try store.db.execute("INSERT INTO odd VALUES (1, ?, 9007199254740993, 0.1, x'00ff'), (2, ?, -9223372036854775808, -0.0, NULL)", [s.u2, s.u2])
+        }
+        let reopened = try Store.open(path: store.path)
+        let before = try dump(reopened.db, tables: try tables(reopened))
+        let plan = try UserDeletionPlanner(store: reopened).plan(user: s.u2, ticket: "SUP-8", actor: tester)
+        XCTAssertEqual(plan.tables["odd"], 2)
+        XCTAssertFalse(try MergeJSON.string(plan).contains("DROP TABLE"), "the plan holds no row values")
+        let applied = try UserDeletionApplier(store: reopened, masterKey: key).apply(planID: plan.planID, revocation: .skip(reason: "x"), actor: tester)
+        _ = try UserDeletionUndo(store: reopened, masterKey: key).undo(deletionID: String(applied.deletionID), reason: "back", actor: tester)
+        let expected = before.map { $0.replacingOccurrences(of: "text(\"secret-token-\(s.u2)\")", with: "null") }
+        XCTAssertEqual(try dump(reopened.db, tables: try tables(reopened)), expected)
+        XCTAssertEqual(try reopened.db.scalar("SELECT typeof(ratio) || typeof(big) FROM odd WHERE id = 1").string, "realinteger")
+    }
+
     func testBadInputIsRefusedByName() throws {
         let scratch = try Scratch()
         let store = try MergeScenario.store(scratch, shape: nil)
