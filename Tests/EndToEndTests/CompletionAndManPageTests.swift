@@ -89,7 +89,7 @@ final class CompletionAndManPageTests: XCTestCase {
         XCTAssertEqual(result.stdout, """
             complete -o filenames -F _gatehouse gatehouse
             users
-            search show duplicates
+            search show duplicates delete
             --json
             bash zsh fish
 

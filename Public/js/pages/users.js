@@ -13,7 +13,9 @@ export async function render(container, api) {
   if (params.id) {
     container.append(el("p", { class: "actions wrap" }, el("a", { href: searchHash(params), text: "← Back to the search" }),
       el("a", { href: `#/merges?into=${encodeURIComponent(params.id)}`, id: "user-plan-merge", text: "Plan a merge into this user" })));
-    container.append(await renderDetail(await api.get(`/api/users/${encodeURIComponent(params.id)}`, { sessions: 10 }), params));
+    const detail = await api.get(`/api/users/${encodeURIComponent(params.id)}`, { sessions: 10 });
+    container.append(await renderDetail(detail, params));
+    if (api.hasRole("admin")) container.append(deletionCard(api, detail.user));
     return;
   }
   container.append(searchCard(api, params));
@@ -109,6 +111,76 @@ async function renderDetail(detail, params) {
           : detail.merges.records.length === 0 ? el("p", { class: "muted", text: "No merge names this user." })
             : el("ul", {}, detail.merges.records.map((r) => el("li", { class: "details", text: Object.entries(r.fields).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}=${v}`).join(" ") }))))));
   return wrap;
+}
+
+// MARK: Deleting the user (admin)
+
+// Plan first (rows per table, whether Apple tokens can be revoked), then type the user's email to confirm and apply.
+// Revocation happens first unless "do not revoke" is ticked with a reason; the deleted rows stay restorable for the
+// retention period (`gatehouse users delete undo`), their tokens never.
+function deletionCard(api, user) {
+  const ticket = el("input", { id: "deletion-ticket", name: "ticket", required: true, maxlength: "200", spellcheck: "false", autocomplete: "off", placeholder: "SUP-1234" });
+  const planButton = el("button", { type: "submit", class: "secondary", id: "deletion-plan", text: "Plan the deletion" });
+  const planned = el("div", { id: "deletion-plan-result", "aria-live": "polite" });
+  const form = el("form", { class: "stack", "aria-label": "Plan deleting this user" },
+    field("Support ticket", ticket, "Kept in the plan, the deletion record and the audit log."), el("div", { class: "actions" }, planButton));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    planButton.disabled = true;
+    try {
+      const answer = await api.post(`/api/users/${encodeURIComponent(user.id)}/deletion/plan`, { ticket: ticket.value });
+      clear(planned).append(deletionPlan(api, answer.plan, answer.email));
+    } catch (error) {
+      clear(planned).append(errorBanner(error));
+    } finally {
+      planButton.disabled = false;
+    }
+  });
+  return card("Delete user",
+    el("p", { class: "muted", text: "Everything of this user goes: the user row, accounts, sessions, verification rows, and the sync server's rows found by foreign key. Apple tokens are revoked first. The rows stay sealed and restorable for the retention period; tokens are never restored." }),
+    form, planned);
+}
+
+function deletionPlan(api, plan, email) {
+  const counts = Object.entries(plan.tables).sort(([a], [b]) => a.localeCompare(b));
+  const apple = plan.appleAccounts.length === 0 ? "No Apple account."
+    : plan.appleAccounts.map((a) => `${a.accountID}: ${a.hasRefreshToken || a.hasAccessToken ? "holds a token, revoked first" : "no token held (nothing to revoke)"}`).join("; ");
+  const confirm = el("input", { id: "deletion-confirm-email", name: "confirmEmail", required: true, spellcheck: "false", autocomplete: "off", placeholder: email });
+  const noRevoke = el("input", { type: "checkbox", id: "deletion-no-revoke", name: "noRevoke" });
+  const reason = el("input", { id: "deletion-reason", name: "reason", maxlength: "2000", autocomplete: "off", placeholder: "why the tokens are not revoked" });
+  const retain = el("input", { id: "deletion-retain", name: "retain", maxlength: "20", autocomplete: "off", placeholder: "30d" });
+  const submit = el("button", { type: "submit", class: "danger", id: "deletion-apply", text: "Delete this user" });
+  const outcome = el("div", { id: "deletion-apply-result", "aria-live": "polite" });
+  const form = el("form", { class: "stack", "aria-label": "Apply the deletion" },
+    field(`Type the user's email (${email}) to confirm`, confirm),
+    field("Do not revoke Apple tokens", noRevoke, "Only with a reason (kept in the record and the audit log)."),
+    field("Reason", reason), field("Keep restorable for", retain, "Default 30d; from 1h to 400d."),
+    el("div", { class: "actions" }, submit));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (confirm.value.trim().toLowerCase() !== email.toLowerCase()) {
+      clear(outcome).append(el("p", { class: "banner error", role: "alert", text: "The email typed is not this user's." }));
+      return;
+    }
+    submit.disabled = true;
+    const body = { confirmEmail: confirm.value };
+    if (noRevoke.checked) Object.assign(body, { noRevoke: true, reason: reason.value });
+    if (retain.value.trim()) body.retain = retain.value.trim();
+    try {
+      const result = await api.post(`/api/deletions/${encodeURIComponent(plan.planID)}/apply`, body);
+      clear(outcome).append(el("div", { class: "banner ok", role: "status", id: "deletion-applied" },
+        `Deletion ${result.deletionID} applied: user ${result.userID} deleted (ticket ${result.ticket}). Restorable until ${result.retainUntil} with gatehouse users delete undo ${result.deletionID}; tokens are not restorable (${result.notRestorable.join(", ")} come back empty). `,
+        el("a", { href: `#/audit?action=${encodeURIComponent("user.delete.*")}`, text: "Audit entries" })));
+    } catch (error) {
+      submit.disabled = false;
+      clear(outcome).append(errorBanner(error));
+    }
+  });
+  return el("div", {},
+    el("p", { class: "banner info", id: "deletion-plan-id" }, "Plan ", el("code", { text: plan.planID }), ` deletes ${plan.rows.length} row(s).`),
+    table(["Table", "Rows"], counts.map(([name, count]) => [el("code", { text: name }), String(count)]), { caption: "Rows deleted per table" }),
+    el("p", { id: "deletion-apple", text: `Apple tokens: ${apple}` }),
+    form, outcome);
 }
 
 function integrityCard(api) {

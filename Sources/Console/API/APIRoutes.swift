@@ -16,6 +16,7 @@ enum APIRoutes {
         AccountRoutes.register(on: &router)
         HealthRoutes.register(on: &router)
         MergeRoutes.register(on: &router)
+        UserDeletionRoutes.register(on: &router)
         GateRoutes.register(on: &router)
     }
 }

@@ -42,6 +42,8 @@ enum ConsoleSpelling {
         case .providersSet: return "the provider settings (set by an operator on the server)"
         case .providersShow: return "the provider settings"
         case .usersSearch, .usersShow: return "the Users page"
+        case .usersDeletePlan: return "the user page's Delete user form"
+        case .usersDeleteList, .usersDeleteShow: return "the deletions list (GET /api/deletions)"
         }
     }
 

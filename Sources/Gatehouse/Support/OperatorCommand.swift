@@ -38,6 +38,9 @@ public enum OperatorCommand: String, Sendable, CaseIterable {
     case providersShow = "providers show"
     case usersSearch = "users search"
     case usersShow = "users show"
+    case usersDeleteList = "users delete list"
+    case usersDeletePlan = "users delete plan"
+    case usersDeleteShow = "users delete show"
 }
 
 /// One input of a command reference: a word as it is (`apple`, `<KEYID>`), or a field with an optional value.

@@ -12,7 +12,8 @@ enum HealthCommand {
                 the membership and the gates. SQLite's quick_check runs table by table, the longest unchecked first,
                 within --sweep-budget; recorded hourly runs cover every table within a few hours, --deep checks the
                 whole file at once. Exit status follows scheduler check plugins: 0 OK, 1 WARNING,
-                2 CRITICAL, 3 UNKNOWN (the checks could not run). --record keeps the run for the console's history;
+                2 CRITICAL, 3 UNKNOWN (the checks could not run). --record keeps the run for the console's history,
+                and destroys the sealed rows of user deletions whose retention has ended (`users delete purge`);
                 --prometheus writes a node_exporter textfile atomically.
                 """,
             options: [
@@ -64,7 +65,10 @@ enum HealthCommand {
         let report = runner.run(store, HealthContext(now: .now(), warnDays: warn, critDays: crit, deep: invocation.flag("deep"),
                                                    expectedInterval: interval, integrityBudget: budget))
         do {
-            if invocation.flag("record") { try runner.record(report, in: store) }
+            if invocation.flag("record") {
+                try runner.record(report, in: store)
+                purgeExpiredDeletions(store, invocation)
+            }
             if let path = invocation.value("prometheus") { try PrometheusTextfile.write(report, to: path, spelling: CLISpelling.spelling) }
         } catch {
             // The checks ran but their results could not be kept: the scheduler must not read this as OK.
@@ -81,6 +85,17 @@ enum HealthCommand {
             }
         }
         return report.status.exitCode
+    }
+
+    /// The timer's recorded run also purges expired user-deletion copies, so the retention promised is kept without a
+    /// unit of its own. A failed purge is said on stderr and does not change the health result (the next run retries).
+    static func purgeExpiredDeletions(_ store: Store, _ invocation: Invocation) {
+        do {
+            guard try store.db.tableExists("gatehouse_user_deletions") else { return }
+            _ = try UserDeletionRecords(store: store).purge(actor: try invocation.actor)
+        } catch {
+            invocation.output.error("gatehouse: purging expired user deletions failed (run `gatehouse users delete purge`): \(GatehouseError.operatorFacing(error, storePath: store.path)?.markedDescription ?? String(describing: error))")
+        }
     }
 
     static func summary(_ report: HealthReport) -> String {

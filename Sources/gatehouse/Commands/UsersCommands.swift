@@ -53,6 +53,7 @@ enum UsersCommands: CommandNoun {
                             ],
                             examples: ["gatehouse users duplicates --min-score 0.8 --limit 20"],
                             run: duplicates),
+                UserDeletionCommands.make(),
             ]
         )
     }
