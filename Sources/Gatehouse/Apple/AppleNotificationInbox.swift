@@ -98,7 +98,7 @@ public struct AppleNotificationInbox {
                 VALUES (?, ?, 'refused', ?, ?) RETURNING id
                 """, [now.iso8601, transport.rawValue, String(reason.prefix(1000)), fingerprint]).int64
         }
-        return Receipt(outcome: outcome, id: id, type: nil, sub: nil, userID: nil, message: "refused: \(reason)")
+        return Receipt(outcome: outcome, id: id, type: nil, sub: nil, userID: nil, message: reason)
     }
 
     private func existing(_ notification: AppleNotification) throws -> Row? {
