@@ -1,12 +1,10 @@
+import CLibCurl
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-import Locking
 
-/// The few HTTP calls Gatehouse makes to Apple (`/auth/keys`, `/auth/revoke`), over the toolchain's URLSession
-/// (libcurl and the system CA store on Linux), made synchronous and bounded: every call ends within `timeout`
-/// seconds, answered or failed, never hangs.
+/// The few HTTP calls Gatehouse makes to Apple (`/auth/keys`, `/auth/revoke`), over libcurl loaded with `dlopen`
+/// (`LibCurl`; TLS with the system CA store), synchronous and bounded: every call ends within `timeout` seconds,
+/// answered or failed, never hangs. (Not URLSession: FoundationNetworking links libcurl into every start of the
+/// binary and breaks the static build on a machine without libcurl-dev.)
 ///
 ///     let client = AppleHTTPClient(baseURL: AppleHTTPClient.baseURL(nil))
 ///     let answer = try client.get("/auth/keys")
@@ -98,72 +96,69 @@ public struct AppleHTTPClient: Sendable {
         return form.map { "\(escape($0.0))=\(escape($0.1))" }.joined(separator: "&")
     }
 
+    /// The largest answer read; Apple's key set is about 2 KB.
+    static let maxAnswerBytes = 1 << 20
+
     private func send(method: String, path: String, form: [(String, String)]?) throws(Failure) -> Answer {
-        guard let url = URL(string: baseURL + path), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http" else {
+        let url = baseURL + path
+        let lowered = url.lowercased()
+        guard lowered.hasPrefix("https://") || lowered.hasPrefix("http://"), !url.contains(where: { $0.isWhitespace || $0.isNewline }) else {
             throw .unreachable("\(baseURL) is not an http(s) URL (check GATEHOUSE_APPLE_BASE_URL)")
         }
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalAndRemoteCacheData, timeoutInterval: timeout)
-        request.httpMethod = method
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        request.setValue("gatehouse", forHTTPHeaderField: "User-Agent")
+        let curl: LibCurl
+        do { curl = try LibCurl.load() } catch { throw .unreachable(error.description) }
+        guard let handle = curl.easyInit() else { throw .unreachable("libcurl could not make a handle") }
+        defer { curl.easyCleanup(handle) }
+        let sink = LibCurl.Sink(limit: Self.maxAnswerBytes)
+        let context = Unmanaged.passRetained(sink)
+        defer { context.release() }
+        var headers: OpaquePointer?
+        defer { if let headers { curl.slistFreeAll(headers) } }
+        for line in ["Accept: application/json", form == nil ? nil : "Content-Type: application/x-www-form-urlencoded", "Expect:"].compactMap({ $0 }) {
+            headers = curl.slistAppend(headers, line)
+        }
+        func setLong(_ option: Int32, _ value: Int) { _ = gatehouse_curl_setopt_long(curl.easySetopt, handle, option, value) }
+        let milliseconds = Int((timeout * 1000).rounded())
+        setLong(GH_CURLOPT_NOSIGNAL, 1)
+        setLong(GH_CURLOPT_TIMEOUT_MS, max(milliseconds, 1))
+        setLong(GH_CURLOPT_CONNECTTIMEOUT_MS, max(min(milliseconds, 5000), 1))
+        setLong(GH_CURLOPT_PROTOCOLS, Int(GH_CURLPROTO_HTTP | GH_CURLPROTO_HTTPS))
+        setLong(GH_CURLOPT_REDIR_PROTOCOLS, Int(GH_CURLPROTO_HTTPS))
+        setLong(GH_CURLOPT_MAXFILESIZE, Self.maxAnswerBytes)
+        _ = url.withCString { gatehouse_curl_setopt_pointer(curl.easySetopt, handle, GH_CURLOPT_URL, $0) }
+        _ = "gatehouse".withCString { gatehouse_curl_setopt_pointer(curl.easySetopt, handle, GH_CURLOPT_USERAGENT, $0) }
+        _ = gatehouse_curl_setopt_pointer(curl.easySetopt, handle, GH_CURLOPT_HTTPHEADER, UnsafeRawPointer(headers))
+        _ = gatehouse_curl_setopt_callback(curl.easySetopt, handle, GH_CURLOPT_WRITEFUNCTION, LibCurl.write)
+        _ = gatehouse_curl_setopt_pointer(curl.easySetopt, handle, GH_CURLOPT_WRITEDATA, context.toOpaque())
+        _ = gatehouse_curl_setopt_callback(curl.easySetopt, handle, GH_CURLOPT_HEADERFUNCTION, LibCurl.header)
+        _ = gatehouse_curl_setopt_pointer(curl.easySetopt, handle, GH_CURLOPT_HEADERDATA, context.toOpaque())
         if let form {
-            request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-            request.httpBody = Data(Self.formEncode(form).utf8)
+            let body = Self.formEncode(form)
+            setLong(GH_CURLOPT_POST, 1)
+            setLong(GH_CURLOPT_POSTFIELDSIZE, body.utf8.count)
+            // Copied by curl: the body (which holds a token and a client secret) need not outlive this call.
+            _ = body.withCString { gatehouse_curl_setopt_pointer(curl.easySetopt, handle, GH_CURLOPT_COPYPOSTFIELDS, $0) }
         }
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
-        configuration.timeoutIntervalForResource = timeout
-        configuration.requestCachePolicy = .reloadIgnoringLocalAndRemoteCacheData
-        configuration.urlCache = nil
-        configuration.httpCookieStorage = nil
-        let session = URLSession(configuration: configuration)
-        defer { session.finishTasksAndInvalidate() }
-
-        let result = Locked<Result<Answer, Failure>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let timeout = self.timeout
-        let task = session.dataTask(with: request) { data, response, error in
-            let outcome: Result<Answer, Failure>
-            if let error {
-                outcome = .failure(Self.classify(error, timeout: timeout))
-            } else if let http = response as? HTTPURLResponse {
-                var headers: [String: String] = [:]
-                for (name, value) in http.allHeaderFields {
-                    if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
-                }
-                outcome = .success(Answer(status: http.statusCode, headers: headers, body: data.map { [UInt8]($0) } ?? []))
-            } else {
-                outcome = .failure(.connectionLost("no HTTP answer"))
-            }
-            result.withLock { $0 = outcome }
-            done.signal()
+        let code = curl.easyPerform(handle)
+        guard code == GH_CURLE_OK else {
+            let words = curl.easyStrerror(code).map { String(cString: $0) } ?? "curl error \(code)"
+            throw Self.classify(code: code, words: words, timeout: timeout)
         }
-        task.resume()
-        // URLSession enforces the timeout; the extra second is only a backstop against a callback that never comes.
-        if done.wait(timeout: .now() + timeout + 1) == .timedOut {
-            task.cancel()
-            throw .timedOut(seconds: timeout)
-        }
-        switch result.value {
-        case .success(let answer): return answer
-        case .failure(let failure): throw failure
-        case nil: throw .timedOut(seconds: timeout)
-        }
+        var status = 0
+        _ = gatehouse_curl_getinfo_long(curl.easyGetinfo, handle, Int32(GH_CURLINFO_RESPONSE_CODE), &status)
+        return Answer(status: status, headers: sink.headers, body: sink.bytes)
     }
 
-    private static func classify(_ error: Error, timeout: Double) -> Failure {
-        guard let error = error as? URLError else { return .unreachable(String(describing: error).prefix(200).description) }
-        switch error.code {
-        case .timedOut: return .timedOut(seconds: timeout)
-        case .cannotConnectToHost: return .unreachable("connection refused")
-        case .cannotFindHost, .dnsLookupFailed: return .unreachable("the host name does not resolve")
-        case .notConnectedToInternet: return .unreachable("no network")
-        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
-             .serverCertificateHasUnknownRoot, .clientCertificateRejected:
-            return .unreachable("the TLS handshake failed (\(error.localizedDescription))")
-        case .networkConnectionLost: return .connectionLost("the server closed the connection")
-        case .badServerResponse, .cannotParseResponse, .zeroByteResource: return .connectionLost("the answer was not valid HTTP")
-        default: return .unreachable("\(error.localizedDescription) (URLError \(error.code.rawValue))")
+    private static func classify(code: Int32, words: String, timeout: Double) -> Failure {
+        switch code {
+        case GH_CURLE_OPERATION_TIMEDOUT: return .timedOut(seconds: timeout)
+        case GH_CURLE_COULDNT_CONNECT: return .unreachable("connection refused")
+        case GH_CURLE_COULDNT_RESOLVE_HOST, GH_CURLE_COULDNT_RESOLVE_PROXY: return .unreachable("the host name does not resolve")
+        case GH_CURLE_SSL_CONNECT_ERROR, GH_CURLE_PEER_FAILED_VERIFICATION: return .unreachable("the TLS handshake failed (\(words))")
+        case GH_CURLE_GOT_NOTHING: return .connectionLost("the server closed the connection without an answer")
+        case GH_CURLE_RECV_ERROR, GH_CURLE_SEND_ERROR, GH_CURLE_PARTIAL_FILE: return .connectionLost(words)
+        case GH_CURLE_WRITE_ERROR, GH_CURLE_FILESIZE_EXCEEDED: return .connectionLost("the answer is over \(maxAnswerBytes / 1024) KiB")
+        default: return .unreachable(words)
         }
     }
 }
