@@ -62,6 +62,15 @@ final class AppleRevokeTests: XCTestCase {
         }
     }
 
+    /// libcurl (and the TLS and LDAP libraries behind it) is loaded only when Gatehouse calls Apple, as libmicrohttpd
+    /// only when a server starts: the binary does not link it.
+    func testTheBinaryDoesNotLinkLibcurl() throws {
+        let result = try Tool.start("/usr/bin/ldd", [CLI.binary]).finish()
+        XCTAssertEqual(result.status, 0, result.all)
+        XCTAssertFalse(result.stdout.contains("libcurl"), result.stdout)
+        XCTAssertFalse(result.stdout.contains("FoundationNetworking"), result.stdout)
+    }
+
     func testUnknownUserAndUsage() throws {
         let scratch = try Scratch()
         let apple = try AppleServerFixture()

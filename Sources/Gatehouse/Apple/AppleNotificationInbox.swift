@@ -73,6 +73,10 @@ public struct AppleNotificationInbox {
             return Receipt(outcome: .malformed, id: nil, type: nil, sub: nil, userID: nil, message: error.description)
         }
         let fingerprint = SHA256.hex(token)
+        // A payload that is not even a JWS is refused before Apple's keys are asked for.
+        do { _ = try JWT.Compact(parsing: token) } catch {
+            return try refuse("the payload is not a token signed by Apple's keys: \(error)", outcome: .refused, fingerprint: fingerprint, transport: transport, now: now)
+        }
         let notification: AppleNotification
         do {
             let verifier = AppleNotificationVerifier(audiences: try AppleNotificationVerifier.audiences(in: store))
