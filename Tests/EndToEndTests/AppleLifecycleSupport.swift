@@ -47,6 +47,17 @@ final class AppleServerFixture {
         try JSONSerialization.jsonObject(with: Data(try Self.request(port: port, method: "GET", path: path).body))
     }
 
+    /// A notification body whose token names key `kid` (signed by the fixture's Apple key).
+    func signed(kid: String, type: String, sub: String, jti: String) throws -> String {
+        let now = Int(Date().timeIntervalSince1970)
+        let events = String(decoding: try JSONSerialization.data(withJSONObject: ["type": type, "sub": sub, "event_time": now * 1000]), as: UTF8.self)
+        let claims: [String: Any] = ["iss": "https://appleid.apple.com", "aud": "com.example.web", "iat": now, "exp": now + 300, "jti": jti, "events": events]
+        let request = try JSONSerialization.data(withJSONObject: ["claims": claims, "kid": kid])
+        let answer = try Self.request(port: port, method: "POST", path: "/test/sign", body: [UInt8](request))
+        let token = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])?["token"] as? String)
+        return "{\"payload\": \"\(token)\"}"
+    }
+
     /// A notification body as Apple POSTs it, `{"payload": "<JWT>"}`, signed by the fixture's Apple key (or by a key
     /// that is not in its JWKS: `key: "other"`).
     func notification(type: String, sub: String, jti: String, aud: String = "com.example.web", iat: Int? = nil, exp: Int? = nil,
@@ -112,4 +123,12 @@ struct AppleLifecycleStore {
 
 private func check(_ result: CLI.Result, file: StaticString = #filePath, line: UInt = #line) {
     XCTAssertEqual(result.status, 0, result.all, file: file, line: line)
+}
+
+/// Values collected from several threads at once.
+final class Collected<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [Value] = []
+    func append(_ value: Value) { lock.lock(); items.append(value); lock.unlock() }
+    var values: [Value] { lock.lock(); defer { lock.unlock() }; return items }
 }

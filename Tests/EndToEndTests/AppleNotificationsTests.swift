@@ -146,4 +146,38 @@ final class AppleNotificationsTests: XCTestCase {
         XCTAssertTrue(failed.stdout.contains("keys could not be fetched") && failed.stdout.contains("connection refused"), failed.stdout)
         XCTAssertEqual(try fresh.store.query("SELECT count(*) FROM \"session\" WHERE \"userId\" = 'uA'"), "2")
     }
+
+    /// The same notification POSTed eight times at once is recorded once and answered 200 every time; a token naming
+    /// a key Apple's set lacks makes one fresh fetch, and when that fails the listener answers 503 (Apple retries) and
+    /// changes nothing.
+    func testConcurrentDuplicatesAreRecordedOnceAndMissingKeysAnswer503() throws {
+        for engine in TestStore.engines {
+            let scratch = try Scratch()
+            let apple = try AppleServerFixture()
+            let setup = try AppleLifecycleStore(engine, scratch: scratch, apple: apple)
+            defer { setup.store.drop() }
+            let listener = try setup.cli.start(["apple", "notifications", "serve", "--listen", "127.0.0.1:0", "--path", "/apple/notifications",
+                                                "--quiet", "--store", setup.store.location])
+            defer { listener.process.terminate(); listener.process.waitUntilExit() }
+            let line = try XCTUnwrap(try AppleServerFixture.waitForLine(in: listener, prefix: "listener on http://"))
+            let port = try XCTUnwrap(UInt16(try XCTUnwrap(line.components(separatedBy: "listener on http://127.0.0.1:").last).prefix { $0.isNumber }))
+
+            let body = Array(try apple.notification(type: "consent-revoked", sub: "001234.apple", jti: "same").body.utf8)
+            let statuses = Collected<Int>()
+            DispatchQueue.concurrentPerform(iterations: 8) { _ in
+                let status = (try? AppleServerFixture.request(port: port, method: "POST", path: "/apple/notifications", body: body).status) ?? -1
+                statuses.append(status)
+            }
+            XCTAssertEqual(statuses.values, Array(repeating: 200, count: 8), "\(engine)")
+            XCTAssertEqual(try setup.store.query("SELECT count(*) FROM gatehouse_apple_notifications WHERE jti = 'same'"), "1", "\(engine)")
+            XCTAssertEqual(try setup.store.query("SELECT count(*) FROM gatehouse_audit WHERE action = 'apple.notification.consent-revoked'"), "1")
+
+            _ = try AppleServerFixture.request(port: apple.port, method: "POST", path: "/test/keys", body: Array(#"{"status": 500}"#.utf8))
+            let rotated = (body: try apple.signed(kid: "ROTATED001", type: "email-disabled", sub: "001234.apple", jti: "rotated"), token: "")
+            let answer = try AppleServerFixture.request(port: port, method: "POST", path: "/apple/notifications", body: Array(rotated.body.utf8))
+            XCTAssertEqual(answer.status, 503, answer.bodyText)
+            XCTAssertNotNil(answer.header("Retry-After"))
+            XCTAssertEqual(try setup.store.query("SELECT count(*) FROM gatehouse_apple_account_state WHERE email_forwarding = 'off'"), "0")
+        }
+    }
 }
