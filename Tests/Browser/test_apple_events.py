@@ -46,6 +46,7 @@ def test_apple_events_lists_notifications_as_text(browser, console, tmp_path):
         process.terminate()
         process.wait()
 
+    browser.get(console.url)  # this console's origin first: signed_in_as reads the tokens of the page it is on
     signed_in_as(browser, console, "vera")
     page = go(browser, console, "apple-events")
     assert errors_shown(browser) == []
