@@ -55,9 +55,6 @@ final class ConsoleUserDeletionTests: XCTestCase {
         XCTAssertEqual(wrongEmail.status, 400, wrongEmail.bodyText)
         let noReason = try post("/api/deletions/\(planID)/apply", ["confirmEmail": email, "noRevoke": true])
         XCTAssertEqual(noReason.status, 400, noReason.bodyText)
-        let revoking = try post("/api/deletions/\(planID)/apply", ["confirmEmail": email])
-        XCTAssertEqual(revoking.status, 400, revoking.bodyText)
-        XCTAssertTrue(revoking.bodyText.contains("token revocation is not available in this build"), revoking.bodyText)
         let byOther = try post("/api/deletions/\(planID)/apply", ["confirmEmail": email, "noRevoke": true, "reason": "r"], token: support)
         XCTAssertEqual(byOther.status, 403, byOther.bodyText)
 

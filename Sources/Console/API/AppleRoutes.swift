@@ -14,6 +14,8 @@ import HTTPServer
 /// - `POST /api/apple/secret/inspect` {token} → {inspection, acceptable} (viewer)
 /// - `POST /api/apple/export` {password, format?} → the runtime's inputs, private key included,
 ///   after re-authentication (admin)
+/// - `GET /api/apple/notifications?limit=N` → Apple's server-to-server notifications, newest first, as recorded
+///   (no token is ever kept) (viewer; read-only: notifications arrive through their own listener or `ingest`)
 ///
 /// The key material and the minted token are never stored or logged by the console; the request log
 /// has only the method and path.
@@ -63,6 +65,10 @@ enum AppleRoutes {
         router.add("POST", "/api/apple/secret/inspect", role: .viewer) { ctx in
             let body = try ctx.body(AppleSecretInspectRequest.self)
             return try JSONBody.response(AppleInspectionReport(try ctx.stores.withStore { try ClientSecretInspector(store: $0).inspect(body.token, now: ctx.now) }))
+        }
+        router.add("GET", "/api/apple/notifications", role: .viewer) { ctx in
+            let limit = ctx.request.queryItems().last { $0.name == "limit" }.flatMap { Int($0.value) } ?? 200
+            return try JSONBody.response(try ctx.stores.withStore { try AppleNotificationInbox.list(store: $0, limit: limit) })
         }
         router.add("POST", "/api/apple/export", role: .admin) { ctx in
             let body = try ctx.body(AppleExportRequest.self)

@@ -16,7 +16,7 @@ struct UserDeletionApplyRequest: Decodable, Sendable {
     let retain: DurationInput?
 
     /// The revocation choice this request makes for `store`.
-    func revocation(store: Store) throws -> DeletionRevocationChoice {
+    func revocation(store: Store, actor: Actor) throws -> DeletionRevocationChoice {
         if noRevoke ?? false {
             guard let reason, !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
                 throw APIError.badRequest("\"noRevoke\" needs a \"reason\": say why the Apple tokens are not revoked")
@@ -24,7 +24,7 @@ struct UserDeletionApplyRequest: Decodable, Sendable {
             return .skip(reason: reason)
         }
         guard reason == nil || reason?.isEmpty == true else { throw APIError.badRequest("\"reason\" goes with \"noRevoke\": true") }
-        return .revoke(.standard(store: store))
+        return .revoke(.standard(store: store, actor: actor))
     }
 }
 

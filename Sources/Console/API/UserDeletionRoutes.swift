@@ -38,7 +38,7 @@ enum UserDeletionRoutes {
                 guard !email.isEmpty, JavaScriptString.toLowerCase(body.confirmEmail.trimmingCharacters(in: .whitespaces)) == email else {
                     throw APIError.badRequest("\"confirmEmail\" is not the email of the user this plan deletes", fix: "type the user's email exactly as the page shows it")
                 }
-                return try applier.apply(planID: planID, revocation: try body.revocation(store: store),
+                return try applier.apply(planID: planID, revocation: try body.revocation(store: store, actor: actor),
                                          retain: body.retain?.seconds ?? UserDeletionApplier.defaultRetention, actor: actor, now: ctx.now)
             })
         }

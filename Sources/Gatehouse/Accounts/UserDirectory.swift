@@ -193,6 +193,8 @@ public struct UserDirectory {
             SQLStatement(sql.sessionCounts, [session.encoding(.expiresAt).encode(now), id.rawValue]),
             SQLStatement(sql.latestSessions, [id.rawValue, latestSessions]),
             SQLStatement(MergeLedger.historySQL, [id.rawValue, id.rawValue]),
+            SQLStatement(AppleAccountFlags.stateSQL(store.schema), [id.rawValue]),
+            SQLStatement(AppleAccountFlags.deletionRequestsSQL, [id.rawValue]),
         ]
         // The sync rows, from the tables this database has (the first users row of the sub when a dirty store
         // holds two).
@@ -219,6 +221,7 @@ public struct UserDirectory {
         let providers = Array(Set(accounts.map(\.providerId))).sorted()
         let flags = UserFlags.flags(email: record.email, emailVerified: record.emailVerified, providers: providers,
                                     provisioned: syncRecord.missingTables.contains("users") ? nil : syncRecord.provisioned)
+            + AppleAccountFlags.flags(state: results[5], deletionRequests: results[6], email: record.email)
         return UserDetail(user: record, flags: flags, accounts: accounts, sessions: sessions, sync: syncRecord,
                           merges: MergeLedger.history(results[4]))
     }

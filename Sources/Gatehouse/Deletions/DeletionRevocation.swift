@@ -31,11 +31,22 @@ public struct DeletionRevocation: Sendable {
 
     public init(_ revoke: @escaping @Sendable (BetterAuthUserID) throws -> [DeletionRevocationOutcome]) { self.revoke = revoke }
 
-    /// The step the CLI and the console use for `store`: the one place that wires revocation in. Until the Apple
-    /// lifecycle branch lands, it is `unavailable`; then it becomes an adapter over
-    /// `AppleTokenRevoker(store: store, baseURL: …, now: .now()).revoke(userID: id, dryRun: false)`, mapping each
-    /// `AppleRevocationOutcome` to a `DeletionRevocationOutcome` (revoked / no_token / failed).
-    public static func standard(store: Store) -> DeletionRevocation { .unavailable }
+    /// The step the CLI and the console use for `store`: the one place that wires revocation in, an adapter over
+    /// `AppleTokenRevoker` (Apple at `GATEHOUSE_APPLE_BASE_URL`, else appleid.apple.com). An account whose token
+    /// Apple would not revoke (`invalid_client`, a timeout, no Apple client configured…) is `failed`, which stops
+    /// the deletion before anything is deleted; the operator fixes the cause or chooses `--no-revoke` with a reason.
+    public static func standard(store: Store, actor: Actor) -> DeletionRevocation {
+        // The step runs on the caller's thread, on the store it was made for, before the deletion's transaction.
+        nonisolated(unsafe) let store = store
+        return DeletionRevocation { userID in
+            var revoker = AppleTokenRevoker(store: store, baseURL: nil, now: .now())
+            revoker.actor = actor
+            return try revoker.revoke(userID: userID.rawValue, dryRun: false).map { outcome in
+                let status = outcome.outcome == .noToken ? "no_token" : outcome.outcome == .revoked ? "revoked" : "failed"
+                return DeletionRevocationOutcome(accountID: outcome.accountID, status: status, detail: outcome.message)
+            }
+        }
+    }
 
     /// The step in a build without token revocation: it refuses, so a deletion never skips revocation silently.
     public static let unavailable = DeletionRevocation { _ in

@@ -80,6 +80,8 @@ enum AppleCommands: CommandNoun {
                             ],
                             examples: ["gatehouse apple export --format env --reveal > .dev.vars"],
                             run: export),
+                AppleLifecycleCommands.notificationsSpec(),
+                AppleLifecycleCommands.revokeSpec(),
             ],
             examples: [
                 "gatehouse apple key import AuthKey_ABCDEFGHIJ.p8 --team-id TEAM123456",

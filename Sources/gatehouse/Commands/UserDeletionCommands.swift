@@ -155,9 +155,7 @@ enum UserDeletionCommands {
             let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
             guard answer == "y" || answer == "yes" else { invocation.output.line("not applied"); return 1 }
         }
-        // Token revocation is built by the Apple lifecycle work (AppleTokenRevoker) and wired in `DeletionRevocation.standard`;
-        // until then a deletion that should revoke refuses rather than skipping revocation silently.
-        let revocation: DeletionRevocationChoice = noRevoke ? .skip(reason: reason ?? "") : .revoke(.standard(store: store))
+        let revocation: DeletionRevocationChoice = noRevoke ? .skip(reason: reason ?? "") : .revoke(.standard(store: store, actor: invocation.actor))
         let result = try applier.apply(planID: planID, revocation: revocation, retain: retain, actor: invocation.actor)
         if invocation.json { try invocation.output.json(result); return 0 }
         let out = invocation.output

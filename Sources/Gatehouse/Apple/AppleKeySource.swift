@@ -1,0 +1,116 @@
+import Foundation
+import JOSE
+import Locking
+
+/// Apple's public signing keys, which sign identity tokens and server-to-server notifications: a JWKS read from a
+/// file (`--jwks FILE`, for a machine that cannot reach Apple), or fetched from `{base}/auth/keys` and kept for the
+/// `max-age` of the answer's `Cache-Control` — in this process, and in the store (`gatehouse_apple_jwks`) so that a
+/// one-shot `apple notifications ingest` per notification does not fetch them every time. A token naming a `kid`
+/// the cached set lacks makes one fresh fetch (Apple rotated its keys).
+public final class AppleKeySource: @unchecked Sendable {
+    /// The longest Gatehouse keeps fetched keys, whatever `max-age` says.
+    public static let maxCacheSeconds: Int64 = 86_400
+
+    private enum Origin {
+        case file(path: String, keys: JWKS)
+        case remote(AppleHTTPClient)
+    }
+    private let origin: Origin
+    private let cache = Locked<(keys: JWKS, expires: Timestamp)?>(nil)
+
+    /// Keys from a JWKS file; throws naming the file when it cannot be read or is not a JWKS.
+    public init(file path: String) throws {
+        try InputFile.requireRegular(path, what: "the JWKS file")
+        guard let data = FileManager.default.contents(atPath: path), data.count <= 1 << 20 else {
+            throw GatehouseError.notFound("cannot read the JWKS file \(path) (missing, unreadable or over 1 MiB)", fix: "check the path given to --jwks")
+        }
+        let bytes = [UInt8](data)
+        do {
+            origin = .file(path: path, keys: try JWKS(json: bytes))
+        } catch {
+            throw GatehouseError.invalid("\(path) is not a JWKS document: \(error)", fix: "save the body of \(AppleHTTPClient.appleBaseURL)/auth/keys into it")
+        }
+    }
+
+    /// Keys fetched from `{base}/auth/keys` (`baseURL` nil: `GATEHOUSE_APPLE_BASE_URL`, else Apple's).
+    public init(baseURL: String? = nil, timeout: Double = AppleHTTPClient.defaultTimeout) {
+        origin = .remote(AppleHTTPClient(baseURL: AppleHTTPClient.baseURL(baseURL), timeout: timeout))
+    }
+
+    /// Where the keys come from, for messages.
+    public var description: String {
+        switch origin {
+        case .file(let path, _): return path
+        case .remote(let client): return client.baseURL + "/auth/keys"
+        }
+    }
+
+    /// Why the keys could not be had: the notification cannot be judged now (Apple retries it later).
+    public struct Unavailable: Error, Sendable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The key set. `fresh` skips every cache (the token named a `kid` the cached set lacks). `store`, when given,
+    /// is read for, and given, a cached copy.
+    public func keys(store: Store?, now: Timestamp, fresh: Bool = false) throws -> JWKS {
+        switch origin {
+        case .file(_, let keys):
+            return keys
+        case .remote(let client):
+            let url = client.baseURL + "/auth/keys"
+            if !fresh, let cached = cache.value, cached.expires > now { return cached.keys }
+            if !fresh, let store, let row = try? store.db.row("SELECT body, expires_at FROM gatehouse_apple_jwks WHERE url = ?", [url]),
+               let expires = Timestamp(iso8601: (try? row.string("expires_at")) ?? ""), expires > now,
+               let keys = try? JWKS(json: (try? row.string("body")) ?? "") {
+                cache.withLock { $0 = (keys, expires) }
+                return keys
+            }
+            let answer: AppleHTTPClient.Answer
+            do {
+                answer = try client.get("/auth/keys")
+            } catch {
+                throw Unavailable(description: "Apple's keys could not be fetched: \(error.describe(url))")
+            }
+            guard answer.status == 200 else {
+                throw Unavailable(description: "Apple's keys could not be fetched: \(url) answered HTTP \(answer.status)")
+            }
+            let keys: JWKS
+            do { keys = try JWKS(json: answer.body) } catch {
+                throw Unavailable(description: "the answer of \(url) is not a JWKS document: \(error)")
+            }
+            let maxAge = min(Self.maxAge(answer.headers["cache-control"]) ?? 0, Self.maxCacheSeconds)
+            if maxAge > 0 {
+                let expires = now.adding(seconds: maxAge)
+                cache.withLock { $0 = (keys, expires) }
+                if let store {
+                    // A cache, not a change: no audit entry; a store that cannot be written just fetches next time.
+                    _ = try? store.db.write {
+                        try store.db.execute("""
+                            INSERT INTO gatehouse_apple_jwks (url, body, fetched_at, expires_at) VALUES (?, ?, ?, ?)
+                            ON CONFLICT (url) DO UPDATE SET body = excluded.body, fetched_at = excluded.fetched_at, expires_at = excluded.expires_at
+                            """, [url, String(decoding: answer.body, as: UTF8.self), now.iso8601, expires.iso8601])
+                    }
+                }
+            } else {
+                cache.withLock { $0 = nil }
+            }
+            return keys
+        }
+    }
+
+    /// The `max-age` of a `Cache-Control` value in seconds; nil when absent, or when `no-store`/`no-cache` forbids keeping it.
+    public static func maxAge(_ header: String?) -> Int64? {
+        guard let header else { return nil }
+        var age: Int64?
+        for directive in header.split(separator: ",") {
+            let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            switch parts.first {
+            case "no-store", "no-cache": return nil
+            case "max-age" where parts.count == 2:
+                age = Int64(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))).map { max(0, $0) }
+            default: continue
+            }
+        }
+        return age
+    }
+}

@@ -1,0 +1,256 @@
+import Foundation
+import JOSE
+import Storage
+
+/// Receives Apple's server-to-server notifications, whatever carried them (the `apple notifications serve`
+/// listener, or `apple notifications ingest` for a body another transport stored): verifies each, records it once
+/// by `jti` + `sub` + `type`, and acts on it in the same transaction, with an audit entry.
+///
+/// - `email-disabled` / `email-enabled`: the relay's forwarding state of that Apple account (`users show` flags
+///   "email forwarding off": mail sent to the relay address does not reach the person).
+/// - `consent-revoked`: the account is marked revoked and the user's sessions are ended. Better Auth's `session`
+///   table has no provider column, so which session came from the Apple sign-in cannot be known: every session of
+///   the user is ended — all of them when Apple is the user's only sign-in, and all of them too when the user has
+///   other sign-in methods (an Apple-made session cannot be told from the others; keeping all would keep it, and
+///   the cost of ending all is one sign-in with the other method). The audit entry says which case it was.
+/// - `account-delete` (`account-deleted`): a deletion request is opened for support; nothing is deleted.
+/// - an unknown `sub`: recorded, nothing changed.
+///
+/// An invalid notification is recorded as refused, with why (never the token), and changes nothing.
+public struct AppleNotificationInbox {
+    /// The store.
+    public let store: Store
+    /// Where Apple's keys come from.
+    public let keys: AppleKeySource
+
+    /// The actor audit entries name: Apple, through Gatehouse.
+    public static let actor = Actor("apple-notifications")
+
+    public init(store: Store, keys: AppleKeySource) {
+        self.store = store
+        self.keys = keys
+    }
+
+    /// What carried a notification.
+    public enum Transport: String, Sendable, Codable {
+        case listener, ingest
+    }
+
+    /// What became of one notification.
+    public struct Receipt: Sendable, Codable, Equatable {
+        /// What it came to.
+        public enum Outcome: String, Sendable, Codable {
+            /// Verified and acted on.
+            case accepted
+            /// Verified; no Apple account has the sub. Nothing changed.
+            case unknownSub = "unknown_sub"
+            /// Verified, and already recorded (same jti, sub and type): nothing done again.
+            case duplicate
+            /// Not verified: recorded with the reason; nothing changed.
+            case refused
+            /// Apple's keys could not be had: recorded as refused; Apple retries, so answer it with a retry status.
+            case keysUnavailable = "keys_unavailable"
+            /// Not Apple's body shape at all; not recorded.
+            case malformed
+        }
+        public let outcome: Outcome
+        /// The notification's row (nil for a malformed body).
+        public let id: Int64?
+        public let type: String?
+        public let sub: String?
+        public let userID: String?
+        /// What was done, or why it was refused.
+        public let message: String
+
+        /// Whether the sender should be answered 200 (Apple stops retrying).
+        public var acknowledged: Bool { outcome == .accepted || outcome == .unknownSub || outcome == .duplicate }
+    }
+
+    /// Verifies and records Apple's body `{"payload": "<JWT>"}`.
+    public func receive(body: [UInt8], transport: Transport, now: Timestamp) throws -> Receipt {
+        let token: String
+        do { token = try AppleNotificationVerifier.payload(of: body) } catch {
+            return Receipt(outcome: .malformed, id: nil, type: nil, sub: nil, userID: nil, message: error.description)
+        }
+        let fingerprint = SHA256.hex(token)
+        // A payload that is not even a JWS is refused before Apple's keys are asked for.
+        do { _ = try JWT.Compact(parsing: token) } catch {
+            return try refuse("the payload is not a token signed by Apple's keys: \(error)", outcome: .refused, fingerprint: fingerprint, transport: transport, now: now)
+        }
+        let notification: AppleNotification
+        do {
+            let verifier = AppleNotificationVerifier(audiences: try AppleNotificationVerifier.audiences(in: store))
+            var keySet = try keys.keys(store: store, now: now)
+            // A kid the cached set lacks: Apple may have rotated its keys; fetch once more.
+            if let kid = AppleNotificationVerifier.keyID(of: token), !keySet.keys.contains(where: { $0.keyID == kid }) {
+                keySet = try keys.keys(store: store, now: now, fresh: true)
+            }
+            notification = try verifier.verify(token: token, keys: keySet, now: now)
+        } catch let refusal as AppleNotificationRefusal {
+            return try refuse(refusal.description, outcome: .refused, fingerprint: fingerprint, transport: transport, now: now)
+        } catch let unavailable as AppleKeySource.Unavailable {
+            return try refuse(unavailable.description + "; nothing was changed (Apple sends it again until it is answered 200)",
+                              outcome: .keysUnavailable, fingerprint: fingerprint, transport: transport, now: now)
+        }
+        return try record(notification, fingerprint: fingerprint, transport: transport, now: now)
+    }
+
+    private func refuse(_ reason: String, outcome: Receipt.Outcome, fingerprint: String, transport: Transport, now: Timestamp) throws -> Receipt {
+        let id = try store.db.write {
+            try store.db.scalar("""
+                INSERT INTO gatehouse_apple_notifications (received_at, transport, outcome, reason, token_sha256)
+                VALUES (?, ?, 'refused', ?, ?) RETURNING id
+                """, [now.iso8601, transport.rawValue, String(reason.prefix(1000)), fingerprint]).int64
+        }
+        return Receipt(outcome: outcome, id: id, type: nil, sub: nil, userID: nil, message: reason)
+    }
+
+    private func existing(_ notification: AppleNotification) throws -> Row? {
+        try store.db.row("""
+            SELECT id, user_id, action FROM gatehouse_apple_notifications
+            WHERE jti = ? AND sub = ? AND type = ? AND outcome <> 'refused'
+            """, [notification.jti, notification.sub, notification.type.rawValue])
+    }
+
+    private func duplicate(_ row: Row, _ notification: AppleNotification) -> Receipt {
+        Receipt(outcome: .duplicate, id: row["id"].int64, type: notification.type.rawValue, sub: notification.sub,
+                userID: row.optionalString("user_id"),
+                message: "already recorded as notification \(row["id"].int64 ?? 0) (same jti, sub and type); nothing done again")
+    }
+
+    private func record(_ notification: AppleNotification, fingerprint: String, transport: Transport, now: Timestamp) throws -> Receipt {
+        if let row = try existing(notification) { return duplicate(row, notification) }
+        let account = store.schema.account
+        let found = try store.db.row("""
+            SELECT \(account.col(.id)) AS id, \(account.col(.userId)) AS user_id FROM \(account.sql)
+            WHERE \(account.col(.providerId)) = 'apple' AND \(account.col(.accountId)) = ? ORDER BY \(account.col(.id)) LIMIT 1
+            """, [notification.sub])
+        let userID = found?.optionalString("user_id")
+        let accountID = found?.optionalString("id")
+        let type = notification.type.rawValue
+        let eventTime = (notification.eventTime ?? now).iso8601
+        var details: [String: AuditValue] = [
+            "type": .string(type), "sub": .string(notification.sub), "jti": .string(notification.jti),
+            "aud": .string(notification.audience), "transport": .string(transport.rawValue), "event_time": .string(eventTime),
+        ]
+        do {
+            return try store.db.write {
+                // Checked again inside the write: another listener thread or process may have recorded it meanwhile.
+                if let row = try existing(notification) { return duplicate(row, notification) }
+                var action: String
+                var outcome = Receipt.Outcome.accepted
+                if let userID {
+                    action = try act(notification, userID: userID, eventTime: eventTime, now: now, details: &details)
+                } else {
+                    outcome = .unknownSub
+                    action = "no Apple account has this sub; nothing changed"
+                }
+                let id = try store.db.scalar("""
+                    INSERT INTO gatehouse_apple_notifications (received_at, transport, outcome, jti, sub, type, event_time, email,
+                        is_private_email, aud, user_id, account_id, action, token_sha256)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+                    """, [now.iso8601, transport.rawValue, outcome == .accepted ? "accepted" : "unknown_sub", notification.jti, notification.sub,
+                          type, eventTime, notification.email, notification.isPrivateEmail.map { $0 ? 1 : 0 }, notification.audience,
+                          userID, accountID, action, fingerprint]).int64 ?? 0
+                if outcome == .accepted {
+                    try store.db.execute("UPDATE gatehouse_apple_account_state SET last_notification_id = ? WHERE sub = ? AND last_notification_id = 0",
+                                         [id, notification.sub])
+                    try store.db.execute("UPDATE gatehouse_apple_deletion_requests SET notification_id = ? WHERE sub = ? AND notification_id = 0",
+                                         [id, notification.sub])
+                }
+                details["notification_id"] = .int(id)
+                details["outcome"] = .string(outcome.rawValue)
+                details["action"] = .string(action)
+                try store.audit.append(store.db, actor: Self.actor, action: "apple.notification.\(type)", subject: userID ?? notification.sub,
+                                       details: details, at: now)
+                return Receipt(outcome: outcome, id: id, type: type, sub: notification.sub, userID: userID, message: action)
+            }
+        } catch let error as DatabaseError where error.isUniqueViolation {
+            if let row = try existing(notification) { return duplicate(row, notification) }
+            throw error
+        } catch let error as PostgresError where error.isUniqueViolation {
+            if let row = try existing(notification) { return duplicate(row, notification) }
+            throw error
+        }
+    }
+
+    /// Applies one verified event for a known user; returns what was done, in words.
+    private func act(_ notification: AppleNotification, userID: String, eventTime: String, now: Timestamp,
+                     details: inout [String: AuditValue]) throws -> String {
+        let sub = notification.sub
+        switch notification.type {
+        case .emailDisabled, .emailEnabled:
+            let forwarding = notification.type == .emailDisabled ? "off" : "on"
+            // Apple retries, so an older event may arrive after a newer one: it does not overwrite it.
+            if let row = try store.db.row("SELECT forwarding_changed_at FROM gatehouse_apple_account_state WHERE sub = ?", [sub]),
+               let changed = row.optionalString("forwarding_changed_at"), changed > eventTime {
+                return "email forwarding \(forwarding) at \(eventTime) is older than the state recorded at \(changed); kept that"
+            }
+            try upsertState(sub: sub, now: now, set: "email_forwarding = ?, forwarding_email = ?, forwarding_changed_at = ?",
+                            values: [forwarding, notification.email, eventTime])
+            details["email_forwarding"] = .string(forwarding)
+            return forwarding == "off"
+                ? "email forwarding off: mail to \(notification.email ?? "the relay address") no longer reaches the person"
+                : "email forwarding on again"
+        case .consentRevoked:
+            let account = store.schema.account, session = store.schema.session
+            let providers = try store.db.rows("SELECT DISTINCT \(account.col(.providerId)) AS p FROM \(account.sql) WHERE \(account.col(.userId)) = ?", [userID])
+                .compactMap { $0.optionalString("p") }
+            let onlySignIn = providers == ["apple"]
+            try store.db.execute("DELETE FROM \(session.sql) WHERE \(session.col(.userId)) = ?", [userID])
+            let ended = store.db.changes
+            try upsertState(sub: sub, now: now, set: "consent_revoked_at = ?", values: [eventTime])
+            details["sessions_ended"] = .int(Int64(ended))
+            details["session_attribution"] = .string(onlySignIn ? "apple_only_sign_in" : "unattributable_all_ended")
+            return onlySignIn
+                ? "consent revoked: account marked revoked; \(ended) session(s) ended (Apple is this user's only sign-in)"
+                : "consent revoked: account marked revoked; \(ended) session(s) ended — all of the user's, because Better Auth's sessions do not say which sign-in made them (the user also signs in with \(providers.filter { $0 != "apple" }.joined(separator: ", ")))"
+        case .accountDelete:
+            let opened = try store.db.scalar("""
+                INSERT INTO gatehouse_apple_deletion_requests (opened_at, sub, user_id, notification_id, state)
+                VALUES (?, ?, ?, 0, 'open') ON CONFLICT (sub, user_id) DO NOTHING RETURNING id
+                """, [now.iso8601, sub, userID]).int64
+            details["deletion_request_id"] = opened.map { .int($0) } ?? .null
+            return opened.map { "deletion request \($0) opened for support (nothing deleted)" }
+                ?? "a deletion request for this account was already open; nothing deleted"
+        }
+    }
+
+    private func upsertState(sub: String, now: Timestamp, set assignments: String, values: [SQLBindable]) throws {
+        if try store.db.row("SELECT sub FROM gatehouse_apple_account_state WHERE sub = ?", [sub]) == nil {
+            try store.db.execute("INSERT INTO gatehouse_apple_account_state (sub, updated_at, last_notification_id) VALUES (?, ?, 0)", [sub, now.iso8601])
+        } else {
+            try store.db.execute("UPDATE gatehouse_apple_account_state SET last_notification_id = 0 WHERE sub = ?", [sub])
+        }
+        try store.db.execute("UPDATE gatehouse_apple_account_state SET \(assignments), updated_at = ? WHERE sub = ?", values + [now.iso8601, sub])
+    }
+
+    // MARK: Reading
+
+    /// One recorded notification, as `apple notifications list` and the console show it. No token.
+    public struct Entry: Sendable, Codable, Equatable {
+        public let id: Int64
+        public let receivedAt: String
+        public let transport: String
+        public let outcome: String
+        public let reason: String?
+        public let type: String?
+        public let sub: String?
+        public let eventTime: String?
+        public let email: String?
+        public let isPrivateEmail: Bool?
+        public let userID: String?
+        public let action: String?
+    }
+
+    /// The latest notifications, newest first.
+    public static func list(store: Store, limit: Int = 200) throws -> [Entry] {
+        try store.db.rows("SELECT * FROM gatehouse_apple_notifications ORDER BY id DESC LIMIT ?", [max(1, min(limit, 5000))]).map { row in
+            Entry(id: row["id"].int64 ?? 0, receivedAt: row.optionalString("received_at") ?? "", transport: row.optionalString("transport") ?? "",
+                  outcome: row.optionalString("outcome") ?? "", reason: row.optionalString("reason"), type: row.optionalString("type"),
+                  sub: row.optionalString("sub"), eventTime: row.optionalString("event_time"), email: row.optionalString("email"),
+                  isPrivateEmail: row["is_private_email"].int64.map { $0 == 1 }, userID: row.optionalString("user_id"),
+                  action: row.optionalString("action"))
+        }
+    }
+}

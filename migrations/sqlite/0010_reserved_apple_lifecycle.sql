@@ -1,3 +1,0 @@
--- Placeholder for 0010, which the Apple lifecycle branch (notifications and token revocation, issue 27) adds.
--- Migrations are numbered without a gap, so 0011 needs a 0010 here; when the two branches meet, this file is
--- replaced by that branch's 0010 and never applied anywhere that matters.
