@@ -155,7 +155,7 @@ enum UserDeletionCommands {
             let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
             guard answer == "y" || answer == "yes" else { invocation.output.line("not applied"); return 1 }
         }
-        let revocation: DeletionRevocationChoice = noRevoke ? .skip(reason: reason ?? "") : .revoke(.standard(store: store, actor: invocation.actor))
+        let revocation: DeletionRevocationChoice = noRevoke ? .skip(reason: reason ?? "") : .revoke(.standard(store: store, actor: try invocation.actor))
         let result = try applier.apply(planID: planID, revocation: revocation, retain: retain, actor: invocation.actor)
         if invocation.json { try invocation.output.json(result); return 0 }
         let out = invocation.output
