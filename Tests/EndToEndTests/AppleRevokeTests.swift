@@ -75,7 +75,7 @@ final class AppleRevokeTests: XCTestCase {
             try setup.activateKey(in: scratch)
             let planned = try setup.run(["users", "delete", "plan", "uA", "--ticket", "SUP-2", "--json"])
             let plan = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(planned.stdout.utf8)) as? [String: Any], planned.all)
-            XCTAssertEqual(plan["canRevokeAppleTokens"] as? Bool, true, planned.stdout)
+            XCTAssertEqual((plan["appleAccounts"] as? [[String: Any]])?.first?["hasRefreshToken"] as? Bool, true, planned.stdout)
             let planID = try XCTUnwrap(plan["planID"] as? String)
 
             _ = try setup.store.query("UPDATE \"account\" SET \"refreshToken\" = 'tok-500' WHERE \"id\" = 'acA'")
