@@ -48,13 +48,17 @@ def test_apple_events_lists_notifications_as_text(browser, console, tmp_path):
 
     browser.get(console.url)  # this console's origin first: signed_in_as reads the tokens of the page it is on
     signed_in_as(browser, console, "vera")
-    page = go(browser, console, "apple-events")
-    assert errors_shown(browser) == []
-    text = page.text
-    assert "unknown sub" in text and "000111.nobody" in text, text
-    assert "refused" in text and HOSTILE in text, "the hostile aud is shown as text"
-    assert browser.find_elements(By.ID, "pwned") == [], "no element made from a notification's value"
-    assert not page.find_elements(By.CSS_SELECTOR, "button, form, input"), "read-only"
+    try:
+        page = go(browser, console, "apple-events")
+        assert errors_shown(browser) == []
+        text = page.text
+        assert "unknown sub" in text and "000111.nobody" in text, text
+        assert "refused" in text and HOSTILE in text, "the hostile aud is shown as text"
+        assert browser.find_elements(By.ID, "pwned") == [], "no element made from a notification's value"
+        assert not page.find_elements(By.CSS_SELECTOR, "button, form, input"), "read-only"
+    finally:
+        # The browser is shared by every test of the engine: leave it signed out, as the login tests expect it.
+        browser.find_element(By.ID, "logout").click()
 
 
 def console_bin():
