@@ -7,10 +7,14 @@ import XCTest
 final class AppleServerFixture {
     let running: CLI.Running
     let port: UInt16
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    let tls: Bool
+    var baseURL: String { "\(tls ? "https" : "http")://127.0.0.1:\(port)" }
 
-    init(maxAge: Int = 3600) throws {
-        running = try Tool.start(try AppleTools.python(), [fixture("apple_server.py"), "--port", "0", "--max-age", String(maxAge)])
+    /// With `tls` (a PEM certificate and key), the server speaks HTTPS; the test endpoints then need an HTTPS client.
+    init(maxAge: Int = 3600, tls: (certificate: String, key: String)? = nil) throws {
+        self.tls = tls != nil
+        running = try Tool.start(try AppleTools.python(), [fixture("apple_server.py"), "--port", "0", "--max-age", String(maxAge)]
+                                 + (tls.map { ["--tls-cert", $0.certificate, "--tls-key", $0.key] } ?? []))
         guard let line = try Self.waitForLine(in: running, prefix: "PORT "), let port = UInt16(line.dropFirst(5)) else {
             running.process.terminate()
             throw XCTSkip("the Apple fixture server did not start: \((try? String(contentsOf: running.err, encoding: .utf8)) ?? "")")

@@ -62,6 +62,29 @@ final class AppleRevokeTests: XCTestCase {
         }
     }
 
+    /// Apple is reached over HTTPS with the peer's certificate verified: against a certificate authority Gatehouse is
+    /// told to trust (`GATEHOUSE_APPLE_CA_FILE`) the revocation goes through; against the system's CA store a
+    /// self-made certificate is refused in one line, and nothing is sent.
+    func testAppleIsReachedOverVerifiedTLS() throws {
+        let scratch = try Scratch()
+        let directory = scratch.url.path
+        _ = try AppleTools.openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
+                                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                                    "-keyout", "tls.key", "-out", "tls.pem"], in: directory)
+        let apple = try AppleServerFixture(tls: (directory + "/tls.pem", directory + "/tls.key"))
+        XCTAssertTrue(apple.baseURL.hasPrefix("https://"))
+        let token = "r-token-over-tls"
+        let setup = try AppleLifecycleStore(.sqlite, scratch: scratch, apple: apple, refreshToken: token)
+        defer { setup.store.drop() }
+        try setup.activateKey(in: scratch)
+
+        let untrusted = try setup.run(["apple", "revoke", "--user", "uA"], status: 1)
+        XCTAssertTrue(untrusted.stdout.contains("account acA: unreachable: ") && untrusted.stdout.contains("TLS"), untrusted.all)
+        let trusted = try setup.run(["apple", "revoke", "--user", "uA"], environment: ["GATEHOUSE_APPLE_CA_FILE": directory + "/tls.pem"])
+        XCTAssertTrue(trusted.stdout.contains("account acA: revoked: revoked its refresh token (client com.example.web)"), trusted.all)
+        for text in [untrusted.all, trusted.all] { XCTAssertFalse(text.contains(token), "a token was shown") }
+    }
+
     /// `users delete apply` revokes the user's Apple tokens before it deletes anything: when Apple refuses, nothing is
     /// deleted and the plan still stands (its fingerprint leaves the token columns out); once Apple accepts, the token
     /// is revoked and the user deleted, and no token is ever shown.

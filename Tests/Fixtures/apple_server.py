@@ -26,7 +26,8 @@ Test-only endpoints: POST /test/sign {"claims": {...}, "key": "apple"|"other", "
 GET /test/revocations → what /auth/revoke received (the token as its SHA-256 only); GET /test/stats → counters;
 POST /test/keys {"status": 500} makes /auth/keys fail.
 
-Usage: python apple_server.py [--port 0] [--max-age 3600]   (prints "PORT <n>" once listening)
+Usage: python apple_server.py [--port 0] [--max-age 3600] [--tls-cert PEM --tls-key PEM]   (prints "PORT <n>" once
+listening; with a certificate it serves HTTPS)
 """
 import argparse
 import base64
@@ -181,10 +182,19 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--max-age", type=int, default=3600)
+    parser.add_argument("--tls-cert", help="serve HTTPS with this PEM certificate (and --tls-key)")
+    parser.add_argument("--tls-key", help="the certificate's PEM private key")
     args = parser.parse_args()
     Handler.state = State(args.max_age)
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
+    if args.tls_cert:
+        # HTTPS as appleid.apple.com serves it (TLS 1.2 or later), with a certificate the test made for 127.0.0.1.
+        import ssl
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        context.load_cert_chain(args.tls_cert, args.tls_key)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     print(f"PORT {server.server_address[1]}", flush=True)
     server.serve_forever()
 

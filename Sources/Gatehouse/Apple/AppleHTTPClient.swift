@@ -99,6 +99,11 @@ public struct AppleHTTPClient: Sendable {
     /// The largest answer read; Apple's key set is about 2 KB.
     static let maxAnswerBytes = 1 << 20
 
+    /// `GATEHOUSE_APPLE_CA_FILE`: the PEM file of the certificate authorities to trust instead of the system's.
+    static var caFile: String? {
+        getenv("GATEHOUSE_APPLE_CA_FILE").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     private func send(method: String, path: String, form: [(String, String)]?) throws(Failure) -> Answer {
         let url = baseURL + path
         let lowered = url.lowercased()
@@ -125,6 +130,12 @@ public struct AppleHTTPClient: Sendable {
         setLong(GH_CURLOPT_PROTOCOLS, Int(GH_CURLPROTO_HTTP | GH_CURLPROTO_HTTPS))
         setLong(GH_CURLOPT_REDIR_PROTOCOLS, Int(GH_CURLPROTO_HTTPS))
         setLong(GH_CURLOPT_MAXFILESIZE, Self.maxAnswerBytes)
+        // The peer's certificate is verified against the system's CA store (curl's default, set here so that no
+        // libcurl build or environment can turn it off), or the one file GATEHOUSE_APPLE_CA_FILE names (a private CA
+        // in front of Apple, or a test's own).
+        setLong(GH_CURLOPT_SSL_VERIFYPEER, 1)
+        setLong(GH_CURLOPT_SSL_VERIFYHOST, 2)
+        if let caFile = Self.caFile { _ = caFile.withCString { gatehouse_curl_setopt_pointer(curl.easySetopt, handle, GH_CURLOPT_CAINFO, $0) } }
         _ = url.withCString { gatehouse_curl_setopt_pointer(curl.easySetopt, handle, GH_CURLOPT_URL, $0) }
         _ = "gatehouse".withCString { gatehouse_curl_setopt_pointer(curl.easySetopt, handle, GH_CURLOPT_USERAGENT, $0) }
         _ = gatehouse_curl_setopt_pointer(curl.easySetopt, handle, GH_CURLOPT_HTTPHEADER, UnsafeRawPointer(headers))
