@@ -19,9 +19,15 @@ struct Invocation {
     let environment: Environment
     let output: Output
 
-    func flag(_ name: String) -> Bool { options[name] != nil }
-    func value(_ name: String) -> String? { options[name]?.last }
-    func values(_ name: String) -> [String] { options[name] ?? [] }
+    /// By-name reads, for options not yet declared as an `Option` value; a name must be declared in this command's
+    /// spec (a debug build stops otherwise, and `CLIOptionDeclarationTests` checks every literal name read).
+    func flag(_ name: String) -> Bool { checked(name); return options[name] != nil }
+    func value(_ name: String) -> String? { checked(name); return options[name]?.last }
+    func values(_ name: String) -> [String] { checked(name); return options[name] ?? [] }
+
+    private func checked(_ name: String) {
+        assert(declares(name), "--\(name) is read by `\(path.joined(separator: " "))` but not in its options")
+    }
     var json: Bool { flag("json") }
 
     /// A positional argument by name.
