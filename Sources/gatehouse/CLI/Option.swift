@@ -34,16 +34,16 @@ extension Option where Value == Bool {
 
 extension Option where Value == String? {
     /// A text value, nil when absent (the last one wins when given twice).
-    static func text(_ name: String, _ placeholder: String, _ help: String) -> Option<String?> {
-        Option(.value(name, placeholder, help)) { $0.value(name) }
+    static func text(_ name: String, _ placeholder: String, _ help: String, required: Bool = false) -> Option<String?> {
+        Option(.value(name, placeholder, help, required: required)) { $0.value(name) }
     }
 }
 
 extension Option where Value == String {
-    /// A text value that must be given and not empty (`missing --NAME` otherwise). `declaredRequired` marks it
-    /// required in the spec too, which the parser checks first and help shows.
-    static func required(_ name: String, _ placeholder: String, _ help: String, declaredRequired: Bool = true) -> Option<String> {
-        Option(.value(name, placeholder, help, required: declaredRequired)) { try $0.required(name) }
+    /// A text value that must be given and not empty (`missing --NAME` otherwise). `required` marks it required in
+    /// the spec too, which the parser then checks first and help shows.
+    static func requiredText(_ name: String, _ placeholder: String, _ help: String, required: Bool = false) -> Option<String> {
+        Option(.value(name, placeholder, help, required: required)) { try $0.required(name) }
     }
 }
 
@@ -56,23 +56,24 @@ extension Option where Value == [String] {
 
 extension Option where Value == Int {
     /// A whole number within `range`, `defaultValue` when absent.
-    static func integer(_ name: String, _ placeholder: String, _ help: String, default defaultValue: Int, range: ClosedRange<Int>) -> Option<Int> {
-        Option(.value(name, placeholder, help)) { try $0.integer(name, default: defaultValue, range: range) }
+    static func integer(_ name: String, _ placeholder: String, _ help: String, required: Bool = false,
+                        default defaultValue: Int, range: ClosedRange<Int>) -> Option<Int> {
+        Option(.value(name, placeholder, help, required: required)) { try $0.integer(name, default: defaultValue, range: range) }
     }
 }
 
 extension Option where Value == Seconds? {
     /// A duration (`2h`, `90d`), nil when absent.
-    static func duration(_ name: String, _ placeholder: String, _ help: String) -> Option<Seconds?> {
-        Option(.value(name, placeholder, help)) { try $0.duration(name) }
+    static func duration(_ name: String, _ placeholder: String, _ help: String, required: Bool = false) -> Option<Seconds?> {
+        Option(.value(name, placeholder, help, required: required)) { try $0.duration(name) }
     }
 }
 
 extension Option {
     /// One of `T`'s names, nil when absent.
-    static func choice<T: CaseIterable & RawRepresentable>(_ name: String, _ placeholder: String, _ help: String, as type: T.Type) -> Option<T?>
-    where T.RawValue == String {
-        Option<T?>(.value(name, placeholder, help)) { try $0.choice(name, as: T.self) }
+    static func choice<T: CaseIterable & RawRepresentable>(_ name: String, _ placeholder: String, _ help: String, required: Bool = false,
+                                                           as type: T.Type) -> Option<T?> where T.RawValue == String {
+        Option<T?>(.value(name, placeholder, help, required: required)) { try $0.choice(name, as: T.self) }
     }
 }
 
@@ -84,6 +85,12 @@ extension Invocation {
             assert(declares(option.name), "--\(option.name) is read by `\(path.joined(separator: " "))` but not in its options")
             return try option.value(in: self)
         }
+    }
+
+    /// The value of an option that only some of the commands sharing a helper declare (`--request-sign-up`, which
+    /// `policy simulate sign-in` takes and `policy simulate link` does not); nil for a command that does not.
+    func ifDeclared<Value>(_ option: Option<Value>) throws -> Value? {
+        declares(option.name) ? try self[option] : nil
     }
 
     /// Whether `name` is one of this command's options or a global one.

@@ -49,17 +49,17 @@ enum MergeCommands: CommandNoun {
     }
 
     // The options, each declared once: the specs above list them, the commands below read them.
-    static let from: Option<String> = .required("from", "U2", "the user merged away (source)")
-    static let into: Option<String> = .required("into", "U1", "the user kept (target)")
+    static let from: Option<String> = .requiredText("from", "U2", "the user merged away (source)", required: true)
+    static let into: Option<String> = .requiredText("into", "U1", "the user kept (target)", required: true)
     static let keepEmail: Option<MergeDecisions.Side?> = .choice("keep-email", "target|source", "which email U1 ends with (required when U1's is a relay and U2's is real)", as: MergeDecisions.Side.self)
     static let keepSubscription: Option<MergeDecisions.Side?> = .choice("keep-subscription", "target|source", "which live subscription stays live when both have one", as: MergeDecisions.Side.self)
     static let keepPassword: Option<MergeDecisions.Side?> = .choice("keep-password", "target|source", "whose password U1 keeps when both have one", as: MergeDecisions.Side.self)
     static let sameProvider: Option<MergeDecisions.SameProvider?> = .choice("same-provider", "both|target|source", "two accounts of one provider: keep both, U1's or U2's", as: MergeDecisions.SameProvider.self)
     static let carryRoles: Option<Bool> = .flag("carry-roles", "grant U1 the allow-list roles only U2 had (otherwise they are dropped)")
     static let emitSQL: Option<String?> = .text("emit-sql", "FILE", "also write the merge as a guarded SQL script for a remote copy, in the store's SQL (SQLite/D1 or Postgres)")
-    static let ticket: Option<String> = .required("ticket", "REF", "the support ticket (kept in the merge record and the audit log)")
+    static let ticket: Option<String> = .requiredText("ticket", "REF", "the support ticket (kept in the merge record and the audit log)", required: true)
     static let yes: Option<Bool> = .flag("yes", "apply without asking")
-    static let reason: Option<String> = .required("reason", "TEXT", "why (kept in the merge record and the audit log)")
+    static let reason: Option<String> = .requiredText("reason", "TEXT", "why (kept in the merge record and the audit log)", required: true)
     static let limit: Option<Int> = .integer("limit", "N", "at most N merges (default 100, at most 10000)", default: 100, range: 1...10_000)
 
     static func plan(_ invocation: Invocation) throws -> Int32 {
