@@ -30,6 +30,20 @@ final class ConsoleTokenCheckTests: XCTestCase {
         XCTAssertFalse(response.bodyText.contains(email), "\(engine): a refused token sees nothing of the user", file: file, line: line)
     }
 
+    /// An inline route's token check is answered after its handler has read, so its handler must not be able to
+    /// write: every inline route's handler is the read-only kind (`ReadOnlyContext`, whose `ReadOnlyStore` has no
+    /// write, so a writing inline handler does not compile), and only GET routes run inline.
+    func testEveryInlineRouteHasAReadOnlyHandler() throws {
+        var router = Router()
+        APIRoutes.register(on: &router)
+        let inline = router.inlineRoutes
+        XCTAssertEqual(inline.map(\.route).sorted(), ["GET /api/auth/me", "GET /api/users/:id"])
+        for route in inline {
+            XCTAssertTrue(route.readOnly, route.route)
+            XCTAssertTrue(route.route.hasPrefix("GET "), route.route)
+        }
+    }
+
     func testARefusedTokenNeverSeesTheUserAndAGoodOneDoes() throws {
         for harness in try harnesses() {
             let engine = harness.storePath.hasPrefix("postgres") ? "postgres" : "sqlite"

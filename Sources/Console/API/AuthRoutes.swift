@@ -50,7 +50,7 @@ enum AuthRoutes {
             return try JSONBody.response(LoggedOut())
         }
         // Inline: the token check is one primary-key lookup.
-        router.add("GET", "/api/auth/me", role: .viewer, inline: true) { ctx in
+        router.addInline("/api/auth/me", role: .viewer) { ctx in
             let session = try ctx.requireSession()
             return try JSONBody.response(Me(username: session.admin.username, role: session.admin.role, expiresAt: session.expiresAt))
         }

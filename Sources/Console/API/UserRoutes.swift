@@ -27,12 +27,10 @@ enum UserRoutes {
             })
         }
         // Inline: a handful of primary-key and indexed lookups, at most 100 sessions.
-        router.add("GET", "/api/users/:id", role: .viewer, inline: true) { ctx in
+        router.addInline("/api/users/:id", role: .viewer) { ctx in
             let reference = ctx.parameters["id"] ?? ""
             let sessions = try ctx.integerQuery("sessions", default: 5, range: 0...100)
-            return UserDetailJSON.response(try ctx.stores.withStore {
-                try UserDirectory(store: $0).show(reference, now: ctx.now, latestSessions: sessions)
-            })
+            return UserDetailJSON.response(try ctx.read { try $0.userDetail(reference, now: ctx.now, latestSessions: sessions) })
         }
     }
 

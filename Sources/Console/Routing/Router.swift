@@ -13,6 +13,15 @@ import HTTPServer
 public struct Router: Sendable {
     /// A route's work: the request context in, a response out.
     public typealias Handler = @Sendable (RequestContext) throws -> HTTPResponse
+    /// An inline route's work: it gets the store only as a `ReadOnlyStore`, so it cannot write.
+    public typealias ReadOnlyHandler = @Sendable (ReadOnlyContext) throws -> HTTPResponse
+
+    /// What a route runs: any handler, or, for an inline route, a read-only one. An inline route is exactly one whose
+    /// work is `.readOnly`, so no route runs inline (with its token check deferred) and holds a writable store.
+    enum Work: Sendable {
+        case full(Handler)
+        case readOnly(ReadOnlyHandler)
+    }
 
     /// A registered route.
     struct Route: Sendable {
@@ -21,11 +30,23 @@ public struct Router: Sendable {
         /// Each segment's parameter name (`:id` → `id`), nil for a constant segment.
         let parameterNames: [String?]
         let access: RouteAccess
-        /// Runs on the connection's thread (see `add(_:_:role:inline:_:)`).
-        let inline: Bool
         /// The handler pool's lane (see `RouteCost`).
         let lane: HTTPServer.Lane
-        let handler: Handler
+        let work: Work
+
+        /// Runs on the connection's thread, its token check going with its first snapshot (see `addInline`).
+        var inline: Bool {
+            if case .readOnly = work { return true }
+            return false
+        }
+
+        /// Runs the route's work.
+        func handler(_ context: RequestContext) throws -> HTTPResponse {
+            switch work {
+            case .full(let handler): return try handler(context)
+            case .readOnly(let handler): return try handler(ReadOnlyContext(context))
+            }
+        }
     }
 
     private var routes: [Route] = []
@@ -33,33 +54,49 @@ public struct Router: Sendable {
     public init() {}
 
     /// Adds a route that needs a signed-in admin with at least `role`.
+    public mutating func add(_ method: String, _ pattern: String, role: AdminRole, _ handler: @escaping Handler) {
+        append(method, pattern, .role(role), .full(handler))
+    }
+
+    /// Adds a GET route that needs a signed-in admin with at least `role` and runs on the connection's thread,
+    /// skipping the hand-off to the handler pool: only for a read made of a few indexed lookups, whose time does not
+    /// grow with the store (never a scan, never a password hash), since every other connection of that thread waits
+    /// for it. On a database server's store every route runs on the pool (`ConsoleServer.State.inlineOnPool`): there
+    /// a lookup is a wait.
     ///
-    /// `inline: true` runs it on the connection's thread, skipping the hand-off to the handler pool: only for
-    /// a read made of a few indexed lookups, whose time does not grow with the store (never a scan, never a
-    /// write, never a password hash), since every other connection of that thread waits for it. On a database
-    /// server's store every route runs on the pool (`ConsoleServer.State.inlineOnPool`): there a lookup is a wait.
-    /// An inline GET's token check also goes with its first snapshot (`TokenCheck`), so its handler may read before
-    /// the token is found good (the response is dropped when it is not): one more reason it must never write.
-    public mutating func add(_ method: String, _ pattern: String, role: AdminRole, inline: Bool = false, _ handler: @escaping Handler) {
-        append(method, pattern, .role(role), inline, handler)
+    /// Its token check goes with its first snapshot (`TokenCheck`), so the handler reads before the token is found
+    /// good and its response is dropped when it is not. That is why the handler gets a `ReadOnlyContext`, whose store
+    /// has no write: an inline route that writes does not compile.
+    public mutating func addInline(_ pattern: String, role: AdminRole, _ handler: @escaping ReadOnlyHandler) {
+        append("GET", pattern, .role(role), .readOnly(handler))
     }
 
     /// Adds a route anyone may call (the login page's own needs only).
     public mutating func addPublic(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
-        append(method, pattern, .public, false, handler)
+        append(method, pattern, .public, .full(handler))
     }
 
-    private mutating func append(_ method: String, _ pattern: String, _ access: RouteAccess, _ inline: Bool, _ handler: @escaping Handler) {
+    private mutating func append(_ method: String, _ pattern: String, _ access: RouteAccess, _ work: Work) {
         let segments = pattern.split(separator: "/").map(String.init)
         precondition(!routes.contains { $0.method == method && $0.segments == segments }, "route \(method) \(pattern) registered twice")
         routes.append(Route(method: method, segments: segments,
-                            parameterNames: segments.map { $0.hasPrefix(":") ? String($0.dropFirst()) : nil }, access: access, inline: inline,
-                            lane: RouteCost.lane(method: method, segments: segments), handler: handler))
+                            parameterNames: segments.map { $0.hasPrefix(":") ? String($0.dropFirst()) : nil }, access: access,
+                            lane: RouteCost.lane(method: method, segments: segments), work: work))
     }
 
     /// Every route as `METHOD /path (access)`, for documentation and tests.
     public var table: [String] {
         routes.map { "\($0.method) /\($0.segments.joined(separator: "/")) (\($0.access))" }
+    }
+
+    /// The inline routes as `METHOD /path`, each with whether its handler is the read-only kind (always, by
+    /// construction; the tests pin it).
+    var inlineRoutes: [(route: String, readOnly: Bool)] {
+        routes.filter(\.inline).map {
+            let readOnly: Bool
+            if case .readOnly = $0.work { readOnly = true } else { readOnly = false }
+            return ("\($0.method) /\($0.segments.joined(separator: "/"))", readOnly)
+        }
     }
 
     /// The route and parameters for a request path, or the error to answer.

@@ -8,7 +8,8 @@ import Storage
 /// reads are each a few index lookups. Nothing is sent before the check allows it: `AuthMiddleware` asks `session()`
 /// once the handler has returned (or thrown) and discards the handler's response when the token is refused; a
 /// handler that needs the session earlier (`RequestContext.requireSession()`) gets the check run there and then.
-/// Only read routes defer: a write must never run on a token not yet checked.
+/// Only inline routes defer, and their handlers get the store as a `ReadOnlyStore`, which has no write: a write can
+/// never run on a token not yet checked.
 public final class TokenCheck: @unchecked Sendable { // its stores are not Sendable; each mutable field is a Locked
     private enum Outcome {
         case accepted(AdminSession)

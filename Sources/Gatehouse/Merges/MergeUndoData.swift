@@ -26,30 +26,26 @@ public struct MergeUndoData: Sendable, Codable {
 /// Each entry is encoded beforehand with the row its update is expected to leave (`MergeStep.after(at:)`). Inside the
 /// transaction `json(after:)` compares those with the rows read back and encodes again only the entries whose row
 /// differs (on SQLite none, unless a trigger of the app's own wrote to it; on Postgres the updates, whose date
-/// columns read back in the server's spelling). The text is byte for byte the encoder's for the whole record.
+/// columns read back in the server's spelling). The record is assembled from the encoder's own fragments
+/// (`MergeJSON.Fragment`), never by cutting encoded text, and is byte for byte the encoder's for the whole record
+/// (`MergeTests`), so records stored by earlier versions and by this one read and undo alike.
 struct MergeUndoJSON {
     private let expected: [MergeRowImage?]
     private let steps: [MergeStep]
-    /// Each entry's JSON, encoded beforehand with the row it is expected to leave.
-    private let entries: [String]
-    /// Each update's step alone, for an entry whose row differs: `{"after":` + the row + `,"step":` + this + `}` is
-    /// the entry's JSON (sorted keys, no whitespace), so only the row is encoded inside the transaction.
-    private let stepJSON: [String?]
-    /// The record's JSON around its entries: `{"appliedAt":…,"format":1,"steps":[` and `]}`.
-    private let head: String, tail: String
+    /// Each entry, encoded beforehand with the row it is expected to leave.
+    private let entries: [MergeJSON.Fragment]
+    /// Each update's step alone, for an entry whose row differs: only the row is encoded inside the transaction.
+    private let stepJSON: [MergeJSON.Fragment?]
+    /// The record's other members, encoded beforehand.
+    private let format: MergeJSON.Fragment, appliedAt: MergeJSON.Fragment
 
     init(steps: [MergeStep], appliedAt: Timestamp) throws {
         self.steps = steps
         expected = steps.map { $0.after(at: appliedAt) }
-        stepJSON = try steps.map { $0.operation == .update ? try MergeJSON.string($0) : nil }
-        entries = try zip(steps, expected).map { try MergeJSON.string(MergeUndoData.Entry(step: $0, after: $1)) }
-        // With sorted keys and no whitespace, the record is its envelope with the entries spliced into "steps".
-        let envelope = try MergeJSON.string(MergeUndoData(format: 1, appliedAt: appliedAt, steps: []))
-        guard envelope.hasSuffix("\"steps\":[]}") else {
-            throw GatehouseError("the undo record's JSON did not come out as MergeJSON writes it (sorted keys, no whitespace); nothing was changed")
-        }
-        head = String(envelope.dropLast(2))
-        tail = "]}"
+        stepJSON = try steps.map { $0.operation == .update ? try MergeJSON.fragment($0) : nil }
+        entries = try zip(steps, expected).map { try MergeJSON.fragment(MergeUndoData.Entry(step: $0, after: $1)) }
+        format = try MergeJSON.fragment(1)
+        self.appliedAt = try MergeJSON.fragment(appliedAt)
     }
 
     /// The record, given the rows the updates really left (nil for deletes), in step order. An entry whose row is
@@ -57,17 +53,18 @@ struct MergeUndoJSON {
     /// server's spelling) is encoded again, alone.
     func json(after rows: [MergeRowImage?]) throws -> String {
         precondition(rows.count == steps.count, "one row per step")
-        var text = head
+        var items: [MergeJSON.Fragment] = []
+        items.reserveCapacity(steps.count)
         for index in steps.indices {
-            if index > 0 { text += "," }
             if rows[index] == expected[index] {
-                text += entries[index]
+                items.append(entries[index])
             } else if let row = rows[index], let step = stepJSON[index] {
-                text += "{\"after\":" + (try MergeJSON.string(row)) + ",\"step\":" + step + "}"
+                items.append(try MergeJSON.object(["after": try MergeJSON.fragment(row), "step": step]))
             } else {
-                text += try MergeJSON.string(MergeUndoData.Entry(step: steps[index], after: rows[index]))
+                items.append(try MergeJSON.fragment(MergeUndoData.Entry(step: steps[index], after: rows[index])))
             }
         }
-        return text + tail
+        // The members are MergeUndoData's coding keys; MergeTests checks the record against the encoder's own.
+        return try MergeJSON.object(["appliedAt": appliedAt, "format": format, "steps": MergeJSON.array(items)]).text
     }
 }

@@ -100,16 +100,22 @@ struct OptionSpec {
     }
 
     /// `--json` on every read.
-    static let json = flag("json", "print machine-readable JSON instead of text")
+    static let json = GlobalOptions.json.spec
 }
 
-/// Options every command accepts, wherever they stand on the line.
+/// Options every command accepts, wherever they stand on the line (`all`), and `--json`, which every read lists.
 enum GlobalOptions {
-    static let all: [OptionSpec] = [
-        .value("store", "FILE|URI", "the store: a SQLite file or a postgres:// URI (default: $GATEHOUSE_STORE)"),
-        .value("store-file", "FILE", "read the store's URI from FILE (mode 0600), so no password is on the command line (default: $GATEHOUSE_STORE_FILE)"),
-        .value("config", "FILE", "store configuration (default: gatehouse.json beside the store)"),
-        .value("actor", "NAME", "who is making the change, for the audit log (default: your OS user)"),
-        .flag("help", short: "h", "show help for the command"),
-    ]
+    static let store: Option<String?> = .text("store", "FILE|URI", "the store: a SQLite file or a postgres:// URI (default: $GATEHOUSE_STORE)")
+    static let storeFile: Option<String?> = .text("store-file", "FILE", "read the store's URI from FILE (mode 0600), so no password is on the command line (default: $GATEHOUSE_STORE_FILE)")
+    static let config: Option<String?> = .text("config", "FILE", "store configuration (default: gatehouse.json beside the store)")
+    static let actor: Option<String?> = .text("actor", "NAME", "who is making the change, for the audit log (default: your OS user)")
+    static let help: Option<Bool> = .flag("help", short: "h", "show help for the command")
+    static let json: Option<Bool> = .flag("json", "print machine-readable JSON instead of text")
+
+    static let all: [OptionSpec] = [store.spec, storeFile.spec, config.spec, actor.spec, help.spec]
+
+    /// The store configuration file: `--config`, else `GATEHOUSE_CONFIG`.
+    static func configurationPath(_ invocation: Invocation) -> String? {
+        (try? invocation[config]) ?? invocation.environment["GATEHOUSE_CONFIG"]
+    }
 }

@@ -19,10 +19,16 @@ struct Invocation {
     let environment: Environment
     let output: Output
 
-    func flag(_ name: String) -> Bool { options[name] != nil }
-    func value(_ name: String) -> String? { options[name]?.last }
-    func values(_ name: String) -> [String] { options[name] ?? [] }
-    var json: Bool { flag("json") }
+    /// By-name reads, for options not yet declared as an `Option` value; a name must be declared in this command's
+    /// spec (a debug build stops otherwise, and `CLIOptionDeclarationTests` checks every literal name read).
+    func flag(_ name: String) -> Bool { checked(name); return options[name] != nil }
+    func value(_ name: String) -> String? { checked(name); return options[name]?.last }
+    func values(_ name: String) -> [String] { checked(name); return options[name] ?? [] }
+
+    private func checked(_ name: String) {
+        assert(declares(name), "--\(name) is read by `\(path.joined(separator: " "))` but not in its options")
+    }
+    var json: Bool { (try? self[GlobalOptions.json]) ?? false }
 
     /// A positional argument by name.
     func argument(_ name: String) -> String? {
@@ -68,7 +74,7 @@ struct Invocation {
     /// a usage error, never a file name (`StoreLocation.misspeltURI`).
     func storePath() throws -> String {
         let path: String
-        switch (value("store"), value("store-file")) {
+        switch ((try? self[GlobalOptions.store]) ?? nil, (try? self[GlobalOptions.storeFile]) ?? nil) {
         case (.some, .some):
             throw usage("--store and --store-file both name the store; pass one of them")
         case (.some(let given), nil):
@@ -95,13 +101,13 @@ struct Invocation {
 
     /// Opens the store named on the command line.
     func openStore() throws -> Store {
-        try Store.open(path: storePath(), configurationPath: value("config") ?? environment["GATEHOUSE_CONFIG"])
+        try Store.open(path: storePath(), configurationPath: GlobalOptions.configurationPath(self))
     }
 
     /// The actor for the audit log: `--actor`, else the invoking OS user.
     var actor: Actor {
         get throws {
-            if let name = value("actor"), !name.isEmpty { return try Actor.checked(name) }
+            if let name = (try? self[GlobalOptions.actor]) ?? nil, !name.isEmpty { return try Actor.checked(name) }
             return osUser
         }
     }

@@ -27,7 +27,7 @@ enum AccountsCommands: CommandNoun {
                                 the users Better Auth added, renamed or deleted since; triggers on the user table record
                                 which, and searches read those directly until then. With --rebuild, it is built afresh.
                                 """,
-                            options: [.flag("rebuild", "build the name search index afresh even when it is current"), .json],
+                            options: [Options.rebuild.spec, .json],
                             run: index),
             ],
             defaultSubcommand: "check"
@@ -56,7 +56,7 @@ enum AccountsCommands: CommandNoun {
     static func index(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.openStore()
         let created = try AccountIndexes.create(store, actor: invocation.actor)
-        let search = try UserSearchIndex.ensure(store, actor: invocation.actor, rebuild: invocation.flag("rebuild"))
+        let search = try UserSearchIndex.ensure(store, actor: invocation.actor, rebuild: try invocation[Options.rebuild])
         let searchLine: String, searchReport: SearchIndexReport
         switch search {
         case .built(let users):
@@ -92,5 +92,12 @@ enum AccountsCommands: CommandNoun {
         let action: String
         let users: Int?
         let reason: String?
+    }
+}
+
+extension AccountsCommands {
+    /// The options these commands read, each declared once: the specs list them, the commands read them.
+    enum Options {
+        static let rebuild: Option<Bool> = .flag("rebuild", "build the name search index afresh even when it is current")
     }
 }

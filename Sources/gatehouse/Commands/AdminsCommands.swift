@@ -8,7 +8,7 @@ enum AdminsCommands: CommandNoun {
     static let summary = "the console's admins: add, list, passwd, disable, enable, remove, unthrottle"
 
     static func make() -> CommandSpec {
-        let passwordFile = OptionSpec.value("password-file", "FILE", "read the password from the first line of FILE (- for stdin); without it a random one is generated and printed once")
+        let passwordFile = Options.passwordFile.spec
         return CommandSpec(
             name: name,
             summary: summary,
@@ -21,7 +21,7 @@ enum AdminsCommands: CommandNoun {
             subcommands: [
                 CommandSpec(name: "add", summary: "add an admin",
                             arguments: [ArgumentSpec(name: "USER", help: "1–64 of a-z, 0-9, '.', '_', '-'")],
-                            options: [.value("role", "ROLE", "viewer (default), support or admin"), passwordFile, .json],
+                            options: [Options.role.spec, passwordFile, .json],
                             examples: ["gatehouse admins add alice --role support", "gatehouse admins add bob --role admin --password-file bob.pw"],
                             run: add),
                 CommandSpec(name: "list", summary: "every admin, their role and whether they are disabled", options: [.json], run: list),
@@ -41,7 +41,7 @@ enum AdminsCommands: CommandNoun {
                                 clears every client's lock. The change is audited (admin.unthrottle).
                                 """,
                             arguments: [ArgumentSpec(name: "USER", help: "the username whose lock to lift (any name that was typed)", optional: true)],
-                            options: [.flag("all", "lift every throttle: all usernames and all clients"), .json],
+                            options: [Options.all.spec, .json],
                             examples: ["gatehouse admins unthrottle alice", "gatehouse admins unthrottle --all --json"],
                             run: unthrottle),
             ],
@@ -62,14 +62,14 @@ enum AdminsCommands: CommandNoun {
 
     /// The password from --password-file, or a generated one (returned as text to print once).
     static func password(_ invocation: Invocation) throws -> (AdminPassword, String?) {
-        if let path = invocation.value("password-file") { return (try PasswordFile.read(path, option: "--password-file"), nil) }
+        if let path = try invocation[Options.passwordFile] { return (try PasswordFile.read(path, option: "--password-file"), nil) }
         let (password, text) = try AdminPassword.generate()
         return (password, text)
     }
 
     static func add(_ invocation: Invocation) throws -> Int32 {
         let name = try username(invocation)
-        let role = try invocation.value("role").map { try AdminRole.named($0) } ?? .viewer
+        let role = try invocation[Options.role].map { try AdminRole.named($0) } ?? .viewer
         let (password, generated) = try password(invocation)
         let admin = try AdminDirectory(store: invocation.openStore()).add(name, role: role, password: password, actor: invocation.actor, now: .now())
         if invocation.json { try invocation.output.json(PasswordResult(admin: admin, generatedPassword: generated)); return 0 }
@@ -134,7 +134,7 @@ enum AdminsCommands: CommandNoun {
 
     static func unthrottle(_ invocation: Invocation) throws -> Int32 {
         let name = invocation.argument("USER")
-        let all = invocation.flag("all")
+        let all = try invocation[Options.all]
         guard (name != nil) != all else {
             throw invocation.usage(all ? "give a USER or --all, not both" : "give the USER whose login throttle to lift, or --all")
         }
@@ -160,5 +160,14 @@ enum AdminsCommands: CommandNoun {
     static func printOnce(_ password: String, for username: String, _ invocation: Invocation) {
         invocation.output.line("Password for \(username) (shown once; store it in your password manager now):")
         invocation.output.line("  \(password)")
+    }
+}
+
+extension AdminsCommands {
+    /// The options these commands read, each declared once: the specs list them, the commands read them.
+    enum Options {
+        static let all: Option<Bool> = .flag("all", "lift every throttle: all usernames and all clients")
+        static let passwordFile: Option<String?> = .text("password-file", "FILE", "read the password from the first line of FILE (- for stdin); without it a random one is generated and printed once")
+        static let role: Option<String?> = .text("role", "ROLE", "viewer (default), support or admin")
     }
 }

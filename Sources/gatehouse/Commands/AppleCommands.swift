@@ -23,8 +23,8 @@ enum AppleCommands: CommandNoun {
                                             discussion: "The Key ID comes from Apple's file name AuthKey_<KEYID>.p8 unless --key-id is given; the Team ID from --team-id, else `providers set apple --team-id`.",
                                             arguments: [ArgumentSpec(name: "FILE", help: "the AuthKey_<KEYID>.p8 downloaded from Apple")],
                                             options: [
-                                                .value("key-id", "ID", "the Key ID (10 upper-case letters or digits)"),
-                                                .value("team-id", "ID", "the Team ID (10 upper-case letters or digits)"),
+                                                Options.keyId.spec,
+                                                Options.teamId.spec,
                                                 .json,
                                             ],
                                             examples: ["gatehouse apple key import ~/Downloads/AuthKey_ABCDEFGHIJ.p8 --team-id TEAM123456"],
@@ -35,7 +35,7 @@ enum AppleCommands: CommandNoun {
                                             options: [.json], run: rollback),
                                 CommandSpec(name: "revoke", summary: "record that a key was revoked in Apple's portal (it can never be activated again)",
                                             arguments: [ArgumentSpec(name: "ID", help: "the Key ID")],
-                                            options: [.flag("force", "revoke even the active key (it leaked, or Apple already revoked it)"), .json], run: revoke),
+                                            options: [Options.force.spec, .json], run: revoke),
                                 CommandSpec(name: "selftest", summary: "open a sealed key, mint a client secret and verify it",
                                             arguments: [ArgumentSpec(name: "ID", help: "the Key ID (default: the active key)", optional: true)],
                                             options: [.json], run: selftest),
@@ -46,8 +46,8 @@ enum AppleCommands: CommandNoun {
                                 CommandSpec(name: "mint", summary: "print a client secret minted from the active key",
                                             discussion: "Header alg ES256, kid; claims iss (Team ID), iat, exp, aud https://appleid.apple.com, sub (client id). Lifetimes over Apple's cap of 15,777,000 s are refused.",
                                             options: [
-                                                .value("ttl", "DURATION", "lifetime (default 1h; at most 15777000 s, about 182d)"),
-                                                .value("client-id", "ID", "the sub (default: the configured Services ID)"),
+                                                Options.ttl.spec,
+                                                Options.clientId.spec,
                                                 .json,
                                             ],
                                             examples: ["gatehouse apple secret mint --ttl 1h", "gatehouse apple secret mint --ttl 90d | gatehouse apple secret track -"],
@@ -65,7 +65,7 @@ enum AppleCommands: CommandNoun {
                                             options: [.json], run: untrack),
                                 CommandSpec(name: "bench", summary: "benchmark: mint client secrets from a throwaway key on one thread for N seconds",
                                             discussion: "A benchmark for ops/bench, comparable with `openssl speed ecdsap256` (one thread). Touches no store.",
-                                            options: [.value("seconds", "N", "how long to mint (default 3, at most 60)"), .json],
+                                            options: [Options.seconds.spec, .json],
                                             run: bench),
                             ]),
                 CommandSpec(name: "export", summary: "print the inputs for a runtime that mints per request (needs --reveal)",
@@ -75,8 +75,8 @@ enum AppleCommands: CommandNoun {
                                 --reveal, and every reveal is recorded in the audit log. Pipe it straight into a secrets store.
                                 """,
                             options: [
-                                .value("format", "FORMAT", "env (default) or json"),
-                                .flag("reveal", "print the private key (audited)"),
+                                Options.format.spec,
+                                Options.reveal.spec,
                             ],
                             examples: ["gatehouse apple export --format env --reveal > .dev.vars"],
                             run: export),
@@ -111,7 +111,7 @@ enum AppleCommands: CommandNoun {
     static func importKey(_ invocation: Invocation) throws -> Int32 {
         guard let file = invocation.argument("FILE") else { throw invocation.usage("missing FILE") }
         let result = try AppleKeyRing(store: try invocation.openStore())
-            .importKey(file: file, keyID: try invocation.value("key-id").map { try KeyID($0) }, teamID: try invocation.value("team-id").map { try TeamID($0) },
+            .importKey(file: file, keyID: try invocation[Options.keyId].map { try KeyID($0) }, teamID: try invocation[Options.teamId].map { try TeamID($0) },
                        actor: invocation.actor, now: .now())
         if invocation.json { try invocation.output.json(result); return 0 }
         invocation.output.line("imported \(result.key.keyID) (team \(result.key.teamID)) as staged; fingerprint \(result.key.fingerprint)")
@@ -136,7 +136,7 @@ enum AppleCommands: CommandNoun {
     }
 
     static func revoke(_ invocation: Invocation) throws -> Int32 {
-        let result = try AppleKeyRing(store: try invocation.openStore()).revoke(try keyID(invocation), force: invocation.flag("force"), actor: invocation.actor, now: .now())
+        let result = try AppleKeyRing(store: try invocation.openStore()).revoke(try keyID(invocation), force: try invocation[Options.force], actor: invocation.actor, now: .now())
         return try report(result, verb: "recorded as revoked:", invocation)
     }
 
@@ -166,9 +166,9 @@ enum AppleCommands: CommandNoun {
 
     static func mint(_ invocation: Invocation) throws -> Int32 {
         var lifetime = ClientSecretMinter.defaultLifetime
-        if let duration = try invocation.duration("ttl") { lifetime = duration }
+        if let duration = try invocation[Options.ttl] { lifetime = duration }
         let minted = try ClientSecretService(store: try invocation.openStore())
-            .mint(clientID: invocation.value("client-id"), lifetime: lifetime, actor: invocation.actor, now: .now())
+            .mint(clientID: try invocation[Options.clientId], lifetime: lifetime, actor: invocation.actor, now: .now())
         if invocation.json { try invocation.output.json(minted) } else { invocation.output.line(minted.token) }
         return 0
     }
@@ -213,7 +213,7 @@ enum AppleCommands: CommandNoun {
     }
 
     static func bench(_ invocation: Invocation) throws -> Int32 {
-        let seconds = try invocation.integer("seconds", default: 3, range: 1...60)
+        let seconds = try invocation[Options.seconds]
         let result = try ClientSecretBenchmark.run(seconds: Double(seconds))
         if invocation.json { try invocation.output.json(result) } else {
             invocation.output.line(String(format: "%.0f tokens/s (%d tokens in %.2f s, one thread)", result.tokensPerSecond, result.tokens, result.seconds))
@@ -224,9 +224,23 @@ enum AppleCommands: CommandNoun {
     // MARK: export
 
     static func export(_ invocation: Invocation) throws -> Int32 {
-        let format = try invocation.choice("format", as: AppleExport.Format.self) ?? .env
-        let values = try AppleExport(store: try invocation.openStore()).export(format: format, reveal: invocation.flag("reveal"), actor: invocation.actor, now: .now())
+        let format = try invocation[Options.format] ?? .env
+        let values = try AppleExport(store: try invocation.openStore()).export(format: format, reveal: try invocation[Options.reveal], actor: invocation.actor, now: .now())
         invocation.output.write(try AppleExport.render(values, format: format))
         return 0
+    }
+}
+
+extension AppleCommands {
+    /// The options these commands read, each declared once: the specs list them, the commands read them.
+    enum Options {
+        static let clientId: Option<String?> = .text("client-id", "ID", "the sub (default: the configured Services ID)")
+        static let force: Option<Bool> = .flag("force", "revoke even the active key (it leaked, or Apple already revoked it)")
+        static let format: Option<AppleExport.Format?> = .choice("format", "FORMAT", "env (default) or json", as: AppleExport.Format.self)
+        static let keyId: Option<String?> = .text("key-id", "ID", "the Key ID (10 upper-case letters or digits)")
+        static let reveal: Option<Bool> = .flag("reveal", "print the private key (audited)")
+        static let seconds: Option<Int> = .integer("seconds", "N", "how long to mint (default 3, at most 60)", default: 3, range: 1...60)
+        static let teamId: Option<String?> = .text("team-id", "ID", "the Team ID (10 upper-case letters or digits)")
+        static let ttl: Option<Seconds?> = .duration("ttl", "DURATION", "lifetime (default 1h; at most 15777000 s, about 182d)")
     }
 }

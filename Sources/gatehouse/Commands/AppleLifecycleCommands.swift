@@ -27,20 +27,20 @@ enum AppleLifecycleCommands {
                                         no console and no file. Runs until SIGINT or SIGTERM.
                                         """,
                                     options: [
-                                        .value("listen", "ADDR:PORT", "where to listen (default 127.0.0.1:8788; port 0 picks a free one)"),
-                                        .value("path", "PATH", "the request path Apple's POSTs come to (default /)"),
-                                        .value("jwks", "FILE", "Apple's keys from this JWKS file instead of {base}/auth/keys"),
-                                        .flag("quiet", short: "q", "do not log requests"),
+                                        Options.listen.spec,
+                                        Options.path.spec,
+                                        Options.jwks.spec,
+                                        Options.quiet.spec,
                                     ],
                                     examples: ["gatehouse apple notifications serve --store auth.sqlite --listen 127.0.0.1:8788"],
                                     run: serve),
                         CommandSpec(name: "ingest", summary: "verify and record one body another transport stored (exit 1 if refused)",
                                     arguments: [ArgumentSpec(name: "FILE", help: "the raw body Apple sent ({\"payload\": \"<JWT>\"}), or - for stdin")],
-                                    options: [.value("jwks", "FILE", "Apple's keys from this JWKS file instead of {base}/auth/keys"), .json],
+                                    options: [Options.jwks.spec, .json],
                                     examples: ["gatehouse apple notifications ingest body.json", "wrangler kv key get … | gatehouse apple notifications ingest -"],
                                     run: ingest),
                         CommandSpec(name: "list", summary: "the latest notifications, newest first (no token is kept)",
-                                    options: [.value("limit", "N", "how many (default 50, at most 5000)"), .json],
+                                    options: [Options.limit.spec, .json],
                                     run: list),
                     ],
                     defaultSubcommand: "list")
@@ -55,8 +55,8 @@ enum AppleLifecycleCommands {
                         GATEHOUSE_APPLE_TIMEOUT_SECONDS (default 10). Exit status 1 when any account failed.
                         """,
                     options: [
-                        .value("user", "USER", "the user: id, email, sync sub or Apple account id", required: true),
-                        .flag("dry-run", "say what would be sent; send nothing"),
+                        Options.user.spec,
+                        Options.dryRun.spec,
                         .json,
                     ],
                     examples: ["gatehouse apple revoke --user ana@example.com --dry-run", "gatehouse apple revoke --user u1AAAA…"],
@@ -66,7 +66,7 @@ enum AppleLifecycleCommands {
     // MARK: notifications
 
     static func keySource(_ invocation: Invocation) throws -> AppleKeySource {
-        if let file = invocation.value("jwks") { return try AppleKeySource(file: file) }
+        if let file = try invocation[Options.jwks] { return try AppleKeySource(file: file) }
         return AppleKeySource()
     }
 
@@ -99,7 +99,7 @@ enum AppleLifecycleCommands {
     }
 
     static func list(_ invocation: Invocation) throws -> Int32 {
-        let entries = try AppleNotificationInbox.list(store: try invocation.openStore(), limit: try invocation.integer("limit", default: 50, range: 1...5000))
+        let entries = try AppleNotificationInbox.list(store: try invocation.openStore(), limit: try invocation[Options.limit])
         if invocation.json { try invocation.output.json(entries); return 0 }
         if entries.isEmpty { invocation.output.line("no Apple notifications recorded"); return 0 }
         invocation.output.table(["ID", "RECEIVED", "OUTCOME", "TYPE", "SUB", "USER", "WHAT"], entries.map {
@@ -109,12 +109,12 @@ enum AppleLifecycleCommands {
     }
 
     static func serve(_ invocation: Invocation) throws -> Int32 {
-        let (address, port) = try ServeCommand.parseListen(invocation.value("listen") ?? "127.0.0.1:8788", invocation: invocation)
-        let path = invocation.value("path") ?? "/"
+        let (address, port) = try ServeCommand.parseListen(try invocation[Options.listen] ?? "127.0.0.1:8788", invocation: invocation)
+        let path = try invocation[Options.path] ?? "/"
         guard path.hasPrefix("/"), !path.contains("?") else { throw invocation.usage("--path must start with / and hold no query, got \"\(path.prefix(60))\"") }
         let keys = try keySource(invocation)
-        let pool = try StorePool(path: try invocation.storePath(), configurationPath: invocation.value("config") ?? invocation.environment["GATEHOUSE_CONFIG"], size: 2)
-        let log = !invocation.flag("quiet")
+        let pool = try StorePool(path: try invocation.storePath(), configurationPath: GlobalOptions.configurationPath(invocation), size: 2)
+        let log = try !invocation[Options.quiet]
         let server = HTTPServer(configuration: HTTPServerConfiguration(address: address, port: port, threadPoolSize: 2, connectionLimit: 64,
                                                                       connectionTimeoutSeconds: 15, maxBodyBytes: maxBodyBytes)) { request in
             let response = NotificationListener.answer(request, path: path, pool: pool, keys: keys)
@@ -134,12 +134,12 @@ enum AppleLifecycleCommands {
     // MARK: revoke
 
     static func revoke(_ invocation: Invocation) throws -> Int32 {
-        let reference = try invocation.required("user")
+        let reference = try invocation[Options.user]
         let store = try invocation.openStore()
         let user = try UserDirectory(store: store).show(reference, latestSessions: 0).user
         var revoker = AppleTokenRevoker(store: store, baseURL: nil, now: .now())
         revoker.actor = try invocation.actor
-        let dryRun = invocation.flag("dry-run")
+        let dryRun = try invocation[Options.dryRun]
         let outcomes = try revoker.revoke(userID: user.id.rawValue, dryRun: dryRun)
         let failed = outcomes.contains { !$0.succeeded }
         if invocation.json {
@@ -189,5 +189,18 @@ enum NotificationListener {
         let method = request.method.unicodeScalars.allSatisfy { $0.isASCII && $0.properties.isAlphabetic } ? String(request.method.prefix(10)) : "?"
         let line = "\(Timestamp.now().iso8601) \(request.remoteAddress) \(method) \(response.status) \(request.body.count) bytes\n"
         FileHandle.standardOutput.write(Data(line.utf8))
+    }
+}
+
+extension AppleLifecycleCommands {
+    /// The options these commands read, each declared once: the specs list them, the commands read them.
+    enum Options {
+        static let jwks: Option<String?> = .text("jwks", "FILE", "Apple's keys from this JWKS file instead of {base}/auth/keys")
+        static let dryRun: Option<Bool> = .flag("dry-run", "say what would be sent; send nothing")
+        static let limit: Option<Int> = .integer("limit", "N", "how many (default 50, at most 5000)", default: 50, range: 1...5000)
+        static let listen: Option<String?> = .text("listen", "ADDR:PORT", "where to listen (default 127.0.0.1:8788; port 0 picks a free one)")
+        static let path: Option<String?> = .text("path", "PATH", "the request path Apple's POSTs come to (default /)")
+        static let quiet: Option<Bool> = .flag("quiet", short: "q", "do not log requests")
+        static let user: Option<String> = .requiredText("user", "USER", "the user: id, email, sync sub or Apple account id", required: true)
     }
 }

@@ -13,18 +13,18 @@ enum AuditCommands: CommandNoun {
             subcommands: [
                 CommandSpec(name: "list", summary: "list entries, newest first",
                             options: [
-                                .value("since", "WHEN", "entries at or after a time (ISO-8601) or a duration ago (24h, 7d)"),
-                                .value("action", "ACTION", "only this action, or a prefix ending in * (apple.key.*)"),
-                                .value("by", "ACTOR", "only entries by this actor"),
-                                .value("subject", "SUBJECT", "only entries about this subject"),
-                                .value("limit", "N", "at most N entries (default 50, at most 10000)"),
+                                Options.since.spec,
+                                Options.action.spec,
+                                Options.by.spec,
+                                Options.subject.spec,
+                                Options.limit.spec,
                                 .json,
                             ],
                             examples: ["gatehouse audit list --since 7d --action 'policy.*'"],
                             run: list),
                 CommandSpec(name: "verify", summary: "check the hash chain: detects edited or deleted entries",
                             options: [
-                                .value("expect-head", "HASH", "a head hash recorded earlier: also detects entries deleted from the end"),
+                                Options.expectHead.spec,
                                 .json,
                             ],
                             run: verify),
@@ -34,11 +34,11 @@ enum AuditCommands: CommandNoun {
     }
 
     static func list(_ invocation: Invocation) throws -> Int32 {
-        var query = AuditLog.Query(limit: try invocation.integer("limit", default: 50, range: 1...10_000))
-        if let since = invocation.value("since") { query.since = try parseSince(since, invocation: invocation) }
-        query.action = invocation.value("action")
-        query.actor = invocation.value("by")
-        query.subject = invocation.value("subject")
+        var query = AuditLog.Query(limit: try invocation[Options.limit])
+        if let since = try invocation[Options.since] { query.since = try parseSince(since, invocation: invocation) }
+        query.action = try invocation[Options.action]
+        query.actor = try invocation[Options.by]
+        query.subject = try invocation[Options.subject]
         let store = try invocation.openStore()
         let entries = try store.audit.entries(store.db, query)
         if invocation.json { try invocation.output.json(entries); return 0 }
@@ -51,7 +51,7 @@ enum AuditCommands: CommandNoun {
 
     static func verify(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.openStore()
-        let result = try store.audit.verify(store.db, expectedHead: invocation.value("expect-head"))
+        let result = try store.audit.verify(store.db, expectedHead: try invocation[Options.expectHead])
         if invocation.json {
             try invocation.output.json(result)
         } else if result.isIntact {
@@ -85,5 +85,17 @@ enum AuditCommands: CommandNoun {
             case .null: return "\(key)=null"
             }
         }.joined(separator: " ")
+    }
+}
+
+extension AuditCommands {
+    /// The options these commands read, each declared once: the specs list them, the commands read them.
+    enum Options {
+        static let action: Option<String?> = .text("action", "ACTION", "only this action, or a prefix ending in * (apple.key.*)")
+        static let by: Option<String?> = .text("by", "ACTOR", "only entries by this actor")
+        static let expectHead: Option<String?> = .text("expect-head", "HASH", "a head hash recorded earlier: also detects entries deleted from the end")
+        static let limit: Option<Int> = .integer("limit", "N", "at most N entries (default 50, at most 10000)", default: 50, range: 1...10_000)
+        static let since: Option<String?> = .text("since", "WHEN", "entries at or after a time (ISO-8601) or a duration ago (24h, 7d)")
+        static let subject: Option<String?> = .text("subject", "SUBJECT", "only entries about this subject")
     }
 }

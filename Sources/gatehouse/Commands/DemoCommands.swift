@@ -18,10 +18,10 @@ enum DemoCommands: CommandNoun {
                                 demo data are random placeholders, not real credentials.
                                 """,
                             options: [
-                                .value("users", "N", "how many users to add (1 to 10,000,000)", required: true),
-                                .value("seed", "S", "random seed (default 1)"),
-                                .value("anchor", "TIME", "the 'now' the data is built around (default: today 00:00 UTC)"),
-                                .flag("quiet", short: "q", "no progress on stderr"),
+                                Options.users.spec,
+                                Options.seed.spec,
+                                Options.anchor.spec,
+                                Options.quiet.spec,
                                 .json,
                             ],
                             examples: ["gatehouse demo seed --store demo.sqlite --users 100000 --seed 7"],
@@ -31,21 +31,21 @@ enum DemoCommands: CommandNoun {
     }
 
     static func seed(_ invocation: Invocation) throws -> Int32 {
-        let count = try invocation.integer("users", default: 0, range: 1...10_000_000)
-        guard let seed = UInt64(invocation.value("seed") ?? "1") else {
+        let count = try invocation[Options.users]
+        guard let seed = UInt64(try invocation[Options.seed] ?? "1") else {
             throw invocation.usage("--seed must be a non-negative whole number")
         }
         var anchor = Timestamp(milliseconds: Timestamp.now().milliseconds / 86_400_000 * 86_400_000)
-        if let text = invocation.value("anchor") {
+        if let text = try invocation[Options.anchor] {
             guard let time = Timestamp(iso8601: text) else { throw invocation.usage("--anchor must be an ISO-8601 time, got \"\(text.prefix(40))\"") }
             guard DemoSeeder.anchorRange.contains(time) else {
                 throw invocation.usage("--anchor must be from \(DemoSeeder.anchorRange.lowerBound.iso8601.prefix(10)) to \(DemoSeeder.anchorRange.upperBound.iso8601.prefix(10)): the demo data spans two years before it and weeks after it, and every date must stay within the years 1970 to 9999")
             }
             anchor = time
         }
-        let (store, initialized) = try Store.initialize(path: invocation.storePath(), configurationPath: invocation.value("config") ?? invocation.environment["GATEHOUSE_CONFIG"],
+        let (store, initialized) = try Store.initialize(path: invocation.storePath(), configurationPath: GlobalOptions.configurationPath(invocation),
                                               actor: invocation.actor)
-        let quiet = invocation.flag("quiet") || invocation.json
+        let quiet = try invocation[Options.quiet] || invocation.json
         var seeder = DemoSeeder(seed: seed, anchor: anchor)
         // Ctrl-C or SIGTERM stops the seed after the batch it is writing, not in the middle of one.
         let interrupt = TerminationSignals()
@@ -66,5 +66,15 @@ enum DemoCommands: CommandNoun {
             + "\(report.sessions) sessions, \(report.syncUsers) sync users, \(report.workspaces) workspaces, \(report.subscriptions) subscriptions, "
             + "\(report.roles) roles in \(String(format: "%.1f", report.seconds)) s")
         return 0
+    }
+}
+
+extension DemoCommands {
+    /// The options these commands read, each declared once: the specs list them, the commands read them.
+    enum Options {
+        static let anchor: Option<String?> = .text("anchor", "TIME", "the 'now' the data is built around (default: today 00:00 UTC)")
+        static let quiet: Option<Bool> = .flag("quiet", short: "q", "no progress on stderr")
+        static let seed: Option<String?> = .text("seed", "S", "random seed (default 1)")
+        static let users: Option<Int> = .integer("users", "N", "how many users to add (1 to 10,000,000)", required: true, default: 0, range: 1...10_000_000)
     }
 }

@@ -42,10 +42,10 @@ enum GatesCommands: CommandNoun {
                                 ArgumentSpec(name: "STATE", help: "met or unmet"),
                             ],
                             options: [
-                                .value("platform", "P", "only for this platform (ios, desktop, web)"),
-                                .value("evidence", "TEXT", "what was checked and where (at most \(GateInput.maxTextLength) characters)", required: true),
-                                .value("expires", "DATE", "when it stops being met: the membership's renewal date"),
-                                .flag("force", "accept an expiry in the past (it reads as expired)"),
+                                Options.platform.spec,
+                                Options.evidence.spec,
+                                Options.expires.spec,
+                                Options.force.spec,
                                 .json,
                             ],
                             examples: [
@@ -56,8 +56,8 @@ enum GatesCommands: CommandNoun {
                 CommandSpec(name: "enable", summary: "offer a provider on a platform (it must be ready)",
                             arguments: [ArgumentSpec(name: "PROVIDER", help: "apple or google")],
                             options: [
-                                .value("platform", "P", "ios, desktop or web", required: true),
-                                .value("reason", "TEXT", "why (kept in the history and the audit log)", required: true),
+                                Options.requiredPlatform.spec,
+                                Options.reason.spec,
                                 .json,
                             ],
                             examples: ["gatehouse gates enable apple --platform ios --reason \"iOS 2.0 ships Sign in with Apple\""],
@@ -65,13 +65,13 @@ enum GatesCommands: CommandNoun {
                 CommandSpec(name: "disable", summary: "stop offering a provider on a platform",
                             arguments: [ArgumentSpec(name: "PROVIDER", help: "apple or google")],
                             options: [
-                                .value("platform", "P", "ios, desktop or web", required: true),
-                                .value("reason", "TEXT", "why (kept in the history and the audit log)", required: true),
+                                Options.requiredPlatform.spec,
+                                Options.reason.spec,
                                 .json,
                             ],
                             run: disable),
                 CommandSpec(name: "history", summary: "every declaration, enable and disable, newest first",
-                            options: [.value("limit", "N", "at most N entries (default 200, at most 100000)"), .json],
+                            options: [Options.limit.spec, .json],
                             run: history),
                 CommandSpec(name: "export", summary: "which providers the app should offer on each platform",
                             discussion: """
@@ -111,9 +111,9 @@ enum GatesCommands: CommandNoun {
         } catch {
             throw GatehouseError.invalid("\"\(error.shownGiven)\" is not a requirement state", fix: "write met or unmet")
         }
-        var change = GateChange(requirement: requirement, platform: try invocation.value("platform").map(GatePlatform.named), met: met,
-                                evidence: try invocation.required("evidence"), force: invocation.flag("force"))
-        if let text = invocation.value("expires") { change.expires = try GateInput.date(text, field: .expires) }
+        var change = GateChange(requirement: requirement, platform: try invocation[Options.platform].map(GatePlatform.named), met: met,
+                                evidence: try invocation[Options.evidence], force: try invocation[Options.force])
+        if let text = try invocation[Options.expires] { change.expires = try GateInput.date(text, field: .expires) }
         let result = try GateStore(store: invocation.openStore()).set(change, actor: invocation.actor, now: .now())
         if invocation.json { try invocation.output.json(result); return 0 }
         let out = invocation.output
@@ -135,8 +135,8 @@ enum GatesCommands: CommandNoun {
 
     static func change(_ invocation: Invocation, enable: Bool) throws -> Int32 {
         let provider = try GateProvider.named(invocation.argument("PROVIDER") ?? "")
-        let platform = try GatePlatform.named(try invocation.required("platform"))
-        let reason = try invocation.required("reason")
+        let platform = try GatePlatform.named(try invocation[Options.requiredPlatform])
+        let reason = try invocation[Options.reason]
         let gates = GateStore(store: try invocation.openStore())
         let result = enable
             ? try gates.enable(provider, on: platform, reason: reason, actor: invocation.actor, now: .now())
@@ -151,7 +151,7 @@ enum GatesCommands: CommandNoun {
     }
 
     static func history(_ invocation: Invocation) throws -> Int32 {
-        let limit = try invocation.integer("limit", default: 200, range: 1...100_000)
+        let limit = try invocation[Options.limit]
         let entries = try GateStore(store: invocation.openStore()).history(limit: limit)
         if invocation.json { try invocation.output.json(entries); return 0 }
         if entries.isEmpty { invocation.output.line("no gate changes yet"); return 0 }
@@ -210,5 +210,18 @@ enum GatesCommands: CommandNoun {
     static func oneLine(_ text: String) -> String {
         let flat = text.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\t", with: " ")
         return flat.count > 80 ? String(flat.prefix(79)) + "…" : flat
+    }
+}
+
+extension GatesCommands {
+    /// The options these commands read, each declared once: the specs list them, the commands read them.
+    enum Options {
+        static let platform: Option<String?> = .text("platform", "P", "only for this platform (ios, desktop, web)")
+        static let requiredPlatform: Option<String> = .requiredText("platform", "P", "ios, desktop or web", required: true)
+        static let reason: Option<String> = .requiredText("reason", "TEXT", "why (kept in the history and the audit log)", required: true)
+        static let evidence: Option<String> = .requiredText("evidence", "TEXT", "what was checked and where (at most \(GateInput.maxTextLength) characters)", required: true)
+        static let expires: Option<String?> = .text("expires", "DATE", "when it stops being met: the membership's renewal date")
+        static let force: Option<Bool> = .flag("force", "accept an expiry in the past (it reads as expired)")
+        static let limit: Option<Int> = .integer("limit", "N", "at most N entries (default 200, at most 100000)", default: 200, range: 1...100_000)
     }
 }

@@ -18,17 +18,17 @@ enum HealthCommand {
                 """,
             options: [
                 .json,
-                .value("prometheus", "FILE", "also write the node_exporter textfile FILE (atomically)"),
-                .flag("record", "store this run for the console's history and the stopped-timer check"),
-                .value("warn-days", "N", "warn this many days before an expiry (default 28)"),
-                .value("crit-days", "N", "critical this many days before an expiry (default 14)"),
-                .value("expect-every", "DURATION", "how often the timer runs (default 1h); a recorded run older than twice this warns"),
-                .value("sweep-budget", "DURATION", "start no new table of the quick_check sweep after this long (default 1s; one table at least)"),
-                .flag("deep", "run PRAGMA integrity_check over the whole file instead of the sweep (slower)"),
+                Options.prometheus.spec,
+                Options.record.spec,
+                Options.warnDays.spec,
+                Options.critDays.spec,
+                Options.expectEvery.spec,
+                Options.sweepBudget.spec,
+                Options.deep.spec,
             ],
             subcommands: [
                 CommandSpec(name: "history", summary: "recorded runs, newest first",
-                            options: [.value("limit", "N", "at most N runs (default 20)"), .json], run: history),
+                            options: [Options.limit.spec, .json], run: history),
             ],
             examples: [
                 "gatehouse health --store auth.sqlite",
@@ -39,12 +39,12 @@ enum HealthCommand {
     }
 
     static func run(_ invocation: Invocation) throws -> Int32 {
-        let warn = try invocation.integer("warn-days", default: 28, range: 1...365)
-        let crit = try invocation.integer("crit-days", default: 14, range: 0...365)
+        let warn = try invocation[Options.warnDays]
+        let crit = try invocation[Options.critDays]
         guard crit <= warn else { throw invocation.usage("--crit-days (\(crit)) must not exceed --warn-days (\(warn))") }
-        let interval = try invocation.duration("expect-every") ?? Seconds(3600)
+        let interval = try invocation[Options.expectEvery] ?? Seconds(3600)
         guard interval.value >= 60 else { throw invocation.usage("--expect-every must be at least 1m") }
-        let budget = try invocation.duration("sweep-budget") ?? Seconds(1)
+        let budget = try invocation[Options.sweepBudget] ?? Seconds(1)
         guard budget.value <= 3600 else { throw invocation.usage("--sweep-budget must be at most 1h (it bounds one run)") }
         let store: Store
         do {
@@ -55,21 +55,21 @@ enum HealthCommand {
             invocation.output.error("gatehouse: \(error.markedDescription)")
             if invocation.json { try invocation.output.json(["status": "unknown", "error": error.message]) }
             // The textfile still says so, or alerting would only notice hours later that it went stale.
-            if let path = invocation.value("prometheus") {
+            if let path = try invocation[Options.prometheus] {
                 let report = HealthReport.unknown(HealthCheck(id: "store.open", status: .unknown, summary: error.message, action: error.fix), at: .now())
                 try? PrometheusTextfile.write(report, to: path, spelling: CLISpelling.spelling)
             }
             return HealthStatus.unknown.exitCode
         }
         let runner = HealthRunner()
-        let report = runner.run(store, HealthContext(now: .now(), warnDays: warn, critDays: crit, deep: invocation.flag("deep"),
+        let report = runner.run(store, HealthContext(now: .now(), warnDays: warn, critDays: crit, deep: try invocation[Options.deep],
                                                    expectedInterval: interval, integrityBudget: budget))
         do {
-            if invocation.flag("record") {
+            if try invocation[Options.record] {
                 try runner.record(report, in: store)
                 purgeExpiredDeletions(store, invocation)
             }
-            if let path = invocation.value("prometheus") { try PrometheusTextfile.write(report, to: path, spelling: CLISpelling.spelling) }
+            if let path = try invocation[Options.prometheus] { try PrometheusTextfile.write(report, to: path, spelling: CLISpelling.spelling) }
         } catch {
             // The checks ran but their results could not be kept: the scheduler must not read this as OK.
             invocation.output.error("gatehouse: \(GatehouseError.operatorFacing(error, storePath: store.path)?.markedDescription ?? String(describing: error))")
@@ -107,11 +107,25 @@ enum HealthCommand {
     }
 
     static func history(_ invocation: Invocation) throws -> Int32 {
-        let limit = try invocation.integer("limit", default: 20, range: 1...1000)
+        let limit = try invocation[Options.limit]
         let runs = try HealthRunner.history(invocation.openStore(), limit: limit)
         if invocation.json { try invocation.output.json(runs); return 0 }
         if runs.isEmpty { invocation.output.line("no recorded runs (gatehouse health --record records one)"); return 0 }
         invocation.output.table(["AT", "STATUS", "MS", "CHECKS"], runs.map { [$0.at.iso8601, $0.status.rawValue, String($0.durationMilliseconds), summary($0)] })
         return 0
+    }
+}
+
+extension HealthCommand {
+    /// The options these commands read, each declared once: the specs list them, the commands read them.
+    enum Options {
+        static let critDays: Option<Int> = .integer("crit-days", "N", "critical this many days before an expiry (default 14)", default: 14, range: 0...365)
+        static let deep: Option<Bool> = .flag("deep", "run PRAGMA integrity_check over the whole file instead of the sweep (slower)")
+        static let expectEvery: Option<Seconds?> = .duration("expect-every", "DURATION", "how often the timer runs (default 1h); a recorded run older than twice this warns")
+        static let limit: Option<Int> = .integer("limit", "N", "at most N runs (default 20)", default: 20, range: 1...1000)
+        static let prometheus: Option<String?> = .text("prometheus", "FILE", "also write the node_exporter textfile FILE (atomically)")
+        static let record: Option<Bool> = .flag("record", "store this run for the console's history and the stopped-timer check")
+        static let sweepBudget: Option<Seconds?> = .duration("sweep-budget", "DURATION", "start no new table of the quick_check sweep after this long (default 1s; one table at least)")
+        static let warnDays: Option<Int> = .integer("warn-days", "N", "warn this many days before an expiry (default 28)", default: 28, range: 1...365)
     }
 }

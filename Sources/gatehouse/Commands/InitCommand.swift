@@ -19,8 +19,8 @@ enum InitCommand: CommandNoun {
                 generated password once, or reads it from --admin-password-file. Later admins: `gatehouse admins`.
                 """,
             options: [
-                .value("admin", "USER", "the first console admin's username (default: admin)"),
-                .value("admin-password-file", "FILE", "read the first admin's password from the first line of FILE (- for stdin)"),
+                Options.admin.spec,
+                Options.adminPasswordFile.spec,
                 .json,
             ],
             examples: ["gatehouse init --store /var/lib/gatehouse/auth.sqlite",
@@ -43,9 +43,9 @@ enum InitCommand: CommandNoun {
 
     static func run(_ invocation: Invocation) throws -> Int32 {
         // Bad admin input is refused before the store is touched.
-        let username = try AdminUsername(invocation.value("admin") ?? "admin")
-        let suppliedPassword = try invocation.value("admin-password-file").map { try PasswordFile.read($0, option: "--admin-password-file") }
-        let (store, report) = try Store.initialize(path: invocation.storePath(), configurationPath: invocation.value("config") ?? invocation.environment["GATEHOUSE_CONFIG"],
+        let username = try AdminUsername(try invocation[Options.admin] ?? "admin")
+        let suppliedPassword = try invocation[Options.adminPasswordFile].map { try PasswordFile.read($0, option: "--admin-password-file") }
+        let (store, report) = try Store.initialize(path: invocation.storePath(), configurationPath: GlobalOptions.configurationPath(invocation),
                                                    actor: invocation.actor)
         let directory = AdminDirectory(store: store)
         var firstAdmin = FirstAdmin(username: username.rawValue, created: false, generatedPassword: nil)
@@ -73,9 +73,17 @@ enum InitCommand: CommandNoun {
                 out.line("  password for \(firstAdmin.username) (shown once; store it in your password manager now):")
                 out.line("    \(generated)")
             }
-        } else if invocation.value("admin") != nil || suppliedPassword != nil {
+        } else if try invocation[Options.admin] != nil || suppliedPassword != nil {
             out.line("  the store already has console admins; none created (manage them with `gatehouse admins`)")
         }
         return 0
+    }
+}
+
+extension InitCommand {
+    /// The options these commands read, each declared once: the specs list them, the commands read them.
+    enum Options {
+        static let admin: Option<String?> = .text("admin", "USER", "the first console admin's username (default: admin)")
+        static let adminPasswordFile: Option<String?> = .text("admin-password-file", "FILE", "read the first admin's password from the first line of FILE (- for stdin)")
     }
 }

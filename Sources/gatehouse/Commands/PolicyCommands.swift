@@ -8,18 +8,18 @@ enum PolicyCommands: CommandNoun {
 
     static func make() -> CommandSpec {
         let simulateOptions: [OptionSpec] = [
-            .value("provider", "P", "the provider id (google, apple, or a generic provider's id exactly as the app spells it)", required: true),
-            .value("flow", "FLOW", "id-token (default: the app posts the provider's id token) or redirect (the web: /callback/:provider)"),
-            .value("email", "E", "the email the provider reports"),
-            .flag("no-email", "the provider reports no email (e.g. a returning Apple user's token)"),
-            .flag("email-verified", "the provider reports the email verified"),
-            .value("account-id", "A", "the provider's account id (sub); without it the account is taken to be new"),
-            .value("issuer", "URL", "the issuer Better Auth writes for this account, where the provider's depends on configuration or the token (microsoft, cognito, generic OAuth)"),
-            .value("provider-option", "NAME", "an option the app sets on the provider: \(providerOptionNames.joined(separator: ", "))", repeatable: true),
-            .flag("generic", "the provider is a generic OAuth (plugin) provider (the default for ids Better Auth has no provider for)"),
-            .value("generic-id-tokens", "yes|no", "a generic provider's discovery gave an issuer and jwks_uri (id tokens verifiable)"),
-            .flag("update-user-info-on-link", "the app sets accountLinking.updateUserInfoOnLink (in code; not a policy key): an implicit link then checks the user row as updated"),
-            .value("with", "KEY=VALUE", "simulate under a hypothetical value instead of the stored one", repeatable: true),
+            Options.provider.spec,
+            Options.flow.spec,
+            Options.email.spec,
+            Options.noEmail.spec,
+            Options.emailVerified.spec,
+            Options.accountId.spec,
+            Options.issuer.spec,
+            Options.providerOption.spec,
+            Options.generic.spec,
+            Options.genericIdTokens.spec,
+            Options.updateUserInfoOnLink.spec,
+            Options.with.spec,
             .json,
         ]
         return CommandSpec(
@@ -51,10 +51,10 @@ enum PolicyCommands: CommandNoun {
                                 ArgumentSpec(name: "VALUE", help: "true|false, or a provider list"),
                             ],
                             options: [
-                                .value("reason", "TEXT", "why (kept in the history and the audit log; at most \(PolicyStore.maxReasonLength) characters)", required: true),
-                                .value("for", "DURATION", "revert to the previous value after this long (e.g. 2h, 7d)"),
-                                .value("if-version", "N", "refuse unless the policy is at version N"),
-                                .flag("accept-takeover-risk", "required to set autoLink.allowDifferentEmails to true"),
+                                Options.reason.spec,
+                                Options.forDuration.spec,
+                                Options.ifVersion.spec,
+                                Options.acceptTakeoverRisk.spec,
                                 .json,
                             ],
                             examples: [
@@ -65,7 +65,7 @@ enum PolicyCommands: CommandNoun {
                             run: set),
                 CommandSpec(name: "history", summary: "every change and every automatic revert, newest first",
                             arguments: [ArgumentSpec(name: "KEY", help: "only this key's history", optional: true)],
-                            options: [.value("limit", "N", "at most N entries (default 200, at most 100000)"), .json],
+                            options: [Options.limit.spec, .json],
                             run: history),
                 CommandSpec(name: "export", summary: "the effective policy for the runtime's createBetterAuth(env)",
                             discussion: """
@@ -80,7 +80,7 @@ enum PolicyCommands: CommandNoun {
                                 env: GATEHOUSE_POLICY_VERSION, GATEHOUSE_POLICY_VALID_UNTIL and GATEHOUSE_POLICY_JSON (the json
                                 export on one line, single-quoted), for a shell, a dotenv file or a secrets upload.
                                 """,
-                            options: [.value("format", "FORMAT", "json (default) or env")],
+                            options: [Options.format.spec],
                             run: export),
                 CommandSpec(name: "simulate", summary: "what Better Auth 1.7 would answer to a link or sign-in attempt",
                             subcommands: [
@@ -92,7 +92,7 @@ enum PolicyCommands: CommandNoun {
                                                 linkSocial switch reaches it only where the runtime applies it to /callback/* (policy export's
                                                 linkSocial.appliesTo). The answer names the source line that decides it.
                                                 """,
-                                            options: [.value("user", "ID", "the signed-in user's Better Auth id", required: true)] + simulateOptions,
+                                            options: [Options.user.spec] + simulateOptions,
                                             examples: [
                                                 "gatehouse policy simulate link --user U1 --provider google --email ana@gmail.com --email-verified --with linkSocial.allowDifferentEmails=true",
                                                 "gatehouse policy simulate link --flow redirect --user U1 --provider google --email ana@gmail.com --email-verified",
@@ -109,7 +109,7 @@ enum PolicyCommands: CommandNoun {
                                                 provider has just verified passes requireEmailVerification on an implicit link. Provider ids are matched
                                                 exactly, as Better Auth matches them: a generic provider's id may have capitals, and Google is not google.
                                                 """,
-                                            options: simulateOptions + [.flag("request-sign-up", "the client sends requestSignUp: true")],
+                                            options: simulateOptions + [Options.requestSignUp.spec],
                                             examples: [
                                                 "gatehouse policy simulate signin --provider google --email ana@gmail.com --email-verified --account-id 1048576",
                                                 "gatehouse policy simulate signin --provider apple --no-email --account-id 001234.abc.0001",
@@ -143,10 +143,10 @@ enum PolicyCommands: CommandNoun {
     static func set(_ invocation: Invocation) throws -> Int32 {
         let key = try PolicyKey.named(invocation.argument("KEY") ?? "")
         let value = try key.parse(invocation.argument("VALUE") ?? "")
-        var change = PolicyChange(key: key, value: value, reason: try invocation.required("reason"),
-                                  acceptTakeoverRisk: invocation.flag("accept-takeover-risk"))
-        if let duration = try invocation.duration("for") { change.duration = duration }
-        if let text = invocation.value("if-version") {
+        var change = PolicyChange(key: key, value: value, reason: try invocation[Options.reason],
+                                  acceptTakeoverRisk: try invocation[Options.acceptTakeoverRisk])
+        if let duration = try invocation[Options.forDuration] { change.duration = duration }
+        if let text = try invocation[Options.ifVersion] {
             guard let version = Int(text), version >= 0 else { throw invocation.usage("--if-version must be a whole number ≥ 0, got \"\(text.prefix(40))\"") }
             change.ifVersion = version
         }
@@ -163,7 +163,7 @@ enum PolicyCommands: CommandNoun {
 
     static func history(_ invocation: Invocation) throws -> Int32 {
         let key = try invocation.argument("KEY").map(PolicyKey.named)
-        let limit = try invocation.integer("limit", default: 200, range: 1...100_000)
+        let limit = try invocation[Options.limit]
         let entries = try PolicyStore(store: invocation.openStore()).history(key: key, limit: limit, now: .now())
         if invocation.json { try invocation.output.json(entries); return 0 }
         if entries.isEmpty { invocation.output.line("no policy changes yet: every key holds its default"); return 0 }
@@ -180,14 +180,14 @@ enum PolicyCommands: CommandNoun {
     enum ExportFormat: String, CaseIterable { case json, env }
 
     static func export(_ invocation: Invocation) throws -> Int32 {
-        let format = try invocation.choice("format", as: ExportFormat.self) ?? .json
+        let format = try invocation[Options.format] ?? .json
         let export = try PolicyStore(store: invocation.openStore()).export(now: .now())
         if format == .env { invocation.output.write(export.environment) } else { try invocation.output.json(export) }
         return 0
     }
 
     static func simulateLink(_ invocation: Invocation) throws -> Int32 {
-        let user = BetterAuthUserID(try invocation.required("user"))
+        let user = BetterAuthUserID(try invocation[Options.user])
         let decision = try LinkSimulator(store: invocation.openStore())
             .simulateLink(user: user, attempt: try attempt(invocation), overrides: try overrides(invocation), now: .now())
         return try report(decision, invocation)
@@ -203,33 +203,33 @@ enum PolicyCommands: CommandNoun {
     static let providerOptionNames = ProviderSettings.Option.allCases.map(\.rawValue)
 
     static func attempt(_ invocation: Invocation) throws -> LinkAttempt {
-        let email = invocation.value("email")
-        switch (email, invocation.flag("no-email")) {
+        let email = try invocation[Options.email]
+        switch (email, try invocation[Options.noEmail]) {
         case (nil, false): throw invocation.usage("missing --email (or --no-email when the provider reports none)")
         case (.some, true): throw invocation.usage("--email and --no-email are exclusive")
         default: break
         }
         var settings = ProviderSettings()
-        for name in invocation.values("provider-option") {
+        for name in try invocation[Options.providerOption] {
             do { settings.set(try NamedChoice.parse(name, as: ProviderSettings.Option.self, caseSensitive: true)) } catch {
                 throw invocation.usage(error.message(field: "--provider-option", echo: true))
             }
         }
-        if invocation.flag("generic") { settings.generic = true }
-        if let text = invocation.value("generic-id-tokens") {
+        if try invocation[Options.generic] { settings.generic = true }
+        if let text = try invocation[Options.genericIdTokens] {
             guard text == "yes" || text == "no" else { throw invocation.usage("--generic-id-tokens takes yes or no, got \"\(text.prefix(20))\"") }
             settings.genericIDTokens = text == "yes"
         }
-        let flow = try invocation.choice("flow", as: AuthFlow.self) ?? .idToken
-        return LinkAttempt(provider: try invocation.required("provider"), email: email, emailVerified: invocation.flag("email-verified"),
-                           accountID: invocation.value("account-id"), issuer: invocation.value("issuer"), flow: flow,
-                           requestSignUp: invocation.flag("request-sign-up"), settings: settings,
-                           updateUserInfoOnLink: invocation.flag("update-user-info-on-link"))
+        let flow = try invocation[Options.flow] ?? .idToken
+        return LinkAttempt(provider: try invocation[Options.provider], email: email, emailVerified: try invocation[Options.emailVerified],
+                           accountID: try invocation[Options.accountId], issuer: try invocation[Options.issuer], flow: flow,
+                           requestSignUp: try invocation.ifDeclared(Options.requestSignUp) ?? false, settings: settings,
+                           updateUserInfoOnLink: try invocation[Options.updateUserInfoOnLink])
     }
 
     static func overrides(_ invocation: Invocation) throws -> [PolicyKey: PolicyValue] {
         var overrides: [PolicyKey: PolicyValue] = [:]
-        for text in invocation.values("with") {
+        for text in try invocation[Options.with] {
             let (key, value) = try PolicyKey.assignment(text)
             guard overrides[key] == nil else { throw invocation.usage("--with \(key.rawValue) is given more than once") }
             overrides[key] = value
@@ -265,5 +265,31 @@ enum PolicyCommands: CommandNoun {
     static func oneLine(_ text: String) -> String {
         let flat = text.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\t", with: " ")
         return flat.count > 80 ? String(flat.prefix(79)) + "…" : flat
+    }
+}
+
+extension PolicyCommands {
+    /// The options these commands read, each declared once: the specs list them, the commands read them.
+    enum Options {
+        static let acceptTakeoverRisk: Option<Bool> = .flag("accept-takeover-risk", "required to set autoLink.allowDifferentEmails to true")
+        static let accountId: Option<String?> = .text("account-id", "A", "the provider's account id (sub); without it the account is taken to be new")
+        static let email: Option<String?> = .text("email", "E", "the email the provider reports")
+        static let emailVerified: Option<Bool> = .flag("email-verified", "the provider reports the email verified")
+        static let flow: Option<AuthFlow?> = .choice("flow", "FLOW", "id-token (default: the app posts the provider's id token) or redirect (the web: /callback/:provider)", as: AuthFlow.self)
+        static let forDuration: Option<Seconds?> = .duration("for", "DURATION", "revert to the previous value after this long (e.g. 2h, 7d)")
+        static let format: Option<ExportFormat?> = .choice("format", "FORMAT", "json (default) or env", as: ExportFormat.self)
+        static let generic: Option<Bool> = .flag("generic", "the provider is a generic OAuth (plugin) provider (the default for ids Better Auth has no provider for)")
+        static let genericIdTokens: Option<String?> = .text("generic-id-tokens", "yes|no", "a generic provider's discovery gave an issuer and jwks_uri (id tokens verifiable)")
+        static let ifVersion: Option<String?> = .text("if-version", "N", "refuse unless the policy is at version N")
+        static let issuer: Option<String?> = .text("issuer", "URL", "the issuer Better Auth writes for this account, where the provider's depends on configuration or the token (microsoft, cognito, generic OAuth)")
+        static let limit: Option<Int> = .integer("limit", "N", "at most N entries (default 200, at most 100000)", default: 200, range: 1...100_000)
+        static let noEmail: Option<Bool> = .flag("no-email", "the provider reports no email (e.g. a returning Apple user's token)")
+        static let provider: Option<String> = .requiredText("provider", "P", "the provider id (google, apple, or a generic provider's id exactly as the app spells it)", required: true)
+        static let providerOption: Option<[String]> = .texts("provider-option", "NAME", "an option the app sets on the provider: \(providerOptionNames.joined(separator: ", "))")
+        static let reason: Option<String> = .requiredText("reason", "TEXT", "why (kept in the history and the audit log; at most \(PolicyStore.maxReasonLength) characters)", required: true)
+        static let requestSignUp: Option<Bool> = .flag("request-sign-up", "the client sends requestSignUp: true")
+        static let updateUserInfoOnLink: Option<Bool> = .flag("update-user-info-on-link", "the app sets accountLinking.updateUserInfoOnLink (in code; not a policy key): an implicit link then checks the user row as updated")
+        static let user: Option<String> = .requiredText("user", "ID", "the signed-in user's Better Auth id", required: true)
+        static let with: Option<[String]> = .texts("with", "KEY=VALUE", "simulate under a hypothetical value instead of the stored one")
     }
 }

@@ -23,18 +23,18 @@ enum ProvidersCommands: CommandNoun {
                                 CommandSpec(name: "apple", summary: "Team ID, Services ID (clientId), bundle id (appBundleIdentifier), audience",
                                             discussion: "Only the options given change. An empty value clears a setting; --clear-audience clears the list.",
                                             options: [
-                                                .value("team-id", "ID", "the Team ID (10 upper-case letters or digits)"),
-                                                .value("services-id", "ID", "the Services ID: clientId, aud of desktop tokens, sub of the client secret"),
-                                                .value("bundle-id", "ID", "the app's bundle id: appBundleIdentifier, aud of native iOS tokens"),
-                                                .value("audience", "ID", "an accepted aud (repeatable or comma-separated); replaces the list", repeatable: true),
-                                                .flag("clear-audience", "remove the audience list"),
+                                                Options.teamId.spec,
+                                                Options.servicesId.spec,
+                                                Options.bundleId.spec,
+                                                Options.audience.spec,
+                                                Options.clearAudience.spec,
                                                 .json,
                                             ],
                                             examples: ["gatehouse providers set apple --team-id ABCDE12345 --services-id com.example.web --bundle-id com.example.app --audience com.example.web,com.example.app"],
                                             run: setApple),
                                 CommandSpec(name: "google", summary: "OAuth client ids per platform (ios, desktop, web)",
                                             options: [
-                                                .value("client-id", "PLATFORM=ID", "a platform's client id; empty ID removes it", required: true, repeatable: true),
+                                                Options.clientId.spec,
                                                 .json,
                                             ],
                                             examples: ["gatehouse providers set google --client-id ios=123-abc.apps.googleusercontent.com --client-id desktop=123-def.apps.googleusercontent.com"],
@@ -53,13 +53,13 @@ enum ProvidersCommands: CommandNoun {
     }
 
     static func setApple(_ invocation: Invocation) throws -> Int32 {
-        var change = AppleProviderChange(teamID: invocation.value("team-id"), servicesID: invocation.value("services-id"),
-                                         bundleID: invocation.value("bundle-id"))
-        let audience = invocation.values("audience").flatMap { $0.split(separator: ",").map { String($0) } }
-        if invocation.flag("clear-audience") {
+        var change = AppleProviderChange(teamID: try invocation[Options.teamId], servicesID: try invocation[Options.servicesId],
+                                         bundleID: try invocation[Options.bundleId])
+        let audience = try invocation[Options.audience].flatMap { $0.split(separator: ",").map { String($0) } }
+        if try invocation[Options.clearAudience] {
             guard audience.isEmpty else { throw invocation.usage("--clear-audience and --audience together") }
             change.audience = []
-        } else if !invocation.values("audience").isEmpty {
+        } else if try !invocation[Options.audience].isEmpty {
             change.audience = audience
             guard !audience.isEmpty else { throw invocation.usage("--audience needs a value (use --clear-audience to clear the list)") }
         }
@@ -70,7 +70,7 @@ enum ProvidersCommands: CommandNoun {
 
     static func setGoogle(_ invocation: Invocation) throws -> Int32 {
         var ids: [GoogleProviderSettings.Platform: String] = [:]
-        for text in invocation.values("client-id") {
+        for text in try invocation[Options.clientId] {
             let (platform, id) = try ProviderConfiguration.googleAssignment(text)
             guard ids[platform] == nil else { throw invocation.usage("--client-id \(platform.rawValue)= is given more than once") }
             ids[platform] = id
@@ -98,5 +98,17 @@ enum ProvidersCommands: CommandNoun {
         }
         out.line("  Better Auth accepts aud: \(report.google.acceptedAudiences.isEmpty ? "(nothing)" : report.google.acceptedAudiences.joined(separator: ", "))")
         TokenCommands.printFindings(report.google.findings, out)
+    }
+}
+
+extension ProvidersCommands {
+    /// The options these commands read, each declared once: the specs list them, the commands read them.
+    enum Options {
+        static let audience: Option<[String]> = .texts("audience", "ID", "an accepted aud (repeatable or comma-separated); replaces the list")
+        static let bundleId: Option<String?> = .text("bundle-id", "ID", "the app's bundle id: appBundleIdentifier, aud of native iOS tokens")
+        static let clearAudience: Option<Bool> = .flag("clear-audience", "remove the audience list")
+        static let clientId: Option<[String]> = .texts("client-id", "PLATFORM=ID", "a platform's client id; empty ID removes it", required: true)
+        static let servicesId: Option<String?> = .text("services-id", "ID", "the Services ID: clientId, aud of desktop tokens, sub of the client secret")
+        static let teamId: Option<String?> = .text("team-id", "ID", "the Team ID (10 upper-case letters or digits)")
     }
 }

@@ -22,10 +22,10 @@ enum ServeCommand: CommandNoun {
                 The start line and the log show the URI with its password as ***.
                 """,
             options: [
-                .value("listen", "ADDR:PORT", "where to listen (default 127.0.0.1:8787; port 0 picks a free one)"),
-                .flag("allow-remote", "allow a non-loopback --listen address"),
-                .value("threads", "N", "request threads (default 4)"),
-                .flag("quiet", short: "q", "do not log requests"),
+                Options.listen.spec,
+                Options.allowRemote.spec,
+                Options.threads.spec,
+                Options.quiet.spec,
             ],
             examples: ["gatehouse serve --store auth.sqlite", "gatehouse serve --store auth.sqlite --listen 127.0.0.1:0",
                        "GATEHOUSE_STORE_FILE=/run/credentials/gatehouse.service/store gatehouse serve"],
@@ -34,13 +34,13 @@ enum ServeCommand: CommandNoun {
     }
 
     static func run(_ invocation: Invocation) throws -> Int32 {
-        let (address, port) = try parseListen(invocation.value("listen") ?? "127.0.0.1:8787", invocation: invocation)
+        let (address, port) = try parseListen(try invocation[Options.listen] ?? "127.0.0.1:8787", invocation: invocation)
         let storePath = try invocation.storePath()
         let options = ConsoleServer.Options(
-            storePath: storePath, configurationPath: invocation.value("config") ?? invocation.environment["GATEHOUSE_CONFIG"],
+            storePath: storePath, configurationPath: GlobalOptions.configurationPath(invocation),
             publicDirectory: try ResourceLocator.publicDirectory(), address: address, port: port,
-            allowRemote: invocation.flag("allow-remote"), threads: try invocation.integer("threads", default: 4, range: 1...64),
-            logRequests: !invocation.flag("quiet"))
+            allowRemote: try invocation[Options.allowRemote], threads: try invocation[Options.threads],
+            logRequests: try !invocation[Options.quiet])
         let console = try ConsoleServer(options: options)
         // Caught before the address is printed: a script that reads the line may send SIGTERM at once.
         let termination = TerminationSignals()
@@ -71,5 +71,15 @@ enum ServeCommand: CommandNoun {
         guard !host.isEmpty, let port = UInt16(portText) else { throw invalid }
         if host == "localhost" { host = "127.0.0.1" }
         return (String(host), port)
+    }
+}
+
+extension ServeCommand {
+    /// The options these commands read, each declared once: the specs list them, the commands read them.
+    enum Options {
+        static let allowRemote: Option<Bool> = .flag("allow-remote", "allow a non-loopback --listen address")
+        static let listen: Option<String?> = .text("listen", "ADDR:PORT", "where to listen (default 127.0.0.1:8787; port 0 picks a free one)")
+        static let quiet: Option<Bool> = .flag("quiet", short: "q", "do not log requests")
+        static let threads: Option<Int> = .integer("threads", "N", "request threads (default 4)", default: 4, range: 1...64)
     }
 }

@@ -22,9 +22,9 @@ enum TokenCommands: CommandNoun {
                                 """,
                             arguments: [ArgumentSpec(name: "JWT", help: "the ID token, or - to read it from stdin")],
                             options: [
-                                .value("provider", "P", "apple or google (default: from the token's iss)"),
-                                .value("nonce", "RAW", "the raw nonce the client sent as idToken.nonce"),
-                                .value("jwks", "FILE", "the provider's keys, saved from https://appleid.apple.com/auth/keys or https://www.googleapis.com/oauth2/v3/certs"),
+                                Options.provider.spec,
+                                Options.nonce.spec,
+                                Options.jwks.spec,
                                 .json,
                             ],
                             examples: [
@@ -39,10 +39,10 @@ enum TokenCommands: CommandNoun {
 
     static func inspect(_ invocation: Invocation) throws -> Int32 {
         let token = try readToken(invocation)
-        let provider = try invocation.choice("provider", as: IDTokenProvider.self)
-        let jwks = try invocation.value("jwks").map(IDTokenDiagnosis.loadJWKS(file:))
+        let provider = try invocation[Options.provider]
+        let jwks = try invocation[Options.jwks].map(IDTokenDiagnosis.loadJWKS(file:))
         let report = try IDTokenDiagnosis(store: invocation.openStore())
-            .diagnose(token, provider: provider, nonce: invocation.value("nonce"), jwks: jwks, now: .now())
+            .diagnose(token, provider: provider, nonce: try invocation[Options.nonce], jwks: jwks, now: .now())
         if invocation.json {
             try invocation.output.json(report)
         } else {
@@ -80,5 +80,14 @@ enum TokenCommands: CommandNoun {
             if finding.severity >= .warning, let reported = finding.reported { out.line("          reported as: \(reported)") }
             if let fix = finding.fix { out.line("          fix: \(fix)") }
         }
+    }
+}
+
+extension TokenCommands {
+    /// The options these commands read, each declared once: the specs list them, the commands read them.
+    enum Options {
+        static let jwks: Option<String?> = .text("jwks", "FILE", "the provider's keys, saved from https://appleid.apple.com/auth/keys or https://www.googleapis.com/oauth2/v3/certs")
+        static let nonce: Option<String?> = .text("nonce", "RAW", "the raw nonce the client sent as idToken.nonce")
+        static let provider: Option<IDTokenProvider?> = .choice("provider", "P", "apple or google (default: from the token's iss)", as: IDTokenProvider.self)
     }
 }

@@ -23,8 +23,8 @@ enum UserDeletionCommands {
                 CommandSpec(name: "plan", summary: "show every row a deletion would remove, and store the plan under an id",
                             arguments: [ArgumentSpec(name: "USER", help: "a user id, an exact email, or a sub better_auth|<id>")],
                             options: [
-                                .value("ticket", "REF", "the support ticket (kept in the plan, the deletion record and the audit log)", required: true),
-                                .value("out", "FILE", "also write the plan (JSON, no row values) to FILE, for review or `apply FILE`"),
+                                Options.ticket.spec,
+                                Options.out.spec,
                                 .json,
                             ],
                             examples: ["gatehouse users delete plan ana@example.com --ticket SUP-1234",
@@ -38,10 +38,10 @@ enum UserDeletionCommands {
                                 """,
                             arguments: [ArgumentSpec(name: "PLAN", help: "the plan id `users delete plan` printed (dp_…), or the file its --out wrote")],
                             options: [
-                                .flag("yes", "apply without asking"),
-                                .flag("no-revoke", "do not revoke Apple tokens first (needs --reason)"),
-                                .value("reason", "TEXT", "why tokens are not revoked (with --no-revoke; kept in the record and the audit log)"),
-                                .value("retain", "DURATION", "how long the deleted rows stay restorable (default 30d; from 1h to 400d)"),
+                                Options.yes.spec,
+                                Options.noRevoke.spec,
+                                Options.noRevokeReason.spec,
+                                Options.retain.spec,
                                 .json,
                             ],
                             examples: ["gatehouse users delete apply dp_0123456789abcdef01234567 --yes",
@@ -49,14 +49,14 @@ enum UserDeletionCommands {
                             run: apply),
                 CommandSpec(name: "undo", summary: "restore every row of a deletion within its retention (tokens come back NULL)",
                             arguments: [ArgumentSpec(name: "ID", help: "the deletion's number (see `users delete list`)")],
-                            options: [.value("reason", "TEXT", "why (kept in the record and the audit log)", required: true), .json],
+                            options: [Options.undoReason.spec, .json],
                             examples: ["gatehouse users delete undo 3 --reason 'deleted by mistake, SUP-1240'"],
                             run: undo),
                 CommandSpec(name: "purge", summary: "destroy the sealed rows of deletions whose retention has ended",
                             discussion: "`gatehouse health --record` (the health timer) runs it too; safe to run at any time and more than once.",
                             options: [.json], run: purge),
                 CommandSpec(name: "list", summary: "deletions, newest first",
-                            options: [.value("limit", "N", "at most N deletions (default 100, at most 10000)"), .json], run: list),
+                            options: [Options.limit.spec, .json], run: list),
                 CommandSpec(name: "show", summary: "one deletion: who, when, ticket, revocation, rows per table (never values)",
                             arguments: [ArgumentSpec(name: "ID", help: "the deletion's number")], options: [.json], run: show),
             ],
@@ -66,9 +66,9 @@ enum UserDeletionCommands {
 
     static func plan(_ invocation: Invocation) throws -> Int32 {
         guard let user = invocation.argument("USER") else { throw invocation.usage("missing USER") }
-        let ticket = try invocation.required("ticket")
+        let ticket = try invocation[Options.ticket]
         let plan = try UserDeletionPlanner(store: invocation.openStore()).plan(user: user, ticket: ticket, actor: invocation.actor)
-        if let path = invocation.value("out") {
+        if let path = try invocation[Options.out] {
             do {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -79,7 +79,7 @@ enum UserDeletionCommands {
         }
         if invocation.json { try invocation.output.json(plan); return 0 }
         render(plan, invocation.output)
-        if let path = invocation.value("out") { invocation.output.line("plan written to \(path)") }
+        if let path = try invocation[Options.out] { invocation.output.line("plan written to \(path)") }
         return 0
     }
 
@@ -134,11 +134,11 @@ enum UserDeletionCommands {
 
     static func apply(_ invocation: Invocation) throws -> Int32 {
         guard let argument = invocation.argument("PLAN") else { throw invocation.usage("missing PLAN") }
-        let noRevoke = invocation.flag("no-revoke")
-        let reason = invocation.value("reason")
+        let noRevoke = try invocation[Options.noRevoke]
+        let reason = try invocation[Options.noRevokeReason]
         if noRevoke && reason == nil { throw invocation.usage("--no-revoke needs --reason TEXT: say why the Apple tokens are not revoked") }
         if !noRevoke && reason != nil { throw invocation.usage("--reason goes with --no-revoke (apply always revokes otherwise)") }
-        let retain = try invocation.duration("retain") ?? UserDeletionApplier.defaultRetention
+        let retain = try invocation[Options.retain] ?? UserDeletionApplier.defaultRetention
         let (planID, fingerprint) = try planReference(argument)
         let store = try invocation.openStore()
         let applier = UserDeletionApplier(store: store)
@@ -146,7 +146,7 @@ enum UserDeletionCommands {
         if let fingerprint, fingerprint != plan.fingerprint {
             throw GatehouseError.invalid("the plan file \(argument) does not match stored plan \(planID) (its fingerprint differs)", fix: "plan again and apply the new plan id")
         }
-        if !invocation.flag("yes") {
+        if try !invocation[Options.yes] {
             guard isatty(0) == 1 else {
                 throw GatehouseError.invalid("refusing to apply deletion plan \(planID) without confirmation: stdin is not a terminal", fix: "review the plan, then pass --yes")
             }
@@ -170,7 +170,7 @@ enum UserDeletionCommands {
 
     static func undo(_ invocation: Invocation) throws -> Int32 {
         guard let id = invocation.argument("ID") else { throw invocation.usage("missing ID") }
-        let result = try UserDeletionUndo(store: invocation.openStore()).undo(deletionID: id, reason: try invocation.required("reason"), actor: invocation.actor)
+        let result = try UserDeletionUndo(store: invocation.openStore()).undo(deletionID: id, reason: try invocation[Options.undoReason], actor: invocation.actor)
         if invocation.json { try invocation.output.json(result); return 0 }
         invocation.output.line("deletion \(result.deletionID) undone: \(result.rowsRestored) row(s) restored; user \(result.userID) is back")
         if !result.restoredAsNull.isEmpty {
@@ -187,7 +187,7 @@ enum UserDeletionCommands {
     }
 
     static func list(_ invocation: Invocation) throws -> Int32 {
-        let records = try UserDeletionRecords(store: invocation.openStore()).list(limit: try invocation.integer("limit", default: 100, range: 1...10_000))
+        let records = try UserDeletionRecords(store: invocation.openStore()).list(limit: try invocation[Options.limit])
         if invocation.json { try invocation.output.json(records); return 0 }
         if records.isEmpty { invocation.output.line("no user deletions yet"); return 0 }
         invocation.output.table(["ID", "STATUS", "APPLIED", "USER", "TICKET", "RESTORABLE UNTIL", "ACTOR"], records.map {
@@ -211,5 +211,19 @@ enum UserDeletionCommands {
         if let at = record.undoneAt { out.line("  undone \(at) by \(record.undoneBy ?? "?"): \(record.undoReason ?? "")") }
         if let at = record.purgedAt { out.line("  purged \(at): the sealed rows are destroyed") }
         return 0
+    }
+}
+
+extension UserDeletionCommands {
+    /// The options these commands read, each declared once: the specs list them, the commands read them.
+    enum Options {
+        static let noRevokeReason: Option<String?> = .text("reason", "TEXT", "why tokens are not revoked (with --no-revoke; kept in the record and the audit log)")
+        static let undoReason: Option<String> = .requiredText("reason", "TEXT", "why (kept in the record and the audit log)", required: true)
+        static let limit: Option<Int> = .integer("limit", "N", "at most N deletions (default 100, at most 10000)", default: 100, range: 1...10_000)
+        static let noRevoke: Option<Bool> = .flag("no-revoke", "do not revoke Apple tokens first (needs --reason)")
+        static let out: Option<String?> = .text("out", "FILE", "also write the plan (JSON, no row values) to FILE, for review or `apply FILE`")
+        static let retain: Option<Seconds?> = .duration("retain", "DURATION", "how long the deleted rows stay restorable (default 30d; from 1h to 400d)")
+        static let ticket: Option<String> = .requiredText("ticket", "REF", "the support ticket (kept in the plan, the deletion record and the audit log)", required: true)
+        static let yes: Option<Bool> = .flag("yes", "apply without asking")
     }
 }

@@ -23,8 +23,8 @@ enum UsersCommands: CommandNoun {
                                 """,
                             arguments: [ArgumentSpec(name: "QUERY", help: "what to look for (at most \(UserQuery.maxBytes) bytes)")],
                             options: [
-                                .value("by", "KIND", "match only as: " + UserQueryKind.allCases.map(\.rawValue).joined(separator: ", ")),
-                                .value("limit", "N", "at most N users (default 20, at most \(UserDirectory.maxLimit))"),
+                                Options.by.spec,
+                                Options.searchLimit.spec,
                                 .json,
                             ],
                             examples: ["gatehouse users search ana.costa@", "gatehouse users search 'Ana Costa' --by name",
@@ -34,7 +34,7 @@ enum UsersCommands: CommandNoun {
                             discussion: "Token and password values are never shown, only whether each is present.",
                             arguments: [ArgumentSpec(name: "USER", help: "a user id, an email, or a sub better_auth|<id>")],
                             options: [
-                                .value("sessions", "N", "how many of the latest sessions to list (default 5, at most 100)"),
+                                Options.sessions.spec,
                                 .json,
                             ],
                             examples: ["gatehouse users show ana@example.com", "gatehouse users show 'better_auth|u1AAAA…'"],
@@ -46,9 +46,9 @@ enum UsersCommands: CommandNoun {
                                 real address, a shared user agent. Users already named in a merge record are left out.
                                 """,
                             options: [
-                                .value("min-score", "S", "only pairs scoring at least S, from 0 to 1 (default 0.7)"),
-                                .value("limit", "N", "at most N pairs, best first (default 50, at most 10000)"),
-                                .value("window", "DAYS", "creation times this close count as evidence (default 30)"),
+                                Options.minScore.spec,
+                                Options.duplicatesLimit.spec,
+                                Options.window.spec,
                                 .json,
                             ],
                             examples: ["gatehouse users duplicates --min-score 0.8 --limit 20"],
@@ -60,8 +60,8 @@ enum UsersCommands: CommandNoun {
 
     static func search(_ invocation: Invocation) throws -> Int32 {
         guard let query = invocation.argument("QUERY") else { throw invocation.usage("missing QUERY") }
-        let kind = try invocation.choice("by", as: UserQueryKind.self)
-        let limit = try invocation.integer("limit", default: 20, range: 1...UserDirectory.maxLimit)
+        let kind = try invocation[Options.by]
+        let limit = try invocation[Options.searchLimit]
         let result = try UserDirectory(store: invocation.openStore()).search(query, by: kind, limit: limit)
         if invocation.json { try invocation.output.json(result); return 0 }
         let out = invocation.output
@@ -79,7 +79,7 @@ enum UsersCommands: CommandNoun {
 
     static func show(_ invocation: Invocation) throws -> Int32 {
         guard let reference = invocation.argument("USER") else { throw invocation.usage("missing USER") }
-        let sessions = try invocation.integer("sessions", default: 5, range: 0...100)
+        let sessions = try invocation[Options.sessions]
         let detail = try UserDirectory(store: invocation.openStore()).show(reference, latestSessions: sessions)
         if invocation.json { try invocation.output.json(detail); return 0 }
         render(detail, to: invocation.output)
@@ -157,14 +157,14 @@ enum UsersCommands: CommandNoun {
 
     static func duplicates(_ invocation: Invocation) throws -> Int32 {
         var minScore = 0.7
-        if let text = invocation.value("min-score") {
+        if let text = try invocation[Options.minScore] {
             guard let value = Double(text), value.isFinite, (0...1).contains(value) else {
                 throw invocation.usage("--min-score must be a number from 0 to 1, got \"\(text.prefix(40))\"")
             }
             minScore = value
         }
-        let limit = try invocation.integer("limit", default: 50, range: 1...10_000)
-        let window = try invocation.integer("window", default: 30, range: 1...3650)
+        let limit = try invocation[Options.duplicatesLimit]
+        let window = try invocation[Options.window]
         let report = try SplitIdentityFinder(store: invocation.openStore()).find(minScore: minScore, limit: limit, windowDays: window)
         if invocation.json { try invocation.output.json(report); return 0 }
         let out = invocation.output
@@ -189,4 +189,16 @@ struct OneLineOutput {
     let output: Output
     init(_ output: Output) { self.output = output }
     func line(_ text: String = "") { output.line(OperatorText.visible(text, keepLineBreaks: false)) }
+}
+
+extension UsersCommands {
+    /// The options these commands read, each declared once: the specs list them, the commands read them.
+    enum Options {
+        static let searchLimit: Option<Int> = .integer("limit", "N", "at most N users (default 20, at most \(UserDirectory.maxLimit))", default: 20, range: 1...UserDirectory.maxLimit)
+        static let duplicatesLimit: Option<Int> = .integer("limit", "N", "at most N pairs, best first (default 50, at most 10000)", default: 50, range: 1...10_000)
+        static let by: Option<UserQueryKind?> = .choice("by", "KIND", "match only as: " + UserQueryKind.allCases.map(\.rawValue).joined(separator: ", "), as: UserQueryKind.self)
+        static let minScore: Option<String?> = .text("min-score", "S", "only pairs scoring at least S, from 0 to 1 (default 0.7)")
+        static let sessions: Option<Int> = .integer("sessions", "N", "how many of the latest sessions to list (default 5, at most 100)", default: 5, range: 0...100)
+        static let window: Option<Int> = .integer("window", "DAYS", "creation times this close count as evidence (default 30)", default: 30, range: 1...3650)
+    }
 }
