@@ -10,6 +10,9 @@ protocol StoreEngine {
     /// Whether writers take turns on an advisory lock that a script can take too (Postgres's
     /// `pg_advisory_xact_lock`); an engine without one serializes writers by its transactions alone.
     var supportsAdvisoryLocks: Bool { get }
+    /// Whether the store's objects are found through a search path another role could shape (a server's schemas),
+    /// so `health` reports objects that shadow Gatehouse's (`SQLDatabase.schemaShadows`).
+    var hasSearchPath: Bool { get }
     /// Where the store's master key file is by default (`MasterKey.defaultPath`).
     var masterKeyPath: String { get }
     /// Whether the key file's folder is the operator's own, made private (0700) when the first key is written.
@@ -19,6 +22,9 @@ protocol StoreEngine {
     func openChecked(configurationPath: String?, timeouts: StoreTimeouts) throws -> (SQLDatabase, StoreConfiguration)
     /// One more connection to the store (for work on another thread), read-only when `readOnly` where the engine can.
     func connect(readOnly: Bool, timeouts: StoreTimeouts) throws -> SQLDatabase
+    /// Starts the engine's own consistency check of the store for `health`, on a second connection where it can, so
+    /// the other checks run meanwhile; the closure waits for it and gives its verdict.
+    func startConsistencyCheck(_ store: Store, _ context: HealthContext) -> () throws -> HealthCheck
     /// Creates the store or upgrades it (`Store.initialize`): the engine's checks and transactions around the steps
     /// every engine shares (`Store.checkBeforeWriting`, `Store.createGatehouseIndexes`, `Store.recordInit`).
     func initialize(configurationPath: String?, actor: Actor, migrations: MigrationCatalog?) throws -> (Store, Store.InitReport)

@@ -7,6 +7,7 @@ struct PostgresStoreEngine: StoreEngine {
     let uri: PostgresURI
 
     var kind: SQLDialect.Engine { .postgres }
+    var hasSearchPath: Bool { true }
     var supportsAdvisoryLocks: Bool { true }
     var createsPrivateKeyFolder: Bool { true }
 

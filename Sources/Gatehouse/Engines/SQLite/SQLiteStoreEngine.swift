@@ -8,6 +8,7 @@ struct SQLiteStoreEngine: StoreEngine {
     let path: String
 
     var kind: SQLDialect.Engine { .sqlite }
+    var hasSearchPath: Bool { false }
     var supportsAdvisoryLocks: Bool { false }
     var masterKeyPath: String { path + ".key" }
     var createsPrivateKeyFolder: Bool { false }
