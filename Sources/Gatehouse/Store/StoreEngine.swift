@@ -25,6 +25,9 @@ protocol StoreEngine {
     /// Starts the engine's own consistency check of the store for `health`, on a second connection where it can, so
     /// the other checks run meanwhile; the closure waits for it and gives its verdict.
     func startConsistencyCheck(_ store: Store, _ context: HealthContext) -> () throws -> HealthCheck
+    /// The engine's fastest way to append rows to `table` for the demo seed, or nil to run `many` (`chunk` rows) and
+    /// `one` through the seam. `db` is a connection this engine made.
+    func bulkAppender(_ db: SQLDatabase, table: String, columns: [String], many: String, one: String, chunk: Int) throws -> (any BulkAppender)?
     /// Creates the store or upgrades it (`Store.initialize`): the engine's checks and transactions around the steps
     /// every engine shares (`Store.checkBeforeWriting`, `Store.createGatehouseIndexes`, `Store.recordInit`).
     func initialize(configurationPath: String?, actor: Actor, migrations: MigrationCatalog?) throws -> (Store, Store.InitReport)
