@@ -12,26 +12,18 @@ import Storage
 final class SecondConnection<Value: Sendable> {
     private let job: BackgroundJob<Result<Value, Error>>
 
+    /// Wraps work already started; an engine's own way of reading on a second connection starts it
+    /// (`init(_:postgresSnapshot:_:)`).
+    init(job: BackgroundJob<Result<Value, Error>>) {
+        self.job = job
+    }
+
     /// Starts `body` at once on another thread; with `snapshot` (the default), inside one read transaction.
     init(_ location: StoreLocation, snapshot: Bool = true, _ body: @escaping @Sendable (SQLDatabase) throws -> Value) {
         job = BackgroundJob {
             Result {
                 let db = try location.connect(readOnly: true)
                 return snapshot ? try db.read { try body(db) } : try body(db)
-            }
-        }
-    }
-
-    /// Starts `body` at once on another thread, on a Postgres connection reading the snapshot `id` another
-    /// connection exported (`PostgresConnection.exportSnapshot`): the two see exactly the same rows.
-    init(_ location: StoreLocation, postgresSnapshot id: String, _ body: @escaping @Sendable (SQLDatabase) throws -> Value) {
-        job = BackgroundJob {
-            Result {
-                let db = try location.connect(readOnly: true)
-                guard let postgres = db as? PostgresConnection else {
-                    throw GatehouseError("a Postgres snapshot can only be read on a Postgres store")
-                }
-                return try postgres.read(snapshot: id) { try body(postgres) }
             }
         }
     }

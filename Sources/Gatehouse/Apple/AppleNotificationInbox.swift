@@ -165,10 +165,7 @@ public struct AppleNotificationInbox {
                                        details: details, at: now)
                 return Receipt(outcome: outcome, id: id, type: type, sub: notification.sub, userID: userID, message: action)
             }
-        } catch let error as DatabaseError where error.isUniqueViolation {
-            if let row = try existing(notification) { return duplicate(row, notification) }
-            throw error
-        } catch let error as PostgresError where error.isUniqueViolation {
+        } catch let error as SQLFailure where error.isUniqueViolation {
             if let row = try existing(notification) { return duplicate(row, notification) }
             throw error
         }

@@ -62,59 +62,51 @@ struct SeedLayout: Sendable {
     var tables: [String] { [users.table.name, accounts.table.name, sessions.table.name] + (verifications.map { [$0.table.name] } ?? []) }
 }
 
-/// Inserts rows of one table in bulk. On SQLite, through multi-row `INSERT … VALUES (…), (…), …` statements: one
-/// statement run writes `chunk` rows with the table's and its indexes' cursors opened once, where a statement per
-/// row opens and positions them again for every row; the rest of a batch goes through a one-row statement. On
-/// Postgres, through `COPY … FROM STDIN`: no statement to plan and no parameter to parse per row.
+/// One engine's fastest way to append whole rows to one table, made by its `StoreEngine.bulkAppender` (SQLite:
+/// prepared multi-row `INSERT`s; Postgres: `COPY … FROM STDIN`).
+protocol BulkAppender {
+    /// Appends `values`, whole rows of the table's columns in order.
+    func append(_ values: [SQLValue]) throws
+}
+
+/// Inserts rows of one table in bulk, through the engine's `BulkAppender` (see `StoreEngine.bulkAppender`), or through
+/// the seam's multi-row `INSERT … VALUES (…), (…), …` statements when the engine has none: one statement run writes
+/// `chunk` rows with the table's and its indexes' cursors opened once, where a statement per row opens and positions
+/// them again for every row; the rest of a batch goes through a one-row statement.
 final class BulkInsert {
-    private enum Target {
-        case sqlite(many: Statement, one: Statement)
-        case postgres(PostgresConnection, table: String, columns: [String])
-        case other(SQLDatabase, many: String, one: String)
-    }
-    private let target: Target
+    private let appender: (any BulkAppender)?
+    private let db: SQLDatabase
+    private let many: String, one: String
     private let width: Int, chunk: Int
 
-    init(_ db: SQLDatabase, table: String, columns: [String], chunk: Int = 64) throws {
+    init(_ db: SQLDatabase, engine: any StoreEngine, table: String, columns: [String], chunk: Int = 64) throws {
         let prefix = "INSERT INTO \(SQLDialect.quote(table)) (\(columns.map(SQLDialect.quote).joined(separator: ", ")))"
         let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
-        let many = prefix + " VALUES " + Array(repeating: row, count: chunk).joined(separator: ", ")
-        let one = prefix + " VALUES " + row
-        switch db {
-        case let sqlite as SQLiteDatabase: target = .sqlite(many: try sqlite.statement(many), one: try sqlite.statement(one))
-        case let postgres as PostgresConnection: target = .postgres(postgres, table: table, columns: columns)
-        default: target = .other(db, many: many, one: one)
-        }
+        many = prefix + " VALUES " + Array(repeating: row, count: chunk).joined(separator: ", ")
+        one = prefix + " VALUES " + row
+        self.db = db
         self.width = columns.count
         self.chunk = chunk
+        appender = try engine.bulkAppender(db, table: table, columns: columns, many: many, one: one, chunk: chunk)
     }
 
     /// Inserts `values`, `width` per row.
     func insert(_ values: [SQLValue]) throws {
         precondition(values.count % width == 0, "rows are \(width) values wide")
-        if case .postgres(let db, let table, let columns) = target {
-            if !values.isEmpty { try db.copy(into: table, columns: columns, values: values[...]) }
-            return
-        }
+        if let appender { return try appender.append(values) }
+        try Self.inChunks(values, width: width, chunk: chunk) { many, values in try db.execute(many ? self.many : one, Array(values)) }
+    }
+
+    /// Runs `execute` on whole chunks of `chunk` rows (`many`), then on the rest one row at a time.
+    static func inChunks(_ values: [SQLValue], width: Int, chunk: Int, _ execute: (_ many: Bool, ArraySlice<SQLValue>) throws -> Void) throws {
         var start = 0
         while values.count - start >= chunk * width {
-            try execute(many: true, values[start..<start + chunk * width])
+            try execute(true, values[start..<start + chunk * width])
             start += chunk * width
         }
         while start < values.count {
-            try execute(many: false, values[start..<start + width])
+            try execute(false, values[start..<start + width])
             start += width
-        }
-    }
-
-    private func execute(many: Bool, _ values: ArraySlice<SQLValue>) throws {
-        switch target {
-        case .sqlite(let manyStatement, let oneStatement):
-            try (many ? manyStatement : oneStatement).execute(values)
-        case .other(let db, let manySQL, let oneSQL):
-            try db.execute(many ? manySQL : oneSQL, Array(values))
-        case .postgres(let db, let table, let columns):
-            try db.copy(into: table, columns: columns, values: values)
         }
     }
 }
@@ -130,12 +122,12 @@ final class SeedInserter {
     init(store: Store, layout: SeedLayout) throws {
         let db = store.db
         self.db = db
-        users = try BulkInsert(db, table: layout.users.table.name, columns: layout.users.columns)
-        accounts = try BulkInsert(db, table: layout.accounts.table.name, columns: layout.accounts.columns)
-        sessions = try BulkInsert(db, table: layout.sessions.table.name, columns: layout.sessions.columns)
-        verifications = try layout.verifications.map { try BulkInsert(db, table: $0.table.name, columns: $0.columns) }
-        workspaces = try BulkInsert(db, table: "workspaces", columns: ["id", "owner_id", "name", "created_at"])
-        subscriptions = try BulkInsert(db, table: "subscriptions", columns: ["id", "user_id", "plan", "status", "current_period_end", "created_at"])
+        users = try BulkInsert(db, engine: store.engine, table: layout.users.table.name, columns: layout.users.columns)
+        accounts = try BulkInsert(db, engine: store.engine, table: layout.accounts.table.name, columns: layout.accounts.columns)
+        sessions = try BulkInsert(db, engine: store.engine, table: layout.sessions.table.name, columns: layout.sessions.columns)
+        verifications = try layout.verifications.map { try BulkInsert(db, engine: store.engine, table: $0.table.name, columns: $0.columns) }
+        workspaces = try BulkInsert(db, engine: store.engine, table: "workspaces", columns: ["id", "owner_id", "name", "created_at"])
+        subscriptions = try BulkInsert(db, engine: store.engine, table: "subscriptions", columns: ["id", "user_id", "plan", "status", "current_period_end", "created_at"])
         roleInsert = "INSERT INTO allow_list (sub, role, granted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
     }
 

@@ -15,14 +15,8 @@ public struct MasterKey: Sendable {
     /// `GATEHOUSE_KEY_DIR`, else `$XDG_CONFIG_HOME/gatehouse`, else `~/.config/gatehouse`, on the machine that runs
     /// Gatehouse — the key never goes to the database server.
     public static func defaultPath(forStore storePath: String) -> String {
-        guard PostgresURI.isPostgresURI(storePath), let uri = try? PostgresURI(storePath) else { return storePath + ".key" }
-        let environment = ProcessInfo.processInfo.environment
-        let directory = environment["GATEHOUSE_KEY_DIR"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 + "/gatehouse" }
-            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config/gatehouse"
-        let name = [uri.host ?? "local", uri.port ?? "5432", uri.database ?? uri.user ?? "postgres"]
-            .joined(separator: "_").map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? String($0) : "_" }.joined()
-        return directory + "/" + name + ".key"
+        guard StoreLocation.namesServer(storePath), let location = try? StoreLocation(storePath) else { return storePath + ".key" }
+        return location.storeEngine.masterKeyPath
     }
 
     /// Loads the key from the environment or the key file; throws with a fix when it is missing or exposed.
@@ -38,7 +32,7 @@ public struct MasterKey: Sendable {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
             // A Postgres store is named by its redacted URI here, which is no --store value to copy: `init` on the same
             // store, however it is given (GATEHOUSE_STORE, --store-file), creates the key file.
-            let initCommand = PostgresURI.isPostgresURI(storePath) ? "\(command: .`init`) on this store" : "\(command: .`init`, .option(.store, storePath))"
+            let initCommand = StoreLocation.namesServer(storePath) ? "\(command: .`init`) on this store" : "\(command: .`init`, .option(.store, storePath))"
             throw GatehouseError.notFound("the master key file \(path) does not exist",
                                           fix: "run \(initCommand) (it creates the key file while the store holds no sealed keys), or set GATEHOUSE_MASTER_KEY")
         }
@@ -98,7 +92,7 @@ public struct MasterKey: Sendable {
         if let value = environment["GATEHOUSE_MASTER_KEY"], !value.isEmpty { return nil }
         let path = defaultPath(forStore: storePath)
         if FileManager.default.fileExists(atPath: path) { return nil }
-        if PostgresURI.isPostgresURI(storePath) {
+        if (try? StoreLocation(storePath))?.storeEngine.createsPrivateKeyFolder ?? StoreLocation.namesServer(storePath) {
             // The key folder of Postgres stores is the operator's own: made private when it is first needed.
             try? FileManager.default.createDirectory(atPath: FileStatus.directory(of: path), withIntermediateDirectories: true,
                                                      attributes: [.posixPermissions: 0o700])

@@ -30,13 +30,11 @@ public struct MigrationCatalog: Sendable {
 
     static let unlessDirective = "-- gatehouse:unless-table "
 
-    /// Applies this catalog (the Postgres one) to a Postgres database: pending migrations in order, each once, a
-    /// migration whose `unless-table` exists (a Better Auth table under its `configuration` name) recorded without
-    /// running. Returns the migrations applied, skipped ones included; `PostgresMigrator().applied` says which ran.
-    @discardableResult
-    public func migrate(postgres db: PostgresConnection, configuration: StoreConfiguration, now: String) throws -> [Migration] {
+    /// Whether a migration runs or is only recorded, on any engine: one whose `unless-table` exists (a Better Auth
+    /// table under its `configuration` name) is recorded without running.
+    func shouldRun(configuration: StoreConfiguration) -> (Migration, SQLDatabase) throws -> Bool {
         let unless = unlessTable
-        return try PostgresMigrator().migrate(db, migrations, now: now) { migration, db in
+        return { migration, db in
             guard let table = unless[migration.id] else { return true }
             let physical = StoreConfiguration.betterAuthTables.contains(table) ? configuration.tableName(table) : table
             return try !db.tableExists(physical)

@@ -14,6 +14,8 @@ public final class Store {
     public let path: String
     /// Where the store is, to open more connections to it.
     public let location: StoreLocation
+    /// What this store's engine does its own way (`StoreEngine`), chosen by `location`.
+    let engine: any StoreEngine
     /// The connection. A `Store` belongs to one thread at a time, like its connection.
     public let db: SQLDatabase
     /// Better Auth's tables as this database has them.
@@ -27,6 +29,7 @@ public final class Store {
 
     init(location: StoreLocation, db: SQLDatabase, schema: AuthSchema, configuration: StoreConfiguration) {
         self.location = location
+        self.engine = location.storeEngine
         self.path = location.description
         self.db = db
         self.schema = schema
@@ -54,23 +57,7 @@ public final class Store {
     public static func open(path: String, configurationPath: String? = nil, migrations: MigrationCatalog? = nil,
                             timeouts: StoreTimeouts = .command) throws -> Store {
         let location = try StoreLocation(path)
-        if case .postgres(let uri) = location {
-            let configuration = try StoreConfiguration.load(storePath: nil, explicitPath: configurationPath)
-            let db = try PostgresConnection(uri: uri, limits: timeouts.postgres)
-            return try open(location, db: db, configuration: configuration, migrations: migrations)
-        }
-        try checkFile(path, mustExist: true)
-        let configuration = try StoreConfiguration.load(storePath: path, explicitPath: configurationPath)
-        // On a read-only filesystem nothing can change the file and SQLite cannot create a WAL store's -shm:
-        // read it as immutable, so read commands still work (and writes fail as read-only).
-        var options = SQLiteDatabase.Options(busyTimeoutMilliseconds: Int32(timeouts.busyMilliseconds))
-        options.immutable = FileStatus.isOnReadOnlyFilesystem(path)
-        if options.immutable, let wal = FileStatus(path + "-wal"), wal.size > 0 {
-            // An immutable open reads the main file alone: the commits still in the WAL would be silently missing.
-            throw GatehouseError("the store \(path) is on a read-only filesystem and its -wal file holds \(wal.size) bytes of commits not yet in the main file, which cannot be read there",
-                                 fix: "copy the store with its -wal file to a writable folder and open the copy", code: .readOnly)
-        }
-        let db = try SQLiteDatabase(path: path, options: options)
+        let (db, configuration) = try location.storeEngine.openChecked(configurationPath: configurationPath, timeouts: timeouts)
         return try open(location, db: db, configuration: configuration, migrations: migrations)
     }
 
@@ -105,150 +92,63 @@ public final class Store {
         public var warnings: [String] = []
     }
 
-    /// Refuses a damaged database before anything is written to it: `PRAGMA quick_check` reads every page
-    /// (seconds on a store of gigabytes; init is rare, and upgrading a damaged file would bury the damage).
-    static func checkIntegrity(_ db: SQLDatabase, path: String) throws {
-        let problems: [String]
-        do {
-            problems = try db.rows("PRAGMA quick_check(5)").compactMap(\.[0].string)
-                .flatMap { $0.split(separator: "\n").map(String.init) }.filter { $0 != "ok" && !$0.hasPrefix("*** in database") }
-        } catch let error as DatabaseError where error.isCorruption {
-            problems = [error.message]
-        }
-        guard let first = problems.first else { return }
-        throw GatehouseError("the store \(path) is damaged: \(first.prefix(200))\(problems.count > 1 ? " (and \(problems.count - 1) more problem(s))" : ""); nothing was changed",
-                             fix: "restore it from a backup, or recover what is readable with `sqlite3 \(path) .recover` into a new file", code: .corrupt)
-    }
-
     /// Creates a store, or upgrades an existing database (Better Auth's or Gatehouse's) by adding only
     /// what is missing: `gatehouse_` tables and `gatehouse_` indexes; Better Auth's tables and rows are
-    /// never altered. On a Better Auth database lacking a needed column it reports and changes nothing.
+    /// never altered. On a Better Auth database lacking a needed column it reports and changes nothing. The engine
+    /// (`StoreEngine.initialize`) puts its own checks and transactions around the shared steps below.
     public static func initialize(path: String, configurationPath: String? = nil, actor: Actor,
                                   migrations: MigrationCatalog? = nil) throws -> (Store, InitReport) {
-        if case .postgres(let uri) = try StoreLocation(path) {
-            return try initialize(postgres: uri, configurationPath: configurationPath, actor: actor, migrations: migrations)
-        }
-        try checkFile(path, mustExist: false)
-        let configuration = try StoreConfiguration.load(storePath: path, explicitPath: configurationPath)
-        let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory())
-        let existed = FileManager.default.fileExists(atPath: path)
-        // An existing database is opened in its own journal mode: a refused init leaves the file byte for byte
-        // as it was. It is switched to WAL only once every check has passed.
-        let db = try SQLiteDatabase(path: path, options: .init(create: true, busyTimeoutMilliseconds: busyTimeout, journalModeWAL: !existed))
-        do {
-            if existed { try checkIntegrity(db, path: path) }
-            let before = try Migrator.applied(on: db)
-            // An existing Better Auth database is checked before anything is written to it.
-            let userTable = configuration.tableName("user")
-            if try db.tableExists(userTable) {
-                if case .failure(let problems) = try AuthSchema.inspect(db, configuration: configuration) { throw problems }
-            } else if before.isEmpty, !(try db.tableNames().isEmpty) {
-                // Better Auth's tables are only ever created in an empty database: tables without a `user`
-                // table most likely mean renamed tables that the configuration does not map.
-                throw GatehouseError("\(path) already holds tables but no Better Auth table \"\(userTable)\"; nothing was changed",
-                                     fix: try renamedTablesHint(db))
-            }
-            if existed {
-                try MasterKey.checkCustody(db, storePath: path)
-                try MasterKey.checkOpensSealed(db, storePath: path)
-            }
-            let previousJournal = try db.journalMode()
-            let switchedToWAL = try existed && db.switchToWAL()
-            let now = Timestamp.now().iso8601
-            let unless = catalog.unlessTable
-            let applied = try Migrator().migrate(db, catalog.migrations, now: now) { migration, db in
-                guard let table = unless[migration.id] else { return true }
-                let physical = StoreConfiguration.betterAuthTables.contains(table) ? configuration.tableName(table) : table
-                return try !db.tableExists(physical)
-            }
-            let records = try Migrator.applied(on: db)
-            let newIDs = Set(applied.map(\.id))
-            let skipped = records.filter { newIDs.contains($0.id) && !$0.ran }.map(\.name)
-            let schema = try AuthSchema.inspect(db, configuration: configuration).get()
-            // The indexes Gatehouse's lookups need on Better Auth's tables, under gatehouse_ names. They are
-            // the one schema step a .sql migration cannot express: column names differ by shape.
-            var indexes = try AccountIndexes.create(db, schema: schema)
-            // The name search index is reported (and audited) when init creates it; bringing an existing one up to
-            // date is upkeep, which `demo seed` and init on a busy store do without a `store.upgrade` entry each time.
-            let searchIndexWasAbsent = try UserSearchIndex.status(db, schema: schema).state == .absent
-            if case .built = try UserSearchIndex.ensure(db, schema: schema), searchIndexWasAbsent { indexes.append(UserSearchIndex.table) }
-            let keyPath = try MasterKey.createIfMissing(storePath: path)
-            let store = Store(location: .file(path), db: db, schema: schema, configuration: configuration)
-            if !applied.isEmpty || keyPath != nil || !indexes.isEmpty {
-                try store.audit.append(db, actor: actor, action: existed ? "store.upgrade" : "store.init", subject: path, details: [
-                    "applied": .list(applied.map(\.name)), "skipped": .list(skipped), "previously_applied": .int(Int64(before.count)),
-                    "schema": .string(schema.shape), "master_key_created": .bool(keyPath != nil), "indexes_created": .list(indexes),
-                ].merging(switchedToWAL ? ["journal_switched_from": .string(previousJournal)] : [:]) { first, _ in first })
-            }
-            return (store, InitReport(path: path, created: !existed, applied: applied.map(\.name).filter { !skipped.contains($0) },
-                                      skipped: skipped, indexesCreated: indexes, shape: schema.shape, masterKeyCreated: keyPath,
-                                      journalSwitchedFrom: switchedToWAL ? previousJournal : nil))
-        } catch {
-            if !existed {
-                // A store this call created and could not finish is removed, not left half-made.
-                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-            }
-            throw error
-        }
+        try StoreLocation(path).storeEngine.initialize(configurationPath: configurationPath, actor: actor, migrations: migrations)
     }
 
-    /// `initialize` on a Postgres database: the same checks before anything is written (Better Auth's columns, tables
-    /// that may be renamed ones, key custody), then the pending migrations under the migration lock, Gatehouse's
-    /// indexes on Better Auth's tables, and one audit entry. Better Auth's tables and rows are never altered.
-    private static func initialize(postgres uri: PostgresURI, configurationPath: String?, actor: Actor,
-                                   migrations: MigrationCatalog?) throws -> (Store, InitReport) {
-        let location = StoreLocation.postgres(uri)
-        let configuration = try StoreConfiguration.load(storePath: nil, explicitPath: configurationPath)
-        let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: .postgres))
-        let db = try PostgresConnection(uri: uri, limits: StoreTimeouts.command.postgres)
-        if db.isReadOnly {
-            throw GatehouseError("the store \(location) is read-only (a standby, or default_transaction_read_only is on); nothing was changed",
-                                 fix: "run init against the primary", code: .readOnly)
-        }
-        // Postgres changes its schema in transactions: the whole init is one, so a refused or failed init leaves the
-        // database as it was (the writer lock is taken first, so two inits take turns).
-        return try db.write { try initialize(postgres: db, location: location, configuration: configuration, catalog: catalog, actor: actor) }
-    }
-
-    private static func initialize(postgres db: PostgresConnection, location: StoreLocation, configuration: StoreConfiguration,
-                                   catalog: MigrationCatalog, actor: Actor) throws -> (Store, InitReport) {
-        let before = try Migrator.applied(on: db)
+    /// What init checks on every engine before it writes anything: an existing Better Auth database has the columns
+    /// Gatehouse needs, a database with tables but no `user` table is refused (most likely renamed tables without a
+    /// mapping), and when `keyCustody` (the store existed) the master key it may hold sealed keys under is at hand.
+    static func checkBeforeWriting(_ db: SQLDatabase, named name: String, configuration: StoreConfiguration,
+                                   applied before: [Migrator.Record], keyCustody: Bool) throws {
         let userTable = configuration.tableName("user")
-        let existed = !(try db.tableNames().isEmpty)
         if try db.tableExists(userTable) {
             if case .failure(let problems) = try AuthSchema.inspect(db, configuration: configuration) { throw problems }
-        } else if before.isEmpty, existed {
-            throw GatehouseError("\(location) already holds tables but no Better Auth table \"\(userTable)\"; nothing was changed",
+        } else if before.isEmpty, !(try db.tableNames().isEmpty) {
+            // Better Auth's tables are only ever created in an empty database: tables without a `user`
+            // table most likely mean renamed tables that the configuration does not map.
+            throw GatehouseError("\(name) already holds tables but no Better Auth table \"\(userTable)\"; nothing was changed",
                                  fix: try renamedTablesHint(db))
         }
-        let storeName = location.description
-        if existed {
-            try MasterKey.checkCustody(db, storePath: storeName)
-            try MasterKey.checkOpensSealed(db, storePath: storeName)
+        if keyCustody {
+            try MasterKey.checkCustody(db, storePath: name)
+            try MasterKey.checkOpensSealed(db, storePath: name)
         }
-        let applied = try catalog.migrate(postgres: db, configuration: configuration, now: Timestamp.now().iso8601)
+    }
+
+    /// What init does on every engine once the migrations ran: Better Auth's schema read, the `gatehouse_` indexes
+    /// on Better Auth's tables (the one schema step a .sql migration cannot express: column names differ by shape),
+    /// the name search index, the master key file when there is none, and one audit entry when anything changed.
+    static func recordInit(_ db: SQLDatabase, location: StoreLocation, configuration: StoreConfiguration, actor: Actor,
+                           applied: [Migration], previouslyApplied: Int, action: String, created: Bool,
+                           extraDetails: [String: AuditValue], journalSwitchedFrom: String?) throws -> (Store, InitReport) {
+        let name = location.description
         let records = try Migrator.applied(on: db)
         let newIDs = Set(applied.map(\.id))
         let skipped = records.filter { newIDs.contains($0.id) && !$0.ran }.map(\.name)
         let schema = try AuthSchema.inspect(db, configuration: configuration).get()
         var indexes = try AccountIndexes.create(db, schema: schema)
-        // As on SQLite: reported when init creates the name search index, folded quietly otherwise. A role that may
-        // not add triggers to the user table gets no index (name search scans on the server) and no error.
+        // The name search index is reported (and audited) when init creates it; bringing an existing one up to
+        // date is upkeep, which `demo seed` and init on a busy store do without a `store.upgrade` entry each time. A
+        // role that may not add triggers to the user table gets no index (name search scans) and no error.
         let searchIndexWasAbsent = try UserSearchIndex.status(db, schema: schema).state == .absent
         if case .built = try UserSearchIndex.ensure(db, schema: schema), searchIndexWasAbsent { indexes.append(UserSearchIndex.table) }
-        let keyPath = try MasterKey.createIfMissing(storePath: storeName)
+        let keyPath = try MasterKey.createIfMissing(storePath: name)
         let store = Store(location: location, db: db, schema: schema, configuration: configuration)
         if !applied.isEmpty || keyPath != nil || !indexes.isEmpty {
-            try store.audit.append(db, actor: actor, action: before.isEmpty && !existed ? "store.init" : "store.upgrade", subject: storeName, details: [
-                "applied": .list(applied.map(\.name)), "skipped": .list(skipped), "previously_applied": .int(Int64(before.count)),
+            try store.audit.append(db, actor: actor, action: action, subject: name, details: [
+                "applied": .list(applied.map(\.name)), "skipped": .list(skipped), "previously_applied": .int(Int64(previouslyApplied)),
                 "schema": .string(schema.shape), "master_key_created": .bool(keyPath != nil), "indexes_created": .list(indexes),
-            ])
+            ].merging(extraDetails) { first, _ in first })
         }
-        var report = InitReport(path: storeName, created: !existed, applied: applied.map(\.name).filter { !skipped.contains($0) },
-                                skipped: skipped, indexesCreated: indexes, shape: schema.shape, masterKeyCreated: keyPath,
-                                journalSwitchedFrom: nil)
-        report.warnings = try db.schemaShadows(prefix: "gatehouse_").map(\.description)
-        return (store, report)
+        return (store, InitReport(path: name, created: created, applied: applied.map(\.name).filter { !skipped.contains($0) },
+                                  skipped: skipped, indexesCreated: indexes, shape: schema.shape, masterKeyCreated: keyPath,
+                                  journalSwitchedFrom: journalSwitchedFrom))
     }
 
     /// Points at tables that look like Better Auth's `user` table under another name.
@@ -260,32 +160,6 @@ public final class Store {
         let example = candidates.first.map { #"{"tables": {"user": "\#($0)", ...}}"# } ?? #"{"tables": {"user": "auth_user", ...}}"#
         let found = candidates.isEmpty ? "" : "tables that look like Better Auth's user table: \(candidates.joined(separator: ", ")); "
         return found + "map renamed tables in gatehouse.json beside the store (or \(field: .config) FILE), e.g. \(example)"
-    }
-
-    static func checkFile(_ path: String, mustExist: Bool) throws {
-        guard !path.isEmpty else { throw GatehouseError.invalid("the store path is empty", fix: "pass \(field: .store) FILE or set GATEHOUSE_STORE") }
-        let status = FileStatus(path)
-        let exists = status != nil
-        if let status, status.isDirectory {
-            throw GatehouseError.invalid("the store \(path) is a directory", fix: "pass the SQLite file inside it, e.g. \(field: .store) \(path)/gatehouse.sqlite")
-        }
-        try InputFile.requireRegular(path, what: "the store")
-        if !exists && mustExist {
-            throw GatehouseError.notFound("no store at \(path)", fix: "check \(field: .store) / GATEHOUSE_STORE, or create one with \(command: .`init`, .option(.store, path))")
-        }
-        if exists && !FileStatus.isReadable(path) {
-            throw GatehouseError("the store \(path) is not readable by this user", fix: "run as the store's owner, or fix its permissions")
-        }
-        if let size = status?.size, size > 0 && size < 512 {
-            throw GatehouseError("the store \(path) is truncated (\(size) bytes; a SQLite file is at least 512)",
-                                 fix: "restore it from a backup")
-        }
-        if !exists {
-            let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
-            guard FileManager.default.fileExists(atPath: parent) else {
-                throw GatehouseError.notFound("the folder \(parent) for the store does not exist", fix: "create it first: mkdir -p \(parent)")
-            }
-        }
     }
 
     /// Runs a write transaction that also appends an audit entry for it.

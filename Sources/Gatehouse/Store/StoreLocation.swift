@@ -119,14 +119,20 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The engine that serves this location: everything it does its own way, plugged in here, once.
+    var storeEngine: any StoreEngine {
+        switch self {
+        case .file(let path): SQLiteStoreEngine(path: path)
+        case .postgres(let uri): PostgresStoreEngine(uri: uri)
+        }
+    }
+
+    /// Whether `text` names a store on a server (a `postgres://` URI, valid or not) rather than a file.
+    public static func namesServer(_ text: String) -> Bool { PostgresURI.isPostgresURI(text) }
+
     /// Opens one more connection to the store (for work on another thread). A SQLite file is opened read-only
     /// when `readOnly`; a Postgres connection is made read-only by the read transactions it runs in.
     public func connect(readOnly: Bool = false, timeouts: StoreTimeouts = .command) throws -> SQLDatabase {
-        switch self {
-        case .file(let path):
-            return try SQLiteDatabase(path: path, options: SQLiteDatabase.Options(readOnly: readOnly, busyTimeoutMilliseconds: Int32(timeouts.busyMilliseconds)))
-        case .postgres(let uri):
-            return try PostgresConnection(uri: uri, limits: timeouts.postgres)
-        }
+        try storeEngine.connect(readOnly: readOnly, timeouts: timeouts)
     }
 }

@@ -38,9 +38,4 @@ public struct StoreTimeouts: Sendable, Equatable {
         return StoreTimeouts(busyMilliseconds: milliseconds("GATEHOUSE_BUSY_TIMEOUT_MS", default: 15_000),
                              statementMilliseconds: milliseconds("GATEHOUSE_STATEMENT_TIMEOUT_MS", default: statementDefault))
     }
-
-    /// The limits of a Postgres session opened with these timeouts.
-    var postgres: PostgresSessionLimits {
-        PostgresSessionLimits(lockTimeoutMilliseconds: busyMilliseconds, statementTimeoutMilliseconds: statementMilliseconds)
-    }
 }

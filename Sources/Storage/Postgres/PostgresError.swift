@@ -161,3 +161,5 @@ struct SecretScrubber {
         return out + rest
     }
 }
+
+extension PostgresError: SQLFailure {}

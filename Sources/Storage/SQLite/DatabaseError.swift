@@ -68,3 +68,5 @@ public enum SQLiteCode {
     public static let constraintCheck: Int32 = SQLITE_CONSTRAINT | (1 << 8)
     public static let busySnapshot: Int32 = SQLITE_BUSY | (2 << 8)
 }
+
+extension DatabaseError: SQLFailure {}

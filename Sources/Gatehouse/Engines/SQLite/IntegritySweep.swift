@@ -57,7 +57,7 @@ struct IntegritySweep: Sendable {
                 try db.forEach("PRAGMA integrity_check(\(Self.problemLimit))") { row in
                     if let line = row[0].string, line != "ok" { problems.append(Self.oneLine(line)) }
                 }
-            } catch let error as DatabaseError where error.isCorruption {
+            } catch let error as SQLFailure where error.isCorruption {
                 problems.append(error.message)
             }
             checked = tables
@@ -73,7 +73,7 @@ struct IntegritySweep: Sendable {
                         damaged.insert(table)
                         problems.append("\(table): \(Self.oneLine(line))")
                     }
-                } catch let error as DatabaseError where error.isCorruption {
+                } catch let error as SQLFailure where error.isCorruption {
                     // Damage can stop the check itself before it reports a line.
                     damaged.insert(table)
                     problems.append("\(table): \(error.message)")

@@ -1,0 +1,63 @@
+import Foundation
+import Storage
+
+/// A Postgres database named by a libpq URI: connections carry the session limits of `StoreTimeouts`, `init` is one
+/// transaction behind the writer lock, and the master key lives on the operator's machine, never on the server.
+struct PostgresStoreEngine: StoreEngine {
+    let uri: PostgresURI
+
+    var kind: SQLDialect.Engine { .postgres }
+    var hasSearchPath: Bool { true }
+    var supportsAdvisoryLocks: Bool { true }
+    var createsPrivateKeyFolder: Bool { true }
+
+    /// A Postgres store has no folder of its own: its key file is `<host>_<port>_<database>.key` in
+    /// `GATEHOUSE_KEY_DIR`, else `$XDG_CONFIG_HOME/gatehouse`, else `~/.config/gatehouse`, on the machine that runs
+    /// Gatehouse — the key never goes to the database server.
+    var masterKeyPath: String {
+        let environment = ProcessInfo.processInfo.environment
+        let directory = environment["GATEHOUSE_KEY_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 + "/gatehouse" }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config/gatehouse"
+        let name = [uri.host ?? "local", uri.port ?? "5432", uri.database ?? uri.user ?? "postgres"]
+            .joined(separator: "_").map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? String($0) : "_" }.joined()
+        return directory + "/" + name + ".key"
+    }
+
+    func connect(readOnly: Bool, timeouts: StoreTimeouts) throws -> SQLDatabase {
+        // Made read-only by the read transactions it runs in.
+        try PostgresConnection(uri: uri, limits: timeouts.postgres)
+    }
+
+    func openChecked(configurationPath: String?, timeouts: StoreTimeouts) throws -> (SQLDatabase, StoreConfiguration) {
+        let configuration = try StoreConfiguration.load(storePath: nil, explicitPath: configurationPath)
+        return (try PostgresConnection(uri: uri, limits: timeouts.postgres), configuration)
+    }
+
+    /// The same checks as on SQLite before anything is written (Better Auth's columns, tables that may be renamed
+    /// ones, key custody), then the pending migrations under the migration lock, Gatehouse's indexes on Better Auth's
+    /// tables, and one audit entry. Better Auth's tables and rows are never altered.
+    func initialize(configurationPath: String?, actor: Actor, migrations: MigrationCatalog?) throws -> (Store, Store.InitReport) {
+        let location = StoreLocation.postgres(uri)
+        let configuration = try StoreConfiguration.load(storePath: nil, explicitPath: configurationPath)
+        let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: .postgres))
+        let db = try PostgresConnection(uri: uri, limits: StoreTimeouts.command.postgres)
+        if db.isReadOnly {
+            throw GatehouseError("the store \(location) is read-only (a standby, or default_transaction_read_only is on); nothing was changed",
+                                 fix: "run init against the primary", code: .readOnly)
+        }
+        // Postgres changes its schema in transactions: the whole init is one, so a refused or failed init leaves the
+        // database as it was (the writer lock is taken first, so two inits take turns).
+        return try db.write {
+            let before = try Migrator.applied(on: db)
+            let existed = !(try db.tableNames().isEmpty)
+            try Store.checkBeforeWriting(db, named: location.description, configuration: configuration, applied: before, keyCustody: existed)
+            let applied = try catalog.migrate(postgres: db, configuration: configuration, now: Timestamp.now().iso8601)
+            var (store, report) = try Store.recordInit(db, location: location, configuration: configuration, actor: actor, applied: applied,
+                                                       previouslyApplied: before.count, action: before.isEmpty && !existed ? "store.init" : "store.upgrade",
+                                                       created: !existed, extraDetails: [:], journalSwitchedFrom: nil)
+            report.warnings = try db.schemaShadows(prefix: "gatehouse_").map(\.description)
+            return (store, report)
+        }
+    }
+}
