@@ -21,8 +21,8 @@ enum MergeCommands: CommandNoun {
                 """,
             subcommands: [
                 CommandSpec(name: "plan", summary: "show what a merge would do, with its conflicts and decisions, and store it under a plan id",
-                            options: [from.spec, into.spec, keepEmail.spec, keepSubscription.spec, keepPassword.spec, sameProvider.spec,
-                                      carryRoles.spec, emitSQL.spec, .json],
+                            options: [Options.from.spec, Options.into.spec, Options.keepEmail.spec, Options.keepSubscription.spec,
+                                      Options.keepPassword.spec, Options.sameProvider.spec, Options.carryRoles.spec, Options.emitSQL.spec, .json],
                             examples: [
                                 "gatehouse merge plan --from ana@gmail.com --into better_auth|U1ID --keep-email source",
                                 "gatehouse merge plan --from U2ID --into U1ID --keep-subscription target --emit-sql merge.sql",
@@ -31,16 +31,16 @@ enum MergeCommands: CommandNoun {
                 CommandSpec(name: "apply", summary: "apply a plan in one transaction, if nothing changed since it was made",
                             discussion: "Without --yes it asks on a terminal, and refuses when stdin is not a terminal.",
                             arguments: [ArgumentSpec(name: "PLAN_ID", help: "the id `merge plan` printed (mp_…)")],
-                            options: [ticket.spec, yes.spec, .json],
+                            options: [Options.ticket.spec, Options.yes.spec, .json],
                             examples: ["gatehouse merge apply mp_0123456789abcdef01234567 --ticket SUP-1234 --yes"],
                             run: apply),
                 CommandSpec(name: "undo", summary: "restore every row a merge changed, if nothing touched them since",
                             arguments: [ArgumentSpec(name: "MERGE_ID", help: "the merge's number (see `merge list`)")],
-                            options: [reason.spec, .json],
+                            options: [Options.reason.spec, .json],
                             examples: ["gatehouse merge undo 3 --reason \"wrong person, SUP-1240\""],
                             run: undo),
                 CommandSpec(name: "list", summary: "merges, newest first",
-                            options: [limit.spec, .json], run: list),
+                            options: [Options.limit.spec, .json], run: list),
                 CommandSpec(name: "show", summary: "one merge: who, when, ticket, and every row it touched (never values)",
                             arguments: [ArgumentSpec(name: "ID", help: "the merge's number")], options: [.json], run: show),
             ],
@@ -48,28 +48,14 @@ enum MergeCommands: CommandNoun {
         )
     }
 
-    // The options, each declared once: the specs above list them, the commands below read them.
-    static let from: Option<String> = .requiredText("from", "U2", "the user merged away (source)", required: true)
-    static let into: Option<String> = .requiredText("into", "U1", "the user kept (target)", required: true)
-    static let keepEmail: Option<MergeDecisions.Side?> = .choice("keep-email", "target|source", "which email U1 ends with (required when U1's is a relay and U2's is real)", as: MergeDecisions.Side.self)
-    static let keepSubscription: Option<MergeDecisions.Side?> = .choice("keep-subscription", "target|source", "which live subscription stays live when both have one", as: MergeDecisions.Side.self)
-    static let keepPassword: Option<MergeDecisions.Side?> = .choice("keep-password", "target|source", "whose password U1 keeps when both have one", as: MergeDecisions.Side.self)
-    static let sameProvider: Option<MergeDecisions.SameProvider?> = .choice("same-provider", "both|target|source", "two accounts of one provider: keep both, U1's or U2's", as: MergeDecisions.SameProvider.self)
-    static let carryRoles: Option<Bool> = .flag("carry-roles", "grant U1 the allow-list roles only U2 had (otherwise they are dropped)")
-    static let emitSQL: Option<String?> = .text("emit-sql", "FILE", "also write the merge as a guarded SQL script for a remote copy, in the store's SQL (SQLite/D1 or Postgres)")
-    static let ticket: Option<String> = .requiredText("ticket", "REF", "the support ticket (kept in the merge record and the audit log)", required: true)
-    static let yes: Option<Bool> = .flag("yes", "apply without asking")
-    static let reason: Option<String> = .requiredText("reason", "TEXT", "why (kept in the merge record and the audit log)", required: true)
-    static let limit: Option<Int> = .integer("limit", "N", "at most N merges (default 100, at most 10000)", default: 100, range: 1...10_000)
-
     static func plan(_ invocation: Invocation) throws -> Int32 {
-        let decisions = MergeDecisions(keepEmail: try invocation[keepEmail],
-                                       keepSubscription: try invocation[keepSubscription],
-                                       keepPassword: try invocation[keepPassword],
-                                       sameProvider: try invocation[sameProvider],
-                                       carryRoles: try invocation[carryRoles])
+        let decisions = MergeDecisions(keepEmail: try invocation[Options.keepEmail],
+                                       keepSubscription: try invocation[Options.keepSubscription],
+                                       keepPassword: try invocation[Options.keepPassword],
+                                       sameProvider: try invocation[Options.sameProvider],
+                                       carryRoles: try invocation[Options.carryRoles])
         let store = try invocation.openStore()
-        let plan = try MergePlanner(store: store).plan(source: try invocation[from], target: try invocation[into],
+        let plan = try MergePlanner(store: store).plan(source: try invocation[Options.from], target: try invocation[Options.into],
                                                        decisions: decisions, actor: invocation.actor)
         let view = MergePlanView(plan)
         if invocation.json { try invocation.output.json(view) } else { render(view, invocation.output) }
@@ -78,7 +64,7 @@ enum MergeCommands: CommandNoun {
             throw GatehouseError.conflict("\(plan.unresolved.count) conflict(s) need a decision; the plan was not stored",
                                           fix: "plan again with \(options)")
         }
-        if let path = try invocation[emitSQL] {
+        if let path = try invocation[Options.emitSQL] {
             let script = CLISpelling.render(try MergeSQLEmitter.script(for: plan, at: .now(), engine: store.db.engine))
             // The script carries the planned rows' full images (session and OAuth tokens among them): owner-only.
             do {
@@ -129,11 +115,11 @@ enum MergeCommands: CommandNoun {
 
     static func apply(_ invocation: Invocation) throws -> Int32 {
         let planID = invocation.argument("PLAN_ID") ?? ""
-        let ticket = try invocation[Self.ticket]
+        let ticket = try invocation[Options.ticket]
         let store = try invocation.openStore()
         let applier = MergeApplier(store: store)
         _ = try MergeApplier.validate(ticket: ticket)
-        if try !invocation[yes] {
+        if try !invocation[Options.yes] {
             guard isatty(0) == 1 else {
                 throw GatehouseError.invalid("refusing to apply merge plan \(planID.prefix(40)) without confirmation: stdin is not a terminal",
                                              fix: "review the plan, then pass --yes")
@@ -159,14 +145,14 @@ enum MergeCommands: CommandNoun {
 
     static func undo(_ invocation: Invocation) throws -> Int32 {
         let result = try MergeUndo(store: invocation.openStore())
-            .undo(mergeID: invocation.argument("MERGE_ID") ?? "", reason: try invocation[reason], actor: invocation.actor)
+            .undo(mergeID: invocation.argument("MERGE_ID") ?? "", reason: try invocation[Options.reason], actor: invocation.actor)
         if invocation.json { try invocation.output.json(result); return 0 }
         invocation.output.line("merge \(result.mergeID) undone: \(result.rowsRestored) row(s) restored; \(result.source) and \(result.target) are separate users again")
         return 0
     }
 
     static func list(_ invocation: Invocation) throws -> Int32 {
-        let records = try MergeRecords(store: invocation.openStore()).list(limit: try invocation[limit])
+        let records = try MergeRecords(store: invocation.openStore()).list(limit: try invocation[Options.limit])
         if invocation.json { try invocation.output.json(records); return 0 }
         if records.isEmpty { invocation.output.line("no merges yet"); return 0 }
         invocation.output.table(["ID", "STATUS", "APPLIED", "FROM (U2)", "INTO (U1)", "TICKET", "ACTOR"], records.map {
@@ -187,5 +173,23 @@ enum MergeCommands: CommandNoun {
         out.line("  updated: \(counts(record.summary.updated)); deleted: \(counts(record.summary.deleted))")
         for row in record.rows ?? [] { out.line("    \(row)") }
         return 0
+    }
+}
+
+extension MergeCommands {
+    /// The options these commands read, each declared once: the specs list them, the commands read them.
+    enum Options {
+        static let carryRoles: Option<Bool> = .flag("carry-roles", "grant U1 the allow-list roles only U2 had (otherwise they are dropped)")
+        static let emitSQL: Option<String?> = .text("emit-sql", "FILE", "also write the merge as a guarded SQL script for a remote copy, in the store's SQL (SQLite/D1 or Postgres)")
+        static let from: Option<String> = .requiredText("from", "U2", "the user merged away (source)", required: true)
+        static let into: Option<String> = .requiredText("into", "U1", "the user kept (target)", required: true)
+        static let keepEmail: Option<MergeDecisions.Side?> = .choice("keep-email", "target|source", "which email U1 ends with (required when U1's is a relay and U2's is real)", as: MergeDecisions.Side.self)
+        static let keepPassword: Option<MergeDecisions.Side?> = .choice("keep-password", "target|source", "whose password U1 keeps when both have one", as: MergeDecisions.Side.self)
+        static let keepSubscription: Option<MergeDecisions.Side?> = .choice("keep-subscription", "target|source", "which live subscription stays live when both have one", as: MergeDecisions.Side.self)
+        static let limit: Option<Int> = .integer("limit", "N", "at most N merges (default 100, at most 10000)", default: 100, range: 1...10_000)
+        static let reason: Option<String> = .requiredText("reason", "TEXT", "why (kept in the merge record and the audit log)", required: true)
+        static let sameProvider: Option<MergeDecisions.SameProvider?> = .choice("same-provider", "both|target|source", "two accounts of one provider: keep both, U1's or U2's", as: MergeDecisions.SameProvider.self)
+        static let ticket: Option<String> = .requiredText("ticket", "REF", "the support ticket (kept in the merge record and the audit log)", required: true)
+        static let yes: Option<Bool> = .flag("yes", "apply without asking")
     }
 }
