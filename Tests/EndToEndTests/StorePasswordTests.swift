@@ -87,7 +87,7 @@ final class StorePasswordTests: XCTestCase {
         XCTAssertTrue(database.location.hasPrefix("postgresql://gatehouse@"), database.location)
         let uri = database.location.replacingOccurrences(of: "postgresql://gatehouse@", with: "postgresql://gatehouse:\(Self.password)@")
         let uriFile = scratch.path("store-uri")
-        FileManager.default.createFile(atPath: uriFile, contents: Data(uri.utf8), attributes: [.posixPermissions: 0o600])
+        XCTAssertTrue(FileManager.default.createFile(atPath: uriFile, contents: Data(uri.utf8), attributes: [.posixPermissions: 0o600]))
 
         for storeArguments in [["--store", uri], ["--store=" + uri], ["--store-file", uriFile]] {
             let process = try CLI(environment: TestStore.environment).start(["serve", "--listen", "127.0.0.1:0"] + storeArguments)

@@ -71,7 +71,7 @@ extension Option where Value == Seconds? {
 
 extension Option {
     /// One of `T`'s names, nil when absent.
-    static func choice<T: CaseIterable & RawRepresentable>(_ name: String, _ placeholder: String, _ help: String, required: Bool = false,
+    static func choice<T: CaseIterable & RawRepresentable & Sendable>(_ name: String, _ placeholder: String, _ help: String, required: Bool = false,
                                                            as type: T.Type) -> Option<T?> where T.RawValue == String {
         Option<T?>(.value(name, placeholder, help, required: required)) { try $0.choice(name, as: T.self) }
     }
