@@ -62,8 +62,6 @@ final class HandlerPool: Sendable {
         var running: [HTTPServer.Lane: Int] = [.standard: 0, .priority: 0, .slow: 0]
         var closed = false
         var liveThreads = 0
-        /// Jobs shed so far, by reason, and refused because their lane was full.
-        var shed: (waitedTooLong: Int, clientGone: Int, full: Int) = (0, 0, 0)
 
         var isEmpty: Bool { queues.values.allSatisfy { $0.count == 0 } }
     }
@@ -111,10 +109,7 @@ final class HandlerPool: Sendable {
     func submit(lane: HTTPServer.Lane = .standard, prepare: () -> Void, _ job: Job) -> Submission {
         state.update { state in
             guard !state.closed else { return .closed }
-            guard state.queues[lane]!.count < maxQueued else {
-                state.shed.full += 1
-                return .full
-            }
+            guard state.queues[lane]!.count < maxQueued else { return .full }
             prepare()
             state.queues[lane]!.append(job)
             return .queued
@@ -152,18 +147,9 @@ final class HandlerPool: Sendable {
                 : job.isAbandoned() ? .clientGone : nil
             if let shed { job.shed(shed) } else { job.run() }
             // A capped lane has a free slot again: the update wakes a thread waiting with only that lane's jobs queued.
-            state.update { state in
-                switch shed {
-                case .waitedTooLong: state.shed.waitedTooLong += 1
-                case .clientGone: state.shed.clientGone += 1
-                case nil: break
-                }
-                state.running[lane]! -= 1
-            }
+            state.update { $0.running[lane]! -= 1 }
         }
         state.update { $0.liveThreads -= 1 }
     }
 
-    /// Jobs shed or refused so far (for tests and the server's counters).
-    var shed: (waitedTooLong: Int, clientGone: Int, full: Int) { state.withLock { $0.shed } }
 }

@@ -52,9 +52,6 @@ public final class ResourcePool<Resource>: Sendable {
         return try body(resource)
     }
 
-    /// Resources open now (idle or checked out).
-    public var openCount: Int { state.withLock { $0.open } }
-
     private static var now: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
     private func checkOut() throws -> Resource {

@@ -20,8 +20,6 @@ public final class StorePool: Sendable {
                                 tidy: { $0.db.rollBackAbandonedTransaction() }, isUsable: { $0.db.isUsable })
     }
 
-    /// Stores open now, in use or idle.
-    public var openCount: Int { pool.openCount }
 
     /// Refuses to go on when the store's server cannot give `count` connections to this process (the pool's first
     /// is open already): `max_connections` less the superuser reserve and the connections open now, or the role's
