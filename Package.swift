@@ -21,13 +21,16 @@ let package = Package(
         // Declarations only, no libpq header: Storage loads libpq (Debian's libpq5) with dlopen when a Postgres
         // store is opened, so neither building nor SQLite-only use needs it.
         .systemLibrary(name: "CLibPQ"),
-        // Declarations only, no libcurl header: Gatehouse loads libcurl (Debian's libcurl4) with dlopen when it first
-        // calls Apple (/auth/keys, /auth/revoke), so no other command loads it and the static build needs no libcurl-dev.
+        // Declarations only, no libcurl header: HTTPClient loads libcurl (Debian's libcurl4) with dlopen on the first
+        // call (Apple's /auth/keys and /auth/revoke, a D1 store), so no other command loads it and the static build needs
+        // no libcurl-dev.
         .systemLibrary(name: "CLibCurl"),
 
         // Infrastructure, with no domain knowledge. `Locking` is the one lock type (`Locked<Value>`) the others share.
         .target(name: "Locking"),
-        .target(name: "Storage", dependencies: ["CSQLite", "CLibPQ", "Locking"]),
+        // HTTP calls (Apple, Cloudflare D1's API) through libcurl loaded with dlopen.
+        .target(name: "HTTPClient", dependencies: ["CLibCurl"]),
+        .target(name: "Storage", dependencies: ["CSQLite", "CLibPQ", "HTTPClient", "Locking"]),
         .target(name: "JOSE", dependencies: ["CCrypto", "Locking"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Locking"]),
 
@@ -39,7 +42,7 @@ let package = Package(
         .target(name: "EmbeddedResources", plugins: ["EmbedResourcesPlugin"]),
 
         // The domain: one service layer that the CLI and the console both call.
-        .target(name: "Gatehouse", dependencies: ["Storage", "JOSE", "Locking", "EmbeddedResources", "CLibCurl"]),
+        .target(name: "Gatehouse", dependencies: ["Storage", "JOSE", "Locking", "EmbeddedResources", "HTTPClient"]),
         .target(name: "Console", dependencies: ["Gatehouse", "HTTPServer", "Locking", "EmbeddedResources"]),
         .executableTarget(name: "gatehouse", dependencies: ["Console", "Gatehouse"]),
 

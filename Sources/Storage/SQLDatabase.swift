@@ -85,10 +85,30 @@ public protocol SQLDatabase: AnyObject {
 public struct SQLStatement {
     public let sql: String
     public let arguments: [SQLBindable]
+    /// For a write: the number of rows it must change, and what to throw when it changes another number
+    /// (`SQLDatabase.checkedBatch`). An engine that sends a write's statements later (D1) checks it where the
+    /// statement runs, so the whole write changes nothing.
+    public let expectation: ChangeExpectation?
 
-    public init(_ sql: String, _ arguments: [SQLBindable] = []) {
+    public init(_ sql: String, _ arguments: [SQLBindable] = [], expecting expectation: ChangeExpectation? = nil) {
         self.sql = sql
         self.arguments = arguments
+        self.expectation = expectation
+    }
+
+    /// The number of rows the statement must change, if it must.
+    public var expectedChanges: Int? { expectation?.count }
+}
+
+/// The number of rows a write statement must change, and the error when it does not: called with the number it
+/// changed when the engine knows it at once, nil when the engine found out only that it differed (D1's guards).
+public struct ChangeExpectation {
+    public let count: Int
+    public let failure: (Int?) -> Error
+
+    public init(count: Int, failure: @escaping (Int?) -> Error) {
+        self.count = count
+        self.failure = failure
     }
 }
 
@@ -172,6 +192,21 @@ extension SQLDatabase {
         try statements.map { SQLBatchResult(rows: try rows($0.sql, $0.arguments), changes: changes) }
     }
 
+    /// `batch`, then each statement's `expectation` checked: the first that changed another number of rows throws
+    /// its error (inside a write, which then changes nothing). Meant for writes inside `write {}`.
+    public func checkedBatch(_ statements: [SQLStatement]) throws -> [SQLBatchResult] {
+        let results = try batch(statements)
+        for (statement, result) in zip(statements, results) {
+            if let expectation = statement.expectation, expectation.count != result.changes { throw expectation.failure(result.changes) }
+        }
+        return results
+    }
+
+    /// Runs one write that must change exactly `count` rows, else throws `failure` (see `checkedBatch`).
+    public func execute(_ sql: String, _ arguments: [SQLBindable], expecting expectation: ChangeExpectation) throws {
+        _ = try checkedBatch([SQLStatement(sql, arguments, expecting: expectation)])
+    }
+
     /// `columns(of:)` for each table.
     public func columns(ofEach tables: [String]) throws -> [String: [ColumnInfo]] {
         var found: [String: [ColumnInfo]] = [:]
@@ -238,12 +273,23 @@ public struct SQLDialect: Sendable, Equatable {
     public enum Engine: String, Sendable, Codable, CaseIterable {
         case sqlite
         case postgres
+        /// Cloudflare D1: SQLite's SQL through an HTTP API, without interactive transactions.
+        case d1
 
         /// The engine's name as an operator reads it.
         public var displayName: String {
             switch self {
             case .sqlite: "SQLite"
             case .postgres: "Postgres"
+            case .d1: "D1"
+            }
+        }
+
+        /// The folder of `migrations/` this engine's migrations are read from: D1 runs SQLite's.
+        public var migrationsFolder: String {
+            switch self {
+            case .sqlite, .d1: "sqlite"
+            case .postgres: "postgres"
             }
         }
     }
@@ -252,6 +298,7 @@ public struct SQLDialect: Sendable, Equatable {
 
     public static let sqlite = SQLDialect(engine: .sqlite)
     public static let postgres = SQLDialect(engine: .postgres)
+    public static let d1 = SQLDialect(engine: .d1)
 
     /// Quotes an identifier (`user` → `"user"`): the same on both engines.
     public func quote(_ identifier: String) -> String { Self.quote(identifier) }
@@ -266,7 +313,7 @@ public struct SQLDialect: Sendable, Equatable {
     /// prefix range is only right in byte order, and only an index in the same order serves it.
     public func byteOrdered(_ expression: String) -> String {
         switch engine {
-        case .sqlite: expression
+        case .sqlite, .d1: expression
         case .postgres: "\(expression) COLLATE \"C\""
         }
     }
@@ -275,7 +322,7 @@ public struct SQLDialect: Sendable, Equatable {
     /// Postgres's `right(text, count)`, which (unlike recomputing the start from `length`) reads each value once.
     public func suffix(_ text: String, count: String) -> String {
         switch engine {
-        case .sqlite: "substr(\(text), -(\(count)))"
+        case .sqlite, .d1: "substr(\(text), -(\(count)))"
         case .postgres: "right(\(text), \(count))"
         }
     }
@@ -288,7 +335,7 @@ public struct SQLDialect: Sendable, Equatable {
     /// write transaction (`BEGIN IMMEDIATE`) already keeps every other writer out.
     public var lockingRead: String {
         switch engine {
-        case .sqlite: ""
+        case .sqlite, .d1: ""
         case .postgres: " FOR UPDATE"
         }
     }
@@ -298,14 +345,14 @@ public struct SQLDialect: Sendable, Equatable {
     /// (and accepts the clause on any table); SQLite has no such column.
     public var insertAsItWas: String {
         switch engine {
-        case .sqlite: ""
+        case .sqlite, .d1: ""
         case .postgres: " OVERRIDING SYSTEM VALUE"
         }
     }
 
     public var deferForeignKeys: String {
         switch engine {
-        case .sqlite: "PRAGMA defer_foreign_keys = ON"
+        case .sqlite, .d1: "PRAGMA defer_foreign_keys = ON"
         case .postgres: "SET CONSTRAINTS ALL DEFERRED"
         }
     }
@@ -315,7 +362,7 @@ public struct SQLDialect: Sendable, Equatable {
     /// same snapshot; not a key to keep.
     public var rowLocatorColumn: String {
         switch engine {
-        case .sqlite: "rowid"
+        case .sqlite, .d1: "rowid"
         case .postgres: "ctid"
         }
     }
@@ -323,7 +370,7 @@ public struct SQLDialect: Sendable, Equatable {
     /// The condition that finds the row `rowLocator(_:)` made, with one `?` for `rowLocatorArgument(_:)`.
     public var rowLocatorCondition: String {
         switch engine {
-        case .sqlite: "rowid = ?"
+        case .sqlite, .d1: "rowid = ?"
         case .postgres: "ctid = CAST(? AS tid)"
         }
     }
@@ -331,7 +378,7 @@ public struct SQLDialect: Sendable, Equatable {
     /// The row locator read from `rowLocatorColumn`, as one integer.
     public func rowLocator(_ value: SQLValue) -> Int64? {
         switch engine {
-        case .sqlite:
+        case .sqlite, .d1:
             return value.int64
         case .postgres:
             // "(block,line)": a 32-bit block and a 16-bit line.
@@ -345,7 +392,7 @@ public struct SQLDialect: Sendable, Equatable {
     /// The value to bind to `rowLocatorCondition` for a locator `rowLocator(_:)` made.
     public func rowLocatorArgument(_ locator: Int64) -> SQLValue {
         switch engine {
-        case .sqlite: .integer(locator)
+        case .sqlite, .d1: .integer(locator)
         case .postgres: .text("(\(locator >> 16),\(locator & 0xFFFF))")
         }
     }

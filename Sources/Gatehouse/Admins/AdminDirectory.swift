@@ -60,7 +60,7 @@ public struct AdminDirectory {
     @discardableResult
     public func add(_ username: AdminUsername, role: AdminRole, password: AdminPassword, actor: Actor, now: Timestamp) throws -> Admin {
         let hash = try hasher.hash(password)
-        return try write {
+        try write {
             if try store.db.row("SELECT 1 FROM gatehouse_admins WHERE username = ?", [username.rawValue]) != nil {
                 throw GatehouseError.conflict("an admin named \(username) already exists",
                                               fix: "pick another name, or change their password with \(command: .adminsPasswd, "\(username)")")
@@ -68,8 +68,10 @@ public struct AdminDirectory {
             try store.db.execute("INSERT INTO gatehouse_admins (username, password_hash, role, disabled, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)",
                                  [username.rawValue, hash, role.rawValue, now.iso8601, now.iso8601])
             try store.audit.append(store.db, actor: actor, action: "admin.add", subject: username.rawValue, details: ["role": .string(role.rawValue)], at: now)
-            return try require(username)
         }
+        // Read back once written: a store that sends a write's statements together (D1) cannot answer a read of the
+        // rows the same write adds.
+        return try require(username)
     }
 
     /// Sets a new password and ends the admin's console sessions.

@@ -1,10 +1,9 @@
-import CLibCurl
 import Foundation
+import HTTPClient
 
-/// The few HTTP calls Gatehouse makes to Apple (`/auth/keys`, `/auth/revoke`), over libcurl loaded with `dlopen`
-/// (`LibCurl`; TLS with the system CA store), synchronous and bounded: every call ends within `timeout` seconds,
-/// answered or failed, never hangs. (Not URLSession: FoundationNetworking links libcurl into every start of the
-/// binary and breaks the static build on a machine without libcurl-dev.)
+/// The few HTTP calls Gatehouse makes to Apple (`/auth/keys`, `/auth/revoke`), through `HTTPClient` (libcurl loaded
+/// with `dlopen`; TLS with the system CA store), synchronous and bounded: every call ends within `timeout` seconds,
+/// answered or failed, never hangs.
 ///
 ///     let client = AppleHTTPClient(baseURL: AppleHTTPClient.baseURL(nil))
 ///     let answer = try client.get("/auth/keys")
@@ -29,34 +28,9 @@ public struct AppleHTTPClient: Sendable {
     }
 
     /// An answer: status, headers (names lowercased), body.
-    public struct Answer: Sendable {
-        public let status: Int
-        public let headers: [String: String]
-        public let body: [UInt8]
-    }
-
+    public typealias Answer = HTTPAnswer
     /// Why a call got no answer.
-    public enum Failure: Error, Sendable, Equatable {
-        /// No answer within the timeout.
-        case timedOut(seconds: Double)
-        /// The connection could not be made (refused, no route, unknown host, TLS failure); the text says which.
-        case unreachable(String)
-        /// The connection broke before a whole answer came.
-        case connectionLost(String)
-
-        /// One line for people, naming where.
-        public func describe(_ url: String) -> String {
-            switch self {
-            case .timedOut(let seconds): return "no answer from \(url) within \(Self.format(seconds)) s"
-            case .unreachable(let why): return "cannot reach \(url): \(why)"
-            case .connectionLost(let why): return "the connection to \(url) broke before the answer was complete: \(why)"
-            }
-        }
-
-        static func format(_ seconds: Double) -> String {
-            seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
-        }
-    }
+    public typealias Failure = HTTPFailure
 
     /// The base URL, without a trailing slash.
     public let baseURL: String
@@ -110,66 +84,8 @@ public struct AppleHTTPClient: Sendable {
         guard lowered.hasPrefix("https://") || lowered.hasPrefix("http://"), !url.contains(where: { $0.isWhitespace || $0.isNewline }) else {
             throw .unreachable("\(baseURL) is not an http(s) URL (check GATEHOUSE_APPLE_BASE_URL)")
         }
-        let curl: LibCurl
-        do { curl = try LibCurl.load() } catch { throw .unreachable(error.description) }
-        guard let handle = curl.easyInit() else { throw .unreachable("libcurl could not make a handle") }
-        defer { curl.easyCleanup(handle) }
-        let sink = LibCurl.Sink(limit: Self.maxAnswerBytes)
-        let context = Unmanaged.passRetained(sink)
-        defer { context.release() }
-        var headers: OpaquePointer?
-        defer { if let headers { curl.slistFreeAll(headers) } }
-        for line in ["Accept: application/json", form == nil ? nil : "Content-Type: application/x-www-form-urlencoded", "Expect:"].compactMap({ $0 }) {
-            headers = curl.slistAppend(headers, line)
-        }
-        func setLong(_ option: Int32, _ value: Int) { _ = gatehouse_curl_setopt_long(curl.easySetopt, handle, option, value) }
-        let milliseconds = Int((timeout * 1000).rounded())
-        setLong(GH_CURLOPT_NOSIGNAL, 1)
-        setLong(GH_CURLOPT_TIMEOUT_MS, max(milliseconds, 1))
-        setLong(GH_CURLOPT_CONNECTTIMEOUT_MS, max(min(milliseconds, 5000), 1))
-        setLong(GH_CURLOPT_PROTOCOLS, Int(GH_CURLPROTO_HTTP | GH_CURLPROTO_HTTPS))
-        setLong(GH_CURLOPT_REDIR_PROTOCOLS, Int(GH_CURLPROTO_HTTPS))
-        setLong(GH_CURLOPT_MAXFILESIZE, Self.maxAnswerBytes)
-        // The peer's certificate is verified against the system's CA store (curl's default, set here so that no
-        // libcurl build or environment can turn it off), or the one file GATEHOUSE_APPLE_CA_FILE names (a private CA
-        // in front of Apple, or a test's own).
-        setLong(GH_CURLOPT_SSL_VERIFYPEER, 1)
-        setLong(GH_CURLOPT_SSL_VERIFYHOST, 2)
-        if let caFile = Self.caFile { _ = caFile.withCString { gatehouse_curl_setopt_pointer(curl.easySetopt, handle, GH_CURLOPT_CAINFO, $0) } }
-        _ = url.withCString { gatehouse_curl_setopt_pointer(curl.easySetopt, handle, GH_CURLOPT_URL, $0) }
-        _ = "gatehouse".withCString { gatehouse_curl_setopt_pointer(curl.easySetopt, handle, GH_CURLOPT_USERAGENT, $0) }
-        _ = gatehouse_curl_setopt_pointer(curl.easySetopt, handle, GH_CURLOPT_HTTPHEADER, UnsafeRawPointer(headers))
-        _ = gatehouse_curl_setopt_callback(curl.easySetopt, handle, GH_CURLOPT_WRITEFUNCTION, LibCurl.write)
-        _ = gatehouse_curl_setopt_pointer(curl.easySetopt, handle, GH_CURLOPT_WRITEDATA, context.toOpaque())
-        _ = gatehouse_curl_setopt_callback(curl.easySetopt, handle, GH_CURLOPT_HEADERFUNCTION, LibCurl.header)
-        _ = gatehouse_curl_setopt_pointer(curl.easySetopt, handle, GH_CURLOPT_HEADERDATA, context.toOpaque())
-        if let form {
-            let body = Self.formEncode(form)
-            setLong(GH_CURLOPT_POST, 1)
-            setLong(GH_CURLOPT_POSTFIELDSIZE, body.utf8.count)
-            // Copied by curl: the body (which holds a token and a client secret) need not outlive this call.
-            _ = body.withCString { gatehouse_curl_setopt_pointer(curl.easySetopt, handle, GH_CURLOPT_COPYPOSTFIELDS, $0) }
-        }
-        let code = curl.easyPerform(handle)
-        guard code == GH_CURLE_OK else {
-            let words = curl.easyStrerror(code).map { String(cString: $0) } ?? "curl error \(code)"
-            throw Self.classify(code: code, words: words, timeout: timeout)
-        }
-        var status = 0
-        _ = gatehouse_curl_getinfo_long(curl.easyGetinfo, handle, Int32(GH_CURLINFO_RESPONSE_CODE), &status)
-        return Answer(status: status, headers: sink.headers, body: sink.bytes)
-    }
-
-    private static func classify(code: Int32, words: String, timeout: Double) -> Failure {
-        switch code {
-        case GH_CURLE_OPERATION_TIMEDOUT: return .timedOut(seconds: timeout)
-        case GH_CURLE_COULDNT_CONNECT: return .unreachable("connection refused")
-        case GH_CURLE_COULDNT_RESOLVE_HOST, GH_CURLE_COULDNT_RESOLVE_PROXY: return .unreachable("the host name does not resolve")
-        case GH_CURLE_SSL_CONNECT_ERROR, GH_CURLE_PEER_FAILED_VERIFICATION: return .unreachable("the TLS handshake failed (\(words))")
-        case GH_CURLE_GOT_NOTHING: return .connectionLost("the server closed the connection without an answer")
-        case GH_CURLE_RECV_ERROR, GH_CURLE_SEND_ERROR, GH_CURLE_PARTIAL_FILE: return .connectionLost(words)
-        case GH_CURLE_WRITE_ERROR, GH_CURLE_FILESIZE_EXCEEDED: return .connectionLost("the answer is over \(maxAnswerBytes / 1024) KiB")
-        default: return .unreachable(words)
-        }
+        let headers = ["Accept: application/json"] + (form == nil ? [] : ["Content-Type: application/x-www-form-urlencoded"])
+        return try HTTPClient.send(HTTPRequest(method: method, url: url, headers: headers, body: form.map { Array(Self.formEncode($0).utf8) },
+                                               timeout: timeout, caFile: Self.caFile, maxAnswerBytes: Self.maxAnswerBytes))
     }
 }

@@ -19,6 +19,14 @@ public struct MasterKey: Sendable {
         return location.storeEngine.masterKeyPath
     }
 
+    /// The folder on the operator's machine that holds the key files of stores on a server (Postgres, D1):
+    /// `GATEHOUSE_KEY_DIR`, else `$XDG_CONFIG_HOME/gatehouse`, else `~/.config/gatehouse`.
+    static func operatorKeyFolder(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        environment["GATEHOUSE_KEY_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 + "/gatehouse" }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config/gatehouse"
+    }
+
     /// Loads the key from the environment or the key file; throws with a fix when it is missing or exposed.
     public static func load(storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> MasterKey {
         if let value = environment["GATEHOUSE_MASTER_KEY"], !value.isEmpty {

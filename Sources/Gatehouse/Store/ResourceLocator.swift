@@ -32,7 +32,7 @@ public enum ResourceLocator {
     /// `GATEHOUSE_MIGRATIONS` names the folder that holds both.
     public static func migrationsDirectory(for engine: MigrationCatalog.Engine = .sqlite) throws -> String {
         let root = try locate("migrations", environment: "GATEHOUSE_MIGRATIONS")
-        let directory = root + "/" + engine.rawValue
+        let directory = root + "/" + engine.migrationsFolder
         if let folder = embeddedFolder(directory) {
             guard !EmbeddedResources.files(under: folder).isEmpty else {
                 throw GatehouseError("this binary carries no \(engine.rawValue) migrations",

@@ -1,7 +1,8 @@
 import Storage
 
-/// Where a store lives, as `--store` or `GATEHOUSE_STORE` names it: a SQLite file (the default), or a Postgres
-/// database named by a libpq connection URI (`postgres://` or `postgresql://`).
+/// Where a store lives, as `--store` or `GATEHOUSE_STORE` names it: a SQLite file (the default), a Postgres
+/// database named by a libpq connection URI (`postgres://` or `postgresql://`), or a Cloudflare D1 database
+/// (`d1://ACCOUNT_ID/DATABASE_ID`).
 ///
 /// `description` is what every message, log line and audit entry shows: the path, or the URI with its password
 /// replaced by `***`. The password itself stays inside `PostgresURI` and goes to libpq only.
@@ -12,6 +13,9 @@ import Storage
 public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     case file(String)
     case postgres(PostgresURI)
+    /// A Cloudflare D1 database, `d1://ACCOUNT_ID/DATABASE_ID`, reached through Cloudflare's API with
+    /// `CLOUDFLARE_API_TOKEN`.
+    case d1(D1Location)
 
     /// Reads a `--store` value: a connection URI when it starts with `postgres://` or `postgresql://`, else a path.
     /// A value that looks like a misspelt or unsupported database URI (`postgresql:/…`, `pg://…`, ` postgres://…`)
@@ -20,6 +24,8 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     public init(_ text: String) throws {
         if PostgresURI.isPostgresURI(text) {
             self = .postgres(try PostgresURI(text))
+        } else if D1Location.looksLikeD1(text) {
+            self = .d1(try D1Location(uri: text))
         } else if let problem = Self.misspeltURI(text) {
             throw problem
         } else {
@@ -44,7 +50,7 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     /// `backup:2026.sqlite` stays a path, and so does anything starting with `/`, `./`, `../` or `~`. The error
     /// quotes at most a scheme it recognised, never anything after the colon, which may hold a password.
     public static func misspeltURI(_ text: String) -> GatehouseError? {
-        if PostgresURI.isPostgresURI(text) { return nil }
+        if PostgresURI.isPostgresURI(text) || text.lowercased().hasPrefix(D1Location.scheme) { return nil }
         let trimmed = text.drop { $0.isWhitespace || $0.unicodeScalars.allSatisfy { $0.properties.generalCategory == .control } }
         let leading = trimmed.startIndex != text.startIndex
         if leading && PostgresURI.isPostgresURI(String(trimmed)) {
@@ -76,10 +82,6 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
             || closeTo(name, "postgres") || closeTo(name, "postgresql")
         guard known || rest.hasPrefix("/") || rest.contains("@") else { return nil }
         let shown = known ? "\"\(name):\"" : "a URI scheme"
-        if name == "d1" {
-            return GatehouseError.invalid("the store is a d1:// URI: Cloudflare D1 stores are not supported by this version of Gatehouse",
-                                          fix: "use a SQLite file or a postgresql:// URI")
-        }
         if name == "sqlite" || name == "sqlite3" || name == "file" {
             return GatehouseError.invalid("the store starts with \(shown): a SQLite store is given as a plain file path, not as a URI",
                                           fix: "pass the file's path alone, e.g. \(field: .store) ./auth.sqlite")
@@ -108,6 +110,7 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .file: .sqlite
         case .postgres: .postgres
+        case .d1: .d1
         }
     }
 
@@ -116,6 +119,7 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .file(let path): path
         case .postgres(let uri): uri.redacted
+        case .d1(let location): location.description
         }
     }
 
@@ -124,11 +128,12 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .file(let path): SQLiteStoreEngine(path: path)
         case .postgres(let uri): PostgresStoreEngine(uri: uri)
+        case .d1(let location): D1StoreEngine(location: location)
         }
     }
 
-    /// Whether `text` names a store on a server (a `postgres://` URI, valid or not) rather than a file.
-    public static func namesServer(_ text: String) -> Bool { PostgresURI.isPostgresURI(text) }
+    /// Whether `text` names a store on a server (a `postgres://` or `d1://` URI, valid or not) rather than a file.
+    public static func namesServer(_ text: String) -> Bool { PostgresURI.isPostgresURI(text) || D1Location.looksLikeD1(text) }
 
     /// Opens one more connection to the store (for work on another thread). A SQLite file is opened read-only
     /// when `readOnly`; a Postgres connection is made read-only by the read transactions it runs in.

@@ -15,10 +15,7 @@ struct PostgresStoreEngine: StoreEngine {
     /// `GATEHOUSE_KEY_DIR`, else `$XDG_CONFIG_HOME/gatehouse`, else `~/.config/gatehouse`, on the machine that runs
     /// Gatehouse — the key never goes to the database server.
     var masterKeyPath: String {
-        let environment = ProcessInfo.processInfo.environment
-        let directory = environment["GATEHOUSE_KEY_DIR"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 + "/gatehouse" }
-            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config/gatehouse"
+        let directory = MasterKey.operatorKeyFolder()
         let name = [uri.host ?? "local", uri.port ?? "5432", uri.database ?? uri.user ?? "postgres"]
             .joined(separator: "_").map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? String($0) : "_" }.joined()
         return directory + "/" + name + ".key"

@@ -1,9 +1,9 @@
 import CLibCurl
 import Foundation
 
-/// libcurl, loaded with `dlopen` the first time Gatehouse calls Apple rather than linked: no other command loads
-/// it (or the TLS library behind it) at start, and the static build needs no libcurl-dev — as libpq and
-/// libmicrohttpd are loaded. TLS uses the system's CA store, as curl does.
+/// libcurl, loaded with `dlopen` the first time Gatehouse makes an HTTP call (Apple, D1) rather than linked: no
+/// other command loads it (or the TLS library behind it) at start, and the static build needs no libcurl-dev — as
+/// libpq and libmicrohttpd are loaded. TLS uses the system's CA store, as curl does.
 struct LibCurl: @unchecked Sendable {
     static let sonames = ["libcurl.so.4", "libcurl-gnutls.so.4"]
     static let package = "libcurl4"
@@ -34,7 +34,7 @@ struct LibCurl: @unchecked Sendable {
             errors.append(dlerror().map { String(cString: $0) } ?? name)
         }
         guard let handle else {
-            throw Missing(description: "calling Apple needs libcurl (\(Self.sonames[0])), which could not be loaded: \(errors.first ?? "")); install it: apt-get install \(Self.package)")
+            throw Missing(description: "Gatehouse's HTTP calls (Apple, Cloudflare D1) need libcurl (\(Self.sonames[0])), which could not be loaded: \(errors.first ?? "")); install it: apt-get install \(Self.package)")
         }
         func symbol<F>(_ name: String, as type: F.Type) throws(Missing) -> F {
             guard let address = dlsym(handle, name) else {

@@ -1,0 +1,67 @@
+import Foundation
+import Storage
+
+/// A Cloudflare D1 database (`d1://ACCOUNT_ID/DATABASE_ID`), reached through Cloudflare's API with
+/// `CLOUDFLARE_API_TOKEN`: SQLite's SQL and migrations, each request one atomic batch, writes optimistic
+/// (`D1Connection`), and the master key on the operator's machine, as for Postgres.
+struct D1StoreEngine: StoreEngine {
+    let location: D1Location
+
+    var kind: SQLDialect.Engine { .d1 }
+    var hasSearchPath: Bool { false }
+    /// Writers do not take turns on a lock: each write's guards make a racing one fail and run again.
+    var supportsAdvisoryLocks: Bool { false }
+    var createsPrivateKeyFolder: Bool { true }
+
+    /// `d1_<account>_<database>.key` in the operator's key folder (`MasterKey.operatorKeyFolder`): the key never goes
+    /// to Cloudflare.
+    var masterKeyPath: String {
+        MasterKey.operatorKeyFolder() + "/d1_\(location.account)_\(location.database).key"
+    }
+
+    func connect(readOnly: Bool, timeouts: StoreTimeouts) throws -> SQLDatabase {
+        D1Connection(location: location)
+    }
+
+    func openChecked(configurationPath: String?, timeouts: StoreTimeouts) throws -> (SQLDatabase, StoreConfiguration) {
+        let configuration = try StoreConfiguration.load(storePath: nil, explicitPath: configurationPath)
+        return (D1Connection(location: location), configuration)
+    }
+
+    /// D1 checks its own pages (`PRAGMA quick_check`, one request); a damaged database is Cloudflare's to restore
+    /// (Time Travel), so the check reports and names that way out.
+    func startConsistencyCheck(_ store: Store, _ context: HealthContext) -> () throws -> HealthCheck {
+        {
+            let problems = try store.db.rows("PRAGMA quick_check(5)").compactMap(\.[0].string).filter { $0 != "ok" }
+            guard let first = problems.first else {
+                return HealthCheck(id: "store.integrity", status: .ok, summary: "PRAGMA quick_check: ok (the whole D1 database)")
+            }
+            return HealthCheck(id: "store.integrity", status: .critical,
+                               summary: "PRAGMA quick_check found \(problems.count) problem(s) in \(store.location); first: \(first.prefix(200))",
+                               action: "restore the database to a point before the damage with D1 Time Travel (`wrangler d1 time-travel restore`)")
+        }
+    }
+
+    func bulkAppender(_ db: SQLDatabase, table: String, columns: [String], many: String, one: String, chunk: Int) throws -> (any BulkAppender)? {
+        nil
+    }
+
+    /// The same checks as on the other engines before anything is written, then each pending migration as one request
+    /// (its statements and its record, all or nothing: D1 refuses `BEGIN`), Gatehouse's indexes on Better Auth's tables,
+    /// and one audit entry. Better Auth's tables and rows are never altered.
+    func initialize(configurationPath: String?, actor: Actor, migrations: MigrationCatalog?) throws -> (Store, Store.InitReport) {
+        let storeLocation = StoreLocation.d1(location)
+        let configuration = try StoreConfiguration.load(storePath: nil, explicitPath: configurationPath)
+        let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: .d1))
+        let db = D1Connection(location: location)
+        let before = try Migrator.applied(on: db)
+        // wrangler's own table of migrations is there on a database nobody has put a table in yet.
+        let existed = !(try db.tableNames().filter { $0 != "d1_migrations" }.isEmpty)
+        try Store.checkBeforeWriting(db, named: storeLocation.description, configuration: configuration, applied: before, keyCustody: existed)
+        let shouldRun = catalog.shouldRun(configuration: configuration)
+        let applied = try D1Migrator().migrate(db, catalog.migrations, now: Timestamp.now().iso8601) { migration, db in try shouldRun(migration, db) }
+        return try Store.recordInit(db, location: storeLocation, configuration: configuration, actor: actor, applied: applied,
+                                    previouslyApplied: before.count, action: before.isEmpty && !existed ? "store.init" : "store.upgrade",
+                                    created: !existed, extraDetails: [:], journalSwitchedFrom: nil)
+    }
+}

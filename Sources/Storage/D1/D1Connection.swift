@@ -1,0 +1,302 @@
+import Foundation
+
+/// A D1 database through Cloudflare's query API: Storage's third engine, SQLite's SQL over HTTPS.
+///
+/// D1 has no interactive transactions: the statements of one request run as one batch, all or nothing, and
+/// `BEGIN`/`SAVEPOINT` are refused. So `write {}` is optimistic. Inside it:
+///
+/// - a read is sent at once, and what it gave is remembered as guards (`D1Guard.sameRows`);
+/// - a write is kept, with a guard after it when the caller expects a number of changed rows;
+/// - when the body returns, **one request** carries the guards ahead of the writes. A guard that no longer holds
+///   fails the request, which changes nothing; the body then runs again on fresh reads (a few times, then
+///   `contention`), so two writers that read the same policy version or audit head cannot both commit.
+///
+/// A read inside `write {}` of a table the same write already changed cannot be answered before the write is sent,
+/// and is refused (`unsupported`) rather than answered from the old rows. `snapshot` and `batch` are one request each
+/// (so a page's reads see one state of the database); other reads outside a write are one request per statement.
+public final class D1Connection: SQLDatabase {
+    public let location: D1Location
+    let client: D1Client
+
+    public var dialect: SQLDialect { .d1 }
+    public private(set) var changes = 0
+    public var isInTransaction: Bool { pending != nil }
+    /// D1 has no read-only connection; a token that may only read is refused at the first write (`permission`).
+    public var isReadOnly: Bool { false }
+    /// Every request stands alone: there is no connection to lose.
+    public var isUsable: Bool { true }
+    public var prelude: SnapshotPrelude?
+
+    /// How many times a write's body runs when its reads keep changing under it.
+    static let writeAttempts = 8
+
+    /// What the open `write {}` has read and will write.
+    private final class PendingWrite {
+        var guards: [D1Statement] = []
+        var writes: [D1Statement] = []
+        /// For each change-count guard's number: what to throw when it fails.
+        var expectations: [Int: Error] = [:]
+        var writtenTables: Set<String> = []
+        var nextGuard = 1
+    }
+    private var pending: PendingWrite?
+
+    /// A connection to `location`; each request may take `timeout` seconds (default `GATEHOUSE_D1_TIMEOUT_SECONDS`, 45).
+    public init(location: D1Location, timeout: Double? = nil) {
+        self.location = location
+        self.client = D1Client(location: location, timeout: timeout ?? D1Client.defaultTimeout)
+    }
+
+    /// Checks that the API answers for this database and the token may read it (one request).
+    public func ping() throws {
+        _ = try client.run([D1Statement(sql: "SELECT 1")], reads: true)
+    }
+
+    // MARK: Statements
+
+    public func execute(_ sql: String, _ arguments: [SQLBindable]) throws {
+        try execute(SQLStatement(sql, arguments))
+    }
+
+    private func execute(_ statement: SQLStatement) throws {
+        let rendered = try D1Statement(statement.sql, statement.arguments.map(\.sqlValue))
+        if let pending, !D1Statement.isRead(statement.sql) {
+            keep(rendered, statement, in: pending)
+            return
+        }
+        let result = try run([rendered], reads: D1Statement.isRead(statement.sql))[0]
+        changes = result.changes
+        try check(statement, changes: result.changes)
+    }
+
+    public func executeScript(_ sql: String) throws {
+        var script = D1Statement(sql: sql)
+        script.isScript = true
+        if let pending {
+            pending.writes.append(script)
+            return
+        }
+        _ = try client.run([script], reads: false)
+    }
+
+    public func forEach(_ sql: String, _ arguments: [SQLBindable], _ body: (Row) throws -> Void) throws {
+        for row in try rows(sql, arguments) { try body(row) }
+    }
+
+    public func rows(_ sql: String, _ arguments: [SQLBindable]) throws -> [Row] {
+        try snapshot([SQLStatement(sql, arguments)])[0]
+    }
+
+    public func row(_ sql: String, _ arguments: [SQLBindable]) throws -> Row? {
+        try rows(sql, arguments).first
+    }
+
+    public func scalar(_ sql: String, _ arguments: [SQLBindable]) throws -> SQLValue {
+        try rows(sql, arguments).first.map { $0.values.first ?? .null } ?? .null
+    }
+
+    /// The statements in one request (one atomic batch: one state of the database), the prelude first.
+    public func snapshot(_ statements: [SQLStatement]) throws -> [[Row]] {
+        try answeringPrelude(statements) { statements in
+            let rendered = try statements.map { try D1Statement($0.sql, $0.arguments.map(\.sqlValue)) }
+            if let pending {
+                for (statement, original) in zip(rendered, statements) {
+                    guard D1Statement.isRead(original.sql) else {
+                        throw D1Error(.unsupported, "a statement that writes was sent as a read to \(location)")
+                    }
+                    try refuseReadAfterWrite(original.sql, pending)
+                    _ = statement
+                }
+            }
+            let results = try run(rendered, reads: statements.allSatisfy { D1Statement.isRead($0.sql) })
+            if let pending {
+                // A catalog read (`PRAGMA`) is not guarded: a write does not race a schema change.
+                for (statement, result) in zip(rendered, results) where !statement.sql.uppercased().hasPrefix("PRAGMA") {
+                    let guards = D1Guard.sameRows(statement, rows: result.rows, width: result.columns.count, firstNumber: pending.nextGuard)
+                    pending.nextGuard += guards.count
+                    pending.guards += guards
+                }
+            }
+            return results.map(Self.rows)
+        }
+    }
+
+    /// Outside a write: one request, all or nothing. Inside one: reads are sent at once (and guarded), writes kept.
+    public func batch(_ statements: [SQLStatement]) throws -> [SQLBatchResult] {
+        guard let pending else {
+            let rendered = try statements.map { try D1Statement($0.sql, $0.arguments.map(\.sqlValue)) }
+            let reads = statements.allSatisfy { D1Statement.isRead($0.sql) }
+            let results = try run(rendered, reads: reads)
+            for (statement, result) in zip(statements, results) { try check(statement, changes: result.changes) }
+            changes = results.last?.changes ?? 0
+            return results.map { SQLBatchResult(rows: Self.rows($0), changes: $0.changes) }
+        }
+        var results: [SQLBatchResult] = []
+        var reads: [SQLStatement] = []
+        func flushReads() throws {
+            guard !reads.isEmpty else { return }
+            results += try snapshot(reads).map { SQLBatchResult(rows: $0, changes: 0) }
+            reads = []
+        }
+        for statement in statements {
+            if D1Statement.isRead(statement.sql) { reads.append(statement); continue }
+            try flushReads()
+            keep(try D1Statement(statement.sql, statement.arguments.map(\.sqlValue)), statement, in: pending)
+            results.append(SQLBatchResult(rows: [], changes: statement.expectedChanges ?? 0))
+        }
+        try flushReads()
+        return results
+    }
+
+    /// Keeps a write for the commit, with its change-count guard when the statement expects one.
+    private func keep(_ rendered: D1Statement, _ statement: SQLStatement, in pending: PendingWrite) {
+        pending.writes.append(rendered)
+        if let table = D1Statement.writtenTable(statement.sql) { pending.writtenTables.insert(table) }
+        if let expectation = statement.expectation {
+            let number = pending.nextGuard
+            pending.nextGuard += 1
+            pending.writes.append(D1Guard.changed(expectation.count, number: number))
+            pending.expectations[number] = expectation.failure(nil)
+        }
+    }
+
+    private func check(_ statement: SQLStatement, changes: Int) throws {
+        if let expectation = statement.expectation, expectation.count != changes { throw expectation.failure(changes) }
+    }
+
+    private func refuseReadAfterWrite(_ sql: String, _ pending: PendingWrite) throws {
+        for table in pending.writtenTables where D1Statement.mentions(sql, table: table) {
+            throw D1Error(.unsupported, "a write on \(location) read \(table) after changing it; D1 cannot answer that before the write is sent (read first, then write)")
+        }
+    }
+
+    private func run(_ statements: [D1Statement], reads: Bool) throws(D1Error) -> [D1Client.Result] {
+        try client.run(statements, reads: reads)
+    }
+
+    private static func rows(_ result: D1Client.Result) -> [Row] {
+        let index = ColumnIndex(result.columns)
+        return result.rows.map { Row(columns: index, values: $0) }
+    }
+
+    // MARK: Transactions
+
+    public func write<T>(_ body: () throws -> T) throws -> T {
+        if let pending {
+            // Nested: a savepoint's effect — its writes dropped if it throws, the outer write going on.
+            let writes = pending.writes.count, tables = pending.writtenTables
+            do { return try body() } catch {
+                pending.writes.removeSubrange(writes...)
+                pending.writtenTables = tables
+                throw error
+            }
+        }
+        var attempt = 1
+        while true {
+            let state = PendingWrite()
+            pending = state
+            let result: T
+            do {
+                result = try body()
+                pending = nil
+            } catch {
+                pending = nil
+                throw error
+            }
+            guard !state.writes.isEmpty else { return result }
+            let failure: D1Error
+            do {
+                let results = try client.run(state.guards + state.writes, reads: false)
+                changes = results.last?.changes ?? 0
+                return result
+            } catch {
+                failure = error
+            }
+            guard failure.kind == .statement, let number = D1Guard.failed(in: failure.message) else { throw failure }
+            if let expected = state.expectations[number] { throw expected }
+            guard attempt < Self.writeAttempts else {
+                throw D1Error(.contention, "what a write on \(location) read kept changing before the write arrived (\(attempt) tries); nothing was written")
+            }
+            attempt += 1
+            // Another writer committed between this one's reads and its write: read again, after a short pause
+            // that spreads writers racing for the same rows.
+            Thread.sleep(forTimeInterval: Double.random(in: 0.005...0.05) * Double(attempt))
+        }
+    }
+
+    /// Runs `body`: each of its reads is a request of its own (D1 has no read transaction across requests; reads
+    /// that must agree are sent together with `snapshot`).
+    public func read<T>(_ body: () throws -> T) throws -> T {
+        try body()
+    }
+
+    // MARK: Catalog
+
+    public func tableExists(_ name: String) throws -> Bool {
+        try !existingTables([name]).isEmpty
+    }
+
+    public func existingTables(_ names: [String]) throws -> Set<String> {
+        guard !names.isEmpty else { return [] }
+        let marks = Array(repeating: "?", count: names.count).joined(separator: ", ")
+        return Set(try rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (\(marks))", names).compactMap { $0[0].string })
+    }
+
+    /// The tables, without D1's own (`_cf_*`, which may not be read) and SQLite's.
+    public func tableNames() throws -> [String] {
+        try rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' ORDER BY name")
+            .compactMap { $0[0].string }
+    }
+
+    public func columns(of table: String) throws -> [ColumnInfo] {
+        try columns(ofEach: [table])[table] ?? []
+    }
+
+    // D1 refuses the pragma table-valued functions (`pragma_table_info(?)`), so the catalog asks with `PRAGMA`
+    // statements, the table's name quoted into each, several tables in one request.
+
+    public func columns(ofEach tables: [String]) throws -> [String: [ColumnInfo]] {
+        guard !tables.isEmpty else { return [:] }
+        let results = try snapshot(tables.map { SQLStatement("PRAGMA table_info(\(SQLDialect.quote($0)))") })
+        var found: [String: [ColumnInfo]] = [:]
+        for (table, rows) in zip(tables, results) where !rows.isEmpty {
+            found[table] = rows.map {
+                ColumnInfo(name: $0["name"].string ?? "", declaredType: $0["type"].string ?? "", notNull: $0["notnull"].int64 == 1,
+                           primaryKeyPosition: Int($0["pk"].int64 ?? 0))
+            }
+        }
+        return found
+    }
+
+    public func foreignKeys(of table: String) throws -> [ForeignKeyInfo] {
+        try foreignKeys(ofEach: [table])[table] ?? []
+    }
+
+    public func foreignKeys(ofEach tables: [String]) throws -> [String: [ForeignKeyInfo]] {
+        guard !tables.isEmpty else { return [:] }
+        let results = try snapshot(tables.map { SQLStatement("PRAGMA foreign_key_list(\(SQLDialect.quote($0)))") })
+        var found: [String: [ForeignKeyInfo]] = [:]
+        for (table, rows) in zip(tables, results) where !rows.isEmpty {
+            let ordered = rows.sorted { ($0["id"].int64 ?? 0, $0["seq"].int64 ?? 0) < ($1["id"].int64 ?? 0, $1["seq"].int64 ?? 0) }
+            found[table] = ordered.map {
+                ForeignKeyInfo(table: table, column: $0["from"].string ?? "", referencedTable: $0["table"].string ?? "", referencedColumn: $0["to"].string,
+                               onDelete: $0["on_delete"].string ?? "NO ACTION", constraint: String($0["id"].int64 ?? 0), deferrable: true)
+            }
+        }
+        return found
+    }
+
+    public func indexes(of table: String) throws -> [IndexInfo] {
+        let list = try rows("PRAGMA index_list(\(SQLDialect.quote(table)))", []).sorted { ($0["name"].string ?? "") < ($1["name"].string ?? "") }
+        guard !list.isEmpty else { return [] }
+        let keys = try snapshot(list.map { SQLStatement("PRAGMA index_xinfo(\(SQLDialect.quote($0["name"].string ?? "")))") })
+        return zip(list, keys).map { index, info in
+            let keys = info.filter { $0["key"].int64 == 1 }.sorted { ($0["seqno"].int64 ?? 0) < ($1["seqno"].int64 ?? 0) }
+            return IndexInfo(name: index["name"].string ?? "", columns: keys.map { $0["name"].string ?? "" }, unique: index["unique"].int64 == 1,
+                             leadingColumnByteOrdered: (keys.first?["coll"].string ?? "BINARY").uppercased() == "BINARY")
+        }
+    }
+
+    /// D1 has no schemas another role could add.
+    public func schemaShadows(prefix: String) throws -> [SchemaShadow] { [] }
+}
