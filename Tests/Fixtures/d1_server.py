@@ -297,7 +297,8 @@ class Database:
         self.lock = threading.Lock()
         self.user_sql = False     # the authorizer judges only the client's statements
         self.denied = None        # why the authorizer last said no
-        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        # No statement cache: a cached statement is not authorised again, so the client's "COMMIT" would reuse ours.
+        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, cached_statements=0)
         self.conn.text_factory = lambda b: b.decode("utf-8", "replace")
         self.conn.execute("PRAGMA foreign_keys = ON")  # outside any transaction, once: then no statement can change it
         self.conn.execute("PRAGMA busy_timeout = 5000")
