@@ -621,7 +621,8 @@ def test_an_integer_beyond_2_53_injected_into_results(server, endpoint):
     server.control("POST", "faults", {"fault": "bigint"})
     status, _, raw = server.api({"sql": "SELECT 1 AS a, 2 AS b UNION ALL SELECT 3, 4"}, endpoint=endpoint)
     assert status == 200
-    assert raw.count(b"9007199254740993") == 2 and b":4" in raw or b",4]" in raw
+    assert raw.count(b"9007199254740993") == 2  # the first value of each row
+    assert b'"b":4' in raw or b",4]" in raw         # the others untouched
     server.control("POST", "faults", {"fault": "bigint", "value": 123456789012345678901})
     status, _, raw = server.api({"sql": "SELECT 1 AS a"}, endpoint=endpoint)
     assert b"123456789012345678901" in raw
@@ -738,3 +739,87 @@ def test_the_server_ends_with_its_parent(tmp_path):
     finally:
         running.stop()
         parent.kill()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# ops/lib/d1.sh
+
+
+ROOT = HERE.parent.parent
+
+
+def run_bash(script, timeout=60):
+    prelude = f"set -euo pipefail\nGATEHOUSE_ROOT={ROOT}\nsource {ROOT}/ops/lib/d1.sh\n"
+    return subprocess.run(["bash", "-c", prelude + script], capture_output=True, text=True, timeout=timeout)
+
+
+def gone(pid, within=8.0):
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_start_test_d1_exports_a_working_api_and_keeps_the_earlier_exit_trap(tmp_path):
+    marker = tmp_path / "earlier-trap-ran"
+    done = run_bash(f"""
+trap "echo 'it'\\''s the earlier trap' > {marker}" EXIT   # as start_test_postgres leaves it, quotes and all
+start_test_d1 --wrangler-migrations
+python3 - <<'PY'
+import json, os
+print(json.dumps({{k: v for k, v in os.environ.items() if k.startswith(("GATEHOUSE_TEST_D1", "CLOUDFLARE"))}}))
+PY
+tr '\\0' ' ' < "/proc/$GATEHOUSE_TEST_D1_PID/cmdline"; echo
+stop_test_d1
+stop_test_d1
+start_test_d1
+echo "second $GATEHOUSE_TEST_D1_PID $GATEHOUSE_TEST_D1_DIR"
+""")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    env = json.loads(lines[0])
+    command_line, second = lines[1], lines[2]
+    assert env["CLOUDFLARE_API_TOKEN"] == env["GATEHOUSE_TEST_D1_TOKEN"] and len(env["CLOUDFLARE_API_TOKEN"]) == 48
+    assert env["CLOUDFLARE_API_TOKEN"] not in command_line and "--parent-pid" in command_line
+    assert len(env["GATEHOUSE_TEST_D1_ACCOUNT"]) == 32 and uuid.UUID(env["GATEHOUSE_TEST_D1_DATABASE"])
+    assert env["GATEHOUSE_TEST_D1_URL"].startswith("http://127.0.0.1:") and env["GATEHOUSE_TEST_D1_URL"].endswith(
+        "/client/v4")
+    assert env["GATEHOUSE_TEST_D1_CONTROL"] == env["GATEHOUSE_TEST_D1_URL"].replace("/client/v4", "/test")
+    # stopped: the server gone, its directory removed; the EXIT trap stopped the second one and ran the earlier trap
+    assert gone(int(env["GATEHOUSE_TEST_D1_PID"])) and not Path(env["GATEHOUSE_TEST_D1_DIR"]).exists()
+    _, pid, directory = second.split()
+    assert gone(int(pid)) and not Path(directory).exists()
+    assert marker.read_text() == "it's the earlier trap\n"
+
+
+def test_the_exported_settings_reach_the_api(tmp_path):
+    done = run_bash("""
+start_test_d1
+python3 - <<'PY'
+import json, os, urllib.request
+url = (f"{os.environ['GATEHOUSE_TEST_D1_URL']}/accounts/{os.environ['GATEHOUSE_TEST_D1_ACCOUNT']}/d1/database/"
+       f"{os.environ['GATEHOUSE_TEST_D1_DATABASE']}/raw")
+request = urllib.request.Request(url, data=json.dumps({"sql": "SELECT name FROM sqlite_master"}).encode(),
+                                 headers={"Authorization": "Bearer " + os.environ["CLOUDFLARE_API_TOKEN"]})
+print(json.load(urllib.request.urlopen(request))["result"][0]["results"]["rows"])
+print(urllib.request.urlopen(os.environ["GATEHOUSE_TEST_D1_CONTROL"] + "/requests").read().decode())
+PY
+""")
+    assert done.returncode == 0, done.stderr
+    rows, counted = done.stdout.splitlines()
+    assert rows == "[['_cf_KV']]"
+    assert json.loads(counted)["count"] == 1
+
+
+def test_a_server_whose_exit_trap_was_replaced_still_ends_with_its_shell(tmp_path):
+    done = run_bash("""
+start_test_d1
+trap 'true' EXIT   # a later start_test_postgres would replace the trap like this
+echo "$GATEHOUSE_TEST_D1_PID"
+""")
+    assert done.returncode == 0, done.stderr
+    assert gone(int(done.stdout.split()[0]))
