@@ -16,8 +16,9 @@ Follows Cloudflare's API reference and D1's documentation:
     (the same types in Cloudflare's generated SDK: cloudflare/cloudflare-typescript src/resources/d1/database/database.ts)
   - The v4 envelope {result, success, errors: [{code, message}], messages} and error codes ≥ 1000:
       https://developers.cloudflare.com/fundamentals/api/ (every method page above lists errors/messages/result/success)
-  - D1 limits: 100 bound parameters per query, 100,000 bytes per SQL statement, 2 MB per string/BLOB/row, 10 GB per
-    database (500 MB free), 30 s per query:
+  - D1 limits: 100 bound parameters per query, 100,000 bytes per SQL statement, 2 MB per string/BLOB/row, 32
+    arguments per SQL function, 50 bytes per LIKE or GLOB pattern, 10 GB per database (500 MB free), 30 s per query
+    (the last two not enforced here):
       https://developers.cloudflare.com/d1/platform/limits/
   - Foreign keys always enforced, as with PRAGMA foreign_keys = on; "user queries cannot change this"; PRAGMA
     defer_foreign_keys = on defers the checks to the end of the transaction (here: the end of the request):
@@ -98,6 +99,8 @@ ROUTE = re.compile(r"^/client/v4/accounts/([^/]+)/d1/database/([^/]+)/(query|raw
 MAX_BOUND_PARAMETERS = 100      # D1 limits: "Maximum bound parameters per query"
 MAX_STATEMENT_BYTES = 100_000   # D1 limits: "Maximum SQL statement length"
 MAX_VALUE_BYTES = 2_000_000     # D1 limits: "Maximum string, BLOB or table row size"
+MAX_FUNCTION_ARGUMENTS = 32     # D1 limits: "Maximum arguments per SQL function"
+MAX_LIKE_PATTERN_BYTES = 50     # D1 limits: "Maximum characters (bytes) in a LIKE or GLOB pattern"
 MAX_BODY_BYTES = 100 * 1024 * 1024
 SAFE_INTEGER = 2 ** 53          # beyond it, a JavaScript number cannot hold every integer
 
@@ -305,6 +308,8 @@ class Database:
         self.conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, MAX_BOUND_PARAMETERS)
         self.conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_STATEMENT_BYTES)
         self.conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+        self.conn.setlimit(sqlite3.SQLITE_LIMIT_FUNCTION_ARG, MAX_FUNCTION_ARGUMENTS)
+        self.conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, MAX_LIKE_PATTERN_BYTES)
         # D1's own table, present in every D1 database (PRAGMA table_list in D1's SQL statements page).
         self.conn.execute("CREATE TABLE IF NOT EXISTS _cf_KV (\n        key TEXT PRIMARY KEY,\n        value BLOB\n"
                           "      ) WITHOUT ROWID")

@@ -484,6 +484,19 @@ def test_at_most_100_kb_per_statement(server):
     assert error["message"] == "statement too long: SQLITE_TOOBIG"
 
 
+def test_like_patterns_of_at_most_50_bytes_and_functions_of_at_most_32_arguments(server):
+    name = table(server, "id INTEGER PRIMARY KEY, v TEXT")
+    server.ok({"sql": f"INSERT INTO {name} (v) VALUES (?)", "params": ["x" * 60]})
+    assert server.rows(f"SELECT count(*) AS n FROM {name} WHERE v LIKE ?", ["%" + "x" * 48 + "%"]) == [{"n": 1}]
+    error = server.refused({"sql": f"SELECT count(*) FROM {name} WHERE v LIKE ?", "params": ["%" + "x" * 49 + "%"]})
+    assert error == {"code": 7500, "message": "LIKE or GLOB pattern too complex: SQLITE_ERROR"}
+    error = server.refused({"sql": f"SELECT count(*) FROM {name} WHERE v GLOB ?", "params": ["*" + "x" * 50]})
+    assert error["message"] == "LIKE or GLOB pattern too complex: SQLITE_ERROR"
+    assert server.rows("SELECT max(" + ", ".join(str(i) for i in range(32)) + ") AS m") == [{"m": 31}]
+    error = server.refused({"sql": "SELECT max(" + ", ".join(str(i) for i in range(33)) + ")"})
+    assert error == {"code": 7500, "message": "too many arguments on function max: SQLITE_ERROR"}
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Values as JavaScript numbers, BLOBs as byte arrays
 
