@@ -446,9 +446,14 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def body(self) -> bytes:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY_BYTES:
-            raise D1Error(413, 7400, "The request is malformed: the body is too large")
+        """The request body, read whatever the answer will be, so a kept-alive connection stays in step."""
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0 or length > MAX_BODY_BYTES:
+            self.close_connection = True  # the body is left unread: the connection cannot carry another request
+            raise D1Error(413 if length > 0 else 400, 7400, "The request is malformed: bad Content-Length")
         return self.rfile.read(length) if length else b""
 
     def send_bytes(self, status: int, data: bytes, content_type="application/json; charset=UTF-8", headers=None,
@@ -476,7 +481,11 @@ class Handler(BaseHTTPRequestHandler):
         state = self.state
         path = self.path.split("?")[0].rstrip("/")
         try:
-            body = json.loads(self.body() or b"{}") if method == "POST" else {}
+            raw = self.body()
+            body = json.loads(raw or b"{}") if method == "POST" else {}
+        except D1Error:
+            self.send_json(400, {"error": "bad Content-Length"})
+            return
         except ValueError:
             self.send_json(400, {"error": "the body is not JSON"})
             return
@@ -542,10 +551,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def api(self, method: str, match, entry):
         state = self.state
+        raw_body = self.body()
         if not match:
             raise D1Error(404, 7003, f"Could not route to {self.path.split('?')[0]}, perhaps your object identifier "
                                      "is invalid?")
-        raw_body = self.body()  # read it whatever happens, so the connection stays usable
         if method != "POST":
             raise D1Error(405, 7001, f"Method {method} not available for that URI.")
         authorization = self.headers.get("Authorization") or ""

@@ -258,6 +258,26 @@ def test_only_post_is_served_and_unknown_routes_are_404(server):
     assert status == 404 and json.loads(raw)["errors"][0]["code"] == 7003
 
 
+def test_refused_requests_leave_a_kept_alive_connection_usable(server):
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    body = json.dumps({"sql": "SELECT 1 AS one"}).encode()
+    for path, expected in [("/client/v4/nowhere", 404), (server.path("raw"), 200), (server.path(database=str(
+            uuid.uuid4())), 404), (server.path("raw"), 200)]:
+        connection.request("POST", path, body, headers)
+        response = connection.getresponse()
+        assert response.status == expected and json.loads(response.read())["success"] is (expected == 200)
+    connection.request("PUT", server.path(), body, headers)
+    response = connection.getresponse()
+    assert response.status == 405 and response.read()
+    connection.request("POST", server.path(), body, {"Authorization": "Bearer wrong"})
+    response = connection.getresponse()
+    assert response.status == 403 and response.read()
+    connection.request("POST", server.path("raw"), body, headers)
+    assert connection.getresponse().status == 200
+    connection.close()
+
+
 @pytest.mark.parametrize("body", [b"not json", b"[1, 2]", b'{"params": []}', b'{"sql": 5}', b'{"batch": []}',
                                   b'{"sql": "SELECT ?", "params": "1"}', b'{"sql": "SELECT ?", "params": [{"a": 1}]}',
                                   b'{"sql": "   ;  -- nothing\\n"}'])
