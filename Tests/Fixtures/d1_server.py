@@ -93,7 +93,6 @@ import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-API_PREFIX = "/client/v4"
 ROUTE = re.compile(r"^/client/v4/accounts/([^/]+)/d1/database/([^/]+)/(query|raw)/?$")
 
 MAX_BOUND_PARAMETERS = 100      # D1 limits: "Maximum bound parameters per query"
@@ -126,7 +125,7 @@ PRIMARY_CODES = {
     22: "SQLITE_NOLFS", 23: "SQLITE_AUTH", 24: "SQLITE_FORMAT", 25: "SQLITE_RANGE", 26: "SQLITE_NOTADB",
 }
 
-# Tables the authorizer sees by name, per action: (action, index of the argument holding the table name).
+# The actions whose authorizer arguments name a table: action → index (0 or 1) of the argument holding its name.
 TABLE_ARGUMENT = {
     sqlite3.SQLITE_READ: 0, sqlite3.SQLITE_INSERT: 0, sqlite3.SQLITE_UPDATE: 0, sqlite3.SQLITE_DELETE: 0,
     sqlite3.SQLITE_CREATE_TABLE: 0, sqlite3.SQLITE_DROP_TABLE: 0, sqlite3.SQLITE_CREATE_TEMP_TABLE: 0,

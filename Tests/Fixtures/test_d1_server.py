@@ -735,6 +735,29 @@ def test_latency_flag(tmp_path):
         running.stop()
 
 
+@pytest.mark.skipif(not shutil.which("openssl"), reason="openssl is not installed")
+def test_https_with_a_certificate_the_client_trusts(tmp_path):
+    import ssl
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True, timeout=60)
+    running = Server(tmp_path, "--tls-cert", str(cert), "--tls-key", str(key))
+    try:
+        context = ssl.create_default_context(cafile=str(cert))
+        connection = http.client.HTTPSConnection("127.0.0.1", running.port, context=context, timeout=10)
+        connection.request("POST", running.path(), json.dumps({"sql": "SELECT 1 AS one"}).encode(),
+                           {"Authorization": f"Bearer {TOKEN}"})
+        response = connection.getresponse()
+        assert response.status == 200 and json.loads(response.read())["result"][0]["results"] == [{"one": 1}]
+        with pytest.raises(ssl.SSLCertVerificationError):
+            untrusting = http.client.HTTPSConnection("127.0.0.1", running.port, timeout=10,
+                                                     context=ssl.create_default_context())
+            untrusting.request("POST", running.path(), b"{}")
+    finally:
+        running.stop()
+
+
 def test_a_new_file_is_created_with_cf_kv_and_kept_across_restarts(tmp_path):
     running = Server(tmp_path)
     try:
