@@ -892,7 +892,12 @@ def test_a_server_whose_exit_trap_was_replaced_still_ends_with_its_shell(tmp_pat
     done = run_bash("""
 start_test_d1
 trap 'true' EXIT   # a later start_test_postgres would replace the trap like this
-echo "$GATEHOUSE_TEST_D1_PID"
+echo "$GATEHOUSE_TEST_D1_PID $GATEHOUSE_TEST_D1_DIR"
 """)
     assert done.returncode == 0, done.stderr
-    assert gone(int(done.stdout.split()[0]))
+    pid, directory = done.stdout.split()
+    try:
+        assert gone(int(pid))
+    finally:
+        assert directory.startswith("/tmp/gatehouse-d1.")
+        subprocess.run(["rm", "-rf", directory], check=True)  # what stop_test_d1 would have removed
