@@ -32,6 +32,10 @@ public protocol SQLDatabase: AnyObject {
     var isUsable: Bool { get }
     /// A statement the next `snapshot` answers ahead of its own, in the same snapshot and round trip (`SnapshotPrelude`).
     var prelude: SnapshotPrelude? { get set }
+    /// Whether a read inside `write {}` sees the rows the same write changed. True where a write is a transaction
+    /// on the server (SQLite, Postgres); false on D1, whose writes are sent together when the write ends — there a
+    /// caller works out what it wrote instead of reading it back.
+    var readsOwnWrites: Bool { get }
 
     /// Runs one statement that returns no rows.
     func execute(_ sql: String, _ arguments: [SQLBindable]) throws
@@ -181,6 +185,9 @@ extension SQLDatabase {
 
     /// The engine this connection speaks to.
     public var engine: SQLDialect.Engine { dialect.engine }
+
+    /// A transaction on the server sees its own writes.
+    public var readsOwnWrites: Bool { true }
 
     /// One statement after another in a read transaction (an engine in the same process pays nothing per statement).
     public func snapshot(_ statements: [SQLStatement]) throws -> [[Row]] {

@@ -72,6 +72,8 @@ Test-only endpoints (no token; never under /client/v4):
                           value replaced by the raw number "value", default 9007199254740993)
   GET  /test/faults     → the queue;  DELETE /test/faults → empties it
   POST /test/latency    {"ms": N} sets the delay added to every API request (as --latency-ms)
+  POST /test/databases  {"wrangler_migrations": bool} → {"database": UUID, "file": PATH}: one more D1 database of the
+                          same account, a fresh SQLite file beside --db (a test's own store); unknown ids stay 404
 
 Usage: python3 d1_server.py --db FILE --account ACCOUNT_ID --database DATABASE_UUID [--port 0]
          [--token-env CLOUDFLARE_API_TOKEN] [--latency-ms 0] [--wrangler-migrations] [--parent-pid PID]
@@ -296,6 +298,7 @@ class Database:
     """The SQLite file behind the API; one request at a time, each in its own transaction."""
 
     def __init__(self, path: str, wrangler_migrations: bool):
+        self.path = path
         self.lock = threading.Lock()
         self.user_sql = False     # the authorizer judges only the client's statements
         self.denied = None        # why the authorizer last said no
@@ -410,6 +413,8 @@ class Database:
 class State:
     def __init__(self, database: Database, token: str, account: str, database_id: str, latency_ms: int):
         self.database, self.token, self.account, self.database_id = database, token, account, database_id
+        self.databases = {database_id: database}
+        self.directory = os.path.dirname(os.path.abspath(database.path))
         self.latency_ms = latency_ms
         self.lock = threading.Lock()
         self.count = 0
@@ -515,6 +520,13 @@ class Handler(BaseHTTPRequestHandler):
             with state.lock:
                 state.faults.append(fault)
                 self.send_json(200, {"queued": list(state.faults)})
+        elif path == "/test/databases" and method == "POST":
+            database_id = str(uuid.uuid4())
+            file = os.path.join(state.directory, database_id + ".sqlite")
+            database = Database(file, bool(body.get("wrangler_migrations", False)))
+            with state.lock:
+                state.databases[database_id] = database
+            self.send_json(200, {"database": database_id, "file": file})
         elif path == "/test/latency" and method == "POST":
             ms = body.get("ms")
             if not isinstance(ms, int) or ms < 0:
@@ -566,7 +578,9 @@ class Handler(BaseHTTPRequestHandler):
             uuid.UUID(database_id)
         except ValueError:
             raise malformed("failed to decode id")
-        if database_id != state.database_id:
+        with state.lock:
+            database = state.databases.get(database_id)
+        if database is None:
             raise D1Error(404, 7404, f"The database {database_id} could not be found")
 
         fault = state.next_fault()
@@ -599,7 +613,7 @@ class Handler(BaseHTTPRequestHandler):
 
         work = parse_body(raw_body)
         entry["statements"] = [sql[:2000] for sql, _ in work]
-        results = state.database.run(work, raw=endpoint == "raw")
+        results = database.run(work, raw=endpoint == "raw")
         if fault and fault["fault"] == "bigint":
             number = RawNumber(str(fault.get("value", 9007199254740993)))
             for result in results:

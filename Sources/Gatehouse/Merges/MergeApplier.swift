@@ -87,13 +87,18 @@ public struct MergeApplier {
             } else {
                 try writer.apply(plan.steps, at: now)
             }
-            let after = try writer.after(plan.steps)
+            // The rows as the updates left them: read back where a write sees its own rows, else as the plan makes
+            // them (D1 sends the writes when this closure returns).
+            let after = db.readsOwnWrites ? try writer.after(plan.steps) : plan.steps.map { $0.after(at: now) }
             let summary = MergeRecords.Summary(steps: plan.steps)
-            let id = try db.scalar("""
-                INSERT INTO gatehouse_merges (plan_id, source_user_id, target_user_id, ticket, actor, status, planned_at, applied_at, summary_json, undo_data)
-                VALUES (?, ?, ?, ?, ?, 'applied', ?, ?, ?, ?) RETURNING id
-                """, [planID, plan.source.rawValue, plan.target.rawValue, ticket, actor.name, plan.createdAt.iso8601, now.iso8601,
-                      try MergeJSON.string(summary), try undoJSON.json(after: after)]).int64 ?? 0
+            // The id is chosen here, not given back by the insert: one writer at a time takes the next (the write's
+            // lock, or on D1 the guard on this read).
+            let id = (try db.scalar("SELECT coalesce(max(id), 0) FROM gatehouse_merges").int64 ?? 0) + 1
+            try db.execute("""
+                INSERT INTO gatehouse_merges (id, plan_id, source_user_id, target_user_id, ticket, actor, status, planned_at, applied_at, summary_json, undo_data)
+                VALUES (?, ?, ?, ?, ?, ?, 'applied', ?, ?, ?, ?)
+                """, [id, planID, plan.source.rawValue, plan.target.rawValue, ticket, actor.name, plan.createdAt.iso8601, now.iso8601,
+                      try MergeJSON.string(summary), try undoJSON.json(after: after)])
             try store.audit.append(db, actor: actor, action: "merge.apply", subject: String(id), details: [
                 "plan_id": .string(planID), "ticket": .string(ticket),
                 "source_user_id": .string(plan.source.rawValue), "target_user_id": .string(plan.target.rawValue),

@@ -21,8 +21,7 @@ struct MergeStepWriter {
 
     /// Applies one step at `time`.
     mutating func apply(_ step: MergeStep, at time: Timestamp) throws {
-        let result = try db.batch([try statement(for: step, at: time)])
-        try expectOneChange(step, result[0].changes)
+        _ = try db.checkedBatch([try statement(for: step, at: time)])
     }
 
     /// Applies the steps in order at `time`, sent together (`SQLDatabase.batch`: on Postgres a few round trips
@@ -40,14 +39,7 @@ struct MergeStepWriter {
             groups.append(group)
             start = end
         }
-        for (group, result) in zip(groups, try db.batch(statements)) {
-            if group.count == 1 { try expectOneChange(group[group.startIndex], result.changes); continue }
-            guard result.changes == group.count else {
-                let first = group[group.startIndex]
-                throw GatehouseError.conflict("\(first.table): \(result.changes) of the \(group.count) rows to delete were there; nothing was changed",
-                                              fix: "the users changed since the plan; plan again")
-            }
-        }
+        _ = try db.checkedBatch(statements)
     }
 
     /// Deletes named together in one statement, at most (well inside both engines' limits on parameters).
@@ -65,18 +57,32 @@ struct MergeStepWriter {
         let shape = try shape(first.table)
         let column = first.key.columns[0] == "rowid" ? "rowid" : SQLDialect.quote(first.key.columns[0])
         let marks = Array(repeating: "?", count: group.count).joined(separator: ", ")
-        return SQLStatement("DELETE FROM \(shape.sql) WHERE \(column) IN (\(marks))", group.map { $0.key.values[0].sql })
+        let table = first.table, count = group.count
+        return SQLStatement("DELETE FROM \(shape.sql) WHERE \(column) IN (\(marks))", group.map { $0.key.values[0].sql },
+                            expecting: ChangeExpectation(count: count) { changes in
+                                GatehouseError.conflict("\(table): \(changes.map { "\($0) of the \(count)" } ?? "not all \(count)") rows to delete were there; nothing was changed",
+                                                        fix: "the users changed since the plan; plan again")
+                            })
     }
 
     private mutating func statement(for step: MergeStep, at time: Timestamp) throws -> SQLStatement {
         let shape = try shape(step.table)
         switch step.operation {
         case .delete:
-            return SQLStatement("DELETE FROM \(shape.sql) WHERE \(step.key.whereClause)", step.key.values.map(\.sql))
+            return SQLStatement("DELETE FROM \(shape.sql) WHERE \(step.key.whereClause)", step.key.values.map(\.sql), expecting: Self.oneChange(step))
         case .update:
             let values = step.assignments(at: time).sorted { $0.key < $1.key }
             let assignments = values.map { "\(SQLDialect.quote($0.key)) = ?" }.joined(separator: ", ")
-            return SQLStatement("UPDATE \(shape.sql) SET \(assignments) WHERE \(step.key.whereClause)", values.map(\.value.sql) + step.key.values.map(\.sql))
+            return SQLStatement("UPDATE \(shape.sql) SET \(assignments) WHERE \(step.key.whereClause)", values.map(\.value.sql) + step.key.values.map(\.sql),
+                                expecting: Self.oneChange(step))
+        }
+    }
+
+    /// That `step`'s statement changed exactly its one row.
+    static func oneChange(_ step: MergeStep) -> ChangeExpectation {
+        ChangeExpectation(count: 1) { changes in
+            GatehouseError.conflict("\(step.table) \(step.key) was not there to \(step.operation.rawValue) (\(changes.map { "\($0) rows matched" } ?? "no row matched")); nothing was changed",
+                                    fix: "the users changed since the plan; plan again")
         }
     }
 
@@ -99,8 +105,21 @@ struct MergeStepWriter {
         return try shape.current(db, key: shape.key(of: step.before.with(step.set)))
     }
 
+    /// The rowids (of rows a merge deleted) that are still free, so the row goes back under its own: read before
+    /// any step is reversed (`freeRowids(for:)`).
+    var freeRowids: Set<Int64> = []
+
+    /// Reads which deleted rows' rowids are free again, before anything is reversed.
+    mutating func findFreeRowids(for steps: [MergeStep]) throws {
+        for step in steps where step.operation == .delete {
+            let shape = try shape(step.table)
+            guard shape.hasRowid, !shape.rowidIsKey, let rowid = step.before.rowid else { continue }
+            if try db.scalar("SELECT count(*) FROM \(shape.sql) WHERE rowid = ?", [rowid]).int64 == 0 { freeRowids.insert(rowid) }
+        }
+    }
+
     /// Reverses one step: an update gets its changed columns' old values back; a deleted row is
-    /// inserted again with every column, and its old rowid when that is still free.
+    /// inserted again with every column, and its old rowid when that was free (`findFreeRowids`).
     mutating func reverse(_ step: MergeStep) throws {
         let shape = try shape(step.table)
         switch step.operation {
@@ -110,26 +129,17 @@ struct MergeStepWriter {
             // After the undo the key may differ (a key column was changed): name the row by its merged key.
             let mergedKey = shape.key(of: step.before.with(step.set))
             try db.execute("UPDATE \(shape.sql) SET \(assignments) WHERE \(mergedKey.whereClause)",
-                           columns.map { step.before[$0] } + mergedKey.values.map(\.sql))
-            try expectOneChange(step, db.changes)
+                           columns.map { step.before[$0] } + mergedKey.values.map(\.sql), expecting: Self.oneChange(step))
         case .delete:
             var columns = shape.columns.filter { step.before.values[$0] != nil }
             var values = columns.map { step.before[$0] }
-            if shape.hasRowid, !shape.rowidIsKey, let rowid = step.before.rowid,
-               try db.scalar("SELECT count(*) FROM \(shape.sql) WHERE rowid = ?", [rowid]).int64 == 0 {
+            if shape.hasRowid, !shape.rowidIsKey, let rowid = step.before.rowid, freeRowids.contains(rowid) {
                 columns.insert("rowid", at: 0)
                 values.insert(.integer(rowid), at: 0)
             }
             let names = columns.map { $0 == "rowid" ? "rowid" : SQLDialect.quote($0) }.joined(separator: ", ")
             let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
             try db.execute("INSERT INTO \(shape.sql) (\(names))\(db.dialect.insertAsItWas) VALUES (\(marks))", values)
-        }
-    }
-
-    private func expectOneChange(_ step: MergeStep, _ changes: Int) throws {
-        guard changes == 1 else {
-            throw GatehouseError.conflict("\(step.table) \(step.key) was not there to \(step.operation.rawValue) (\(changes) rows matched); nothing was changed",
-                                          fix: "the users changed since the plan; plan again")
         }
     }
 }

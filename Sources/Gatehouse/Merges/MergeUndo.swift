@@ -71,6 +71,7 @@ public struct MergeUndo {
                 throw GatehouseError.conflict("merge \(number) cannot be undone: \(diverged.count) row(s) it touched changed since:\n\(named)\(more)",
                                               fix: "restore those rows by hand (or from a backup) first; nothing was changed")
             }
+            try writer.findFreeRowids(for: data.steps.map(\.step))
             for entry in data.steps.reversed() { try writer.reverse(entry.step) }
             try db.execute("UPDATE gatehouse_merges SET status = 'undone', undone_at = ?, undone_by = ?, undo_reason = ? WHERE id = ?",
                            [now.iso8601, actor.name, reason, number])

@@ -147,10 +147,11 @@ public struct PolicyStore {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [row.version, row.key.rawValue, kind.rawValue, old.json, row.value.json, row.setBy, row.reason,
                   effectiveAt.iso8601, recordedAt.iso8601, row.revertsAt?.iso8601])
-        try db.execute("UPDATE gatehouse_policy_version SET version = ? WHERE id = 1 AND version = ?", [row.version, row.version - 1])
-        guard db.changes == 1 else {
-            throw GatehouseError("the policy version moved during a write transaction (expected \(row.version - 1))", code: .conflict)
-        }
+        let expected = row.version - 1
+        try db.execute("UPDATE gatehouse_policy_version SET version = ? WHERE id = 1 AND version = ?", [row.version, expected],
+                       expecting: ChangeExpectation(count: 1) { _ in
+                           GatehouseError("the policy version moved during a write transaction (expected \(expected))", code: .conflict)
+                       })
     }
 
     /// Refuses a change before any transaction opens: type, reason, duration, takeover risk.
@@ -334,10 +335,12 @@ struct PolicyState: Sendable {
     var rows: [PolicyKey: PolicyRow]
 
     static func load(_ db: SQLDatabase) throws -> PolicyState {
-        let version = try db.scalar("SELECT version FROM gatehouse_policy_version WHERE id = 1").int64.map(Int.init) ?? 0
+        // One snapshot (one round trip on a server): the version and the rows it numbers.
+        let read = try db.snapshot([SQLStatement("SELECT version FROM gatehouse_policy_version WHERE id = 1"), SQLStatement("SELECT * FROM gatehouse_policy")])
+        let version = read[0].first?[0].int64.map(Int.init) ?? 0
         var rows: [PolicyKey: PolicyRow] = [:]
         // Rows for keys this build does not know (written by a newer Gatehouse) are left alone.
-        for row in try db.rows("SELECT * FROM gatehouse_policy") {
+        for row in read[1] {
             guard let key = PolicyKey(rawValue: try row.string("key")) else { continue }
             guard let value = PolicyValue(json: try row.string("value_json")) else {
                 throw GatehouseError("gatehouse_policy holds an unreadable value for \(key.rawValue)", fix: "set the key again with \(command: .policySet)", code: .corrupt)

@@ -135,7 +135,8 @@ struct D1Client {
         }
         guard success, answer.status != 400 else {
             let message = Self.firstError(answer) ?? "no error message"
-            throw D1Error(.statement, "D1 refused a statement on \(location): \(message)")
+            let raw = json["errors"]?.array?.first?["message"]?.string ?? ""
+            throw D1Error(.statement, "D1 refused a statement on \(location): \(message)", outcomeUnknown: false, failedGuard: D1Guard.failed(in: raw))
         }
         guard let results = json["result"]?.array, count.map({ results.count == $0 }) ?? !results.isEmpty else {
             throw D1Error(.badAnswer, "Cloudflare's API answered \(location) with \(json["result"]?.array?.count ?? 0) results for \(count ?? 0) statements")

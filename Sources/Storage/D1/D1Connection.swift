@@ -26,6 +26,8 @@ public final class D1Connection: SQLDatabase {
     /// Every request stands alone: there is no connection to lose.
     public var isUsable: Bool { true }
     public var prelude: SnapshotPrelude?
+    /// A write's statements are sent when it ends: a read inside it sees the rows as they were.
+    public var readsOwnWrites: Bool { false }
 
     /// How many times a write's body runs when its reads keep changing under it.
     static let writeAttempts = 8
@@ -61,7 +63,7 @@ public final class D1Connection: SQLDatabase {
     private func execute(_ statement: SQLStatement) throws {
         let rendered = try D1Statement(statement.sql, statement.arguments.map(\.sqlValue))
         if let pending, !D1Statement.isRead(statement.sql) {
-            keep(rendered, statement, in: pending)
+            try keep(rendered, statement, in: pending)
             return
         }
         let result = try run([rendered], reads: D1Statement.isRead(statement.sql))[0]
@@ -141,7 +143,7 @@ public final class D1Connection: SQLDatabase {
         for statement in statements {
             if D1Statement.isRead(statement.sql) { reads.append(statement); continue }
             try flushReads()
-            keep(try D1Statement(statement.sql, statement.arguments.map(\.sqlValue)), statement, in: pending)
+            try keep(try D1Statement(statement.sql, statement.arguments.map(\.sqlValue)), statement, in: pending)
             results.append(SQLBatchResult(rows: [], changes: statement.expectedChanges ?? 0))
         }
         try flushReads()
@@ -149,7 +151,10 @@ public final class D1Connection: SQLDatabase {
     }
 
     /// Keeps a write for the commit, with its change-count guard when the statement expects one.
-    private func keep(_ rendered: D1Statement, _ statement: SQLStatement, in pending: PendingWrite) {
+    private func keep(_ rendered: D1Statement, _ statement: SQLStatement, in pending: PendingWrite) throws {
+        guard !D1Statement.returnsRows(statement.sql) else {
+            throw D1Error(.unsupported, "a write on \(location) needs rows back from a statement (RETURNING) before the write is sent, which D1 cannot give; nothing was written")
+        }
         pending.writes.append(rendered)
         if let table = D1Statement.writtenTable(statement.sql) { pending.writtenTables.insert(table) }
         if let expectation = statement.expectation {
@@ -165,6 +170,8 @@ public final class D1Connection: SQLDatabase {
     }
 
     private func refuseReadAfterWrite(_ sql: String, _ pending: PendingWrite) throws {
+        // The catalog (`PRAGMA table_info`) does not change with a write's rows.
+        guard !sql.uppercased().hasPrefix("PRAGMA") else { return }
         for table in pending.writtenTables where D1Statement.mentions(sql, table: table) {
             throw D1Error(.unsupported, "a write on \(location) read \(table) after changing it; D1 cannot answer that before the write is sent (read first, then write)")
         }
@@ -212,7 +219,7 @@ public final class D1Connection: SQLDatabase {
             } catch {
                 failure = error
             }
-            guard failure.kind == .statement, let number = D1Guard.failed(in: failure.message) else { throw failure }
+            guard failure.kind == .statement, let number = failure.failedGuard else { throw failure }
             if let expected = state.expectations[number] { throw expected }
             guard attempt < Self.writeAttempts else {
                 throw D1Error(.contention, "what a write on \(location) read kept changing before the write arrived (\(attempt) tries); nothing was written")

@@ -31,10 +31,18 @@ public struct D1Error: SQLFailure, CustomStringConvertible {
     /// unknown, not "nothing changed".
     public let outcomeUnknown: Bool
 
+    /// The guard statement (`D1Guard`) whose failure refused the request, if one did.
+    let failedGuard: Int?
+
     public init(_ kind: Kind, _ message: String, outcomeUnknown: Bool = false) {
+        self.init(kind, message, outcomeUnknown: outcomeUnknown, failedGuard: nil)
+    }
+
+    init(_ kind: Kind, _ message: String, outcomeUnknown: Bool, failedGuard: Int?) {
         self.kind = kind
         self.message = message
         self.outcomeUnknown = outcomeUnknown
+        self.failedGuard = failedGuard
     }
 
     public var isUniqueViolation: Bool {

@@ -132,6 +132,13 @@ struct D1Statement: Equatable {
         }
     }
 
+    /// Whether a write statement gives rows back (`RETURNING`, outside literals and comments).
+    static func returnsRows(_ sql: String) -> Bool {
+        var code = ""
+        scan(sql, text: { code += $0 }, placeholder: { _ in code += "?" })
+        return code.uppercased().contains("RETURNING")
+    }
+
     /// The table a write statement changes (`INSERT INTO t`, `UPDATE t`, `DELETE FROM t`, `REPLACE INTO t`),
     /// unquoted and lowercased; nil for anything else.
     static func writtenTable(_ sql: String) -> String? {
