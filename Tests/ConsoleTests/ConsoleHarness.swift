@@ -38,6 +38,8 @@ final class ConsoleHarness {
 
     /// The Postgres database made for this console (dropped when it is torn down), when it runs on Postgres.
     private let postgresDatabase: String?
+    /// The SQLite file behind this console's D1 database on the local API server, when it runs on D1.
+    private(set) var d1File: String?
 
     init(users: Int = 50, lifetimes: TokenLifetimes = .standard, throttle: LoginThrottle.Rules = .standard, threads: Int = 2,
          transport: Transport = .inProcess, engine: SQLDialect.Engine = .sqlite) throws {
@@ -55,12 +57,26 @@ final class ConsoleHarness {
             postgresDatabase = name
             // A Postgres store's master key file is kept in GATEHOUSE_KEY_DIR (this console's folder).
             setenv("GATEHOUSE_KEY_DIR", directory.path, 1)
+        case .d1:
+            // A database of its own on the local D1 API server; seeded as a SQLite file first (the demo seeder reads
+            // back ids inside its writes, which D1 cannot answer), then copied into the database's file.
+            let (uri, file) = try Self.newD1Database()
+            storePath = uri
+            postgresDatabase = nil
+            d1File = file
+            setenv("GATEHOUSE_KEY_DIR", directory.path, 1)
         }
-        let (store, _) = try Store.initialize(path: storePath, actor: Actor("tester"))
+        if engine != .d1 { d1File = nil }
+        let seedPath = engine == .d1 ? directory.appendingPathComponent("seed.sqlite").path : storePath
+        let (store, _) = try Store.initialize(path: seedPath, actor: Actor("tester"))
         _ = try DemoSeeder(seed: 1, anchor: Timestamp(milliseconds: 1_764_460_800_000)).seed(store, users: users)
         let admins = AdminDirectory(store: store, hasher: Self.testHasher)
         for (name, role) in [("root", AdminRole.admin), ("sam", .support), ("vera", .viewer)] {
             try admins.add(try AdminUsername(name), role: role, password: try AdminPassword(Self.password), actor: Actor("tester"), now: .now())
+        }
+        if let d1File {
+            try Self.copySQLite(seedPath, into: d1File)
+            try FileManager.default.copyItem(atPath: seedPath + ".key", toPath: MasterKey.defaultPath(forStore: storePath))
         }
         let clock = self.clock
         console = try ConsoleServer(options: .init(storePath: storePath, publicDirectory: Self.packageRoot.appendingPathComponent("Public").path,
@@ -75,6 +91,41 @@ final class ConsoleHarness {
         if let postgresDatabase, let base = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PG_URI"] {
             try? PostgresConnection(uri: base).executeScript("DROP DATABASE IF EXISTS \(postgresDatabase) WITH (FORCE)")
         }
+    }
+
+    /// A new database on the local D1 API server ops/test starts (GATEHOUSE_TEST_D1_CONTROL), or a skip without one;
+    /// this process's CLOUDFLARE_API_BASE_URL is pointed at the server.
+    static func newD1Database() throws -> (uri: String, file: String) {
+        let environment = ProcessInfo.processInfo.environment
+        guard let control = environment["GATEHOUSE_TEST_D1_CONTROL"], !control.isEmpty, let account = environment["GATEHOUSE_TEST_D1_ACCOUNT"],
+              let url = environment["GATEHOUSE_TEST_D1_URL"] else {
+            throw XCTSkip("GATEHOUSE_TEST_D1_CONTROL is not set: run ops/test, which starts a local D1 API server")
+        }
+        setenv("CLOUDFLARE_API_BASE_URL", url, 1)
+        let output = try run("/usr/bin/curl", ["-s", "-X", "POST", "-H", "Content-Type: application/json", "-d", "{}", control + "/databases"])
+        guard let made = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any],
+              let id = made["database"] as? String, let file = made["file"] as? String else {
+            throw XCTSkip("the D1 test server made no database: \(output)")
+        }
+        return ("d1://\(account)/\(id)", file)
+    }
+
+    /// Copies a SQLite store into the file behind a D1 database (whose `_cf_KV` the copy brings back).
+    static func copySQLite(_ source: String, into file: String) throws {
+        _ = try run("/usr/bin/sqlite3", [source, ".backup '\(file)'"])
+        _ = try run("/usr/bin/sqlite3", [file, "PRAGMA journal_mode = DELETE; CREATE TABLE IF NOT EXISTS _cf_KV (key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID;"])
+    }
+
+    private static func run(_ executable: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// A new database on the throw-away cluster ops/test starts (GATEHOUSE_TEST_PG_URI), or a skip without one.

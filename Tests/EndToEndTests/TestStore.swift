@@ -1,19 +1,27 @@
 import Foundation
 import XCTest
 
-/// A store for an end-to-end test on either engine: a SQLite file in the test's scratch folder, or a database of its
-/// own on the throw-away Postgres cluster ops/test starts (GATEHOUSE_TEST_PG_URI), dropped by `drop()`. One test
-/// body runs on both: `for store in try TestStore.each(scratch) { … }`.
+/// A store for an end-to-end test on any engine: a SQLite file in the test's scratch folder, a database of its own
+/// on the throw-away Postgres cluster ops/test starts (GATEHOUSE_TEST_PG_URI), dropped by `drop()`, or a database of
+/// its own on the local D1 API server ops/test starts (GATEHOUSE_TEST_D1_URL, Tests/Fixtures/d1_server.py).
 struct TestStore {
-    enum Engine: String, CaseIterable { case sqlite, postgres }
+    enum Engine: String, CaseIterable { case sqlite, postgres, d1 }
 
     let engine: Engine
     /// What `--store` is given: a path or a URI.
     let location: String
     private let database: String?
 
-    /// The environment a CLI on this store needs: a Postgres store's master key file lives in GATEHOUSE_KEY_DIR.
-    static let environment = ["GATEHOUSE_KEY_DIR": NSTemporaryDirectory() + "gatehouse-test-keys"]
+    /// The environment a CLI on this store needs: a Postgres or D1 store's master key file lives in GATEHOUSE_KEY_DIR;
+    /// D1's API is the local server's (the token, CLOUDFLARE_API_TOKEN, comes from ops/test).
+    static let environment: [String: String] = {
+        var environment = ["GATEHOUSE_KEY_DIR": NSTemporaryDirectory() + "gatehouse-test-keys"]
+        if let url = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_D1_URL"], !url.isEmpty { environment["CLOUDFLARE_API_BASE_URL"] = url }
+        return environment
+    }()
+
+    /// The local D1 API server's test endpoints, or nil when ops/test started none.
+    static var d1Control: String? { ProcessInfo.processInfo.environment["GATEHOUSE_TEST_D1_CONTROL"].flatMap { $0.isEmpty ? nil : $0 } }
 
     /// SQLite always; Postgres too when ops/test started a cluster.
     static var engines: [Engine] {
@@ -33,13 +41,25 @@ struct TestStore {
             let created = try Tool.run("/usr/bin/psql", [base, "-X", "-q", "-c", "CREATE DATABASE \(database)"])
             guard created.status == 0 else { throw XCTSkip("could not create a test database: \(created.all)") }
             return TestStore(engine: engine, location: base.replacingOccurrences(of: "/gatehouse_test?", with: "/\(database)?"), database: database)
+        case .d1:
+            guard let control = d1Control, let account = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_D1_ACCOUNT"] else {
+                throw XCTSkip("GATEHOUSE_TEST_D1_CONTROL is not set: run ops/test, which starts a local D1 API server for these tests")
+            }
+            let made = try D1Control.post(control + "/databases", ["wrangler_migrations": true])
+            guard let id = made["database"] as? String, let file = made["file"] as? String else { throw XCTSkip("the D1 test server made no database: \(made)") }
+            return TestStore(engine: engine, location: "d1://\(account)/\(id)", database: file)
         }
     }
+
+    /// The SQLite file behind a D1 store on the local API server.
+    var d1File: String? { engine == .d1 ? database : nil }
 
     /// A copy of this store as it is now, named `name` (a Postgres database made from this one as its template;
     /// nothing may be connected to this one meanwhile).
     func copy(in scratch: Scratch, name: String) throws -> TestStore {
         switch engine {
+        case .d1:
+            throw XCTSkip("copying a D1 store is not supported by the test server")
         case .sqlite:
             let path = scratch.path(name + ".sqlite")
             _ = try sqlite3(location, ".backup '\(path)'")
@@ -55,7 +75,7 @@ struct TestStore {
 
     /// Drops the Postgres database (the scratch folder removes a SQLite file).
     func drop() {
-        guard let database, let base = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PG_URI"] else { return }
+        guard engine == .postgres, let database, let base = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PG_URI"] else { return }
         _ = try? Tool.run("/usr/bin/psql", [base, "-X", "-q", "-c", "DROP DATABASE IF EXISTS \(database) WITH (FORCE)"])
     }
 
@@ -64,9 +84,50 @@ struct TestStore {
         switch engine {
         case .sqlite:
             return try sqlite3(location, sql)
+        case .d1:
+            return try sqlite3(database ?? "", sql)
         case .postgres:
             let result = try Tool.run("/usr/bin/psql", [location, "-X", "-q", "-At", "-c", sql])
             return (result.stdout + result.stderr).trimmingCharacters(in: .whitespacesAndNewlines)
         }
+    }
+}
+
+/// The local D1 API server's test endpoints (`/test/...`): no token, JSON in and out.
+enum D1Control {
+    static func post(_ url: String, _ body: [String: Any]) throws -> [String: Any] {
+        try request("POST", url, body)
+    }
+
+    static func get(_ url: String) throws -> [String: Any] {
+        try request("GET", url, nil)
+    }
+
+    static func request(_ method: String, _ url: String, _ body: [String: Any]?) throws -> [String: Any] {
+        var arguments = ["-s", "-X", method, url]
+        if let body { arguments += ["-H", "Content-Type: application/json", "-d", String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)] }
+        let result = try Tool.run("/usr/bin/curl", arguments)
+        guard result.status == 0, let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
+            throw XCTSkip("the D1 test server did not answer \(method) \(url): \(result.all)")
+        }
+        return object
+    }
+
+    /// Queues a fault for the next `count` API requests (see d1_server.py's header).
+    static func fault(_ kind: String, count: Int = 1, _ extra: [String: Any] = [:]) throws {
+        guard let control = TestStore.d1Control else { throw XCTSkip("no D1 test server") }
+        _ = try post(control + "/faults", extra.merging(["fault": kind, "count": count]) { $1 })
+    }
+
+    /// Clears the request count and the fault queue.
+    static func reset() throws {
+        guard let control = TestStore.d1Control else { throw XCTSkip("no D1 test server") }
+        _ = try post(control + "/reset", [:])
+    }
+
+    /// API requests since the last reset.
+    static func requests() throws -> Int {
+        guard let control = TestStore.d1Control else { throw XCTSkip("no D1 test server") }
+        return try get(control + "/requests")["count"] as? Int ?? -1
     }
 }

@@ -53,9 +53,9 @@ final class UserDeletionCommandTests: XCTestCase {
     /// sorted (a re-inserted row may sit elsewhere on disk).
     func dump(_ store: TestStore) throws -> [String] {
         switch store.engine {
-        case .sqlite:
+        case .sqlite, .d1:
             return try tables.flatMap { table in
-                try sqlite3(store.location, ".dump '\(table)'").split(separator: "\n").map(String.init).filter { $0.hasPrefix("INSERT") }
+                try sqlite3(store.d1File ?? store.location, ".dump '\(table)'").split(separator: "\n").map(String.init).filter { $0.hasPrefix("INSERT") }
             }.sorted()
         case .postgres:
             let result = try Tool.run(try PostgresMergeTests.pgDump(), [store.location, "--data-only", "--no-owner"] + tables.map { "--table=\"\($0)\"" })

@@ -33,8 +33,8 @@ final class EmbeddedResourcesTests: XCTestCase {
 
     func testEmbeddedMigrationsLoadWithTheFoldersChecksums() throws {
         for engine in MigrationCatalog.Engine.allCases {
-            let folder = try MigrationCatalog.load(directory: Self.packageRoot.appendingPathComponent("migrations/\(engine.rawValue)").path)
-            let embedded = try MigrationCatalog.load(directory: ResourceLocator.embeddedRoot + "/migrations/\(engine.rawValue)")
+            let folder = try MigrationCatalog.load(directory: Self.packageRoot.appendingPathComponent("migrations/\(engine.migrationsFolder)").path)
+            let embedded = try MigrationCatalog.load(directory: ResourceLocator.embeddedRoot + "/migrations/\(engine.migrationsFolder)")
             XCTAssertEqual(embedded.migrations.map(\.name), folder.migrations.map(\.name), engine.rawValue)
             XCTAssertEqual(embedded.migrations.map(\.checksum), folder.migrations.map(\.checksum), engine.rawValue)
             XCTAssertEqual(embedded.migrations.map(\.sql), folder.migrations.map(\.sql), engine.rawValue)

@@ -1,0 +1,268 @@
+import Foundation
+import XCTest
+
+/// Every job on a D1 database, through the binary, against the local D1 REST API server ops/test starts
+/// (Tests/Fixtures/d1_server.py: D1's documented rules over a real SQLite file, faults on request). A database is
+/// filled by copying a SQLite store seeded with the demo data into the file behind it, as an operator's Better Auth
+/// database would be there before Gatehouse.
+final class D1EngineTests: XCTestCase {
+    let cli = CLI(environment: TestStore.environment)
+
+    func run(_ arguments: [String], store: String, environment: [String: String] = [:]) throws -> CLI.Result {
+        var cli = self.cli
+        for (key, value) in environment { cli.environment[key] = value }
+        return try cli.run(arguments + ["--store", store])
+    }
+
+    /// A seeded SQLite store and a D1 database holding the same rows (and the same master key).
+    func seededPair(_ scratch: Scratch, users: Int = 150) throws -> (sqlite: String, d1: TestStore) {
+        let sqlite = scratch.path("seed.sqlite")
+        XCTAssertEqual(try run(["init"], store: sqlite).status, 0)
+        let seeded = try run(["demo", "seed", "--users", String(users)], store: sqlite)
+        XCTAssertEqual(seeded.status, 0, seeded.all)
+        let d1 = try TestStore.make(.d1, in: scratch)
+        let file = try XCTUnwrap(d1.d1File)
+        _ = try sqlite3(sqlite, ".backup '\(file)'")
+        _ = try sqlite3(file, "PRAGMA journal_mode = DELETE; CREATE TABLE IF NOT EXISTS _cf_KV (key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID;")
+        let account = try XCTUnwrap(d1.location.split(separator: "/").dropFirst().first), database = try XCTUnwrap(d1.location.split(separator: "/").last)
+        let keys = TestStore.environment["GATEHOUSE_KEY_DIR"]!
+        try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
+        let key = keys + "/d1_\(account)_\(database).key"
+        try? FileManager.default.removeItem(atPath: key)
+        try FileManager.default.copyItem(atPath: sqlite + ".key", toPath: key)
+        return (sqlite, d1)
+    }
+
+    /// What a command printed with the store's name (and the SQLite path the copied rows name) and the times it
+    /// stamps as it runs (`checkedAt`) put in common form.
+    func normalized(_ text: String, _ stores: String...) -> String {
+        let today = String(ISO8601DateFormatter().string(from: Date()).prefix(10))
+        return stores.reduce(text) { $0.replacingOccurrences(of: $1, with: "STORE") }
+            .replacingOccurrences(of: #""checkedAt" : ""# + today + #"T\d\d:\d\d:\d\d\.\d{3}Z""#, with: #""checkedAt" : "NOW""#, options: .regularExpression)
+    }
+
+    func json(_ result: CLI.Result) throws -> [String: Any] {
+        try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], result.all)
+    }
+
+    func testEveryReadJobAnswersOnD1AsOnTheSameRowsInSQLite() throws {
+        let scratch = try Scratch()
+        let (sqlite, d1) = try seededPair(scratch)
+        let listed = try json(try run(["users", "search", "a", "--json"], store: sqlite))
+        let first = try XCTUnwrap((listed["users"] as? [[String: Any]])?.first)
+        let id = try XCTUnwrap(first["id"] as? String), email = try XCTUnwrap(first["email"] as? String)
+        let commands: [[String]] = [
+            ["status", "--json", "--exact"], ["audit", "list", "--json"], ["audit", "verify"],
+            ["users", "search", "ana"], ["users", "search", "a", "--limit", "7"], ["users", "search", String(email.prefix(5))],
+            ["users", "show", id], ["users", "show", email, "--json"], ["users", "show", "no-such-user"],
+            ["users", "duplicates", "--json"], ["accounts", "check", "--json"],
+            ["policy", "show"], ["policy", "history"], ["gates", "show"], ["gates", "export"],
+            ["apple", "key", "list"], ["merge", "list"], ["merge", "show", "1"],
+        ]
+        for command in commands {
+            var command = command
+            if command.first == "status", try !cli.run(["status", "--help"]).stdout.contains("--exact") { command.removeLast() }
+            let onSQLite = try run(command, store: sqlite), onD1 = try run(command, store: d1.location)
+            let label = command.joined(separator: " ")
+            XCTAssertEqual(onD1.status, onSQLite.status, "\(label): \(onD1.all.prefix(2000))")
+            XCTAssertEqual(normalized(onD1.stdout, d1.location, sqlite), normalized(onSQLite.stdout, sqlite), "[\(label)]")
+            XCTAssertEqual(normalized(onD1.stderr, d1.location, sqlite), normalized(onSQLite.stderr, sqlite), label)
+        }
+        let health = try run(["health"], store: d1.location)
+        XCTAssertEqual(health.status, 0, health.all)
+        XCTAssertTrue(health.stdout.contains("store.integrity: PRAGMA quick_check: ok"), health.stdout)
+        // The token is in this process's environment, and nowhere in what Gatehouse printed.
+        let token = try XCTUnwrap(ProcessInfo.processInfo.environment["CLOUDFLARE_API_TOKEN"])
+        XCTAssertFalse(health.all.contains(token))
+    }
+
+    func testInitOnAD1DatabaseAsWranglerAndBetterAuthLeftIt() throws {
+        let scratch = try Scratch()
+        let d1 = try TestStore.make(.d1, in: scratch)
+        // Better Auth's tables as its own migration makes them on D1 (SQLite's shape), beside _cf_KV and d1_migrations.
+        let created = try sqlite3(try XCTUnwrap(d1.d1File), try String(contentsOfFile: fixture("better-auth-1.5.sql"), encoding: .utf8))
+        XCTAssertEqual(created, "")
+        let initialised = try run(["init"], store: d1.location)
+        XCTAssertEqual(initialised.status, 0, initialised.all)
+        XCTAssertTrue(initialised.stdout.contains("Store \(d1.location)"), initialised.stdout)
+        XCTAssertEqual(try d1.query("SELECT count(*) FROM gatehouse_migrations"), "11")
+        XCTAssertEqual(try d1.query("SELECT count(*) FROM sqlite_master WHERE name IN ('_cf_KV', 'd1_migrations')"), "2")
+        let again = try run(["init"], store: d1.location)
+        XCTAssertEqual(again.status, 0, again.all)
+        XCTAssertTrue(again.stdout.contains("already up to date"), again.stdout)
+        let status = try run(["status"], store: d1.location)
+        XCTAssertTrue(status.stdout.hasPrefix("store:         \(d1.location)\n"), status.stdout)
+        XCTAssertEqual(try run(["audit", "verify"], store: d1.location).status, 0)
+    }
+
+    func testConcurrentPolicyChangesTakeConsecutiveVersionsAndOneAuditChain() throws {
+        let scratch = try Scratch()
+        let (_, d1) = try seededPair(scratch, users: 20)
+        let writers = try (1...8).map { index in
+            try cli.start(["policy", "set", "linkSocial.allowDifferentEmails", index % 2 == 0 ? "true" : "false", "--reason", "writer \(index)", "--store", d1.location])
+        }
+        for writer in writers {
+            let result = try writer.finish()
+            XCTAssertEqual(result.status, 0, result.all)
+        }
+        XCTAssertEqual(try d1.query("SELECT group_concat(version, ',') FROM (SELECT version FROM gatehouse_policy_history ORDER BY version)"), "1,2,3,4,5,6,7,8")
+        XCTAssertEqual(try d1.query("SELECT version FROM gatehouse_policy_version"), "8")
+        let verified = try run(["audit", "verify"], store: d1.location)
+        XCTAssertEqual(verified.status, 0, verified.all)
+        // --if-version: exactly one of eight racing writers wins.
+        let racing = try (1...8).map { index in
+            try cli.start(["policy", "set", "accountLinking.allowUnlinkingAll", "true", "--if-version", "8", "--reason", "race \(index)", "--store", d1.location])
+        }
+        let outcomes = try racing.map { try $0.finish() }
+        XCTAssertEqual(outcomes.filter { $0.status == 0 }.count, 1, outcomes.map(\.all).joined(separator: "\n"))
+        for lost in outcomes where lost.status != 0 { XCTAssertTrue(lost.stderr.contains("not 8"), lost.stderr) }
+        XCTAssertEqual(try d1.query("SELECT version FROM gatehouse_policy_version"), "9")
+    }
+
+    func testMergeApplyAndUndoAreEachOneWriteRequestAndAStalePlanChangesNothing() throws {
+        let scratch = try Scratch()
+        let (_, d1) = try seededPair(scratch)
+        let candidates = try json(try run(["users", "duplicates", "--json"], store: d1.location))["candidates"] as? [[String: Any]]
+        let pair = try XCTUnwrap(candidates?.first)
+        let earlier = try XCTUnwrap((pair["earlier"] as? [String: Any])?["id"] as? String)
+        let later = try XCTUnwrap((pair["later"] as? [String: Any])?["id"] as? String)
+        func plan() throws -> String {
+            let planned = try run(["merge", "plan", "--from", earlier, "--into", later, "--keep-email", "target", "--json"], store: d1.location)
+            XCTAssertEqual(planned.status, 0, planned.all)
+            return try XCTUnwrap(try json(planned)["planID"] as? String)
+        }
+        // Better Auth writes a session for U2 after the plan: the plan is stale, and apply changes nothing.
+        let stale = try plan()
+        let before = try d1.query("SELECT count(*) FROM session; SELECT count(*) FROM account WHERE userId = '\(earlier)'")
+        _ = try d1.query("INSERT INTO session (id, expiresAt, token, createdAt, updatedAt, userId) VALUES ('late', '2030-01-01T00:00:00.000Z', 'late-token', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '\(earlier)')")
+        let refused = try run(["merge", "apply", stale, "--ticket", "T-1", "--yes"], store: d1.location)
+        XCTAssertEqual(refused.status, 1, refused.all)
+        XCTAssertTrue(refused.stderr.contains("changed since the plan"), refused.stderr)
+        XCTAssertEqual(try d1.query("SELECT count(*) FROM account WHERE userId = '\(earlier)'"), before.split(separator: "\n").last.map(String.init))
+        XCTAssertEqual(try d1.query("SELECT count(*) FROM gatehouse_merges"), "0")
+
+        let fresh = try plan()
+        try D1Control.reset()
+        let applied = try run(["merge", "apply", fresh, "--ticket", "T-2", "--yes"], store: d1.location)
+        XCTAssertEqual(applied.status, 0, applied.all)
+        XCTAssertEqual(try writeRequests(), 1, "merge apply sends its writes in one request")
+        XCTAssertEqual(try d1.query("SELECT count(*) FROM user WHERE id = '\(earlier)'"), "0")
+        try D1Control.reset()
+        let undone = try run(["merge", "undo", "1", "--reason", "wrong person"], store: d1.location)
+        XCTAssertEqual(undone.status, 0, undone.all)
+        XCTAssertEqual(try writeRequests(), 1, "merge undo sends its writes in one request")
+        XCTAssertEqual(try d1.query("SELECT count(*) FROM user WHERE id = '\(earlier)'"), "1")
+        XCTAssertEqual(try d1.query("SELECT count(*) FROM session WHERE id = 'late'"), "1")
+        XCTAssertEqual(try run(["audit", "verify"], store: d1.location).status, 0)
+        let check = try run(["accounts", "check"], store: d1.location)
+        XCTAssertEqual(check.status, 0, check.all)
+    }
+
+    /// Requests since the last reset that wrote (their statements are more than reads).
+    func writeRequests() throws -> Int {
+        guard let control = TestStore.d1Control else { throw XCTSkip("no D1 test server") }
+        let log = try D1Control.get(control + "/requests")["log"] as? [[String: Any]] ?? []
+        return log.filter { entry in
+            (entry["statements"] as? [String] ?? []).contains { statement in
+                let upper = statement.uppercased()
+                return upper.hasPrefix("INSERT") || upper.hasPrefix("UPDATE") || upper.hasPrefix("DELETE")
+            }
+        }.count
+    }
+
+    func testEmittedSQLRunsAsOneD1BatchAndRefusesAChangedCopy() throws {
+        let scratch = try Scratch()
+        let (_, d1) = try seededPair(scratch)
+        let candidates = try json(try run(["users", "duplicates", "--json"], store: d1.location))["candidates"] as? [[String: Any]]
+        let pair = try XCTUnwrap(candidates?.first)
+        let earlier = try XCTUnwrap((pair["earlier"] as? [String: Any])?["id"] as? String)
+        let later = try XCTUnwrap((pair["later"] as? [String: Any])?["id"] as? String)
+        let script = scratch.path("merge.sql")
+        let planned = try run(["merge", "plan", "--from", earlier, "--into", later, "--keep-email", "target", "--emit-sql", script], store: d1.location)
+        XCTAssertEqual(planned.status, 0, planned.all)
+        let sql = try String(contentsOfFile: script, encoding: .utf8)
+        XCTAssertFalse(sql.uppercased().contains("BEGIN"), "D1 refuses BEGIN")
+        // As `wrangler d1 execute --file` sends it: the whole file as one `sql`, run by D1 as one batch.
+        func execute() throws -> [String: Any] {
+            let base = try XCTUnwrap(TestStore.environment["CLOUDFLARE_API_BASE_URL"])
+            let parts = d1.location.dropFirst("d1://".count).split(separator: "/")
+            let token = try XCTUnwrap(ProcessInfo.processInfo.environment["CLOUDFLARE_API_TOKEN"])
+            let body = String(decoding: try JSONSerialization.data(withJSONObject: ["sql": sql]), as: UTF8.self)
+            let result = try Tool.run("/usr/bin/curl", ["-s", "-X", "POST", "-H", "Authorization: Bearer \(token)", "-H", "Content-Type: application/json",
+                                                          "--data-binary", "@-", "\(base)/accounts/\(parts[0])/d1/database/\(parts[1])/query"], stdin: body)
+            return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], result.all)
+        }
+        let first = try execute()
+        XCTAssertEqual(first["success"] as? Bool, true, "\(first)")
+        XCTAssertEqual(try d1.query("SELECT count(*) FROM user WHERE id = '\(earlier)'"), "0")
+        let dump = try d1.query("SELECT count(*) FROM account; SELECT count(*) FROM session")
+        let second = try execute()
+        XCTAssertEqual(second["success"] as? Bool, false, "\(second)")
+        XCTAssertTrue("\(second)".contains("not as planned"), "\(second)")
+        XCTAssertEqual(try d1.query("SELECT count(*) FROM account; SELECT count(*) FROM session"), dump)
+    }
+
+    func testEachAPIFailureIsOneClearLineWithoutTheToken() throws {
+        let scratch = try Scratch()
+        let (_, d1) = try seededPair(scratch, users: 10)
+        let token = try XCTUnwrap(ProcessInfo.processInfo.environment["CLOUDFLARE_API_TOKEN"])
+        func expectFailure(_ arguments: [String], store: String? = nil, environment: [String: String] = [:], _ words: String,
+                           line: UInt = #line) throws {
+            let result = try run(arguments, store: store ?? d1.location, environment: environment)
+            XCTAssertEqual(result.status, 1, result.all, line: line)
+            XCTAssertTrue(result.stderr.hasPrefix("gatehouse: ") && result.stderr.contains(words), result.stderr, line: line)
+            XCTAssertFalse(result.all.contains(token), "the token was printed", line: line)
+            XCTAssertEqual(result.stdout, "", line: line)
+        }
+        try D1Control.reset()
+        try expectFailure(["status"], environment: ["CLOUDFLARE_API_TOKEN": "wrong-token"], "refused the API token")
+        try expectFailure(["status"], environment: ["CLOUDFLARE_API_TOKEN": ""], "CLOUDFLARE_API_TOKEN")
+        let missing = d1.location.dropLast(12) + "000000000000"
+        try expectFailure(["status"], store: String(missing), "no D1 database")
+        // A 429 is retried after its Retry-After; one that persists is one line.
+        try D1Control.fault("429", count: 2, ["retry_after": 1])
+        let retried = try run(["policy", "show"], store: d1.location)
+        XCTAssertEqual(retried.status, 0, retried.all)
+        try D1Control.fault("429", count: 20, ["retry_after": 0])
+        try expectFailure(["policy", "show"], "rate limit")
+        try D1Control.reset()
+        // A server error on a read is retried; on a write it is reported as of unknown outcome.
+        try D1Control.fault("503", count: 1)
+        XCTAssertEqual(try run(["policy", "show"], store: d1.location).status, 0)
+        try D1Control.reset()
+        try D1Control.fault("notjson", count: 10)
+        try expectFailure(["policy", "show"], "not JSON")
+        try D1Control.reset()
+        try D1Control.fault("bigint", count: 10)
+        try expectFailure(["policy", "show"], "beyond 2^53")
+        try D1Control.reset()
+        // A write cut off after it was sent: applied or not, never half, and said so.
+        let cut = try cutWrite(store: d1.location)
+        let version = try d1.query("SELECT version FROM gatehouse_policy_history WHERE reason = 'counting'")
+        XCTAssertEqual(cut.status, 1, cut.all)
+        XCTAssertTrue(cut.stderr.contains("may or may not have been applied"), cut.stderr)
+        XCTAssertFalse(cut.all.contains(token))
+        let after = try d1.query("SELECT version FROM gatehouse_policy_version")
+        XCTAssertTrue(after == version || after == String((Int(version) ?? 0) + 1), "\(version) → \(after)")
+        let history = try d1.query("SELECT count(*) FROM gatehouse_policy_history WHERE reason = 'cut'")
+        XCTAssertEqual(history, after == version ? "0" : "1", "the change and its history row went together")
+        XCTAssertEqual(try run(["audit", "verify"], store: d1.location).status, 0)
+    }
+
+    /// The number of API requests a command makes.
+    func requestsOf(_ arguments: [String], store: String) throws -> Int {
+        try D1Control.reset()
+        _ = try run(arguments, store: store)
+        return try D1Control.requests()
+    }
+
+    /// A policy change whose write request (its last) is cut off after D1 ran it: the requests before it (the reads,
+    /// counted on a first change) pass untouched.
+    func cutWrite(store: String) throws -> CLI.Result {
+        let reads = try requestsOf(["policy", "set", "accountLinking.enabled", "true", "--reason", "counting"], store: store) - 1
+        try D1Control.reset()
+        if reads > 0 { try D1Control.fault("slow", count: reads, ["delay_ms": 0]) }
+        try D1Control.fault("cut", count: 1, ["execute": true])
+        return try run(["policy", "set", "accountLinking.enabled", "false", "--reason", "cut"], store: store)
+    }
+}
