@@ -13,8 +13,8 @@ final class EngineSeamTests: XCTestCase {
     /// The folders an engine's code lives in: its connection in `Storage/<Engine>/`, what it plugs into the domain in
     /// `Gatehouse/Engines/<Engine>/`.
     static let engineFolders = [
-        "Storage/SQLite/", "Storage/Postgres/",
-        "Gatehouse/Engines/SQLite/", "Gatehouse/Engines/Postgres/",
+        "Storage/SQLite/", "Storage/Postgres/", "Storage/D1/",
+        "Gatehouse/Engines/SQLite/", "Gatehouse/Engines/Postgres/", "Gatehouse/Engines/D1/",
     ]
 
     /// The one place that picks the engine from `--store`.
@@ -25,6 +25,7 @@ final class EngineSeamTests: XCTestCase {
         "SQLiteDatabase", "DatabasePool", "DatabaseError", "SQLiteCode",
         "PostgresConnection", "PostgresError", "PostgresSQLState", "PostgresURI", "PostgresMigrator",
         "PostgresSessionLimits", "PostgresDeferredIndexes",
+        "D1Connection", "D1Error", "D1Location", "D1Migrator", "D1Client", "D1Statement", "D1Guard", "D1JSON",
     ]
 
     /// Files that still name an engine type, each with the reason it has not moved yet. Shrinks; never grows.

@@ -105,7 +105,7 @@ struct OptionSpec {
 
 /// Options every command accepts, wherever they stand on the line (`all`), and `--json`, which every read lists.
 enum GlobalOptions {
-    static let store: Option<String?> = .text("store", "FILE|URI", "the store: a SQLite file or a postgres:// URI (default: $GATEHOUSE_STORE)")
+    static let store: Option<String?> = .text("store", "FILE|URI", "the store: a SQLite file, a postgres:// URI or d1://ACCOUNT/DATABASE (default: $GATEHOUSE_STORE)")
     static let storeFile: Option<String?> = .text("store-file", "FILE", "read the store's URI from FILE (mode 0600), so no password is on the command line (default: $GATEHOUSE_STORE_FILE)")
     static let config: Option<String?> = .text("config", "FILE", "store configuration (default: gatehouse.json beside the store)")
     static let actor: Option<String?> = .text("actor", "NAME", "who is making the change, for the audit log (default: your OS user)")

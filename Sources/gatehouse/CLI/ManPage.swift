@@ -98,7 +98,11 @@ enum ManPage {
             .SH ENVIRONMENT
             .TP
             .B GATEHOUSE_STORE
-            The store when \\fB\\-\\-store\\fR is not given: a SQLite file or a postgres:// URI.
+            The store when \\fB\\-\\-store\\fR is not given: a SQLite file, a postgres:// URI or d1://ACCOUNT/DATABASE.
+            .TP
+            .B CLOUDFLARE_API_TOKEN
+            The API token for a d1:// store (D1 Read, and D1 Write for write commands); never a flag, never printed.
+            \\fBCLOUDFLARE_API_BASE_URL\\fR names another API base (wrangler's variable).
             .TP
             .B GATEHOUSE_MASTER_KEY
             The 32\\-byte master key (64 hex characters) that seals secrets at rest, instead of the key file.
