@@ -118,10 +118,26 @@ public struct AuthSchema: Sendable {
     /// date column (epoch numbers in an integer, ISO text; every date column on SQLite) is judged from a sample value.
     public static func inspect(_ db: SQLDatabase, configuration: StoreConfiguration) throws -> Result<AuthSchema, SchemaProblems> {
         let native = db.engine == .postgres
-        return try inspect(configuration: configuration, columns: { try db.columns(of: $0) }) { table, dateColumns, byName in
-            let sampled = dateColumns.filter { !(native && isSQLTimestamp(byName[$0.column]?.declaredType ?? "")) }
-            let samples = try sampleValues(db, table: table, columns: sampled.map(\.column))
-            var encodings = Dictionary(uniqueKeysWithValues: zip(sampled, samples).map { date, sample in
+        // Every table's columns in one question, and every table's date samples in one snapshot: on a server (a round
+        // trip each) opening a store costs two questions, not two per table.
+        let columns = try db.columns(ofEach: StoreConfiguration.betterAuthTables.map(configuration.tableName))
+        let columnsOf: (String) throws -> [ColumnInfo] = { columns[$0] ?? [] }
+        func sampled(_ dateColumns: [(field: Field, column: String)], _ byName: [String: ColumnInfo]) -> [(field: Field, column: String)] {
+            dateColumns.filter { !(native && isSQLTimestamp(byName[$0.column]?.declaredType ?? "")) }
+        }
+        var wanted: [(table: String, columns: [String])] = []
+        _ = try inspect(configuration: configuration, columns: columnsOf) { table, dateColumns, byName in
+            let columns = sampled(dateColumns, byName).map(\.column)
+            if !columns.isEmpty { wanted.append((table, columns)) }
+            return []
+        }
+        let read = try db.snapshot(wanted.map { sampleStatement(table: $0.table, columns: $0.columns) })
+        var samples: [String: [SQLValue]] = [:]
+        for (item, rows) in zip(wanted, read) { samples[item.table] = item.columns.indices.map { rows.first?[$0] ?? .null } }
+        return try inspect(configuration: configuration, columns: columnsOf) { table, dateColumns, byName in
+            let sampledColumns = sampled(dateColumns, byName)
+            let values = samples[table] ?? sampledColumns.map { _ in .null }
+            var encodings = Dictionary(uniqueKeysWithValues: zip(sampledColumns, values).map { date, sample in
                 (date.field, encoding(of: sample, declared: byName[date.column]?.declaredType ?? ""))
             })
             for date in dateColumns where encodings[date.field] == nil { encodings[date.field] = .sqlTimestamp }
@@ -183,12 +199,18 @@ public struct AuthSchema: Sendable {
     /// everywhere (`refreshTokenExpiresAt` often is) must not cost a scan of the whole table on every open.
     static func sampleValues(_ db: SQLDatabase, table: String, columns: [String]) throws -> [SQLValue] {
         guard !columns.isEmpty else { return [] }
+        let statement = sampleStatement(table: table, columns: columns)
+        guard let row = try db.row(statement.sql, statement.arguments) else { return columns.map { _ in .null } }
+        return columns.indices.map { row[$0] }
+    }
+
+    /// The one statement that reads `sampleValues`.
+    static func sampleStatement(table: String, columns: [String]) -> SQLStatement {
         let samples = columns.map { column in
             let quoted = SQLDialect.quote(column)
             return "(SELECT \(quoted) FROM (SELECT \(quoted) FROM \(SQLDialect.quote(table)) LIMIT 1000) AS sample WHERE \(quoted) IS NOT NULL LIMIT 1)"
         }
-        guard let row = try db.row("SELECT " + samples.joined(separator: ", ")) else { return columns.map { _ in .null } }
-        return columns.indices.map { row[$0] }
+        return SQLStatement("SELECT " + samples.joined(separator: ", "))
     }
 
     /// How a date column stores its values, judged from a sample value (see `sampleValues`).

@@ -99,7 +99,8 @@ public final class D1Connection: SQLDatabase {
 
     /// The statements in one request (one atomic batch: one state of the database), the prelude first.
     public func snapshot(_ statements: [SQLStatement]) throws -> [[Row]] {
-        try answeringPrelude(statements) { statements in
+        if statements.isEmpty && prelude == nil { return [] }
+        return try answeringPrelude(statements) { statements in
             let rendered = try statements.map { try D1Statement($0.sql, $0.arguments.map(\.sqlValue)) }
             if let pending {
                 for (statement, original) in zip(rendered, statements) {
