@@ -95,6 +95,17 @@ final class D1EngineTests: XCTestCase {
         XCTAssertEqual(try run(["audit", "verify"], store: d1.location).status, 0)
     }
 
+    func testTheDemoSeedRefusesD1InOneLineAndWritesNothing() throws {
+        let scratch = try Scratch()
+        let d1 = try TestStore.make(.d1, in: scratch)
+        XCTAssertEqual(try run(["init"], store: d1.location).status, 0)
+        let seeded = try run(["demo", "seed", "--users", "5"], store: d1.location)
+        XCTAssertEqual(seeded.status, 1, seeded.all)
+        XCTAssertTrue(seeded.stderr.contains("cannot answer inside a write; nothing was written"), seeded.stderr)
+        XCTAssertTrue(seeded.stderr.contains("wrangler d1 execute"), seeded.stderr)
+        XCTAssertEqual(try d1.query("SELECT count(*) FROM user"), "0")
+    }
+
     func testConcurrentPolicyChangesTakeConsecutiveVersionsAndOneAuditChain() throws {
         let scratch = try Scratch()
         let (_, d1) = try seededPair(scratch, users: 20)

@@ -42,7 +42,7 @@ final class StorePasswordTests: XCTestCase {
             XCTAssertEqual(files, [])
         }
         let (d1, _) = try runInEmptyFolder(["status", "--store", "d1://account/db"])
-        XCTAssertTrue(d1.stderr.contains("not supported"), d1.stderr)
+        XCTAssertTrue(d1.stderr.contains("the account id in a d1:// store"), d1.stderr)
         let (typo, _) = try runInEmptyFolder(["status", "--store", "pg://ops:\(password)@db/auth"])
         XCTAssertTrue(typo.stderr.contains(#"starts with "pg:""#) && typo.stderr.contains("misspelt"), typo.stderr)
         // A colon in a plain file name is still a file name.

@@ -89,6 +89,11 @@ public struct DemoSeeder: Sendable {
     public func seed(_ store: Store, users count: Int, progress: ((Int) -> Void)? = nil) throws -> Report {
         let started = Timestamp.now()
         let db = store.db
+        guard db.readsOwnWrites else {
+            throw GatehouseError("the demo seed reads back the sync ids each batch is given, which \(db.engine.displayName) cannot answer inside a write; nothing was written",
+                                 fix: "seed a SQLite file (\(command: .demoSeed, .option(.store, "demo.sqlite"))) and import it: sqlite3 demo.sqlite .dump > demo.sql, then wrangler d1 execute DATABASE --remote --file demo.sql",
+                                 code: .invalid)
+        }
         // SQLite's tuning for this bulk load; Postgres needs none beyond not waiting for each batch's flush.
         let sqlite = db as? SQLiteDatabase
         // A bigger page cache for the bulk load; the default 2 MB would thrash the random-key indexes.

@@ -101,6 +101,10 @@ public final class Store {
         try StoreLocation(path).storeEngine.initialize(configurationPath: configurationPath, actor: actor, migrations: migrations)
     }
 
+    /// Tables another tool keeps for its own bookkeeping in a database that is otherwise empty: wrangler's record of
+    /// the D1 migrations it applied (`wrangler d1 migrations apply` makes it before any of the app's tables).
+    static let toolTables: Set<String> = ["d1_migrations"]
+
     /// What init checks on every engine before it writes anything: an existing Better Auth database has the columns
     /// Gatehouse needs, a database with tables but no `user` table is refused (most likely renamed tables without a
     /// mapping), and when `keyCustody` (the store existed) the master key it may hold sealed keys under is at hand.
@@ -109,7 +113,7 @@ public final class Store {
         let userTable = configuration.tableName("user")
         if try db.tableExists(userTable) {
             if case .failure(let problems) = try AuthSchema.inspect(db, configuration: configuration) { throw problems }
-        } else if before.isEmpty, !(try db.tableNames().isEmpty) {
+        } else if before.isEmpty, !(try db.tableNames().filter { !toolTables.contains($0) }.isEmpty) {
             // Better Auth's tables are only ever created in an empty database: tables without a `user`
             // table most likely mean renamed tables that the configuration does not map.
             throw GatehouseError("\(name) already holds tables but no Better Auth table \"\(userTable)\"; nothing was changed",

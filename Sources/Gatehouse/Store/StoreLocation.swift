@@ -50,7 +50,13 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     /// `backup:2026.sqlite` stays a path, and so does anything starting with `/`, `./`, `../` or `~`. The error
     /// quotes at most a scheme it recognised, never anything after the colon, which may hold a password.
     public static func misspeltURI(_ text: String) -> GatehouseError? {
-        if PostgresURI.isPostgresURI(text) || text.lowercased().hasPrefix(D1Location.scheme) { return nil }
+        if PostgresURI.isPostgresURI(text) { return nil }
+        if D1Location.looksLikeD1(text) {
+            // A D1 store that does not parse is a usage error too; its words never quote the ids.
+            do { _ = try D1Location(uri: text, environment: [:]); return nil } catch {
+                return GatehouseError.invalid(error.message, fix: "write a D1 store as d1://ACCOUNT_ID/DATABASE_ID (the account's 32-character id, the database's UUID)")
+            }
+        }
         let trimmed = text.drop { $0.isWhitespace || $0.unicodeScalars.allSatisfy { $0.properties.generalCategory == .control } }
         let leading = trimmed.startIndex != text.startIndex
         if leading && PostgresURI.isPostgresURI(String(trimmed)) {

@@ -56,7 +56,7 @@ struct D1StoreEngine: StoreEngine {
         let db = D1Connection(location: location)
         let before = try Migrator.applied(on: db)
         // wrangler's own table of migrations is there on a database nobody has put a table in yet.
-        let existed = !(try db.tableNames().filter { $0 != "d1_migrations" }.isEmpty)
+        let existed = !(try db.tableNames().filter { !Store.toolTables.contains($0) }.isEmpty)
         try Store.checkBeforeWriting(db, named: storeLocation.description, configuration: configuration, applied: before, keyCustody: existed)
         let shouldRun = catalog.shouldRun(configuration: configuration)
         let applied = try D1Migrator().migrate(db, catalog.migrations, now: Timestamp.now().iso8601) { migration, db in try shouldRun(migration, db) }
