@@ -43,8 +43,9 @@ public struct DemoSeeder: Sendable {
     public static let anchorRange = Timestamp(milliseconds: 94_694_400_000)...Timestamp(milliseconds: 253_339_228_800_000)
     /// Users per write transaction.
     public var batchSize = 4_000
-    /// The caller created the SQLite store for this seed: bulk-load it (see `seed`). Off, the seed runs in WAL, as a
-    /// store that others may open is always written. (On Postgres a store without users is always bulk-loaded.)
+    /// The caller created the store for this seed, so nobody else has it open: the engine may bulk-load it (SQLite's
+    /// journal in memory, see `SQLiteDemoSeedLoad`). Off, a SQLite seed runs in WAL, as a store that others may open
+    /// is always written. (On Postgres a store without users is always bulk-loaded.)
     public var bulkLoad = false
     /// Asked between batches; true stops the seed there (an interrupt: the store keeps the whole batches written).
     public var shouldStop: @Sendable () -> Bool = { false }
@@ -85,35 +86,18 @@ public struct DemoSeeder: Sendable {
     }
 
     /// Seeds `count` users (a split identity counts as two). One thread builds rows while this one inserts
-    /// them, a batch per write transaction, so the two cores share the work.
+    /// them, a batch per write transaction, so the two cores share the work. How the batches go in is the engine's
+    /// (`StoreEngine.demoSeedLoad`: SQLite's journal in memory for a store created for the seed, Postgres's one
+    /// transaction with the indexes set aside for a store without users).
     public func seed(_ store: Store, users count: Int, progress: ((Int) -> Void)? = nil) throws -> Report {
         let started = Timestamp.now()
         let db = store.db
-        // SQLite's tuning for this bulk load; Postgres needs none beyond not waiting for each batch's flush.
-        let sqlite = db as? SQLiteDatabase
-        // A bigger page cache for the bulk load; the default 2 MB would thrash the random-key indexes.
-        try sqlite?.execute("PRAGMA cache_size = -65536")
-        // Demo data can be seeded again; it is not worth an fsync per checkpoint while a bulk load runs.
-        try sqlite?.execute("PRAGMA synchronous = OFF")
-        if db.engine == .postgres { try db.execute("SET synchronous_commit = off") }
-        defer {
-            try? sqlite?.execute("PRAGMA cache_size = -2000")
-            try? sqlite?.execute("PRAGMA synchronous = NORMAL")
-            if db.engine == .postgres { try? db.execute("SET synchronous_commit = on") }
-        }
         let firstPerson = try db.scalar("SELECT count(*) FROM \(store.schema.user.sql)").int64.map(Int.init) ?? 0
         let round = try db.scalar("SELECT count(*) FROM gatehouse_audit WHERE action = 'demo.seed'").int64.map(Int.init) ?? 0
-        // Bulk-load mode for a store created for this seed: the rollback journal in memory instead of the WAL,
-        // which writes every page twice (about 25% of the seed's time). A failed batch still rolls back, and an
-        // interrupt stops between batches (`shouldStop`); only a crash inside a batch could damage the file, which
-        // held no user data. Switching needs the store to itself: with another connection open it stays in WAL.
-        let bulk = bulkLoad && firstPerson == 0 && (try? sqlite?.scalar("PRAGMA journal_mode = MEMORY").string?.lowercased()) == "memory"
-        defer { if bulk { _ = try? sqlite?.scalar("PRAGMA journal_mode = WAL") } }
-        // A bulk load builds the name search index once at the end instead of marking every user pending.
-        if bulk { try UserSearchIndex.drop(db, schema: store.schema) }
         var shapes = SeedLayout(schema: store.schema)
-        // A Postgres store without users may be bulk-loaded with its name search keys (see below): the builder makes them.
-        shapes.nameKeys = firstPerson == 0 && db is PostgresConnection
+        let engineLoad = try store.engine.demoSeedLoad(store, tables: shapes.tables, firstPerson: firstPerson, createdForTheSeed: bulkLoad)
+        defer { engineLoad.end() }
+        shapes.nameKeys = engineLoad.buildsNameKeys
         let layout = shapes
         let inserter = try SeedInserter(store: store, layout: layout)
         let queue = BoundedQueue<Batch>(capacity: 1)
@@ -125,54 +109,25 @@ public struct DemoSeeder: Sendable {
         producer.stackSize = 1 << 20
         producer.start()
         var report = Report()
-        func load() throws {
-            while let batch = queue.pop() {
-                if shouldStop() {
-                    report.interrupted = true
-                    queue.cancel()
-                    break
-                }
-                try db.write { try inserter.insert(batch.rows) }
-                report.add(batch.report)
-                progress?(report.users)
-            }
-        }
-        // Bulk-load mode on Postgres, for a store without users: one transaction that sets the seeded tables'
-        // secondary indexes and foreign keys aside, loads every batch (each a savepoint) and builds them again before
-        // it commits, as the Postgres manual's "Populating a Database" advises (`PostgresDeferredIndexes`). Better
-        // Auth's tables are this transaction's alone until it ends: a sign-up meanwhile waits for the seed (a store
-        // without users has nobody else to keep waiting). A failure anywhere leaves the store as it was; an
-        // interrupt commits the batches loaded so far, indexes rebuilt.
-        // Setting indexes aside needs the tables' owner: another role seeds batch by batch.
-        let postgresBulk = firstPerson == 0 ? (db as? PostgresConnection).flatMap { postgres in
-            (try? Self.ownsEvery(postgres, layout.tables + SyncRecord.tables)) == true ? postgres : nil
-        } : nil
         do {
-            if let postgresBulk {
-                try postgresBulk.write {
-                    let tables = layout.tables + SyncRecord.tables
-                    // The name search index is written with the users when the user table is still empty under the
-                    // writer lock (another seed may have filled it meanwhile); otherwise dropped and built again at
-                    // the end, instead of marking every user pending. Either way before the commit: no other process
-                    // finds the store without it (and builds it itself).
-                    let empty = try postgresBulk.scalar("SELECT NOT EXISTS (SELECT 1 FROM \(store.schema.user.sql))").int64 == 1
-                    if empty { try PostgresNameIndex.beginBulk(postgresBulk, schema: store.schema) } else { try UserSearchIndex.drop(postgresBulk, schema: store.schema) }
-                    inserter.writesNameKeys = empty
-                    try Self.truncateIfEmpty(postgresBulk, tables)
-                    let deferred = try postgresBulk.deferIndexes(on: tables)
-                    try load()
-                    try deferred.rebuild()
-                    if empty { try PostgresNameIndex.finishBulk(postgresBulk, schema: store.schema) } else { try UserSearchIndex.ensure(postgresBulk, schema: store.schema) }
+            try engineLoad.load(inserter) {
+                while let batch = queue.pop() {
+                    if shouldStop() {
+                        report.interrupted = true
+                        queue.cancel()
+                        break
+                    }
+                    try db.write { try inserter.insert(batch.rows) }
+                    report.add(batch.report)
+                    progress?(report.users)
                 }
-            } else {
-                try load()
             }
         } catch {
             queue.cancel()
             done.wait()
             guard report.users > 0 else { throw error }
             let cause = GatehouseError.operatorFacing(error, storePath: store.path) ?? GatehouseError("\(error)")
-            if postgresBulk != nil {
+            if engineLoad.isOneTransaction {
                 // The bulk load is one transaction: the batches loaded so far went with it.
                 let message = cause.message.hasSuffix(".") ? String(cause.message.dropLast()) : cause.message
                 throw GatehouseError("\(message); the seed was one transaction and nothing of it was written (the store is as before the seed)",
@@ -184,8 +139,7 @@ public struct DemoSeeder: Sendable {
                                  code: cause.code)
         }
         done.wait()
-        // Built with the default page cache: SQLite's sorter (the index on the keys) may use as much as the cache.
-        try sqlite?.execute("PRAGMA cache_size = -2000")
+        try engineLoad.beforeIndexing()
         try UserSearchIndex.ensure(db, schema: store.schema)
         try store.audit.append(db, actor: Actor("demo-seeder"), action: "demo.seed", subject: store.path, details: [
             "users": .int(Int64(report.users)), "seed": .string(String(seed)), "anchor": .string(anchor.iso8601),
@@ -193,28 +147,6 @@ public struct DemoSeeder: Sendable {
         ])
         report.seconds = Double(Timestamp.now().milliseconds - started.milliseconds) / 1000
         return report
-    }
-
-    /// Whether the connection's role owns (or is a member of the owner of) every one of the tables that exists.
-    static func ownsEvery(_ db: PostgresConnection, _ tables: [String]) throws -> Bool {
-        let marks = tables.map { _ in "to_regclass(?)" }.joined(separator: ", ")
-        return try db.scalar("SELECT coalesce(bool_and(pg_has_role(relowner, 'USAGE')), false) FROM pg_class WHERE oid IN (\(marks))",
-                             tables.map { PostgresConnection.quote($0) }).int64 == 1
-    }
-
-    /// Truncates the tables when every one is empty, which changes nothing but their files: a table whose file
-    /// this transaction created is loaded without WAL on a server with `wal_level = minimal` (the Postgres manual's
-    /// "Populating a Database"), and written to WAL as usual on any other. Skipped (in a savepoint) when another
-    /// table's foreign key refers to one of them, which TRUNCATE refuses.
-    static func truncateIfEmpty(_ db: PostgresConnection, _ tables: [String]) throws {
-        let quoted = tables.map(SQLDialect.quote)
-        let empty = "SELECT " + quoted.map { "NOT EXISTS (SELECT 1 FROM \($0))" }.joined(separator: " AND ")
-        guard try db.scalar(empty).int64 == 1 else { return }
-        do {
-            try db.write { try db.execute("TRUNCATE " + quoted.joined(separator: ", ")) }
-        } catch is PostgresError {
-            // Referred to from elsewhere (or not ours to truncate): load into the tables as they are.
-        }
     }
 
     /// The producer: builds batches of `batchSize` users and hands them over until `count` are built.
