@@ -133,9 +133,14 @@ public struct DemoSeeder: Sendable {
                 throw GatehouseError("\(message); the seed was one transaction and nothing of it was written (the store is as before the seed)",
                                      fix: cause.fix, code: cause.code)
             }
-            // Earlier batches are committed: say how much the store now holds, not "nothing was written".
-            throw GatehouseError("\(cause.message), after \(report.users) of \(count) users were committed; the failed batch was rolled back and the store holds every batch before it",
-                                 fix: "seed the rest once the cause is fixed: \(run: .demoSeed, .option(.users, "\(count - report.users)")) (another seed adds new people; it never duplicates)",
+            // Earlier batches are committed: say how much the store now holds, not "nothing was written", and bring the
+            // name search index up to date for them (a bulk load dropped it; otherwise their users are pending), or say
+            // which command does when the store takes no more writes now.
+            let indexed = (try? engineLoad.beforeIndexing()) != nil && (try? UserSearchIndex.ensure(db, schema: store.schema)) != nil
+            let rest = "seed the rest once the cause is fixed: \(run: .demoSeed, .option(.users, "\(count - report.users)")) (another seed adds new people; it never duplicates)"
+            throw GatehouseError("\(cause.message), after \(report.users) of \(count) users were committed; the failed batch was rolled back and the store holds every batch before it"
+                                    + (indexed ? ", name search index included" : "; the name search index does not cover them yet"),
+                                 fix: indexed ? rest : "bring the name search index up to date with \(run: .accountsIndex), then \(rest)",
                                  code: cause.code)
         }
         done.wait()
@@ -151,22 +156,23 @@ public struct DemoSeeder: Sendable {
 
     /// The producer: builds batches of `batchSize` users and hands them over until `count` are built.
     /// `round` counts the seeds this store had before.
-    private func build(count: Int, firstPerson: Int, round: Int, layout: SeedLayout, into queue: BoundedQueue<Batch>) {
+    func build(count: Int, firstPerson: Int, round: Int, layout: SeedLayout, into queue: BoundedQueue<Batch>) {
         defer { queue.finish() }
         // A store seeded before continues with a stream of its own: the same seed again must not repeat the ids
         // it wrote the first time. The first seed of a store gets exactly the seed's stream.
         var random = DemoRandom(seed: round == 0 ? seed : seed ^ (UInt64(round) &* 0xD6E8_FEB8_6659_FD93))
         let writer = SeedRowBuilder(layout: layout)
-        // Emails carry the person's number: its position in the store, in a block of ten million per seed (seeds
+        // Emails carry the person's number (`DemoPeople`): its position in the store, in a block per seed (seeds
         // below 1,000), so that seeds running into one store at the same time never write the same address.
-        var person = firstPerson + Int((seed &- 1) % 1_000) * 10_000_000
+        let block = Int((seed &- 1) % UInt64(DemoPeople.blocks))
+        var position = firstPerson
         var built = 0
         while built < count {
             var report = Report()
             let batchEnd = min(count, built + batchSize)
             while built + report.users < batchEnd {
-                person += 1
-                seedPerson(person, room: batchEnd - built - report.users, random: &random, writer: writer, report: &report)
+                position += 1
+                seedPerson(DemoPeople.number(block: block, position: position), room: batchEnd - built - report.users, random: &random, writer: writer, report: &report)
             }
             built += report.users
             guard queue.push(Batch(rows: writer.takeBatch(), report: report)) else { return }
@@ -189,7 +195,7 @@ public struct DemoSeeder: Sendable {
         switch kind {
         case .apple:
             let relay = random.chance(0.34)
-            let email = relay ? Self.relayAddress(&random) : "\(local)@\(domain)"
+            let email = relay ? Self.relayAddress(index, &random) : "\(local)@\(domain)"
             let id = writer.user(name: name, email: email, verified: true, created: created, random: &random)
             writer.account(user: id, provider: "apple", created: created, random: &random)
             finishUser(id, created: created, ip: ip, agent: agent, random: &random, writer: writer, report: &report, accounts: 1)
@@ -208,7 +214,7 @@ public struct DemoSeeder: Sendable {
             finishUser(id, created: created, ip: ip, agent: agent, random: &random, writer: writer, report: &report, accounts: 2)
         case .split:
             // The same human twice: Apple with Hide My Email on iOS, then Google on the desktop days later.
-            let apple = writer.user(name: name, email: Self.relayAddress(&random), verified: true, created: created, random: &random)
+            let apple = writer.user(name: name, email: Self.relayAddress(index, &random), verified: true, created: created, random: &random)
             writer.account(user: apple, provider: "apple", created: created, random: &random)
             finishUser(apple, created: created, ip: ip, agent: Self.userAgents[0], random: &random, writer: writer, report: &report, accounts: 1)
             let later = created.adding(seconds: Int64(2 + random.below(19)) * 86_400 + Int64(random.below(86_400)))
@@ -263,8 +269,12 @@ public struct DemoSeeder: Sendable {
         return String(folded.unicodeScalars.filter { ($0.value >= 97 && $0.value <= 122) || $0 == "." }.map(Character.init))
     }
 
-    static func relayAddress(_ random: inout DemoRandom) -> String {
-        random.alphanumeric(10).lowercased() + "@privaterelay.appleid.com"
+    /// Person `number`'s Hide My Email address (`DemoPeople.relayAddress(of:)`): one person's alone, never a random
+    /// draw that may meet another's. It still takes the draw a random address took, so every other value of the
+    /// seed stays as it was.
+    static func relayAddress(_ number: Int, _ random: inout DemoRandom) -> String {
+        _ = random.next()
+        return DemoPeople.relayAddress(of: number)
     }
 
     static func ipAddress(_ random: inout DemoRandom) -> String {
