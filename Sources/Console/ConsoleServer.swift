@@ -94,7 +94,7 @@ public final class ConsoleServer: Sendable {
         // A file gives each lane connections of its own. A server's connections are shared with Better Auth's: there
         // both lanes draw from one pool of one connection per handler thread plus one, which the console checks at
         // start that the server (and the role's limit) can give.
-        let serverStore = try StoreLocation(options.storePath).engine != .sqlite
+        let serverStore = try StoreLocation(options.storePath).connectionsAreShared
         let stores = try StorePool(path: options.storePath, configurationPath: options.configurationPath,
                                    size: options.threads + (serverStore ? 1 : 0), timeouts: .console)
         let storeFile = StoreFileWatch(path: options.storePath)

@@ -315,6 +315,28 @@ public struct SQLDialect: Sendable, Equatable {
         "\"" + identifier.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
     }
 
+    /// Whether every table (but a `WITHOUT ROWID` one) has a rowid that names a row for good — a merge's undo writes
+    /// it back as it was — and `sqlite_master` holds each table's DDL: SQLite's. Without one a merge names rows by
+    /// their primary key.
+    public var hasRowid: Bool {
+        switch engine {
+        case .sqlite: true
+        // D1 tables have rowids, but a merge names rows by primary key there: a rowid given back by an undo would
+        // need a read of the rows the same write restores (`SQLDatabase.readsOwnWrites`).
+        case .postgres, .d1: false
+        }
+    }
+
+    /// Whether a column declared `timestamp`, `timestamptz` or `date` holds the engine's own date values (Postgres), so
+    /// its encoding follows from the declaration; where a declared type is only an affinity (SQLite), the encoding is
+    /// judged from a stored value.
+    public var nativeTimestamps: Bool {
+        switch engine {
+        case .sqlite, .d1: false
+        case .postgres: true
+        }
+    }
+
     /// `expression` compared and sorted by its bytes (UTF-8 code point order), whatever the column's collation: as it
     /// is on SQLite (BINARY), with `COLLATE "C"` on Postgres, whose databases usually sort by a language's rules. A
     /// prefix range is only right in byte order, and only an index in the same order serves it.

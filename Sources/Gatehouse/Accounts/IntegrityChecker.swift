@@ -31,10 +31,12 @@ public struct IntegrityReport: Sendable, Codable, Equatable {
 /// Finds rows that break the links between Better Auth's tables and the sync server's: the service
 /// behind `accounts check`.
 ///
-/// The link checks walk `user.id`, `account.userId`, `session.userId` and `users.sub` in index order and
-/// compare the sorted streams (`IntegrityMergeScan`), instead of probing one index per row, the sessions on a
-/// second connection in parallel; where a column does not come back in byte order (or holds non-text keys)
-/// its checks run as SQL anti-joins. On Postgres the server joins, as `PostgresIntegrityPlan` tells it.
+/// Each check is a SQL anti-join, unless the engine answers it faster its own way (`IntegrityPlan`, from
+/// `StoreEngine.integrityPlan`): on SQLite the link checks walk `user.id`, `account.userId`, `session.userId` and
+/// `users.sub` in index order and compare the sorted streams (`IntegrityMergeScan`), instead of probing one index
+/// per row, the sessions on a second connection in parallel; where a column does not come back in byte order (or
+/// holds non-text keys) its checks run as the anti-joins. On Postgres the server joins, as `PostgresIntegrityPlan`
+/// tells it.
 public struct IntegrityChecker {
     public let store: Store
     /// Samples kept per finding.
@@ -106,48 +108,20 @@ public struct IntegrityChecker {
                       return "session \(id) → missing user \(row[1].string ?? "?")"
                   }),
         ]
-        // SQLite's page cache is widened for the anti-joins below and put back after; Postgres's is the server's.
-        let sqlite = db as? SQLiteDatabase
-        let previousCache = try sqlite?.scalar("PRAGMA cache_size").int64 ?? -2000
-        defer { try? sqlite?.execute("PRAGMA cache_size = \(previousCache)") }
+        // The engine's own way through the checks (`IntegrityPlan`), if it has one: every check it leaves out runs
+        // as its anti-join below.
+        let plan = try store.engine.integrityPlan(store, sampleLimit: sampleLimit, mergeScan: usesMergeScan)
+        defer { plan?.end() }
         return try db.read {
-            // On a server store the anti-joins below run on two connections at once, the second reading this one's
-            // snapshot (taken first thing, as an exported snapshot must be). A standby cannot export one.
-            let postgres = db as? PostgresConnection
-            let snapshot = postgres.flatMap { $0.isReadOnly ? nil : try? $0.exportSnapshot() }
+            let tallies = try plan?.tallies(antiJoins: Dictionary(uniqueKeysWithValues: checks.map { ($0.code, $0.sql) })) ?? [:]
             let hasSync = try db.tableExists("users")
-            // A column not in byte order (IndexOrderUnavailable) leaves its checks to the anti-joins below:
-            // the same answers, slower.
-            var tallies: [String: IntegrityTally] = [:]
-            if usesMergeScan && postgres == nil {  // the merge walks read SQLite's index order
-                let limit = sampleLimit
-                // The sessions walk runs on a second connection (the other core) while this one walks accounts
-                // and subs. Its snapshot is taken at the same moment; each check reads one snapshot throughout.
-                let sessionWalk = SecondConnection(store.location) { db in
-                    try IntegrityMergeScan(db: db, schema: s, sampleLimit: limit).sessions()
-                }
-                let scan = IntegrityMergeScan(db: db, schema: s, sampleLimit: sampleLimit)
-                do { tallies.merge(try scan.accountsAndSubs(withSync: hasSync)) { $1 } } catch is IndexOrderUnavailable {}
-                do {
-                    tallies.merge(try sessionWalk.wait()) { $1 }
-                } catch is IndexOrderUnavailable {
-                } catch {
-                    // No second connection (a read-only folder without the WAL index, say): walk here.
-                    do { tallies.merge(try scan.sessions()) { $1 } } catch is IndexOrderUnavailable {}
-                }
-            }
-            if let postgres {
-                tallies = try postgresTallies(checks, db: postgres, snapshot: snapshot, hasSync: hasSync)
-            }
             var findings: [IntegrityFinding] = []
             var skipped: [String] = []
             for check in checks {
                 if check.needsSync && !hasSync { skipped.append(check.code); continue }
                 var tally = tallies[check.code] ?? IntegrityTally(limit: sampleLimit)
                 if tallies[check.code] == nil {
-                    // An anti-join probes an index per row: a larger page cache keeps the probed index in memory.
-                    // (The merge walks read each page once and need none.)
-                    if check.code != "duplicate_provider_account" { try sqlite?.execute("PRAGMA cache_size = -131072") }
+                    try plan?.beforeAntiJoin(check.code)
                     try db.forEach(check.sql) { tally.add($0.values) }
                 }
                 findings.append(IntegrityFinding(code: check.code, severity: check.severity, title: check.title, count: tally.count,
@@ -156,33 +130,5 @@ public struct IntegrityChecker {
             let missing = try AccountIndexes.missing(db, schema: s).map(\.name)
             return IntegrityReport(checkedAt: now, schema: s.shape, findings: findings, skipped: skipped, missingIndexes: missing)
         }
-    }
-
-    /// Every check on a Postgres store (`PostgresIntegrityPlan`): the id links and the malformed subs here, the sub
-    /// links and the duplicate accounts on a second connection reading this one's snapshot (here after the rest
-    /// on a standby, which exports none).
-    private func postgresTallies(_ checks: [Check], db: PostgresConnection, snapshot: String?, hasSync: Bool) throws -> [String: IntegrityTally] {
-        let plan = PostgresIntegrityPlan(schema: store.schema, sampleLimit: sampleLimit)
-        let sql = Dictionary(uniqueKeysWithValues: checks.map { ($0.code, $0.sql) })
-        let duplicates = sql["duplicate_provider_account"] ?? "", malformed = sql["sync_sub_malformed"] ?? ""
-        let limit = sampleLimit
-        let other: @Sendable (SQLDatabase) throws -> [String: IntegrityTally] = { db in
-            try plan.prepare(db, merging: false)
-            var tallies = hasSync ? try plan.syncLinks(db) : [:]
-            var tally = IntegrityTally(limit: limit)
-            try db.forEach(duplicates) { tally.add($0.values) }
-            tallies["duplicate_provider_account"] = tally
-            return tallies
-        }
-        let second = snapshot.map { SecondConnection(store.location, postgresSnapshot: $0, other) }
-        try plan.prepare(db, merging: true)
-        var tallies = try plan.userLinks(db)
-        if hasSync {
-            var tally = IntegrityTally(limit: limit)
-            try db.forEach(malformed) { tally.add($0.values) }
-            tallies["sync_sub_malformed"] = tally
-        }
-        tallies.merge(try second?.wait() ?? other(db)) { $1 }
-        return tallies
     }
 }

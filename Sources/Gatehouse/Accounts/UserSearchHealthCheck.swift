@@ -28,7 +28,7 @@ public struct UserSearchHealthCheck: HealthCheckProvider {
                                 summary: "the name search index is out of date, so name searches scan the user table: \(status.reason ?? "a trigger is missing")",
                                 action: fix + " (rebuilds it)", samples: [sample])]
         case .unsupported:
-            return [HealthCheck(id: id, status: .ok, summary: "name searches scan the user table: \(status.reason ?? UserSearchIndex.unavailableReason)", samples: [sample])]
+            return [HealthCheck(id: id, status: .ok, summary: "name searches scan the user table: \(status.reason ?? "this store cannot keep a name search index")", samples: [sample])]
         }
     }
 }

@@ -43,8 +43,9 @@ public struct DemoSeeder: Sendable {
     public static let anchorRange = Timestamp(milliseconds: 94_694_400_000)...Timestamp(milliseconds: 253_339_228_800_000)
     /// Users per write transaction.
     public var batchSize = 4_000
-    /// The caller created the SQLite store for this seed: bulk-load it (see `seed`). Off, the seed runs in WAL, as a
-    /// store that others may open is always written. (On Postgres a store without users is always bulk-loaded.)
+    /// The caller created the store for this seed, so nobody else has it open: the engine may bulk-load it (SQLite's
+    /// journal in memory, see `SQLiteDemoSeedLoad`). Off, a SQLite seed runs in WAL, as a store that others may open
+    /// is always written. (On Postgres a store without users is always bulk-loaded.)
     public var bulkLoad = false
     /// Asked between batches; true stops the seed there (an interrupt: the store keeps the whole batches written).
     public var shouldStop: @Sendable () -> Bool = { false }
@@ -85,7 +86,9 @@ public struct DemoSeeder: Sendable {
     }
 
     /// Seeds `count` users (a split identity counts as two). One thread builds rows while this one inserts
-    /// them, a batch per write transaction, so the two cores share the work.
+    /// them, a batch per write transaction, so the two cores share the work. How the batches go in is the engine's
+    /// (`StoreEngine.demoSeedLoad`: SQLite's journal in memory for a store created for the seed, Postgres's one
+    /// transaction with the indexes set aside for a store without users).
     public func seed(_ store: Store, users count: Int, progress: ((Int) -> Void)? = nil) throws -> Report {
         let started = Timestamp.now()
         let db = store.db
@@ -94,31 +97,12 @@ public struct DemoSeeder: Sendable {
                                  fix: "seed a SQLite file (\(command: .demoSeed, .option(.store, "demo.sqlite"))) and import it: sqlite3 demo.sqlite .dump > demo.sql, then wrangler d1 execute DATABASE --remote --file demo.sql",
                                  code: .invalid)
         }
-        // SQLite's tuning for this bulk load; Postgres needs none beyond not waiting for each batch's flush.
-        let sqlite = db as? SQLiteDatabase
-        // A bigger page cache for the bulk load; the default 2 MB would thrash the random-key indexes.
-        try sqlite?.execute("PRAGMA cache_size = -65536")
-        // Demo data can be seeded again; it is not worth an fsync per checkpoint while a bulk load runs.
-        try sqlite?.execute("PRAGMA synchronous = OFF")
-        if db.engine == .postgres { try db.execute("SET synchronous_commit = off") }
-        defer {
-            try? sqlite?.execute("PRAGMA cache_size = -2000")
-            try? sqlite?.execute("PRAGMA synchronous = NORMAL")
-            if db.engine == .postgres { try? db.execute("SET synchronous_commit = on") }
-        }
         let firstPerson = try db.scalar("SELECT count(*) FROM \(store.schema.user.sql)").int64.map(Int.init) ?? 0
         let round = try db.scalar("SELECT count(*) FROM gatehouse_audit WHERE action = 'demo.seed'").int64.map(Int.init) ?? 0
-        // Bulk-load mode for a store created for this seed: the rollback journal in memory instead of the WAL,
-        // which writes every page twice (about 25% of the seed's time). A failed batch still rolls back, and an
-        // interrupt stops between batches (`shouldStop`); only a crash inside a batch could damage the file, which
-        // held no user data. Switching needs the store to itself: with another connection open it stays in WAL.
-        let bulk = bulkLoad && firstPerson == 0 && (try? sqlite?.scalar("PRAGMA journal_mode = MEMORY").string?.lowercased()) == "memory"
-        defer { if bulk { _ = try? sqlite?.scalar("PRAGMA journal_mode = WAL") } }
-        // A bulk load builds the name search index once at the end instead of marking every user pending.
-        if bulk { try UserSearchIndex.drop(db, schema: store.schema) }
         var shapes = SeedLayout(schema: store.schema)
-        // A Postgres store without users may be bulk-loaded with its name search keys (see below): the builder makes them.
-        shapes.nameKeys = firstPerson == 0 && db is PostgresConnection
+        let engineLoad = try store.engine.demoSeedLoad(store, tables: shapes.tables, firstPerson: firstPerson, createdForTheSeed: bulkLoad)
+        defer { engineLoad.end() }
+        shapes.nameKeys = engineLoad.buildsNameKeys
         let layout = shapes
         let inserter = try SeedInserter(store: store, layout: layout)
         let queue = BoundedQueue<Batch>(capacity: 1)
@@ -130,67 +114,42 @@ public struct DemoSeeder: Sendable {
         producer.stackSize = 1 << 20
         producer.start()
         var report = Report()
-        func load() throws {
-            while let batch = queue.pop() {
-                if shouldStop() {
-                    report.interrupted = true
-                    queue.cancel()
-                    break
-                }
-                try db.write { try inserter.insert(batch.rows) }
-                report.add(batch.report)
-                progress?(report.users)
-            }
-        }
-        // Bulk-load mode on Postgres, for a store without users: one transaction that sets the seeded tables'
-        // secondary indexes and foreign keys aside, loads every batch (each a savepoint) and builds them again before
-        // it commits, as the Postgres manual's "Populating a Database" advises (`PostgresDeferredIndexes`). Better
-        // Auth's tables are this transaction's alone until it ends: a sign-up meanwhile waits for the seed (a store
-        // without users has nobody else to keep waiting). A failure anywhere leaves the store as it was; an
-        // interrupt commits the batches loaded so far, indexes rebuilt.
-        // Setting indexes aside needs the tables' owner: another role seeds batch by batch.
-        let postgresBulk = firstPerson == 0 ? (db as? PostgresConnection).flatMap { postgres in
-            (try? Self.ownsEvery(postgres, layout.tables + SyncRecord.tables)) == true ? postgres : nil
-        } : nil
         do {
-            if let postgresBulk {
-                try postgresBulk.write {
-                    let tables = layout.tables + SyncRecord.tables
-                    // The name search index is written with the users when the user table is still empty under the
-                    // writer lock (another seed may have filled it meanwhile); otherwise dropped and built again at
-                    // the end, instead of marking every user pending. Either way before the commit: no other process
-                    // finds the store without it (and builds it itself).
-                    let empty = try postgresBulk.scalar("SELECT NOT EXISTS (SELECT 1 FROM \(store.schema.user.sql))").int64 == 1
-                    if empty { try PostgresNameIndex.beginBulk(postgresBulk, schema: store.schema) } else { try UserSearchIndex.drop(postgresBulk, schema: store.schema) }
-                    inserter.writesNameKeys = empty
-                    try Self.truncateIfEmpty(postgresBulk, tables)
-                    let deferred = try postgresBulk.deferIndexes(on: tables)
-                    try load()
-                    try deferred.rebuild()
-                    if empty { try PostgresNameIndex.finishBulk(postgresBulk, schema: store.schema) } else { try UserSearchIndex.ensure(postgresBulk, schema: store.schema) }
+            try engineLoad.load(inserter) {
+                while let batch = queue.pop() {
+                    if shouldStop() {
+                        report.interrupted = true
+                        queue.cancel()
+                        break
+                    }
+                    try db.write { try inserter.insert(batch.rows) }
+                    report.add(batch.report)
+                    progress?(report.users)
                 }
-            } else {
-                try load()
             }
         } catch {
             queue.cancel()
             done.wait()
             guard report.users > 0 else { throw error }
             let cause = GatehouseError.operatorFacing(error, storePath: store.path) ?? GatehouseError("\(error)")
-            if postgresBulk != nil {
+            if engineLoad.isOneTransaction {
                 // The bulk load is one transaction: the batches loaded so far went with it.
                 let message = cause.message.hasSuffix(".") ? String(cause.message.dropLast()) : cause.message
                 throw GatehouseError("\(message); the seed was one transaction and nothing of it was written (the store is as before the seed)",
                                      fix: cause.fix, code: cause.code)
             }
-            // Earlier batches are committed: say how much the store now holds, not "nothing was written".
-            throw GatehouseError("\(cause.message), after \(report.users) of \(count) users were committed; the failed batch was rolled back and the store holds every batch before it",
-                                 fix: "seed the rest once the cause is fixed: \(run: .demoSeed, .option(.users, "\(count - report.users)")) (another seed adds new people; it never duplicates)",
+            // Earlier batches are committed: say how much the store now holds, not "nothing was written", and bring the
+            // name search index up to date for them (a bulk load dropped it; otherwise their users are pending), or say
+            // which command does when the store takes no more writes now.
+            let indexed = (try? engineLoad.beforeIndexing()) != nil && (try? UserSearchIndex.ensure(db, schema: store.schema)) != nil
+            let rest = "seed the rest once the cause is fixed: \(run: .demoSeed, .option(.users, "\(count - report.users)")) (another seed adds new people; it never duplicates)"
+            throw GatehouseError("\(cause.message), after \(report.users) of \(count) users were committed; the failed batch was rolled back and the store holds every batch before it"
+                                    + (indexed ? ", name search index included" : "; the name search index does not cover them yet"),
+                                 fix: indexed ? rest : "bring the name search index up to date with \(run: .accountsIndex), then \(rest)",
                                  code: cause.code)
         }
         done.wait()
-        // Built with the default page cache: SQLite's sorter (the index on the keys) may use as much as the cache.
-        try sqlite?.execute("PRAGMA cache_size = -2000")
+        try engineLoad.beforeIndexing()
         try UserSearchIndex.ensure(db, schema: store.schema)
         try store.audit.append(db, actor: Actor("demo-seeder"), action: "demo.seed", subject: store.path, details: [
             "users": .int(Int64(report.users)), "seed": .string(String(seed)), "anchor": .string(anchor.iso8601),
@@ -200,46 +159,25 @@ public struct DemoSeeder: Sendable {
         return report
     }
 
-    /// Whether the connection's role owns (or is a member of the owner of) every one of the tables that exists.
-    static func ownsEvery(_ db: PostgresConnection, _ tables: [String]) throws -> Bool {
-        let marks = tables.map { _ in "to_regclass(?)" }.joined(separator: ", ")
-        return try db.scalar("SELECT coalesce(bool_and(pg_has_role(relowner, 'USAGE')), false) FROM pg_class WHERE oid IN (\(marks))",
-                             tables.map { PostgresConnection.quote($0) }).int64 == 1
-    }
-
-    /// Truncates the tables when every one is empty, which changes nothing but their files: a table whose file
-    /// this transaction created is loaded without WAL on a server with `wal_level = minimal` (the Postgres manual's
-    /// "Populating a Database"), and written to WAL as usual on any other. Skipped (in a savepoint) when another
-    /// table's foreign key refers to one of them, which TRUNCATE refuses.
-    static func truncateIfEmpty(_ db: PostgresConnection, _ tables: [String]) throws {
-        let quoted = tables.map(SQLDialect.quote)
-        let empty = "SELECT " + quoted.map { "NOT EXISTS (SELECT 1 FROM \($0))" }.joined(separator: " AND ")
-        guard try db.scalar(empty).int64 == 1 else { return }
-        do {
-            try db.write { try db.execute("TRUNCATE " + quoted.joined(separator: ", ")) }
-        } catch is PostgresError {
-            // Referred to from elsewhere (or not ours to truncate): load into the tables as they are.
-        }
-    }
-
     /// The producer: builds batches of `batchSize` users and hands them over until `count` are built.
     /// `round` counts the seeds this store had before.
-    private func build(count: Int, firstPerson: Int, round: Int, layout: SeedLayout, into queue: BoundedQueue<Batch>) {
+    func build(count: Int, firstPerson: Int, round: Int, layout: SeedLayout, into queue: BoundedQueue<Batch>) {
         defer { queue.finish() }
         // A store seeded before continues with a stream of its own: the same seed again must not repeat the ids
         // it wrote the first time. The first seed of a store gets exactly the seed's stream.
         var random = DemoRandom(seed: round == 0 ? seed : seed ^ (UInt64(round) &* 0xD6E8_FEB8_6659_FD93))
         let writer = SeedRowBuilder(layout: layout)
-        // Emails carry the person's number: its position in the store, in a block of ten million per seed (seeds
+        // Emails carry the person's number (`DemoPeople`): its position in the store, in a block per seed (seeds
         // below 1,000), so that seeds running into one store at the same time never write the same address.
-        var person = firstPerson + Int((seed &- 1) % 1_000) * 10_000_000
+        let block = Int((seed &- 1) % UInt64(DemoPeople.blocks))
+        var position = firstPerson
         var built = 0
         while built < count {
             var report = Report()
             let batchEnd = min(count, built + batchSize)
             while built + report.users < batchEnd {
-                person += 1
-                seedPerson(person, room: batchEnd - built - report.users, random: &random, writer: writer, report: &report)
+                position += 1
+                seedPerson(DemoPeople.number(block: block, position: position), room: batchEnd - built - report.users, random: &random, writer: writer, report: &report)
             }
             built += report.users
             guard queue.push(Batch(rows: writer.takeBatch(), report: report)) else { return }
@@ -262,7 +200,7 @@ public struct DemoSeeder: Sendable {
         switch kind {
         case .apple:
             let relay = random.chance(0.34)
-            let email = relay ? Self.relayAddress(&random) : "\(local)@\(domain)"
+            let email = relay ? Self.relayAddress(index, &random) : "\(local)@\(domain)"
             let id = writer.user(name: name, email: email, verified: true, created: created, random: &random)
             writer.account(user: id, provider: "apple", created: created, random: &random)
             finishUser(id, created: created, ip: ip, agent: agent, random: &random, writer: writer, report: &report, accounts: 1)
@@ -281,7 +219,7 @@ public struct DemoSeeder: Sendable {
             finishUser(id, created: created, ip: ip, agent: agent, random: &random, writer: writer, report: &report, accounts: 2)
         case .split:
             // The same human twice: Apple with Hide My Email on iOS, then Google on the desktop days later.
-            let apple = writer.user(name: name, email: Self.relayAddress(&random), verified: true, created: created, random: &random)
+            let apple = writer.user(name: name, email: Self.relayAddress(index, &random), verified: true, created: created, random: &random)
             writer.account(user: apple, provider: "apple", created: created, random: &random)
             finishUser(apple, created: created, ip: ip, agent: Self.userAgents[0], random: &random, writer: writer, report: &report, accounts: 1)
             let later = created.adding(seconds: Int64(2 + random.below(19)) * 86_400 + Int64(random.below(86_400)))
@@ -336,8 +274,12 @@ public struct DemoSeeder: Sendable {
         return String(folded.unicodeScalars.filter { ($0.value >= 97 && $0.value <= 122) || $0 == "." }.map(Character.init))
     }
 
-    static func relayAddress(_ random: inout DemoRandom) -> String {
-        random.alphanumeric(10).lowercased() + "@privaterelay.appleid.com"
+    /// Person `number`'s Hide My Email address (`DemoPeople.relayAddress(of:)`): one person's alone, never a random
+    /// draw that may meet another's. It still takes the draw a random address took, so every other value of the
+    /// seed stays as it was.
+    static func relayAddress(_ number: Int, _ random: inout DemoRandom) -> String {
+        _ = random.next()
+        return DemoPeople.relayAddress(of: number)
     }
 
     static func ipAddress(_ random: inout DemoRandom) -> String {

@@ -12,7 +12,7 @@ struct SeedBatch: Sendable {
     var workspaces: [Workspace] = []
     var subscriptions: [Subscription] = []
     var roles: [Role] = []
-    /// (user id, name key) pairs for Postgres's name search index, when the layout asks for them.
+    /// (user id, name key) pairs for the name search index, when the layout asks for them (`DemoSeedLoad.buildsNameKeys`).
     var nameKeys: [SQLValue] = []
 
     struct SyncUser: Sendable { let sub: String, created: String }
@@ -45,8 +45,8 @@ struct SeedColumns: Sendable {
 struct SeedLayout: Sendable {
     let users: SeedColumns, accounts: SeedColumns, sessions: SeedColumns
     let verifications: SeedColumns?
-    /// Whether the builder also makes each user's name search key (`PostgresNameIndex.keyRow`), for a bulk load
-    /// that writes the index with the users.
+    /// Whether the builder also makes each user's name search key (`UserSearchIndex.keyRow`), for a bulk load
+    /// that writes the index with the users (`DemoSeedLoad.buildsNameKeys`).
     var nameKeys = false
 
     init(schema: AuthSchema) {
@@ -133,13 +133,14 @@ final class SeedInserter {
 
     static let syncChunk = 64
 
-    /// Whether the batches' name keys go into Postgres's name search index (`PostgresNameIndex.beginBulk`).
-    var writesNameKeys = false
+    /// Writes a batch's name keys into the name search index, when the engine's load writes the index with the users
+    /// (`DemoSeedLoad.load` sets it); nil leaves them out.
+    var nameKeys: (([SQLValue]) throws -> Void)?
 
     /// Inserts one batch; call inside a write transaction.
     func insert(_ batch: SeedBatch) throws {
         try users.insert(batch.users)
-        if writesNameKeys, let postgres = db as? PostgresConnection { _ = try PostgresNameIndex.copyKeys(batch.nameKeys, db: postgres) }
+        if let nameKeys { try nameKeys(batch.nameKeys) }
         try accounts.insert(batch.accounts)
         try sessions.insert(batch.sessions)
         if let verifications { try verifications.insert(batch.verifications) }
@@ -231,7 +232,7 @@ final class SeedRowBuilder {
             set(u.id, .text(id)); set(u.name, .text(name)); set(u.email, .text(email.lowercased()))
             set(u.verified, .integer(verified ? 1 : 0)); set(u.created, userCreated.encode(created)); set(u.updated, userUpdated.encode(created))
         }
-        if layout.nameKeys { batch.nameKeys += PostgresNameIndex.keyRow(id: id, name: name, normalizer: &normalizer, keys: &keys) }
+        if layout.nameKeys { batch.nameKeys += UserSearchIndex.keyRow(id: id, name: name, normalizer: &normalizer, keys: &keys) }
         return id
     }
 

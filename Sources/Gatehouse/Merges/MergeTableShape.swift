@@ -32,8 +32,8 @@ public struct MergeTableShape: Sendable, Equatable {
     private static func shape(_ db: SQLDatabase, table: String, columns info: [ColumnInfo]) throws -> MergeTableShape {
         guard !info.isEmpty else { throw GatehouseError.notFound("table \"\(table)\" does not exist") }
         let keys = info.filter { $0.primaryKeyPosition > 0 }.sorted { $0.primaryKeyPosition < $1.primaryKeyPosition }
-        guard db.engine == .sqlite else {
-            // Only SQLite has a rowid that names a row for good; elsewhere a merge names rows by primary key.
+        guard db.dialect.hasRowid else {
+            // Only a rowid names a row for good (`SQLDialect.hasRowid`); elsewhere a merge names rows by primary key.
             guard !keys.isEmpty else {
                 throw GatehouseError("table \"\(table)\" has no primary key, so a merge cannot name its rows on \(db.engine.displayName); nothing was changed",
                                      fix: "give the table a primary key, or merge these two users by hand")

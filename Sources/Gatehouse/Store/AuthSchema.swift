@@ -114,10 +114,11 @@ public struct AuthSchema: Sendable {
     /// Tables are found as queries find them: by their `gatehouse.json` names, unqualified (on Postgres through the
     /// connection's `search_path`: Better Auth's tables in a schema other than `public` are reached with
     /// `?options=-csearch_path%3Dauth` in the URI). Columns come from the engine's catalog with their declared
-    /// types. On Postgres, `timestamptz`, `timestamp` and `date` columns are `DateEncoding.sqlTimestamp`; any other
-    /// date column (epoch numbers in an integer, ISO text; every date column on SQLite) is judged from a sample value.
+    /// types. Where the engine has native timestamps (`SQLDialect.nativeTimestamps`: Postgres), `timestamptz`,
+    /// `timestamp` and `date` columns are `DateEncoding.sqlTimestamp`; any other date column (epoch numbers in an
+    /// integer, ISO text; every date column on SQLite) is judged from a sample value.
     public static func inspect(_ db: SQLDatabase, configuration: StoreConfiguration) throws -> Result<AuthSchema, SchemaProblems> {
-        let native = db.engine == .postgres
+        let native = db.dialect.nativeTimestamps
         // Every table's columns in one question, and every table's date samples in one snapshot: on a server (a round
         // trip each) opening a store costs two questions, not two per table.
         let columns = try db.columns(ofEach: StoreConfiguration.betterAuthTables.map(configuration.tableName))

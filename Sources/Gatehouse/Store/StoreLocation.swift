@@ -138,6 +138,9 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Whether the store's connections are a server's, shared with Better Auth's (`StoreEngine.connectionsAreShared`).
+    public var connectionsAreShared: Bool { storeEngine.connectionsAreShared }
+
     /// Whether `text` names a store on a server (a `postgres://` or `d1://` URI, valid or not) rather than a file.
     public static func namesServer(_ text: String) -> Bool { PostgresURI.isPostgresURI(text) || D1Location.looksLikeD1(text) }
 
@@ -145,5 +148,17 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     /// when `readOnly`; a Postgres connection is made read-only by the read transactions it runs in.
     public func connect(readOnly: Bool = false, timeouts: StoreTimeouts = .command) throws -> SQLDatabase {
         try storeEngine.connect(readOnly: readOnly, timeouts: timeouts)
+    }
+}
+
+extension SQLDialect.Engine {
+    /// The `StoreEngine` that serves this engine's connections, for work that holds a connection rather than an open
+    /// store (`UserSearchIndex.status(db, …)`): what the engine plugs in that needs no location, its name search index.
+    var storeEngine: any StoreEngine.Type {
+        switch self {
+        case .sqlite: SQLiteStoreEngine.self
+        case .postgres: PostgresStoreEngine.self
+        case .d1: D1StoreEngine.self
+        }
     }
 }

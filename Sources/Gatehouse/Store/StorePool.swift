@@ -22,20 +22,13 @@ public final class StorePool: Sendable {
 
 
     /// Refuses to go on when the store's server cannot give `count` connections to this process (the pool's first
-    /// is open already): `max_connections` less the superuser reserve and the connections open now, or the role's
-    /// own `CONNECTION LIMIT`. A SQLite file has no such limit.
+    /// is open already), as its engine counts them (`StoreEngine.freeConnections`: on Postgres, `max_connections` less
+    /// the superuser reserve and the connections open now, or the role's own `CONNECTION LIMIT`). A file has no limit.
     public func requireServerConnections(_ count: Int, fix: String) throws {
         try withStore { store in
-            guard store.db.engine == .postgres, let row = try store.db.row("""
-                SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int
-                       - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend') AS server_free,
-                       (SELECT CASE WHEN r.rolconnlimit < 0 THEN NULL
-                                    ELSE r.rolconnlimit - (SELECT count(*) FROM pg_stat_activity a WHERE a.usename = current_user) END
-                        FROM pg_roles r WHERE r.rolname = current_user) AS role_free
-                """, []) else { return }
-            let free = [row.optionalInt("server_free"), row.optionalInt("role_free")].compactMap { $0 }.min() ?? Int.max
+            guard let free = try store.engine.freeConnections(store.db) else { return }
             guard free < count - 1 else { return }
-            throw GatehouseError("the Postgres server of \(store.path) can give this process \(max(free, 0) + 1) connection(s) (max_connections, those open now, or the role's CONNECTION LIMIT); the console needs \(count)",
+            throw GatehouseError("the \(store.db.engine.displayName) server of \(store.path) can give this process \(max(free, 0) + 1) connection(s) (max_connections, those open now, or the role's CONNECTION LIMIT); the console needs \(count)",
                                  fix: "\(fix), or raise max_connections / the role's connection limit")
         }
     }

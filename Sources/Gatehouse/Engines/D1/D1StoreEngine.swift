@@ -9,9 +9,23 @@ struct D1StoreEngine: StoreEngine {
 
     var kind: SQLDialect.Engine { .d1 }
     var hasSearchPath: Bool { false }
-    /// Writers do not take turns on a lock: each write's guards make a racing one fail and run again.
-    var supportsAdvisoryLocks: Bool { false }
+    /// Every request stands alone: there is no connection to hold, so the console's lanes need no shared pool.
+    var connectionsAreShared: Bool { false }
     var createsPrivateKeyFolder: Bool { true }
+
+    /// Requests, not connections: nothing to count.
+    func freeConnections(_ db: SQLDatabase) throws -> Int? { nil }
+
+    /// The seam's batches (`demo seed` refuses D1 before it gets here: it reads back ids inside its writes).
+    func demoSeedLoad(_ store: Store, tables: [String], firstPerson: Int, createdForTheSeed: Bool) throws -> any DemoSeedLoad {
+        BatchSeedLoad()
+    }
+
+    /// `accounts check` runs its anti-joins on D1 as they are, one statement each.
+    func integrityPlan(_ store: Store, sampleLimit: Int, mergeScan: Bool) throws -> (any IntegrityPlan)? { nil }
+
+    /// No name search index yet on D1: name search scans the user table in id order.
+    static func nameIndex(on db: SQLDatabase) -> (any NameIndex)? { nil }
 
     /// `d1_<account>_<database>.key` in the operator's key folder (`MasterKey.operatorKeyFolder`): the key never goes
     /// to Cloudflare.

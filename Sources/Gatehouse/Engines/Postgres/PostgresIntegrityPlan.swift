@@ -65,6 +65,53 @@ struct PostgresIntegrityPlan: Sendable {
     }
 }
 
+/// `accounts check` on a Postgres store, as the checker asks it (`IntegrityPlan`): every check here, the id links and
+/// the malformed subs on the checker's connection, the sub links and the duplicate accounts on a second connection
+/// reading this one's exported snapshot (here after the rest on a standby, which exports none).
+struct PostgresIntegrityChecks: IntegrityPlan {
+    let location: StoreLocation
+    let db: PostgresConnection
+    let plan: PostgresIntegrityPlan
+
+    func tallies(antiJoins sql: [String: String]) throws -> [String: IntegrityTally] {
+        // The second connection reads this one's snapshot, taken first thing (as an exported snapshot must be). A
+        // standby cannot export one.
+        let snapshot = db.isReadOnly ? nil : try? db.exportSnapshot()
+        let hasSync = try db.tableExists("users")
+        let duplicates = sql["duplicate_provider_account"] ?? "", malformed = sql["sync_sub_malformed"] ?? ""
+        let plan = self.plan, limit = plan.sampleLimit
+        let other: @Sendable (SQLDatabase) throws -> [String: IntegrityTally] = { db in
+            try plan.prepare(db, merging: false)
+            var tallies = hasSync ? try plan.syncLinks(db) : [:]
+            var tally = IntegrityTally(limit: limit)
+            try db.forEach(duplicates) { tally.add($0.values) }
+            tallies["duplicate_provider_account"] = tally
+            return tallies
+        }
+        let second = snapshot.map { SecondConnection(location, postgresSnapshot: $0, other) }
+        try plan.prepare(db, merging: true)
+        var tallies = try plan.userLinks(db)
+        if hasSync {
+            var tally = IntegrityTally(limit: limit)
+            try db.forEach(malformed) { tally.add($0.values) }
+            tallies["sync_sub_malformed"] = tally
+        }
+        tallies.merge(try second?.wait() ?? other(db)) { $1 }
+        return tallies
+    }
+
+    func beforeAntiJoin(_ code: String) throws {}
+    func end() {}
+}
+
+extension PostgresStoreEngine {
+    func integrityPlan(_ store: Store, sampleLimit: Int, mergeScan: Bool) throws -> (any IntegrityPlan)? {
+        guard let postgres = store.db as? PostgresConnection else { return nil }
+        return PostgresIntegrityChecks(location: store.location, db: postgres,
+                                       plan: PostgresIntegrityPlan(schema: store.schema, sampleLimit: sampleLimit))
+    }
+}
+
 extension IntegrityTally {
     /// The same count, with samples `[row locator, owner]`: the first rows of `table` in (owner, locator) order
     /// whose owner is one of `owners` (the sampled keys of a scan that read only the owner column).

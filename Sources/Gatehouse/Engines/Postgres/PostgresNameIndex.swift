@@ -15,7 +15,9 @@ import Storage
 ///
 /// Needs the user table's owner (its triggers are dropped and made again on a rebuild), and the index's owner when
 /// it exists: another role gets "unsupported", and name search scans the user table on the server.
-enum PostgresNameIndex {
+struct PostgresNameIndex: NameIndex {
+    let db: PostgresConnection
+
     static let function = "gatehouse_user_search_mark"
     static let triggers = [UserSearchIndex.insertTrigger, UserSearchIndex.updateTrigger, UserSearchIndex.deleteTrigger]
     static let names = SQLDialect.quote(UserSearchIndex.namesTable)
@@ -141,7 +143,7 @@ enum PostgresNameIndex {
 
     /// For a bulk load into an empty user table (`demo seed`), inside its transaction: the index's tables, empty and
     /// without triggers, and the user table locked against other writers until the transaction ends. The loader
-    /// writes each new user's key itself (`keyRows`); `finishBulk` then adds the triggers.
+    /// writes each new user's key itself (`UserSearchIndex.keyRow`); `finishBulk` then adds the triggers.
     static func beginBulk(_ db: PostgresConnection, schema: AuthSchema) throws {
         try db.execute("LOCK TABLE \(schema.user.sql) IN SHARE ROW EXCLUSIVE MODE")
         _ = try createTables(db, schema: schema)
@@ -151,19 +153,6 @@ enum PostgresNameIndex {
     static func finishBulk(_ db: PostgresConnection, schema: AuthSchema) throws {
         try createTriggers(db, schema: schema)
         try db.execute("ANALYZE \(names)")
-    }
-
-    /// The key table's row for a user with `name`, as `build` writes it: (id, key), or nothing when the name has no
-    /// letter or digit. `keys` remembers each name's key (a bulk load repeats names).
-    static func keyRow(id: String, name: String, normalizer: inout NameNormalizer, keys: inout [String: String]) -> [SQLValue] {
-        let key: String
-        if let known = keys[name] {
-            key = known
-        } else {
-            key = String(decoding: normalizer.bytes(name), as: UTF8.self)
-            keys[name] = key
-        }
-        return key.isEmpty ? [] : [.text(id), .text(key)]
     }
 
     /// Drops the index and creates its two tables, empty, their `user_id` of the user id's type; returns the type.
@@ -215,7 +204,7 @@ enum PostgresNameIndex {
         var keys: [String: String] = [:]
         for row in rows {
             guard let id = row[0].string, let name = row[1].string else { continue }
-            values += keyRow(id: id, name: name, normalizer: &normalizer, keys: &keys)
+            values += UserSearchIndex.keyRow(id: id, name: name, normalizer: &normalizer, keys: &keys)
         }
         return try copyKeys(values, db: db)
     }
@@ -241,5 +230,31 @@ enum PostgresNameIndex {
             _ = try writeKeys(rows, db: db, normalizer: &normalizer)
         }
         return ids.count
+    }
+}
+
+// MARK: - NameIndex
+
+extension PostgresNameIndex {
+    func status(schema: AuthSchema) throws -> UserSearchIndex.Status { try Self.status(db, schema: schema) }
+    /// Nothing was added to the Postgres index since it was first built.
+    func lacksParts() throws -> Bool { false }
+    func ensure(schema: AuthSchema, rebuild: Bool) throws -> UserSearchIndex.Change { try Self.ensure(db, schema: schema, rebuild: rebuild) }
+    func drop(schema: AuthSchema) throws { try Self.drop(db, schema: schema) }
+
+    func ids(matching needle: [UInt8], limit: Int, schema: AuthSchema, probeKeys: Int,
+             normalizer: inout NameNormalizer) throws -> (ids: [BetterAuthUserID], plan: NameSearch.Plan)? {
+        try Self.ids(matching: needle, limit: limit, schema: schema, db: db, normalizer: &normalizer).map { ($0, .index) }
+    }
+
+    /// The scan in id order, the order the server answers the index's matches in.
+    func scan(_ needle: [UInt8], limit: Int, schema: AuthSchema, normalizer: inout NameNormalizer) throws -> [BetterAuthUserID] {
+        try NameSearch.scanInIDOrder(db, schema: schema, needle, limit: limit, normalizer: &normalizer)
+    }
+}
+
+extension PostgresStoreEngine {
+    static func nameIndex(on db: SQLDatabase) -> (any NameIndex)? {
+        (db as? PostgresConnection).map(PostgresNameIndex.init)
     }
 }

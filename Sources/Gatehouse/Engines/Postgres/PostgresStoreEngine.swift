@@ -8,7 +8,7 @@ struct PostgresStoreEngine: StoreEngine {
 
     var kind: SQLDialect.Engine { .postgres }
     var hasSearchPath: Bool { true }
-    var supportsAdvisoryLocks: Bool { true }
+    var connectionsAreShared: Bool { true }
     var createsPrivateKeyFolder: Bool { true }
 
     /// A Postgres store has no folder of its own: its key file is `<host>_<port>_<database>.key` in
@@ -19,6 +19,19 @@ struct PostgresStoreEngine: StoreEngine {
         let name = [uri.host ?? "local", uri.port ?? "5432", uri.database ?? uri.user ?? "postgres"]
             .joined(separator: "_").map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? String($0) : "_" }.joined()
         return directory + "/" + name + ".key"
+    }
+
+    /// `max_connections` less the superuser reserve and the connections open now, or the role's own `CONNECTION
+    /// LIMIT` less its open connections, whichever is smaller.
+    func freeConnections(_ db: SQLDatabase) throws -> Int? {
+        guard let row = try db.row("""
+            SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int
+                   - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend') AS server_free,
+                   (SELECT CASE WHEN r.rolconnlimit < 0 THEN NULL
+                                ELSE r.rolconnlimit - (SELECT count(*) FROM pg_stat_activity a WHERE a.usename = current_user) END
+                    FROM pg_roles r WHERE r.rolname = current_user) AS role_free
+            """, []) else { return nil }
+        return [row.optionalInt("server_free"), row.optionalInt("role_free")].compactMap { $0 }.min() ?? Int.max
     }
 
     func connect(readOnly: Bool, timeouts: StoreTimeouts) throws -> SQLDatabase {

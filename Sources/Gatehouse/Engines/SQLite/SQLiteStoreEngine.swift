@@ -9,9 +9,12 @@ struct SQLiteStoreEngine: StoreEngine {
 
     var kind: SQLDialect.Engine { .sqlite }
     var hasSearchPath: Bool { false }
-    var supportsAdvisoryLocks: Bool { false }
+    var connectionsAreShared: Bool { false }
     var masterKeyPath: String { path + ".key" }
     var createsPrivateKeyFolder: Bool { false }
+
+    /// A file's connections are the process's own.
+    func freeConnections(_ db: SQLDatabase) throws -> Int? { nil }
 
     func connect(readOnly: Bool, timeouts: StoreTimeouts) throws -> SQLDatabase {
         try SQLiteDatabase(path: path, options: SQLiteDatabase.Options(readOnly: readOnly, busyTimeoutMilliseconds: Int32(timeouts.busyMilliseconds)))
