@@ -20,6 +20,11 @@ final class D1EngineTests: XCTestCase {
         XCTAssertEqual(try run(["init"], store: sqlite).status, 0)
         let seeded = try run(["demo", "seed", "--users", String(users)], store: sqlite)
         XCTAssertEqual(seeded.status, 0, seeded.all)
+        return (sqlite, try d1Copy(of: sqlite, scratch))
+    }
+
+    /// A new D1 database holding the rows of the SQLite store `sqlite`, and its master key.
+    func d1Copy(of sqlite: String, _ scratch: Scratch) throws -> TestStore {
         let d1 = try TestStore.make(.d1, in: scratch)
         let file = try XCTUnwrap(d1.d1File)
         _ = try sqlite3(sqlite, ".backup '\(file)'")
@@ -30,7 +35,7 @@ final class D1EngineTests: XCTestCase {
         let key = keys + "/d1_\(account)_\(database).key"
         try? FileManager.default.removeItem(atPath: key)
         try FileManager.default.copyItem(atPath: sqlite + ".key", toPath: key)
-        return (sqlite, d1)
+        return d1
     }
 
     /// What a command printed with the store's name (and the SQLite path the copied rows name) and the times it
@@ -167,6 +172,51 @@ final class D1EngineTests: XCTestCase {
         XCTAssertEqual(try run(["audit", "verify"], store: d1.location).status, 0)
         let check = try run(["accounts", "check"], store: d1.location)
         XCTAssertEqual(check.status, 0, check.all)
+    }
+
+    /// `merge apply` killed (SIGKILL) at points from its first reads to after its write request was sent: each time
+    /// the database is either untouched or fully merged, with a record of the merge exactly when it is merged.
+    func testAMergeApplyKilledAtAnyPointLeavesTheStoreUntouchedOrFullyMerged() throws {
+        let scratch = try Scratch()
+        let (sqlite, _) = try seededPair(scratch)
+        let candidates = try json(try run(["users", "duplicates", "--json"], store: sqlite))["candidates"] as? [[String: Any]]
+        let pair = try XCTUnwrap(candidates?.first)
+        let earlier = try XCTUnwrap((pair["earlier"] as? [String: Any])?["id"] as? String)
+        let later = try XCTUnwrap((pair["later"] as? [String: Any])?["id"] as? String)
+        var outcomes: [String] = []
+        for killAfter in [0.05, 0.4, 0.9, 1.5, 2.2, 2.8, 3.2, 3.6] {
+            let d1 = try d1Copy(of: sqlite, scratch)
+            let planned = try run(["merge", "plan", "--from", earlier, "--into", later, "--keep-email", "target", "--json"], store: d1.location)
+            let plan = try XCTUnwrap(try json(planned)["planID"] as? String, planned.all)
+            let before = try d1.query("SELECT count(*) FROM account WHERE userId = '\(earlier)'; SELECT count(*) FROM session")
+            // Every request answers 150 ms late, so the kill lands among the reads, or after the write was sent.
+            try D1Control.reset()
+            try D1Control.fault("slow", count: 1000, ["delay_ms": 150])
+            let running = try cli.start(["merge", "apply", plan, "--ticket", "T-kill", "--yes", "--store", d1.location])
+            Thread.sleep(forTimeInterval: killAfter)
+            kill(running.process.processIdentifier, SIGKILL)
+            _ = try running.finish()
+            Thread.sleep(forTimeInterval: 0.4)
+            try D1Control.reset()
+            let merges = try d1.query("SELECT count(*) FROM gatehouse_merges")
+            let sourceLeft = try d1.query("SELECT count(*) FROM user WHERE id = '\(earlier)'")
+            if merges == "0" {
+                XCTAssertEqual(sourceLeft, "1", "killed after \(killAfter) s: no merge record, so nothing may be merged")
+                XCTAssertEqual(try d1.query("SELECT count(*) FROM account WHERE userId = '\(earlier)'; SELECT count(*) FROM session"), before)
+                outcomes.append("untouched")
+            } else {
+                XCTAssertEqual(merges, "1")
+                XCTAssertEqual(sourceLeft, "0", "killed after \(killAfter) s: a merge record, so the merge is whole")
+                XCTAssertEqual(try d1.query("SELECT count(*) FROM account WHERE userId = '\(earlier)'"), "0")
+                outcomes.append("merged")
+            }
+            let verified = try run(["audit", "verify"], store: d1.location)
+            XCTAssertEqual(verified.status, 0, verified.all)
+            let check = try run(["accounts", "check"], store: d1.location)
+            XCTAssertEqual(check.status, 0, "killed after \(killAfter) s: \(check.all)")
+        }
+        XCTAssertTrue(outcomes.contains("untouched"), "\(outcomes)")
+        print("merge apply killed at 8 points: \(outcomes)")
     }
 
     /// Requests since the last reset that wrote (their statements are more than reads).
