@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Linked-accounts benchmarks (issue 4) on the shared seeded store, read-only.
-# Env: GATEHOUSE_BIN (release binary), BENCH_STORE (1,000,000-user store), BENCH_DIR (scratch), SQLITE3.
+# Env: GATEHOUSE_BIN (release binary), BENCH_STORE (the BENCH_USERS-user store), BENCH_DIR (scratch), SQLITE3.
 # Prints TSV lines: metric<TAB>value<TAB>unit<TAB>target<TAB>note
 set -euo pipefail
+source "$(dirname "$0")/lib.sh" # paired_ratio, spread, wall_ms (its own median_ms and ratio below take RUNS)
 
 BIN=${GATEHOUSE_BIN:?GATEHOUSE_BIN is not set}
 STORE=${BENCH_STORE:?BENCH_STORE is not set}
@@ -56,16 +57,22 @@ FROM "user" u WHERE u.email >= '$PREFIX' AND u.email < '$UPPER' ORDER BY u.email
 SQL
 
 export GATEHOUSE_STORE="$STORE"
-show_ms=$(median_ms "$BIN" users show "$EMAIL")
-show_base=$(median_ms "$SQL" -readonly "$STORE" ".read $DIR/show.sql")
-search_ms=$(median_ms "$BIN" users search "$PREFIX" --by email)
-search_base=$(median_ms "$SQL" -readonly "$STORE" ".read $DIR/search.sql")
-emit users_show_ms "$show_ms" ms 50 "median of $RUNS runs, process start to exit"
+# Each ratio: BENCH_PAIRS alternating pairs, each side the median of PER runs (about RUNS runs per side in all).
+PAIRS=${BENCH_PAIRS:-5}
+PER=$(( (RUNS + PAIRS - 1) / PAIRS ))
+show_gh() { RUNS=$PER median_ms "$BIN" users show "$EMAIL"; }
+show_shell() { RUNS=$PER median_ms "$SQL" -readonly "$STORE" ".read $DIR/show.sql"; }
+search_gh() { RUNS=$PER median_ms "$BIN" users search "$PREFIX" --by email; }
+search_shell() { RUNS=$PER median_ms "$SQL" -readonly "$STORE" ".read $DIR/search.sql"; }
+read -r show_r show_lo show_hi show_ms show_ms_lo show_ms_hi show_base _ _ < <(paired_ratio show_gh show_shell)
+read -r search_r search_lo search_hi search_ms search_ms_lo search_ms_hi search_base _ _ < <(paired_ratio search_gh search_shell)
+runs_note="median of $PAIRS medians of $PER runs (range $show_ms_lo-$show_ms_hi), process start to exit"
+emit users_show_ms "$show_ms" ms "$(vs_1m users_show_ms lower "< 50 ms")" "$runs_note"
 emit users_show_sqlite3_ms "$show_base" ms - "sqlite3 CLI running the same indexed lookups"
-emit users_show_ratio "$(ratio "$show_ms" "$show_base")" x 3 "gatehouse / sqlite3"
-emit users_search_email_ms "$search_ms" ms 30 "median of $RUNS runs, prefix '$PREFIX'"
+emit users_show_ratio "$(spread "$show_r" "$show_lo" "$show_hi")" x "<= 3" "gatehouse / sqlite3; $(pairs_note)"
+emit users_search_email_ms "$search_ms" ms "$(vs_1m users_search_email_ms lower "< 30 ms")" "median of $PAIRS medians of $PER runs (range $search_ms_lo-$search_ms_hi), prefix '$PREFIX'"
 emit users_search_sqlite3_ms "$search_base" ms - "sqlite3 CLI running the same index range"
-emit users_search_ratio "$(ratio "$search_ms" "$search_base")" x 3 "gatehouse / sqlite3"
+emit users_search_ratio "$(spread "$search_r" "$search_lo" "$search_hi")" x "<= 3" "gatehouse / sqlite3; $(pairs_note)"
 
 # The heavy whole-store commands: a few runs each (BENCH_HEAVY_RUNS), median and range, since the
 # machine is shared; each next to the sqlite3 shell doing comparable work in the same run.
@@ -97,15 +104,13 @@ cat > "$DIR/dup.sql" <<SQL
 SELECT count(*), sum(length(id) + length(name) + length(email) + length(createdAt)) FROM "user";
 SELECT count(*), sum(length(userId) + length(ipAddress) + length(userAgent)) FROM session;
 SQL
-dup_base=$(median_ms "$SQL" -readonly "$STORE" ".read $DIR/dup.sql")
-emit users_duplicates_ms "$dup_ms" ms 10000 "whole store, $pairs pairs at the default score; median of $HEAVY (range $dup_min-$dup_max)"
-emit users_duplicates_sqlite3_read_ms "$dup_base" ms - "sqlite3 CLI reading the same user and session columns"
-emit users_duplicates_rss_mb "$(( dup_kb / 1024 ))" MB 500 "peak resident set"
+dup_base=$(RUNS=$HEAVY median_ms "$SQL" -readonly "$STORE" ".read $DIR/dup.sql") # a whole-store read: as many runs as the command
+emit users_duplicates_ms "$dup_ms" ms "$(at_scale "< 10000 ms" "< 60000 ms")" "whole store, $pairs pairs at the default score; median of $HEAVY (range $dup_min-$dup_max)"
+emit users_duplicates_sqlite3_read_ms "$dup_base" ms - "sqlite3 CLI reading the same user and session columns; median of $HEAVY"
+emit users_duplicates_rss_mb "$(( dup_kb / 1024 ))" MB "< 500 MB" "peak resident set"
 
-# accounts check, against the sqlite3 shell running the seven checks as indexed anti-joins and as EXCEPTs.
-for _ in $(seq "$HEAVY"); do timed "$BIN" accounts check --json; done > "$DIR/check.runs"
-cp "$DIR/timed.out" "$DIR/check.json"
-read -r check_ms check_min check_max _ < <(stats < "$DIR/check.runs")
+# accounts check, against the sqlite3 shell running the seven checks as indexed anti-joins (paired, alternating) and
+# as EXCEPTs (once).
 cat > "$DIR/check-antijoin.sql" <<'SQL'
 SELECT count(*) FROM account a WHERE NOT EXISTS (SELECT 1 FROM "user" u WHERE u.id = a.userId);
 SELECT count(*) FROM "user" u WHERE NOT EXISTS (SELECT 1 FROM account a WHERE a.userId = u.id);
@@ -124,14 +129,14 @@ SELECT count(*) FROM (SELECT 'better_auth|' || id FROM "user" EXCEPT SELECT sub 
 SELECT count(*) FROM (SELECT 1 FROM account GROUP BY accountId, providerId HAVING count(*) > 1);
 SELECT count(*) FROM (SELECT userId FROM session EXCEPT SELECT id FROM "user");
 SQL
-OLD_RUNS=$RUNS; RUNS=1
-antijoin_ms=$(median_ms "$SQL" -readonly "$STORE" ".read $DIR/check-antijoin.sql")
-except_ms=$(median_ms "$SQL" -readonly "$STORE" ".read $DIR/check-except.sql")
-RUNS=$OLD_RUNS
-emit accounts_check_ms "$check_ms" ms 5000 "seven integrity checks (merge walks; sessions on a second connection); median of $HEAVY (range $check_min-$check_max)"
-emit accounts_check_sqlite3_antijoin_ms "$antijoin_ms" ms - "sqlite3 CLI: the seven checks as per-row anti-joins (the old plan), counts only"
-emit accounts_check_sqlite3_except_ms "$except_ms" ms - "sqlite3 CLI: the link checks as EXCEPT (counts distinct keys)"
-emit accounts_check_ratio "$(ratio "$check_ms" "$antijoin_ms")" x - "gatehouse / sqlite3 anti-joins"
+check_gh() { wall_ms "$BIN" accounts check --json; }
+check_antijoin() { wall_ms "$SQL" -readonly "$STORE" ".read $DIR/check-antijoin.sql"; }
+read -r check_r check_r_lo check_r_hi check_ms check_min check_max antijoin_ms _ _ < <(paired_ratio check_gh check_antijoin)
+except_ms=$(wall_ms "$SQL" -readonly "$STORE" ".read $DIR/check-except.sql")
+emit accounts_check_ms "$check_ms" ms "$(at_scale "< 5000 ms" "< 15000 ms")" "seven integrity checks (merge walks; sessions on a second connection); median of $PAIRS (range $check_min-$check_max)"
+emit accounts_check_sqlite3_antijoin_ms "$antijoin_ms" ms - "sqlite3 CLI: the seven checks as per-row anti-joins (the old plan), counts only; median of $PAIRS"
+emit accounts_check_sqlite3_except_ms "$except_ms" ms - "sqlite3 CLI: the link checks as EXCEPT (counts distinct keys); one run"
+emit accounts_check_ratio "$(spread "$check_r" "$check_r_lo" "$check_r_hi")" x - "gatehouse / sqlite3 anti-joins; $(pairs_note)"
 
 # Name search (issue 13): queries that match few users, through the trigram index against the scan it replaces
 # (the same binary with GATEHOUSE_NAME_SEARCH=scan) and against the sqlite3 shell's LIKE scan of every name, which
@@ -156,11 +161,13 @@ for case in "middle:llfeath" "fragment:$FRAGMENT" "none:zyqwv" "dense:ía garc" 
     # Two letters would find relay addresses by email prefix first: the short case searches names only.
     by=(); [ "$label" = short ] && by=(--by name)
     count=$("$BIN" users search "$query" "${by[@]}" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["users"]))')
-    fts_ms=$(median_ms "$BIN" users search "$query" "${by[@]}")
-    scan_ms=$(GATEHOUSE_NAME_SEARCH=scan median_ms "$BIN" users search "$query" "${by[@]}")
-    like_ms=$(median_ms "$SQL" -readonly "$STORE" "SELECT id FROM \"user\" WHERE name LIKE '%$query%' LIMIT 21")
-    emit "users_search_name_${label}_ms" "$fts_ms" ms 20 "'$query' ($count found): median of $RUNS runs, process start to exit"
-    emit "users_search_name_${label}_scan_ms" "$scan_ms" ms - "the same with GATEHOUSE_NAME_SEARCH=scan (the old plan)"
-    emit "users_search_name_${label}_like_ms" "$like_ms" ms - "sqlite3 CLI: name LIKE '%…%' over every row"
-    emit "users_search_name_${label}_ratio" "$(ratio "$fts_ms" "$scan_ms")" x - "index / scan"
+    # The index side is the median of PER runs per pair; the scan reads every name, one run per pair is enough.
+    name_fts() { RUNS=$PER median_ms "$BIN" users search "$query" "${by[@]}"; }
+    name_scan() { GATEHOUSE_NAME_SEARCH=scan wall_ms "$BIN" users search "$query" "${by[@]}"; }
+    read -r name_r name_lo name_hi fts_ms fts_lo fts_hi scan_ms _ _ < <(paired_ratio name_fts name_scan)
+    like_ms=$(RUNS=$PER median_ms "$SQL" -readonly "$STORE" "SELECT id FROM \"user\" WHERE name LIKE '%$query%' LIMIT 21")
+    emit "users_search_name_${label}_ms" "$fts_ms" ms "$(vs_1m "users_search_name_${label}_ms" lower "< 20 ms")" "'$query' ($count found): median of $PAIRS medians of $PER runs (range $fts_lo-$fts_hi), process start to exit"
+    emit "users_search_name_${label}_scan_ms" "$scan_ms" ms - "the same with GATEHOUSE_NAME_SEARCH=scan (the old plan); median of $PAIRS"
+    emit "users_search_name_${label}_like_ms" "$like_ms" ms - "sqlite3 CLI: name LIKE '%…%' over every row; median of $PER"
+    emit "users_search_name_${label}_ratio" "$(spread "$name_r" "$name_lo" "$name_hi")" x - "index / scan; $(pairs_note)"
 done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Merge apply on the 1,000,000-user demo store: a user with 10 accounts, 200 sessions and 20 workspaces is
+# Merge apply on the BENCH_USERS-user demo store: a user with 10 accounts, 200 sessions and 20 workspaces is
 # merged into another; the figure is the time inside apply's BEGIN IMMEDIATE … COMMIT (its
 # transactionMilliseconds). Works on a copy: BENCH_STORE is never modified.
 set -euo pipefail
@@ -7,6 +7,8 @@ source "$(dirname "$0")/lib.sh"
 
 store="$BENCH_DIR/merge.sqlite"
 rm -f "$store" "$store"-wal "$store"-shm "$store".key
+# The copy is as large as the store (about 19 GB at 10M users): removed however the script ends.
+trap 'rm -f "$store" "$store"-wal "$store"-shm "$store".key' EXIT
 "$SQLITE3" "$BENCH_STORE" ".backup '$store'"
 [ -f "$BENCH_STORE.key" ] && cp "$BENCH_STORE.key" "$store.key"
 

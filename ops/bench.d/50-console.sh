@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The console under load (wrk, 32 connections): authenticated GET /api/users/{id} on ~1000 random
-# users of the 1,000,000-user store (requests/s, p99), static GET / against a bare libmicrohttpd
+# users of the BENCH_USERS-user store (requests/s, p99), static GET / against a bare libmicrohttpd
 # server answering a constant body (bare-mhd.c, built here) measured in the same run, and the
 # server's memory after about 1,000,000 requests, and the console's answers while one local process
 # holds 600 slowloris connections (vs none, same run). Works on a copy of BENCH_STORE; the original is
@@ -33,12 +33,12 @@ head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$work/admin.pw"
 
 server_pid=""
 bare_pid=""
-loris_pid=""
 cleanup() {
-  [ -n "$loris_pid" ] && kill "$loris_pid" 2>/dev/null || true
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
   [ -n "$bare_pid" ] && kill "$bare_pid" 2>/dev/null || true
   wait 2>/dev/null || true
+  # The copy is as large as the store (about 19 GB at 10M users): not kept after the run.
+  rm -f "$store" "$store"-wal "$store"-shm "$store".key
 }
 trap cleanup EXIT
 
@@ -69,24 +69,32 @@ cc -O2 -o "$work/bare-mhd" "$here/bare-mhd.c" $(pkg-config --cflags --libs libmi
 bare_pid=$!
 bare_port=""
 for _ in $(seq 100); do bare_port=$(head -1 "$work/bare.out" 2>/dev/null || true); [ -n "$bare_port" ] && break; sleep 0.05; done
-wrk_run "$work/static-console.txt" 5 "$url/"
-wrk_run "$work/static-bare.txt" 5 "http://127.0.0.1:$bare_port/"
+# Alternating pairs (paired_ratio): bare server, then console, BENCH_PAIRS times; every console run's report is kept
+# (its requests count towards the memory figure below).
+static_console() {
+  local out; out=$(mktemp "$work/static-console.XXXXXX.txt")
+  wrk_run "$out" 5 "$url/"
+  requests_per_second "$out"
+}
+static_bare() {
+  wrk_run "$work/static-bare.txt" 5 "http://127.0.0.1:$bare_port/"
+  requests_per_second "$work/static-bare.txt"
+}
+read -r static_r static_lo static_hi console_static cs_lo cs_hi bare_static bs_lo bs_hi < <(paired_ratio static_console static_bare)
 kill "$bare_pid" 2>/dev/null || true
 bare_pid=""
-console_static=$(requests_per_second "$work/static-console.txt")
-bare_static=$(requests_per_second "$work/static-bare.txt")
-row "console: static GET / at $connections connections" "$console_static" "req/s" "" "bare libmicrohttpd: $bare_static req/s"
-row "console: static GET / vs bare libmicrohttpd" "$(ratio "$console_static" "$bare_static")" "ratio" ">= 0.70" "same run, same body ($(wc -c < "$GATEHOUSE_ROOT/Public/index.html") bytes)"
+row "console: static GET / at $connections connections" "$console_static" "req/s" "" "median (range $cs_lo-$cs_hi); bare libmicrohttpd: $bare_static req/s (range $bs_lo-$bs_hi)"
+row "console: static GET / vs bare libmicrohttpd" "$(spread "$static_r" "$static_lo" "$static_hi")" "ratio" ">= 0.70" "same body ($(wc -c < "$GATEHOUSE_ROOT/Public/index.html") bytes); 5 s each; $(pairs_note)"
 
 # Authenticated user detail.
 wrk_run "$work/users.txt" "$seconds" "$url" -s "$work/users.lua"
 rps=$(requests_per_second "$work/users.txt")
 errors=$(non_2xx "$work/users.txt")
-row "console: GET /api/users/{id}, $connections connections" "$rps" "req/s" ">= 5000" "1000 random users of $BENCH_USERS; non-2xx: ${errors:-0}"
-row "console: GET /api/users/{id} p99 latency" "$(p99_ms "$work/users.txt")" "ms" "< 20 ms" "wrk --latency, ${seconds} s"
+row "console: GET /api/users/{id}, $connections connections" "$rps" "req/s" "$(vs_1m "console: GET /api/users/{id}, $connections connections" higher ">= 5000")" "1000 random users of $BENCH_USERS; non-2xx: ${errors:-0}"
+row "console: GET /api/users/{id} p99 latency" "$(p99_ms "$work/users.txt")" "ms" "$(vs_1m "console: GET /api/users/{id} p99 latency" lower "< 20 ms")" "wrk --latency, ${seconds} s"
 
 # Memory after about 1,000,000 requests (every request so far counts).
-done_requests=$(( $(total_requests "$work/static-console.txt") + $(total_requests "$work/users.txt") ))
+done_requests=$(awk '/requests in/ { n += $1 } END { print n + 0 }' "$work"/static-console.*.txt "$work/users.txt")
 if [ "$done_requests" -lt "$want" ] && [ "$rps" -gt 0 ]; then
   extra=$(( (want - done_requests) / rps + 2 ))
   [ "$extra" -gt "$max_extra" ] && extra=$max_extra
@@ -101,8 +109,9 @@ row "console: server RSS after load" "$(awk -v k="$rss_kb" 'BEGIN { printf "%.1f
 # console without them: wrk's p99 on GET /api/auth/me (4 kept-alive connections), and the slowest of
 # 50 fresh connections each sending GET / as a browser would (the target: answered within a second).
 cat > "$work/slowloris.py" <<'PY'
-import socket, sys, time
+import signal, socket, sys, time
 port, count, seconds = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stopped when its round is measured
 starts = [b"", b"GET /index.ht", b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "]
 def opened(i):
     s = socket.create_connection(("127.0.0.1", port)); s.setblocking(False)
@@ -111,17 +120,19 @@ def opened(i):
 conns = [opened(i) for i in range(count)]
 print("holding", flush=True)
 reopened, end = 0, time.time() + seconds
-while time.time() < end:
-    for i, s in enumerate(conns):
-        try:
-            if i % 3 == 2: s.send(b"a")
-            if s.recv(1) == b"": raise ConnectionError
-        except BlockingIOError:
-            pass
-        except OSError:
-            s.close(); conns[i] = opened(i); reopened += 1
-    time.sleep(1)
-print("reopened", reopened, flush=True)
+try:
+    while time.time() < end:
+        for i, s in enumerate(conns):
+            try:
+                if i % 3 == 2: s.send(b"a")
+                if s.recv(1) == b"": raise ConnectionError
+            except BlockingIOError:
+                pass
+            except OSError:
+                s.close(); conns[i] = opened(i); reopened += 1
+        time.sleep(1)
+finally:
+    print("reopened", reopened, flush=True)
 PY
 cat > "$work/fresh.py" <<'PY'
 import socket, sys, time
@@ -144,18 +155,37 @@ port=${url##*:}; port=${port%/}
 cat > "$work/me.lua" <<'LUA'
 wrk.headers["Authorization"] = "Bearer " .. os.getenv("TOKEN")
 LUA
-wrk -t1 -c4 -d5s --latency -s "$work/me.lua" "$url/api/auth/me" > "$work/me-quiet.txt"
-fresh_quiet=$(python3 "$work/fresh.py" "$port" 50)
-python3 "$work/slowloris.py" "$port" 600 25 > "$work/slowloris.out" &
-loris_pid=$!
-for _ in $(seq 100); do grep -q holding "$work/slowloris.out" 2>/dev/null && break; sleep 0.1; done
-sleep 2
-wrk -t1 -c4 -d5s --latency -s "$work/me.lua" "$url/api/auth/me" > "$work/me-loris.txt"
-fresh_loris=$(python3 "$work/fresh.py" "$port" 50)
-wait "$loris_pid" || true
-loris_pid=""
-quiet_p99=$(p99_ms "$work/me-quiet.txt")
-loris_p99=$(p99_ms "$work/me-loris.txt")
-row "console: GET /api/auth/me p99, 600 slowloris connections vs none" "$(ratio "$loris_p99" "$quiet_p99")" "ratio" "< 3" \
-  "same run: $loris_p99 ms vs $quiet_p99 ms; non-2xx with: $(non_2xx "$work/me-loris.txt"); $(tail -1 "$work/slowloris.out")"
-row "console: slowest fresh GET / among 50, 600 slowloris connections" "$fresh_loris" "ms" "< 1000 ms" "without them: $fresh_quiet ms"
+# Alternating pairs (paired_ratio): without, then with the 600 connections; each round's slowest fresh GET / is kept.
+: > "$work/fresh-quiet.all"
+: > "$work/fresh-loris.all"
+: > "$work/slowloris.all"
+me_quiet() {
+  wrk -t1 -c4 -d5s --latency -s "$work/me.lua" "$url/api/auth/me" > "$work/me-quiet.txt"
+  python3 "$work/fresh.py" "$port" 50 >> "$work/fresh-quiet.all"
+  p99_ms "$work/me-quiet.txt"
+}
+me_loris() {
+  local pid
+  python3 "$work/slowloris.py" "$port" 600 60 > "$work/slowloris.out" &
+  pid=$!
+  for _ in $(seq 100); do grep -q holding "$work/slowloris.out" 2>/dev/null && break; sleep 0.1; done
+  sleep 2
+  wrk -t1 -c4 -d5s --latency -s "$work/me.lua" "$url/api/auth/me" > "$work/me-loris.txt"
+  python3 "$work/fresh.py" "$port" 50 >> "$work/fresh-loris.all"
+  awk '/Non-2xx/ { n += $NF } END { print "non-2xx", n + 0 }' "$work/me-loris.txt" >> "$work/slowloris.all"
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  tail -1 "$work/slowloris.out" >> "$work/slowloris.all"
+  p99_ms "$work/me-loris.txt"
+}
+read -r loris_r loris_lo loris_hi loris_p99 _ _ quiet_p99 _ _ < <(paired_ratio me_loris me_quiet)
+# median and range of the rounds' slowest fresh GET /
+fresh_stats() { sort -n "$1" | awk '{ a[NR] = $1 } END { if (NR) printf "%s (range %s-%s)", a[int((NR + 1) / 2)], a[1], a[NR]; else print "n/a" }'; }
+fresh_loris=$(fresh_stats "$work/fresh-loris.all")
+fresh_quiet=$(fresh_stats "$work/fresh-quiet.all")
+loris_non2xx=$(awk '$1 == "non-2xx" { n += $2 } END { print n + 0 }' "$work/slowloris.all")
+reopened=$(awk '$1 == "reopened" { n += $2 } END { print n + 0 }' "$work/slowloris.all")
+row "console: GET /api/auth/me p99, 600 slowloris connections vs none" "$(spread "$loris_r" "$loris_lo" "$loris_hi")" "ratio" "< 3" \
+  "medians: $loris_p99 ms vs $quiet_p99 ms; non-2xx with: $loris_non2xx; reopened $reopened; $(pairs_note)"
+row "console: slowest fresh GET / among 50, 600 slowloris connections" "${fresh_loris%% *}" "ms" "< 1000 ms" \
+  "median of ${BENCH_PAIRS:-5} rounds ${fresh_loris#* }; without them: $fresh_quiet ms"
