@@ -96,11 +96,13 @@ public struct AppleNotificationInbox {
     }
 
     private func refuse(_ reason: String, outcome: Receipt.Outcome, fingerprint: String, transport: Transport, now: Timestamp) throws -> Receipt {
-        let id = try store.db.write {
-            try store.db.scalar("""
-                INSERT INTO gatehouse_apple_notifications (received_at, transport, outcome, reason, token_sha256)
-                VALUES (?, ?, 'refused', ?, ?) RETURNING id
-                """, [now.iso8601, transport.rawValue, String(reason.prefix(1000)), fingerprint]).int64
+        let id: Int64? = try store.db.write {
+            let id = try store.db.nextID(in: "gatehouse_apple_notifications")
+            try store.db.execute("""
+                INSERT INTO gatehouse_apple_notifications (id, received_at, transport, outcome, reason, token_sha256)
+                VALUES (?, ?, ?, 'refused', ?, ?)
+                """, [id, now.iso8601, transport.rawValue, String(reason.prefix(1000)), fingerprint])
+            return id
         }
         return Receipt(outcome: outcome, id: id, type: nil, sub: nil, userID: nil, message: reason)
     }
@@ -137,6 +139,8 @@ public struct AppleNotificationInbox {
             return try store.db.write {
                 // Checked again inside the write: another listener thread or process may have recorded it meanwhile.
                 if let row = try existing(notification) { return duplicate(row, notification) }
+                // Named before anything is written: the account state and the deletion request point at it.
+                let id = try store.db.nextID(in: "gatehouse_apple_notifications")
                 var action: String
                 var outcome = Receipt.Outcome.accepted
                 if let userID {
@@ -145,13 +149,13 @@ public struct AppleNotificationInbox {
                     outcome = .unknownSub
                     action = "no Apple account has this sub; nothing changed"
                 }
-                let id = try store.db.scalar("""
-                    INSERT INTO gatehouse_apple_notifications (received_at, transport, outcome, jti, sub, type, event_time, email,
+                try store.db.execute("""
+                    INSERT INTO gatehouse_apple_notifications (id, received_at, transport, outcome, jti, sub, type, event_time, email,
                         is_private_email, aud, user_id, account_id, action, token_sha256)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
-                    """, [now.iso8601, transport.rawValue, outcome == .accepted ? "accepted" : "unknown_sub", notification.jti, notification.sub,
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, [id, now.iso8601, transport.rawValue, outcome == .accepted ? "accepted" : "unknown_sub", notification.jti, notification.sub,
                           type, eventTime, notification.email, notification.isPrivateEmail.map { $0 ? 1 : 0 }, notification.audience,
-                          userID, accountID, action, fingerprint]).int64 ?? 0
+                          userID, accountID, action, fingerprint])
                 if outcome == .accepted {
                     try store.db.execute("UPDATE gatehouse_apple_account_state SET last_notification_id = ? WHERE sub = ? AND last_notification_id = 0",
                                          [id, notification.sub])
@@ -194,8 +198,9 @@ public struct AppleNotificationInbox {
             let providers = try store.db.rows("SELECT DISTINCT \(account.col(.providerId)) AS p FROM \(account.sql) WHERE \(account.col(.userId)) = ?", [userID])
                 .compactMap { $0.optionalString("p") }
             let onlySignIn = providers == ["apple"]
+            // Counted before they go (inside this write, so the count is the deletion's).
+            let ended = Int(try store.db.scalar("SELECT count(*) FROM \(session.sql) WHERE \(session.col(.userId)) = ?", [userID]).int64 ?? 0)
             try store.db.execute("DELETE FROM \(session.sql) WHERE \(session.col(.userId)) = ?", [userID])
-            let ended = store.db.changes
             try upsertState(sub: sub, now: now, set: "consent_revoked_at = ?", values: [eventTime])
             details["sessions_ended"] = .int(Int64(ended))
             details["session_attribution"] = .string(onlySignIn ? "apple_only_sign_in" : "unattributable_all_ended")
@@ -203,10 +208,14 @@ public struct AppleNotificationInbox {
                 ? "consent revoked: account marked revoked; \(ended) session(s) ended (Apple is this user's only sign-in)"
                 : "consent revoked: account marked revoked; \(ended) session(s) ended — all of the user's, because Better Auth's sessions do not say which sign-in made them (the user also signs in with \(providers.filter { $0 != "apple" }.joined(separator: ", ")))"
         case .accountDelete:
-            let opened = try store.db.scalar("""
-                INSERT INTO gatehouse_apple_deletion_requests (opened_at, sub, user_id, notification_id, state)
-                VALUES (?, ?, ?, 0, 'open') ON CONFLICT (sub, user_id) DO NOTHING RETURNING id
-                """, [now.iso8601, sub, userID]).int64
+            var opened: Int64?
+            if try store.db.row("SELECT id FROM gatehouse_apple_deletion_requests WHERE sub = ? AND user_id = ?", [sub, userID]) == nil {
+                let id = try store.db.nextID(in: "gatehouse_apple_deletion_requests")
+                try store.db.execute("""
+                    INSERT INTO gatehouse_apple_deletion_requests (id, opened_at, sub, user_id, notification_id, state) VALUES (?, ?, ?, ?, 0, 'open')
+                    """, [id, now.iso8601, sub, userID])
+                opened = id
+            }
             details["deletion_request_id"] = opened.map { .int($0) } ?? .null
             return opened.map { "deletion request \($0) opened for support (nothing deleted)" }
                 ?? "a deletion request for this account was already open; nothing deleted"

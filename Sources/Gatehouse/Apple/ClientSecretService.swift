@@ -92,10 +92,12 @@ public struct ClientSecretService {
             if try store.db.row("SELECT id FROM gatehouse_tracked_secrets WHERE fingerprint = ?", [fingerprint]) != nil {
                 throw GatehouseError.conflict("this client secret is already tracked (fingerprint \(fingerprint.prefix(16))…)", fix: "nothing to do; \(command: .appleSecretInspect) shows its expiry")
             }
-            return try store.db.scalar("""
-                INSERT INTO gatehouse_tracked_secrets (kind, key_id, team_id, client_id, issued_at, expires_at, fingerprint, tracked_at, tracked_by)
-                VALUES ('apple_client_secret', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
-                """, [kid, iss, sub, Timestamp(seconds: iat).iso8601, Timestamp(seconds: exp).iso8601, fingerprint, now.iso8601, actor.name]).int64 ?? 0
+            let id = try store.db.nextID(in: "gatehouse_tracked_secrets")
+            try store.db.execute("""
+                INSERT INTO gatehouse_tracked_secrets (id, kind, key_id, team_id, client_id, issued_at, expires_at, fingerprint, tracked_at, tracked_by)
+                VALUES (?, 'apple_client_secret', ?, ?, ?, ?, ?, ?, ?, ?)
+                """, [id, kid, iss, sub, Timestamp(seconds: iat).iso8601, Timestamp(seconds: exp).iso8601, fingerprint, now.iso8601, actor.name])
+            return id
         }
         return TrackResult(tracked: try tracked().first { $0.id == id }!, inspection: inspection)
     }

@@ -121,11 +121,12 @@ public struct UserDeletionApplier {
             }
             let box = try UserDeletionSealedRows(format: 1, userID: plan.userID, deletedAt: now, steps: kept).seal(key: key, planID: planID)
             let summary = try MergeJSON.string(plan.tables)
-            let id = try db.scalar("""
-                INSERT INTO gatehouse_user_deletions (plan_id, user_id, ticket, actor, status, applied_at, retain_until, revocation, no_revoke_reason, summary_json, sealed_rows)
-                VALUES (?, ?, ?, ?, 'applied', ?, ?, ?, ?, ?, ?) RETURNING id
-                """, [planID, plan.userID.rawValue, plan.ticket, actor.name, now.iso8601, retainUntil.iso8601, revocationJSON,
-                      noRevokeReason.map(SQLValue.text) ?? .null, summary, SQLValue.blob(box)]).int64 ?? 0
+            let id = try db.nextID(in: "gatehouse_user_deletions")
+            try db.execute("""
+                INSERT INTO gatehouse_user_deletions (id, plan_id, user_id, ticket, actor, status, applied_at, retain_until, revocation, no_revoke_reason, summary_json, sealed_rows)
+                VALUES (?, ?, ?, ?, ?, 'applied', ?, ?, ?, ?, ?, ?)
+                """, [id, planID, plan.userID.rawValue, plan.ticket, actor.name, now.iso8601, retainUntil.iso8601, revocationJSON,
+                      noRevokeReason.map(SQLValue.text) ?? .null, summary, SQLValue.blob(box)])
             try store.audit.append(db, actor: actor, action: "user.delete.apply", subject: String(id), details: [
                 "plan_id": .string(planID), "user_id": .string(plan.userID.rawValue), "ticket": .string(plan.ticket),
                 "rows_deleted": .int(Int64(steps.count)), "retain_until": .string(retainUntil.iso8601),

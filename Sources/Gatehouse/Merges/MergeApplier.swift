@@ -93,7 +93,7 @@ public struct MergeApplier {
             let summary = MergeRecords.Summary(steps: plan.steps)
             // The id is chosen here, not given back by the insert: one writer at a time takes the next (the write's
             // lock, or on D1 the guard on this read).
-            let id = (try db.scalar("SELECT coalesce(max(id), 0) FROM gatehouse_merges").int64 ?? 0) + 1
+            let id = try db.nextID(in: "gatehouse_merges")
             try db.execute("""
                 INSERT INTO gatehouse_merges (id, plan_id, source_user_id, target_user_id, ticket, actor, status, planned_at, applied_at, summary_json, undo_data)
                 VALUES (?, ?, ?, ?, ?, ?, 'applied', ?, ?, ?, ?)
