@@ -81,11 +81,8 @@ struct RowidRangeCheck: Sendable {
         let columns = try db.rows("SELECT name, \"notnull\" FROM pragma_table_info(?) ORDER BY cid", [table])
             .compactMap { row in row[0].string.map { ($0, row[1].int64 == 1) } }
         notNull = columns.filter(\.1).map(\.0)
-        let decoded = columns.map { "coalesce(length(CAST(\(SQLDialect.quote($0.0)) AS BLOB)), 0)" }
-        decode = "SELECT count(*)" + notNull.map { ", sum(\(SQLDialect.quote($0)) IS NULL)" }.joined()
-            + ", total(\(decoded.isEmpty ? "0" : decoded.joined(separator: " + ")))"
-            + " FROM \(name) WHERE rowid BETWEEN ? AND ?"
-        var probes: [(String, String)] = [], unprobed: [String] = []
+        let decoded = columns.map { "coalesce(length(CAST(r.\(SQLDialect.quote($0.0)) AS BLOB)), 0)" }
+        var probes: [(String, String)] = [], unprobed: [String] = [], missing: [String] = []
         for (index, partial) in indexes {
             let keys = try db.rows("SELECT cid, name, coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno", [index])
             guard !keys.contains(where: { $0[0].int64 == -2 }) else { unprobed.append(index); continue }
@@ -102,16 +99,24 @@ struct RowidRangeCheck: Sendable {
                 guard key[0].int64 != -1, let column = key[1].string.map(SQLDialect.quote) else { return nil }
                 return "x.\(column) IS r.\(column) COLLATE \(SQLDialect.quote(key[2].string ?? "BINARY"))"
             } + ["x.rowid = r.rowid"] + (filter.isEmpty ? [] : [String(filter.dropFirst(5))])
-            let sql = "SELECT r.rowid FROM \(name) AS r WHERE r.rowid BETWEEN ? AND ?\(filter) AND NOT EXISTS (SELECT 1 FROM \(name) AS x INDEXED BY \(SQLDialect.quote(index)) WHERE \(terms.joined(separator: " AND ")))"
+            let seek = "NOT EXISTS (SELECT 1 FROM \(name) AS x INDEXED BY \(SQLDialect.quote(index)) WHERE \(terms.joined(separator: " AND ")))"
+            let sql = "SELECT r.rowid FROM \(name) AS r WHERE r.rowid BETWEEN ? AND ?\(filter) AND \(seek)"
             do {
                 // Prepared once on an empty range: a seek SQLite cannot plan ("no query solution") is not a probe.
                 _ = try db.rows(sql + " LIMIT 1", [1, 0])
                 probes.append((index, sql))
+                missing.append(filter.isEmpty ? "sum(\(seek))" : "sum(CASE WHEN \(filter.dropFirst(5)) THEN \(seek) ELSE 0 END)")
             } catch let error as SQLFailure where !error.isCorruption {
                 unprobed.append(index)
             }
         }
         (self.probes, self.unprobed) = (probes, unprobed)
+        // One pass over the range: its rows, NOT NULL columns, every column decoded, and each index's missing entries
+        // (listed by the index's own query only when some are missing).
+        decode = "SELECT count(*)" + notNull.map { ", sum(r.\(SQLDialect.quote($0)) IS NULL)" }.joined()
+            + ", total(\(decoded.isEmpty ? "0" : decoded.joined(separator: " + ")))"
+            + missing.map { ", " + $0 }.joined()
+            + " FROM \(name) AS r WHERE r.rowid BETWEEN ? AND ?"
     }
 
     /// Checks `rows` rows from rowid `from` on: how many it read, the last rowid of the range (nil: the range ran to
@@ -129,10 +134,11 @@ struct RowidRangeCheck: Sendable {
                 for (offset, column) in notNull.enumerated() where (row[offset + 1].int64 ?? 0) > 0 {
                     problems.append("NULL value in \(table).\(column) (\(row[offset + 1].int64 ?? 0) row(s) of rowids \(from)–\(upper))")
                 }
-            }
-            for (index, sql) in probes where problems.count < problemLimit {
-                try db.forEach(sql + " LIMIT \(problemLimit - problems.count)", [from, upper]) { row in
-                    problems.append("row \(row[0].int64 ?? 0) missing from index \(index)")
+                let missing = (0..<probes.count).map { row[notNull.count + 2 + $0].int64 ?? 0 }
+                for ((index, sql), count) in zip(probes, missing) where count > 0 && problems.count < problemLimit {
+                    try db.forEach(sql + " LIMIT \(problemLimit - problems.count)", [from, upper]) { row in
+                        problems.append("row \(row[0].int64 ?? 0) missing from index \(index)")
+                    }
                 }
             }
         } catch let error as SQLFailure where error.isCorruption {
