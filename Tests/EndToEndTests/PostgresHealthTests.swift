@@ -38,6 +38,47 @@ final class PostgresHealthTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(count, 4, checked)
     }
 
+    /// With a budget too small for more than one index, each recorded run checks the index that waited longest, so
+    /// as many runs as there are indexes check each once; --deep checks them all in one run.
+    func testAmcheckResumesIndexByIndexAcrossRecordedRuns() throws {
+        let store = try TestStore.make(.postgres, in: try Scratch())
+        defer { store.drop() }
+        XCTAssertEqual(try cli.run(["init", "--store", store.location]).status, 0)
+        XCTAssertEqual(try cli.run(["demo", "seed", "--users", "50", "-q", "--store", store.location]).status, 0)
+        let superuser = store.location.replacingOccurrences(of: "postgresql://gatehouse@", with: "postgresql://postgres@")
+        for sql in ["CREATE EXTENSION amcheck", "GRANT EXECUTE ON FUNCTION bt_index_check(regclass) TO gatehouse"] {
+            let result = try Tool.run("/usr/bin/psql", [superuser, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql])
+            guard result.status == 0 else { throw XCTSkip("the test cluster's superuser could not run \(sql): \(result.all)") }
+        }
+        func integrity(_ extra: [String]) throws -> (status: String, summary: String, verdicts: [String: Double]) {
+            let result = try cli.run(["health", "--store", store.location, "--json"] + extra)
+            let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], result.all)
+            let check = try XCTUnwrap((object["checks"] as? [[String: Any]])?.first { $0["id"] as? String == "store.integrity" }, result.stdout)
+            var verdicts: [String: Double] = [:]
+            for sample in check["samples"] as? [[String: Any]] ?? [] where sample["metric"] as? String == "gatehouse_store_integrity_checked_timestamp_seconds" {
+                verdicts[(sample["labels"] as? [String: String])?["index"] ?? "?"] = sample["value"] as? Double
+            }
+            return (check["status"] as? String ?? "?", check["summary"] as? String ?? "", verdicts)
+        }
+        let deep = try integrity(["--deep", "--sweep-budget", "0"])
+        let count = try XCTUnwrap(deep.summary.components(separatedBy: "ok on ").last?.split(separator: " ").first.flatMap { Int($0) }, deep.summary)
+        XCTAssertGreaterThanOrEqual(count, 4, deep.summary)
+        XCTAssertEqual(deep.verdicts.count, count, "--deep checks every index in one run")
+        var seen: [String] = []
+        for run in 1...count {
+            let result = try integrity(["--record", "--sweep-budget", "0"])
+            XCTAssertEqual(result.status, "ok", result.summary)
+            XCTAssertTrue(result.summary.contains("(1 of \(count) index(es) of Better Auth's tables this run; "), result.summary)
+            XCTAssertEqual(result.verdicts.count, run, "verdicts carry forward through recorded runs: \(result.summary)")
+            let new = Set(result.verdicts.keys).subtracting(seen)
+            XCTAssertEqual(new.count, 1, result.summary)
+            seen += new
+            XCTAssertTrue(result.summary.contains("ok on \(new.first ?? "?") ("), result.summary)
+            XCTAssertTrue(result.summary.contains(run < count ? "\(count - run) not checked yet" : "every index was checked clean within the last"), result.summary)
+        }
+        XCTAssertEqual(Set(seen).count, count, "each index once per cycle: \(seen)")
+    }
+
     /// A role without rights on the tables: every command is one line naming what to grant (health: UNKNOWN); with
     /// SELECT only, reads work and a write refuses without changing anything.
     func testARoleWithoutRightsIsOneClearLineAndWritesNothing() throws {

@@ -66,9 +66,9 @@ public struct HealthContext: Sendable {
     /// Days before an expiry that make a warning, and a critical.
     public let warnDays: Int
     public let critDays: Int
-    /// Run `PRAGMA integrity_check` over the whole file (slower) instead of the quick_check sweep.
+    /// Check the whole store at once (SQLite: `PRAGMA integrity_check`; Postgres: every index) instead of the sweep.
     public let deep: Bool
-    /// How long the quick_check sweep may keep starting tables (`IntegritySweep`); at least one is checked.
+    /// How long the consistency sweep may keep starting units (`IntegritySweep`, `PostgresIndexCheck`); at least one is checked.
     public let integrityBudget: Seconds
     /// How often the timer is expected to run; a recorded run older than twice this is a warning.
     public let expectedInterval: Seconds

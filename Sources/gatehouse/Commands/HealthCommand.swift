@@ -9,9 +9,11 @@ enum HealthCommand {
             summary: "run the secret-health checks (exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN)",
             discussion: """
                 Checks the store, the linking policy, and (as they are configured) Apple keys, tracked client secrets,
-                the membership and the gates. SQLite's quick_check runs table by table, the longest unchecked first,
-                within --sweep-budget; recorded hourly runs cover every table within a few hours, --deep checks the
-                whole file at once. Exit status follows scheduler check plugins: 0 OK, 1 WARNING,
+                the membership and the gates. The store's consistency check is swept within --sweep-budget, the
+                longest unchecked first: on SQLite, small tables whole by quick_check and large ones a rowid range at
+                a time; on Postgres, amcheck index by index. Each recorded run resumes where the last one stopped,
+                and the check reports how much of the store a full cycle covers and how long one takes; --deep checks
+                the whole store at once. Exit status follows scheduler check plugins: 0 OK, 1 WARNING,
                 2 CRITICAL, 3 UNKNOWN (the checks could not run). --record keeps the run for the console's history,
                 and destroys the sealed rows of user deletions whose retention has ended (`users delete purge`);
                 --prometheus writes a node_exporter textfile atomically.
@@ -120,12 +122,12 @@ extension HealthCommand {
     /// The options these commands read, each declared once: the specs list them, the commands read them.
     enum Options {
         static let critDays: Option<Int> = .integer("crit-days", "N", "critical this many days before an expiry (default 14)", default: 14, range: 0...365)
-        static let deep: Option<Bool> = .flag("deep", "run PRAGMA integrity_check over the whole file instead of the sweep (slower)")
+        static let deep: Option<Bool> = .flag("deep", "check the whole store at once instead of sweeping (SQLite: PRAGMA integrity_check; Postgres: every index; slower)")
         static let expectEvery: Option<Seconds?> = .duration("expect-every", "DURATION", "how often the timer runs (default 1h); a recorded run older than twice this warns")
         static let limit: Option<Int> = .integer("limit", "N", "at most N runs (default 20)", default: 20, range: 1...1000)
         static let prometheus: Option<String?> = .text("prometheus", "FILE", "also write the node_exporter textfile FILE (atomically)")
         static let record: Option<Bool> = .flag("record", "store this run for the console's history and the stopped-timer check")
-        static let sweepBudget: Option<Seconds?> = .duration("sweep-budget", "DURATION", "start no new table of the quick_check sweep after this long (default 1s; one table at least)")
+        static let sweepBudget: Option<Seconds?> = .duration("sweep-budget", "DURATION", "start no new table, rowid range or index of the consistency sweep after this long (default 1s; one at least)")
         static let warnDays: Option<Int> = .integer("warn-days", "N", "warn this many days before an expiry (default 28)", default: 28, range: 1...365)
     }
 }
