@@ -11,3 +11,21 @@ protocol RowCountEstimating {
     /// About how many rows `table` holds, or nil when the engine has nothing to estimate from (the caller counts).
     func estimatedRows(_ db: SQLDatabase, table: String) throws -> Int?
 }
+
+/// A table's rowid span, `max(rowid) - min(rowid) + 1`: two seeks down its b-tree, however big it is — the estimate of
+/// the engines that speak SQLite's SQL (SQLite, D1). An upper bound, exact for a table that was only appended to.
+enum RowidSpan {
+    /// The span of `table`, or what `withoutRowid` says for a table that has no rowid.
+    static func estimate(_ db: SQLDatabase, table: String, withoutRowid: (SQLDatabase) throws -> Int?) throws -> Int? {
+        let name = SQLDialect.quote(table)
+        let span: Row?
+        do {
+            span = try db.row("SELECT (SELECT max(rowid) FROM \(name)), (SELECT min(rowid) FROM \(name))")
+        } catch let error as SQLFailure where error.message.contains("rowid") {
+            return try withoutRowid(db)
+        }
+        guard let span, let high = span[0].int64, let low = span[1].int64 else { return 0 }
+        let (width, overflow) = high.subtractingReportingOverflow(low)
+        return overflow || width == .max ? Int.max : Int(width) + 1
+    }
+}

@@ -9,18 +9,11 @@ extension SQLiteStoreEngine: RowCountEstimating {
     /// rowids: ANALYZE writes it, neither Gatehouse nor Better Auth runs ANALYZE, and a count from an ANALYZE of
     /// long ago would read as today's.
     func estimatedRows(_ db: SQLDatabase, table: String) throws -> Int? {
-        let name = SQLDialect.quote(table)
-        let span: Row?
-        do {
-            span = try db.row("SELECT (SELECT max(rowid) FROM \(name)), (SELECT min(rowid) FROM \(name))")
-        } catch let error as SQLFailure where error.message.contains("rowid") {
+        try RowidSpan.estimate(db, table: table) { db in
             // A WITHOUT ROWID table: the row count of the last ANALYZE, if any.
             guard try db.tableExists("sqlite_stat1") else { return nil }
             let stat = try db.scalar("SELECT stat FROM sqlite_stat1 WHERE tbl = ? LIMIT 1", [table]).string
             return stat?.split(separator: " ").first.flatMap { Int($0) }
         }
-        guard let span, let high = span[0].int64, let low = span[1].int64 else { return 0 }
-        let (width, overflow) = high.subtractingReportingOverflow(low)
-        return overflow || width == .max ? Int.max : Int(width) + 1
     }
 }
