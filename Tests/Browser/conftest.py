@@ -1,8 +1,10 @@
 """Fixtures for the console's browser tests: a seeded store, `gatehouse serve`, headless Chromium.
 
-Every test runs once per engine: on a SQLite file, and on a Postgres database of its own on the throw-away cluster
-ops/test starts (GATEHOUSE_TEST_PG_URI). Without that cluster the Postgres run is skipped, never faked.
+Every test runs once per engine: on a SQLite file, on a Postgres database of its own on the throw-away cluster
+ops/test starts (GATEHOUSE_TEST_PG_URI), and on a D1 database of its own on the local D1 API server ops/test starts
+(GATEHOUSE_TEST_D1_CONTROL). Without them those runs are skipped, never faked.
 """
+import json
 import os
 import pathlib
 import secrets
@@ -10,6 +12,7 @@ import subprocess
 import tempfile
 import time
 import urllib.parse
+import urllib.request
 
 import pytest
 from selenium import webdriver
@@ -34,6 +37,8 @@ class Console:
         self.url = None
         # A Postgres store's master key file lives in GATEHOUSE_KEY_DIR (a SQLite store keeps it beside the file).
         self.env = dict(os.environ, GATEHOUSE_KEY_DIR=str(self.directory / "keys"))
+        if os.environ.get("GATEHOUSE_TEST_D1_URL"):
+            self.env["CLOUDFLARE_API_BASE_URL"] = os.environ["GATEHOUSE_TEST_D1_URL"]
 
     def run(self, *args):
         result = subprocess.run([BIN, *args, "--store", self.store], capture_output=True, text=True, timeout=120,
@@ -41,13 +46,21 @@ class Console:
         assert result.returncode == 0, f"gatehouse {' '.join(args)}: {result.stdout}{result.stderr}"
         return result
 
-    def start(self):
+    def start(self, d1=None):
+        served = self.store
+        if d1:
+            # D1: seeded as a SQLite file (the demo seed reads back ids inside its writes, which D1 cannot answer), then
+            # copied into the file behind the D1 database, with its key where a D1 store's key lives.
+            self.store = str(self.directory / "seed.sqlite")
         self.run("demo", "seed", "--users", "300", "--seed", "7", "-q")
         password_file = self.directory / "admin.pw"
         password_file.write_text(PASSWORD + "\n")
         init = self.run("init", "--admin-password-file", str(password_file))
         assert PASSWORD not in init.stdout + init.stderr
         self.run("admins", "add", "vera", "--role", "viewer", "--password-file", str(password_file))
+        if d1:
+            d1.fill_from(self.store, self.directory / "keys")
+            self.store = served
         env = dict(self.env, GATEHOUSE_ACCESS_TOKEN_TTL=str(ACCESS_TTL))
         self.stdout = open(self.directory / "serve.out", "w+")
         self.stderr = open(self.log_path, "w+")
@@ -92,14 +105,42 @@ class PostgresDatabase:
         self.psql(f"DROP DATABASE IF EXISTS {self.name} WITH (FORCE)")
 
 
-@pytest.fixture(scope="session", params=["sqlite", "postgres"])
+class D1Database:
+    """A database of its own on the local D1 API server (Tests/Fixtures/d1_server.py), over a SQLite file."""
+
+    def __init__(self):
+        control = os.environ.get("GATEHOUSE_TEST_D1_CONTROL", "")
+        if not control:
+            pytest.skip("GATEHOUSE_TEST_D1_CONTROL is not set: run ops/test, which starts a local D1 API server")
+        request = urllib.request.Request(control + "/databases", data=b"{}", method="POST",
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            made = json.load(answer)
+        self.account = os.environ["GATEHOUSE_TEST_D1_ACCOUNT"]
+        self.database, self.file = made["database"], made["file"]
+        self.uri = f"d1://{self.account}/{self.database}"
+
+    def fill_from(self, sqlite, keys):
+        """Copies a seeded SQLite store into the database's file, and its master key to where a D1 store's is kept."""
+        for script in (f".backup '{self.file}'",):
+            subprocess.run(["sqlite3", sqlite, script], check=True, timeout=60)
+        subprocess.run(["sqlite3", self.file, "PRAGMA journal_mode = DELETE; CREATE TABLE IF NOT EXISTS _cf_KV "
+                        "(key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID;"], check=True, timeout=60, capture_output=True)
+        keys.mkdir(parents=True, exist_ok=True)
+        (keys / f"d1_{self.account}_{self.database}.key").write_bytes(pathlib.Path(sqlite + ".key").read_bytes())
+
+    def drop(self):
+        pass
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgres", "d1"])
 def console(request):
     with tempfile.TemporaryDirectory(prefix="gatehouse-browser-") as directory:
-        database = PostgresDatabase() if request.param == "postgres" else None
+        database = {"postgres": PostgresDatabase, "d1": D1Database}.get(request.param, lambda: None)()
         server = Console(directory, database.uri if database else str(pathlib.Path(directory) / "console.sqlite"))
         server.engine = request.param
         try:
-            server.start()
+            server.start(d1=database if request.param == "d1" else None)
             yield server
         finally:
             server.stop()

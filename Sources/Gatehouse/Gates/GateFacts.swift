@@ -41,6 +41,23 @@ struct GateFacts: Sendable {
 
     static func key(_ provider: GateProvider, _ platform: GatePlatform) -> String { "\(provider.rawValue)/\(platform.rawValue)" }
 
+    /// These facts with `declaration` in place of the one of its provider, requirement and scope, in the order `load`
+    /// reads them.
+    func declaring(_ declaration: GateDeclaration) -> GateFacts {
+        var facts = self
+        facts.declarations.removeAll { $0.provider == declaration.provider && $0.requirement == declaration.requirement && $0.scope == declaration.scope }
+        facts.declarations.append(declaration)
+        facts.declarations.sort { ($0.provider.rawValue, $0.requirement.rawValue, $0.scope) < ($1.provider.rawValue, $1.requirement.rawValue, $1.scope) }
+        return facts
+    }
+
+    /// These facts with `enablement` for `provider` on `platform`.
+    func enabling(_ provider: GateProvider, _ platform: GatePlatform, _ enablement: GateEnablement) -> GateFacts {
+        var facts = self
+        facts.enablements[Self.key(provider, platform)] = enablement
+        return facts
+    }
+
     func enablement(_ provider: GateProvider, _ platform: GatePlatform) -> GateEnablement? {
         enablements[Self.key(provider, platform)]
     }

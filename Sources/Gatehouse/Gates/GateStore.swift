@@ -62,7 +62,11 @@ public struct GateStore {
                 VALUES (?, ?, 'set', ?, ?, ?, ?, ?, ?, ?)
                 """, [now.iso8601, actor.name, change.requirement.provider.rawValue, scope, change.requirement.rawValue,
                       change.met ? 1 : 0, change.expires?.iso8601, forced ? 1 : 0, evidence])
-            let after = GateBoard.compute(try GateFacts.load(store), now: now)
+            // The board after the change, worked out rather than read back (a store that sends a write's statements
+            // together, D1, cannot answer a read of them).
+            let declared = GateDeclaration(provider: change.requirement.provider, requirement: change.requirement, platform: change.platform,
+                                           met: change.met, evidence: evidence, expiresAt: change.expires, setBy: actor.name, setAt: now)
+            let after = GateBoard.compute(facts.declaring(declared), now: now)
             let moved = zip(before.gates, after.gates).filter { $0.state != $1.state }.map { GateTransition(gate: $1.name, from: $0.state, to: $1.state) }
             var details: [String: AuditValue] = [
                 "provider": .string(change.requirement.provider.rawValue), "requirement": .string(change.requirement.rawValue),
@@ -145,7 +149,8 @@ public struct GateStore {
     public func enable(_ provider: GateProvider, on platform: GatePlatform, reason: String, actor: Actor, now: Timestamp) throws -> GateEnableResult {
         let reason = try GateInput.text(reason, label: "the reason", field: .reason, multiline: true)
         return try store.db.write {
-            let board = GateBoard.compute(try GateFacts.load(store), now: now)
+            let facts = try GateFacts.load(store)
+            let board = GateBoard.compute(facts, now: now)
             let gate = board.gate(provider, platform)
             if gate.enabled { return GateEnableResult(gate: gate, changed: false, board: board) }
             if gate.state == .blocked {
@@ -153,7 +158,7 @@ public struct GateStore {
                                               fix: gate.fixes.joined(separator: "; "))
             }
             try Guideline48.checkEnable(provider, platform, board: board)
-            return try write(gate, enabled: true, reason: reason, actor: actor, now: now)
+            return try write(gate, enabled: true, reason: reason, facts: facts, actor: actor, now: now)
         }
     }
 
@@ -163,23 +168,26 @@ public struct GateStore {
     public func disable(_ provider: GateProvider, on platform: GatePlatform, reason: String, actor: Actor, now: Timestamp) throws -> GateEnableResult {
         let reason = try GateInput.text(reason, label: "the reason", field: .reason, multiline: true)
         return try store.db.write {
-            let board = GateBoard.compute(try GateFacts.load(store), now: now)
+            let facts = try GateFacts.load(store)
+            let board = GateBoard.compute(facts, now: now)
             let gate = board.gate(provider, platform)
             if !gate.enabled { return GateEnableResult(gate: gate, changed: false, board: board) }
             try Guideline48.checkDisable(provider, platform, board: board)
-            return try write(gate, enabled: false, reason: reason, actor: actor, now: now)
+            return try write(gate, enabled: false, reason: reason, facts: facts, actor: actor, now: now)
         }
     }
 
-    /// Writes an enablement, its history row and its audit entry; runs inside the caller's write transaction.
-    private func write(_ gate: GateStatus, enabled: Bool, reason: String, actor: Actor, now: Timestamp) throws -> GateEnableResult {
+    /// Writes an enablement, its history row and its audit entry; runs inside the caller's write transaction, whose
+    /// reads gave `facts`.
+    private func write(_ gate: GateStatus, enabled: Bool, reason: String, facts: GateFacts, actor: Actor, now: Timestamp) throws -> GateEnableResult {
         let action = enabled ? "enable" : "disable"
         try store.db.execute("""
             INSERT INTO gatehouse_gates (provider, platform, enabled, since, changed_by, reason) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT (provider, platform) DO UPDATE SET enabled = excluded.enabled, since = excluded.since,
                 changed_by = excluded.changed_by, reason = excluded.reason
             """, [gate.provider.rawValue, gate.platform.rawValue, enabled ? 1 : 0, now.iso8601, actor.name, reason])
-        let after = GateBoard.compute(try GateFacts.load(store), now: now)
+        let after = GateBoard.compute(facts.enabling(gate.provider, gate.platform, GateEnablement(enabled: enabled, since: now, changedBy: actor.name, reason: reason)),
+                                      now: now)
         let updated = after.gate(gate.provider, gate.platform)
         try store.db.execute("""
             INSERT INTO gatehouse_gate_history (at, actor, action, provider, platform, from_state, to_state, text)

@@ -126,6 +126,7 @@ public final class D1Connection: SQLDatabase {
 
     /// Outside a write: one request, all or nothing. Inside one: reads are sent at once (and guarded), writes kept.
     public func batch(_ statements: [SQLStatement]) throws -> [SQLBatchResult] {
+        if statements.isEmpty { return [] }
         guard let pending else {
             let rendered = try statements.map { try D1Statement($0.sql, $0.arguments.map(\.sqlValue)) }
             let reads = statements.allSatisfy { D1Statement.isRead($0.sql) }
@@ -179,7 +180,9 @@ public final class D1Connection: SQLDatabase {
     }
 
     private func run(_ statements: [D1Statement], reads: Bool) throws(D1Error) -> [D1Client.Result] {
-        try client.run(statements, reads: reads)
+        // Nothing to ask: no request (D1 refuses an empty batch).
+        if statements.isEmpty { return [] }
+        return try client.run(statements, reads: reads)
     }
 
     private static func rows(_ result: D1Client.Result) -> [Row] {
