@@ -83,6 +83,10 @@ class Console:
         if self.process and self.process.poll() is None:
             self.process.terminate()
             self.process.wait(timeout=10)
+        # The request log beside the screenshots, for a failure's story (it names no secret, and no email).
+        if self.log_path.exists():
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            (SCREENSHOTS / f"serve-{getattr(self, 'engine', 'store')}.log").write_text(self.log_path.read_text())
 
 
 class PostgresDatabase:
@@ -126,8 +130,10 @@ class D1Database:
             subprocess.run(["sqlite3", sqlite, script], check=True, timeout=60)
         subprocess.run(["sqlite3", self.file, "PRAGMA journal_mode = DELETE; CREATE TABLE IF NOT EXISTS _cf_KV "
                         "(key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID;"], check=True, timeout=60, capture_output=True)
-        keys.mkdir(parents=True, exist_ok=True)
-        (keys / f"d1_{self.account}_{self.database}.key").write_bytes(pathlib.Path(sqlite + ".key").read_bytes())
+        keys.mkdir(mode=0o700, parents=True, exist_ok=True)
+        key = keys / f"d1_{self.account}_{self.database}.key"
+        key.write_bytes(pathlib.Path(sqlite + ".key").read_bytes())
+        key.chmod(0o600)
 
     def drop(self):
         pass
