@@ -61,18 +61,33 @@ final class ExternalSorter: @unchecked Sendable { // owned by one thread at a ti
         if spill == nil { spill = try SpillFile() }
         entries.sort { $0.key < $1.key }
         let start = spill!.size
-        var out: [UInt8] = []
-        out.reserveCapacity(1 << 20)
-        for entry in entries {
-            Self.put(entry.key.a, &out); Self.put(entry.key.b, &out); Self.put(entry.key.c, &out)
-            Self.put(UInt64(entry.length), &out)
-            out.append(contentsOf: payload[entry.offset..<(entry.offset + entry.length)])
-            if out.count >= 1 << 20 { try spill!.append(out); out.removeAll(keepingCapacity: true) }
+        var out = [UInt8](repeating: 0, count: 1 << 20)
+        var used = 0
+        try payload.withUnsafeBytes { source in
+            for entry in entries {
+                let need = 32 + entry.length
+                if used + need > out.count {
+                    try spill!.append(out[0..<used])
+                    used = 0
+                    if need > out.count { out = [UInt8](repeating: 0, count: need) }
+                }
+                out.withUnsafeMutableBytes { target in
+                    target.storeBytes(of: entry.key.a.littleEndian, toByteOffset: used, as: UInt64.self)
+                    target.storeBytes(of: entry.key.b.littleEndian, toByteOffset: used + 8, as: UInt64.self)
+                    target.storeBytes(of: entry.key.c.littleEndian, toByteOffset: used + 16, as: UInt64.self)
+                    target.storeBytes(of: UInt64(entry.length).littleEndian, toByteOffset: used + 24, as: UInt64.self)
+                    if entry.length > 0 {
+                        (target.baseAddress! + used + 32).copyMemory(from: source.baseAddress! + entry.offset, byteCount: entry.length)
+                    }
+                }
+                used += need
+            }
         }
-        try spill!.append(out)
+        try spill!.append(out[0..<used])
         runs.append(start..<spill!.size)
-        entries = []
-        payload = []
+        // The buffers keep their capacity for the next run (growing them again costs a copy per doubling).
+        entries.removeAll(keepingCapacity: true)
+        payload.removeAll(keepingCapacity: true)
     }
 
     private static func put(_ value: UInt64, _ out: inout [UInt8]) {
@@ -89,6 +104,8 @@ final class ExternalSorter: @unchecked Sendable { // owned by one thread at a ti
             return stream
         }
         try writeRun()
+        entries = []
+        payload = []
         let readBuffer = max(1 << 16, min(1 << 20, budgetBytes / max(1, runs.count)))
         return SortedStream(file: spill!, runs: runs, bufferBytes: readBuffer)
     }
@@ -260,7 +277,7 @@ final class SpillFile {
 
     deinit { close(descriptor) }
 
-    func append(_ bytes: [UInt8]) throws {
+    func append(_ bytes: ArraySlice<UInt8>) throws {
         var written = 0
         try bytes.withUnsafeBytes { raw in
             while written < raw.count {
@@ -292,9 +309,13 @@ final class SpillFile {
 /// Appends fixed-width little-endian values to a record's payload.
 struct ByteWriter {
     var bytes: [UInt8]
-    mutating func u64(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+    mutating func u64(_ value: UInt64) {
+        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) } // little-endian
+    }
     mutating func i64(_ value: Int64) { u64(UInt64(bitPattern: value)) }
-    mutating func u32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+    mutating func u32(_ value: UInt32) {
+        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+    }
     mutating func u8(_ value: UInt8) { bytes.append(value) }
 }
 

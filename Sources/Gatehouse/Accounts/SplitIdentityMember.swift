@@ -38,10 +38,12 @@ struct SplitIdentityMember {
     func write(_ out: inout ByteWriter) {
         out.u32(UInt32(bitPattern: index)); out.i64(rowid); out.u64(nameKey); out.i64(created); out.u64(mailbox); out.u64(domain)
         out.u8(relay ? 1 : 0); out.u64(lookalike); out.u64(exact); out.u32(UInt32(bitPattern: groupSize))
-        for keys in [ips64, agents64, laterIPs] {
-            out.u32(UInt32(keys.count))
-            for key in keys { out.u64(key) }
-        }
+        out.u32(UInt32(ips64.count))
+        for key in ips64 { out.u64(key) }
+        out.u32(UInt32(agents64.count))
+        for key in agents64 { out.u64(key) }
+        out.u32(UInt32(laterIPs.count))
+        for key in laterIPs { out.u64(key) }
     }
 
     init(index: Int32, rowid: Int64, nameKey: UInt64, created: Int64, mailbox: UInt64, domain: UInt64, relay: Bool, lookalike: UInt64, exact: UInt64) {
