@@ -41,6 +41,10 @@ struct SplitIdentityScanResult {
 /// counted in `pairsScored`, as scored, without being visited). That keeps the time about linear in the users where
 /// visiting every window pair grew with the square of a name's popularity. Kept for ops/bench's `users duplicates`
 /// row (< 10 s at 1M, < 60 s and < 500 MB at 10M).
+///
+/// Memory is the sorters' buffers (`sorterBudget` each, four at most filling at once) plus the largest name group
+/// (about 150 bytes a member: a name shared by a million users would hold 150 MB). The temporary file takes about
+/// 400 bytes a user at its largest, in `TMPDIR`.
 struct SplitIdentityScan {
     let store: Store
     let merged: Set<String>
@@ -64,75 +68,77 @@ struct SplitIdentityScan {
         var result = SplitIdentityScanResult()
         let s = store.schema, db = store.db, budget = sorterBudget
 
-        // 1. Sessions on a second connection, users on this one, each into a sorter by user id key.
-        let background = SecondConnection(store.location) { db in try Self.sortSessions(db, schema: s, budget: budget) }
-        let users = ExternalSorter(budgetBytes: budget)
-        var normalizer = NameNormalizer()
-        let dialect = db.dialect
-        var index: Int32 = 0
-        try db.forEach("SELECT \(dialect.rowLocatorColumn), \(s.user.col(.id)), \(s.user.col(.name)), \(s.user.col(.email)), \(s.user.col(.createdAt)) FROM \(s.user.sql)", []) { row in
-            guard let id = row[1].string else { return }
-            let isMerged = !merged.isEmpty && merged.contains(id)
-            if isMerged { result.excluded += 1 }
-            let emailText = row[3].string ?? ""
-            let email = EmailKeys(emailText)
-            let lookalike = EmailKeys.lookalikeKeys(emailText)
-            let member = SplitIdentityMember(index: index, rowid: dialect.rowLocator(row[0]) ?? 0, nameKey: normalizer.key(row[2].string ?? ""),
-                                             created: Self.createdMilliseconds(row[4]), mailbox: email.mailbox, domain: email.domain,
-                                             relay: email.isPrivateRelay, lookalike: lookalike?.lookalike ?? 0, exact: lookalike?.exact ?? 0)
-            // The merged flag rides in the key's last part; a merged user still takes its sessions (as before), then is dropped.
-            try users.append(ExternalSorter.Key(FNV1a.hash(id), UInt64(UInt32(bitPattern: index)), isMerged ? 1 : 0)) { member.write(&$0) }
-            index += 1
-        }
-        result.usersScanned = Int(index)
-        let sessions: ExternalSorter
-        do {
-            sessions = try background.wait()
-        } catch {
-            sessions = try Self.sortSessions(db, schema: s, budget: budget) // no second connection (e.g. a read-only folder): one core
-        }
-
-        // 2. Join, and sort by name.
         let byName = ExternalSorter(budgetBytes: budget)
         let forward = Forwarder(budget: budget)
-        let userStream = try users.sorted(), sessionStream = try sessions.sorted()
-        typealias Session = (user: UInt64, ip: UInt64, agent: UInt64)
-        func nextSession() throws -> Session? { try sessionStream.next { key, reader in (key.a, reader.u64(), reader.u64()) } }
-        func nextUser() throws -> (key: ExternalSorter.Key, member: SplitIdentityMember)? {
-            try userStream.next { key, reader in (key, SplitIdentityMember(&reader)) }
-        }
-        var session = try nextSession()
-        var pending = try nextUser()
-        while let (key, user) = pending {
-            var member = user
-            pending = try nextUser()
-            // Two ids with one 64-bit key: the sessions go to the later user, as the in-memory table's last write did.
-            if let following = pending, following.key.a == key.a {
+        do { // the user and session sorters (and their temporary file) are released when the join is done
+            // 1. Sessions on a second connection, users on this one, each into a sorter by user id key.
+            let background = SecondConnection(store.location) { db in try Self.sortSessions(db, schema: s, budget: budget) }
+            let users = ExternalSorter(budgetBytes: budget)
+            var normalizer = NameNormalizer()
+            let dialect = db.dialect
+            var index: Int32 = 0
+            try db.forEach("SELECT \(dialect.rowLocatorColumn), \(s.user.col(.id)), \(s.user.col(.name)), \(s.user.col(.email)), \(s.user.col(.createdAt)) FROM \(s.user.sql)", []) { row in
+                guard let id = row[1].string else { return }
+                let isMerged = !merged.isEmpty && merged.contains(id)
+                if isMerged { result.excluded += 1 }
+                let emailText = row[3].string ?? ""
+                let email = EmailKeys(emailText)
+                let lookalike = EmailKeys.lookalikeKeys(emailText)
+                let member = SplitIdentityMember(index: index, rowid: dialect.rowLocator(row[0]) ?? 0, nameKey: normalizer.key(row[2].string ?? ""),
+                                                 created: Self.createdMilliseconds(row[4]), mailbox: email.mailbox, domain: email.domain,
+                                                 relay: email.isPrivateRelay, lookalike: lookalike?.lookalike ?? 0, exact: lookalike?.exact ?? 0)
+                // The merged flag rides in the key's last part; a merged user still takes its sessions (as before), then is dropped.
+                try users.append(ExternalSorter.Key(FNV1a.hash(id), UInt64(UInt32(bitPattern: index)), isMerged ? 1 : 0)) { member.write(&$0) }
+                index += 1
+            }
+            result.usersScanned = Int(index)
+            let sessions: ExternalSorter
+            do {
+                sessions = try background.wait()
+            } catch {
+                sessions = try Self.sortSessions(db, schema: s, budget: budget) // no second connection (e.g. a read-only folder): one core
+            }
+
+            // 2. Join, and sort by name.
+            let userStream = try users.sorted(), sessionStream = try sessions.sorted()
+            typealias Session = (user: UInt64, ip: UInt64, agent: UInt64)
+            func nextSession() throws -> Session? { try sessionStream.next { key, reader in (key.a, reader.u64(), reader.u64()) } }
+            func nextUser() throws -> (key: ExternalSorter.Key, member: SplitIdentityMember)? {
+                try userStream.next { key, reader in (key, SplitIdentityMember(&reader)) }
+            }
+            var session = try nextSession()
+            var pending = try nextUser()
+            while let (key, user) = pending {
+                var member = user
+                pending = try nextUser()
+                // Two ids with one 64-bit key: the sessions go to the later user, as the in-memory table's last write did.
+                if let following = pending, following.key.a == key.a {
+                    if key.c == 0 { try route(member, byName: byName, forward: forward) }
+                    continue
+                }
+                while let current = session, current.user < key.a { session = try nextSession() }
+                var count = 0, later: [UInt64] = []
+                while let current = session, current.user == key.a {
+                    if count < 64 {
+                        if current.ip != 0 && !member.ips64.contains(current.ip) { member.ips64.append(current.ip) }
+                        if current.agent != 0 && !member.agents64.contains(current.agent) { member.agents64.append(current.agent) }
+                    } else if current.ip != 0 {
+                        later.append(current.ip)
+                    }
+                    count += 1
+                    session = try nextSession()
+                }
+                if !later.isEmpty {
+                    later.sort()
+                    var last: UInt64 = 0
+                    for ip in later where ip != last {
+                        last = ip
+                        if !member.ips64.contains(ip) { member.laterIPs.append(ip) }
+                    }
+                }
+                result.sessionsScanned += count
                 if key.c == 0 { try route(member, byName: byName, forward: forward) }
-                continue
             }
-            while let current = session, current.user < key.a { session = try nextSession() }
-            var count = 0, later: [UInt64] = []
-            while let current = session, current.user == key.a {
-                if count < 64 {
-                    if current.ip != 0 && !member.ips64.contains(current.ip) { member.ips64.append(current.ip) }
-                    if current.agent != 0 && !member.agents64.contains(current.agent) { member.agents64.append(current.agent) }
-                } else if current.ip != 0 {
-                    later.append(current.ip)
-                }
-                count += 1
-                session = try nextSession()
-            }
-            if !later.isEmpty {
-                later.sort()
-                var last: UInt64 = 0
-                for ip in later where ip != last {
-                    last = ip
-                    if !member.ips64.contains(ip) { member.laterIPs.append(ip) }
-                }
-            }
-            result.sessionsScanned += count
-            if key.c == 0 { try route(member, byName: byName, forward: forward) }
         }
 
         // 3. Name groups, one at a time; their members go on to the mailbox and lookalike sorters.
