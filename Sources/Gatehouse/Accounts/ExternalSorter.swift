@@ -269,7 +269,7 @@ final class SpillFile {
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else {
             throw GatehouseError("cannot make a temporary file in \(folder): \(String(cString: strerror(errno)))",
-                                 fix: "set TMPDIR to a writable folder with room for the sort (about 200 bytes per user)")
+                                 fix: "set TMPDIR to a writable folder with room for the sort (about 300 bytes per user)")
         }
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         descriptor = fd
@@ -285,7 +285,7 @@ final class SpillFile {
                 if n < 0 {
                     if errno == EINTR { continue }
                     throw GatehouseError("cannot write the temporary sort file: \(String(cString: strerror(errno)))",
-                                         fix: "set TMPDIR to a folder with room for the sort (about 200 bytes per user)", code: errno == ENOSPC ? .diskFull : .failed)
+                                         fix: "set TMPDIR to a folder with room for the sort (about 300 bytes per user)", code: errno == ENOSPC ? .diskFull : .failed)
                 }
                 written += n
             }
