@@ -167,7 +167,7 @@ final class SplitIdentityKeyTests: XCTestCase {
                                   .text("2026-11-30T03:48:03.12Z"), .text("0001-01-01T00:00:00.000Z"), .text("+026-11-30T03:48:03.123Z"),
                                   .text("1764474483123"), .integer(1_764_474_483), .integer(1_764_474_483_123), .null, .text("")]
         for value in values {
-            XCTAssertEqual(Population.createdMilliseconds(value), DateEncoding.decode(value)?.milliseconds ?? Population.unknownTime, "\(value)")
+            XCTAssertEqual(SplitIdentityScan.createdMilliseconds(value), DateEncoding.decode(value)?.milliseconds ?? SplitIdentityScan.unknownTime, "\(value)")
         }
     }
 
