@@ -47,7 +47,7 @@ extension StoreHealthChecks {
         samples.append(HealthSample(metric: "gatehouse_store_integrity_cycle_rows", value: Double(cycle.rows),
                                     help: "Rows a full cycle of the quick_check sweep reads (the tables' rowid spans)."))
         samples.append(HealthSample(metric: "gatehouse_store_integrity_cycle_coverage_ratio", value: cycle.coverage,
-                                    help: "Share of the store's tables and indexes a full cycle of the sweep checks (the rest: --deep)."))
+                                    help: "Share of the store's tables and indexes a full cycle of the sweep checks (the rest: only the deep check)."))
         samples.append(HealthSample(metric: "gatehouse_store_integrity_cycle_runs", value: Double(cycle.runsAtThisPace),
                                     help: "Runs a full cycle of the sweep takes at this run's pace."))
         if let seconds = cycle.lastSeconds {
