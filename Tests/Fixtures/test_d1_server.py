@@ -823,7 +823,10 @@ ROOT = HERE.parent.parent
 
 def run_bash(script, timeout=60):
     prelude = f"set -euo pipefail\nGATEHOUSE_ROOT={ROOT}\nsource {ROOT}/ops/lib/d1.sh\n"
-    return subprocess.run(["bash", "-c", prelude + script], capture_output=True, text=True, timeout=timeout)
+    # A shell of its own: without the server ops/test started for the Swift tests (start_test_d1 would reuse it).
+    environment = {key: value for key, value in os.environ.items()
+                   if not key.startswith("GATEHOUSE_TEST_D1_") and key != "CLOUDFLARE_API_TOKEN"}
+    return subprocess.run(["bash", "-c", prelude + script], capture_output=True, text=True, timeout=timeout, env=environment)
 
 
 def gone(pid, within=8.0):
