@@ -55,7 +55,8 @@ final class DemoPeopleTests: XCTestCase {
 
     /// The generator itself, for people numbered across the old collision point (a store that held 5,682,000 users):
     /// every email is distinct and names its own person — a relay address gives its person's number back, any other
-    /// ends in it — where the old generator's relay addresses were random draws that named nobody.
+    /// ends in it — where the old generator's relay addresses were random draws that named nobody. Every other value
+    /// a unique column holds is distinct too (ids and tokens count in their first six characters).
     func testTheGeneratorsEmailsAcrossTheOldCollisionPointNameTheirPerson() throws {
         let scratch = try Scratch()
         let (store, _) = try Store.initialize(path: scratch.path("layout.sqlite"), actor: Actor("tester"))
@@ -66,10 +67,29 @@ final class DemoPeopleTests: XCTestCase {
         seeder.build(count: count, firstPerson: first, round: 0, layout: layout, into: queue)
         let slot = try XCTUnwrap(layout.users.slot(.email))
         var emails: [String] = []
+        /// Each unique column's values: ids of every table, session tokens, provider account ids.
+        var unique: [String: [String]] = [:]
+        func collect(_ name: String, _ rows: [SQLValue], _ columns: SeedColumns, _ field: AuthSchema.Field) {
+            guard let slot = columns.slot(field) else { return }
+            for start in stride(from: 0, to: rows.count, by: columns.width) { unique[name, default: []].append(rows[start + slot].string ?? "") }
+        }
         while let batch = queue.pop() {
             for start in stride(from: 0, to: batch.rows.users.count, by: layout.users.width) {
                 emails.append(try XCTUnwrap(batch.rows.users[start + slot].string))
             }
+            collect("user.id", batch.rows.users, layout.users, .id)
+            collect("account.id", batch.rows.accounts, layout.accounts, .id)
+            collect("account.accountId", batch.rows.accounts, layout.accounts, .accountId)
+            collect("session.id", batch.rows.sessions, layout.sessions, .id)
+            collect("session.token", batch.rows.sessions, layout.sessions, .token)
+            if let verifications = layout.verifications { collect("verification.id", batch.rows.verifications, verifications, .id) }
+            unique["workspaces.id", default: []] += batch.rows.workspaces.map(\.id)
+            unique["subscriptions.id", default: []] += batch.rows.subscriptions.map(\.id)
+        }
+        XCTAssertEqual(unique.count, 8)
+        for (column, values) in unique {
+            XCTAssertEqual(Set(values).count, values.count, "\(column) repeats a value")
+            XCTAssertGreaterThan(values.count, column == "verification.id" ? 20 : 1_000, column)
         }
         XCTAssertEqual(emails.count, count)
         XCTAssertEqual(Set(emails).count, count, "two users share an email")

@@ -183,6 +183,7 @@ final class SeedRowBuilder {
     private let accountCreated: DateEncoding, accountUpdated: DateEncoding, accountAccessExpires: DateEncoding
     private let sessionCreated: DateEncoding, sessionUpdated: DateEncoding, sessionExpires: DateEncoding
     private var accountSequence = 0
+    private var verificationSequence: UInt64 = 0
     private var normalizer = NameNormalizer()
     private var keys: [String: String] = [:]
     /// The batch being built.
@@ -277,7 +278,10 @@ final class SeedRowBuilder {
         guard let columns = layout.verifications else { return false }
         var row = [SQLValue](repeating: .null, count: columns.width)
         func set(_ field: AuthSchema.Field, _ value: SQLValue) { if let slot = columns.slot(field) { row[slot] = value } }
-        set(.id, .text(random.alphanumeric(32)))
+        // The first six characters count, as `sequentialID`'s do, so no two of a seed's verifications share an id; the
+        // rest is the random id's own draw, so every other value of the seed stays as it was.
+        verificationSequence += 1
+        set(.id, .text(DemoRandom.counter(verificationSequence) + random.alphanumeric(32).dropFirst(6)))
         set(.identifier, .text(identifier + ":" + random.alphanumeric(12)))
         set(.value, .text(random.alphanumeric(32)))
         set(.expiresAt, columns.table.encoding(.expiresAt).encode(created.adding(seconds: 3600)))
