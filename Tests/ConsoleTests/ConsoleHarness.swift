@@ -117,15 +117,7 @@ final class ConsoleHarness {
     }
 
     private static func run(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        try PostgresSecretsAtRestTests.run(executable, arguments).stdout
     }
 
     /// A new database on the throw-away cluster ops/test starts (GATEHOUSE_TEST_PG_URI), or a skip without one.

@@ -46,6 +46,13 @@ final class D1EngineTests: XCTestCase {
             .replacingOccurrences(of: #""checkedAt" : ""# + today + #"T\d\d:\d\d:\d\d\.\d{3}Z""#, with: #""checkedAt" : "NOW""#, options: .regularExpression)
     }
 
+    /// The ids of the best split-identity pair `users duplicates` finds in `store`: the earlier user, the later one.
+    func splitPair(_ store: String) throws -> (earlier: String, later: String) {
+        let candidates = try json(try run(["users", "duplicates", "--json"], store: store))["candidates"] as? [[String: Any]]
+        let pair = try XCTUnwrap(candidates?.first)
+        return (try XCTUnwrap((pair["earlier"] as? [String: Any])?["id"] as? String), try XCTUnwrap((pair["later"] as? [String: Any])?["id"] as? String))
+    }
+
     func json(_ result: CLI.Result) throws -> [String: Any] {
         try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], result.all)
     }
@@ -138,10 +145,7 @@ final class D1EngineTests: XCTestCase {
     func testMergeApplyAndUndoAreEachOneWriteRequestAndAStalePlanChangesNothing() throws {
         let scratch = try Scratch()
         let (_, d1) = try seededPair(scratch)
-        let candidates = try json(try run(["users", "duplicates", "--json"], store: d1.location))["candidates"] as? [[String: Any]]
-        let pair = try XCTUnwrap(candidates?.first)
-        let earlier = try XCTUnwrap((pair["earlier"] as? [String: Any])?["id"] as? String)
-        let later = try XCTUnwrap((pair["later"] as? [String: Any])?["id"] as? String)
+        let (earlier, later) = try splitPair(d1.location)
         func plan() throws -> String {
             let planned = try run(["merge", "plan", "--from", earlier, "--into", later, "--keep-email", "target", "--json"], store: d1.location)
             XCTAssertEqual(planned.status, 0, planned.all)
@@ -179,10 +183,7 @@ final class D1EngineTests: XCTestCase {
     func testAMergeApplyKilledAtAnyPointLeavesTheStoreUntouchedOrFullyMerged() throws {
         let scratch = try Scratch()
         let (sqlite, _) = try seededPair(scratch)
-        let candidates = try json(try run(["users", "duplicates", "--json"], store: sqlite))["candidates"] as? [[String: Any]]
-        let pair = try XCTUnwrap(candidates?.first)
-        let earlier = try XCTUnwrap((pair["earlier"] as? [String: Any])?["id"] as? String)
-        let later = try XCTUnwrap((pair["later"] as? [String: Any])?["id"] as? String)
+        let (earlier, later) = try splitPair(sqlite)
         var outcomes: [String] = []
         for killAfter in [0.05, 0.4, 0.9, 1.5, 2.2, 2.8, 3.2, 3.6] {
             let d1 = try d1Copy(of: sqlite, scratch)
@@ -234,10 +235,7 @@ final class D1EngineTests: XCTestCase {
     func testEmittedSQLRunsAsOneD1BatchAndRefusesAChangedCopy() throws {
         let scratch = try Scratch()
         let (_, d1) = try seededPair(scratch)
-        let candidates = try json(try run(["users", "duplicates", "--json"], store: d1.location))["candidates"] as? [[String: Any]]
-        let pair = try XCTUnwrap(candidates?.first)
-        let earlier = try XCTUnwrap((pair["earlier"] as? [String: Any])?["id"] as? String)
-        let later = try XCTUnwrap((pair["later"] as? [String: Any])?["id"] as? String)
+        let (earlier, later) = try splitPair(d1.location)
         let script = scratch.path("merge.sql")
         let planned = try run(["merge", "plan", "--from", earlier, "--into", later, "--keep-email", "target", "--emit-sql", script], store: d1.location)
         XCTAssertEqual(planned.status, 0, planned.all)

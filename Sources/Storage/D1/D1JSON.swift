@@ -111,7 +111,8 @@ indirect enum D1JSON: Equatable {
             if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
             let digitsStart = index
             while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 { index += 1 }
-            guard index > digitsStart else { throw SyntaxError(offset: start) }
+            // At least one digit, and no leading zero before another.
+            guard index > digitsStart, !(bytes[digitsStart] == 0x30 && index - digitsStart > 1) else { throw SyntaxError(offset: start) }
             if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
                 index += 1
                 let fraction = index

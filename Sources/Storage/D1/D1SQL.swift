@@ -28,7 +28,7 @@ struct D1Statement: Equatable {
         out.reserveCapacity(sql.utf8.count + 16)
         var next = 0
         var failure: D1Error?
-        D1Statement.scan(sql, text: { out += $0 }, placeholder: { number in
+        SQLPlaceholders.scan(sql, sqliteQuotes: true, text: { out += $0 }, placeholder: { number in
             let index: Int
             if let number { index = number - 1 } else { index = next; next += 1 }
             guard index >= 0, index < values.count else {
@@ -75,49 +75,6 @@ struct D1Statement: Equatable {
         }
     }
 
-    /// Walks `sql`, handing over runs of text and each placeholder (`?` as nil, `?NNN` as its number), skipping
-    /// string literals, quoted identifiers and comments.
-    static func scan(_ sql: String, text: (String) -> Void, placeholder: (Int?) -> Void) {
-        let bytes = Array(sql.utf8)
-        var index = 0, runStart = 0
-        func flush(_ end: Int) { if end > runStart { text(String(decoding: bytes[runStart..<end], as: UTF8.self)) } }
-        while index < bytes.count {
-            let byte = bytes[index]
-            switch byte {
-            case UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "`"):
-                var end = index + 1
-                while end < bytes.count {
-                    if bytes[end] == byte {
-                        if end + 1 < bytes.count && bytes[end + 1] == byte { end += 2; continue }
-                        break
-                    }
-                    end += 1
-                }
-                index = min(end + 1, bytes.count)
-            case UInt8(ascii: "["):
-                var end = index + 1
-                while end < bytes.count && bytes[end] != UInt8(ascii: "]") { end += 1 }
-                index = min(end + 1, bytes.count)
-            case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"):
-                while index < bytes.count && bytes[index] != UInt8(ascii: "\n") { index += 1 }
-            case UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
-                var end = index + 2
-                while end + 1 < bytes.count && !(bytes[end] == UInt8(ascii: "*") && bytes[end + 1] == UInt8(ascii: "/")) { end += 1 }
-                index = min(end + 2, bytes.count)
-            case UInt8(ascii: "?"):
-                flush(index)
-                var end = index + 1
-                while end < bytes.count && bytes[end] >= UInt8(ascii: "0") && bytes[end] <= UInt8(ascii: "9") { end += 1 }
-                placeholder(end > index + 1 ? Int(String(decoding: bytes[(index + 1)..<end], as: UTF8.self)) ?? 0 : nil)
-                index = end
-                runStart = end
-            default:
-                index += 1
-            }
-        }
-        flush(bytes.count)
-    }
-
     /// Whether the statement only reads: it starts with SELECT, VALUES, EXPLAIN, a read-only PRAGMA, or WITH
     /// followed by no write.
     static func isRead(_ sql: String) -> Bool {
@@ -135,7 +92,7 @@ struct D1Statement: Equatable {
     /// Whether a write statement gives rows back (`RETURNING`, outside literals and comments).
     static func returnsRows(_ sql: String) -> Bool {
         var code = ""
-        scan(sql, text: { code += $0 }, placeholder: { _ in code += "?" })
+        SQLPlaceholders.scan(sql, sqliteQuotes: true, text: { code += $0 }, placeholder: { _ in code += "?" })
         return code.uppercased().contains("RETURNING")
     }
 

@@ -868,56 +868,23 @@ enum PostgresType {
 }
 
 /// `?` placeholders numbered for Postgres (`$1`, `$2`, …) and SQLite's `?NNN` written `$NNN`, skipping those inside
-/// string literals, quoted identifiers and comments. SQL already written with `$n` passes unchanged.
+/// string literals, quoted identifiers and comments (`SQLPlaceholders.scan`). SQL already written with `$n` passes unchanged.
 enum PostgresPlaceholders {
     static func numbered(_ sql: String) -> String {
         guard sql.utf8.contains(UInt8(ascii: "?")) else { return sql }
-        var out = [UInt8]()
+        var out = ""
         out.reserveCapacity(sql.utf8.count + 16)
-        let bytes = Array(sql.utf8)
-        var index = 0, number = 0
-        func copy(until end: Int) { out.append(contentsOf: bytes[index..<min(end, bytes.count)]); index = min(end, bytes.count) }
-        while index < bytes.count {
-            let byte = bytes[index]
-            switch byte {
-            case UInt8(ascii: "'"), UInt8(ascii: "\""):
-                // A literal or identifier runs to its closing quote; a doubled quote inside it is an escaped one.
-                var end = index + 1
-                while end < bytes.count {
-                    if bytes[end] == byte {
-                        if end + 1 < bytes.count && bytes[end + 1] == byte { end += 2; continue }
-                        break
-                    }
-                    end += 1
-                }
-                copy(until: end + 1)
-            case UInt8(ascii: "-") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "-"):
-                var end = index
-                while end < bytes.count && bytes[end] != UInt8(ascii: "\n") { end += 1 }
-                copy(until: end)
-            case UInt8(ascii: "/") where index + 1 < bytes.count && bytes[index + 1] == UInt8(ascii: "*"):
-                var end = index + 2
-                while end + 1 < bytes.count && !(bytes[end] == UInt8(ascii: "*") && bytes[end + 1] == UInt8(ascii: "/")) { end += 1 }
-                copy(until: end + 2)
-            case UInt8(ascii: "?"):
-                // `?NNN` (SQLite's numbered parameter) is `$NNN`; a bare `?` takes the next number.
-                var end = index + 1
-                while end < bytes.count && bytes[end] >= UInt8(ascii: "0") && bytes[end] <= UInt8(ascii: "9") { end += 1 }
-                if end > index + 1 {
-                    out.append(UInt8(ascii: "$"))
-                    out.append(contentsOf: bytes[(index + 1)..<end])
-                    number = max(number, Int(String(decoding: bytes[(index + 1)..<end], as: UTF8.self)) ?? number)
-                } else {
-                    number += 1
-                    out.append(contentsOf: Array("$\(number)".utf8))
-                }
-                index = end
-            default:
-                out.append(byte)
-                index += 1
+        var number = 0
+        SQLPlaceholders.scan(sql, sqliteQuotes: false, text: { out += $0 }, placeholder: { explicit in
+            if let explicit {
+                out += "$\(explicit)"
+                number = max(number, explicit)
+            } else {
+                number += 1
+                out += "$\(number)"
             }
-        }
-        return String(decoding: out, as: UTF8.self)
+        })
+        return out
     }
 }
 
