@@ -45,7 +45,7 @@ public struct UserDirectory {
                 truncated = true
                 found.removeLast(found.count - limit)
             }
-            let users = try found.compactMap { id, kind in try summary(id, matchedBy: kind) }
+            let users = try summaries(found)
             return UserSearchResult(query: query, kinds: kinds, limit: limit, truncated: truncated, users: users)
         }
     }
@@ -115,28 +115,32 @@ public struct UserDirectory {
         try db.row("SELECT 1 FROM \(user.sql) WHERE \(user.col(.id)) = ?", [id.rawValue]) != nil
     }
 
-    private func summary(_ id: BetterAuthUserID, matchedBy: UserQueryKind) throws -> UserSummary? {
-        guard let row = try db.row("SELECT \(user.col(.name)), \(user.col(.email)), \(user.col(.emailVerified)), \(user.col(.createdAt)) FROM \(user.sql) WHERE \(user.col(.id)) = ?", [id.rawValue]) else {
-            return nil
+    /// The found users' rows, providers and sync rows, read in one snapshot (one round trip on a server, however
+    /// many users matched; a user deleted meanwhile is left out).
+    private func summaries(_ found: [(id: BetterAuthUserID, kind: UserQueryKind)]) throws -> [UserSummary] {
+        guard !found.isEmpty else { return [] }
+        // Whether the sub has a sync `users` row; unknown (nil) when this database has no sync tables.
+        let synced = try db.tableExists("users")
+        let perUser = synced ? 3 : 2
+        var statements: [SQLStatement] = []
+        for (id, _) in found {
+            statements.append(SQLStatement("SELECT \(user.col(.name)), \(user.col(.email)), \(user.col(.emailVerified)), \(user.col(.createdAt)) FROM \(user.sql) WHERE \(user.col(.id)) = ?", [id.rawValue]))
+            statements.append(SQLStatement("SELECT DISTINCT \(account.col(.providerId)) FROM \(account.sql) WHERE \(account.col(.userId)) = ? ORDER BY 1", [id.rawValue]))
+            if synced { statements.append(SQLStatement("SELECT 1 FROM users WHERE sub = ?", [id.syncSub.rawValue])) }
         }
-        let providers = try providers(of: id)
-        let email = row[1].string ?? ""
-        let verified = row.bool(row.columns.names[2])
-        return UserSummary(id: id, name: row[0].string ?? "", email: email, emailVerified: verified,
-                           createdAt: DateEncoding.decode(row[3]), providers: providers,
-                           flags: UserFlags.flags(email: email, emailVerified: verified, providers: providers, provisioned: try isProvisioned(id)),
-                           matchedBy: matchedBy)
-    }
-
-    private func providers(of id: BetterAuthUserID) throws -> [String] {
-        try db.rows("SELECT DISTINCT \(account.col(.providerId)) FROM \(account.sql) WHERE \(account.col(.userId)) = ? ORDER BY 1", [id.rawValue])
-            .compactMap { $0[0].string }
-    }
-
-    /// Whether the sub has a sync `users` row; nil when this database has no sync tables.
-    private func isProvisioned(_ id: BetterAuthUserID) throws -> Bool? {
-        guard try db.tableExists("users") else { return nil }
-        return try db.row("SELECT 1 FROM users WHERE sub = ?", [id.syncSub.rawValue]) != nil
+        let read = try db.snapshot(statements)
+        return found.enumerated().compactMap { offset, item in
+            let base = offset * perUser
+            guard let row = read[base].first else { return nil }
+            let providers = read[base + 1].compactMap { $0[0].string }
+            let provisioned: Bool? = synced ? !read[base + 2].isEmpty : nil
+            let email = row[1].string ?? ""
+            let verified = row.bool(row.columns.names[2])
+            return UserSummary(id: item.id, name: row[0].string ?? "", email: email, emailVerified: verified,
+                               createdAt: DateEncoding.decode(row[3]), providers: providers,
+                               flags: UserFlags.flags(email: email, emailVerified: verified, providers: providers, provisioned: provisioned),
+                               matchedBy: item.kind)
+        }
     }
 
     // MARK: - show

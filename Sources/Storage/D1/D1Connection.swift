@@ -61,6 +61,7 @@ public final class D1Connection: SQLDatabase {
     }
 
     private func execute(_ statement: SQLStatement) throws {
+        forgetCatalog(after: statement.sql)
         let rendered = try D1Statement(statement.sql, statement.arguments.map(\.sqlValue))
         if let pending, !D1Statement.isRead(statement.sql) {
             try keep(rendered, statement, in: pending)
@@ -72,6 +73,7 @@ public final class D1Connection: SQLDatabase {
     }
 
     public func executeScript(_ sql: String) throws {
+        catalog = Catalog()
         var script = D1Statement(sql: sql)
         script.isScript = true
         if let pending {
@@ -243,20 +245,50 @@ public final class D1Connection: SQLDatabase {
 
     // MARK: Catalog
 
+    /// What this connection last read of the catalog, kept for `Catalog.lifetime`: a request costs a distance to
+    /// Cloudflare, and opening a store asks the same questions every command. Dropped when this connection changes
+    /// the schema (a migration, a `CREATE`), and after its lifetime, so a console that runs for days sees an upgrade.
+    private struct Catalog {
+        static let lifetime: UInt64 = 30_000_000_000
+        var tables: Set<String>?
+        var columns: [String: [ColumnInfo]] = [:]
+        var readAt = DispatchTime.now().uptimeNanoseconds
+        var isFresh: Bool { DispatchTime.now().uptimeNanoseconds - readAt < Self.lifetime }
+    }
+    private var catalog = Catalog()
+
+    /// The catalog as last read, or a new empty one when it is stale.
+    private func freshCatalog() -> Catalog {
+        if !catalog.isFresh { catalog = Catalog() }
+        return catalog
+    }
+
+    /// Forgets the catalog after a statement that may change the schema.
+    private func forgetCatalog(after sql: String) {
+        let head = sql.drop { $0.isWhitespace }.prefix(7).uppercased()
+        if head.hasPrefix("CREATE") || head.hasPrefix("DROP") || head.hasPrefix("ALTER") { catalog = Catalog() }
+    }
+
     public func tableExists(_ name: String) throws -> Bool {
         try !existingTables([name]).isEmpty
     }
 
+    /// Every table's name is read once (one request) and kept: later questions about tables cost none.
     public func existingTables(_ names: [String]) throws -> Set<String> {
         guard !names.isEmpty else { return [] }
-        let marks = Array(repeating: "?", count: names.count).joined(separator: ", ")
-        return Set(try rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (\(marks))", names).compactMap { $0[0].string })
+        return Set(names).intersection(try allTables())
+    }
+
+    private func allTables() throws -> Set<String> {
+        if let tables = freshCatalog().tables { return tables }
+        let tables = Set(try rows("SELECT name FROM sqlite_master WHERE type = 'table'", []).compactMap { $0[0].string })
+        catalog.tables = tables
+        return tables
     }
 
     /// The tables, without D1's own (`_cf_*`, which may not be read) and SQLite's.
     public func tableNames() throws -> [String] {
-        try rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' ORDER BY name")
-            .compactMap { $0[0].string }
+        try allTables().filter { !$0.hasPrefix("sqlite_") && !$0.hasPrefix("_cf_") }.sorted()
     }
 
     public func columns(of table: String) throws -> [ColumnInfo] {
@@ -264,18 +296,21 @@ public final class D1Connection: SQLDatabase {
     }
 
     // D1 refuses the pragma table-valued functions (`pragma_table_info(?)`), so the catalog asks with `PRAGMA`
-    // statements, the table's name quoted into each, several tables in one request.
+    // statements, the table's name quoted into each, several tables in one request (only those not already known).
 
     public func columns(ofEach tables: [String]) throws -> [String: [ColumnInfo]] {
         guard !tables.isEmpty else { return [:] }
-        let results = try snapshot(tables.map { SQLStatement("PRAGMA table_info(\(SQLDialect.quote($0)))") })
-        var found: [String: [ColumnInfo]] = [:]
-        for (table, rows) in zip(tables, results) where !rows.isEmpty {
-            found[table] = rows.map {
+        let known = freshCatalog().columns
+        let missing = Array(Set(tables.filter { known[$0] == nil })).sorted()
+        let results = try snapshot(missing.map { SQLStatement("PRAGMA table_info(\(SQLDialect.quote($0)))") })
+        for (table, rows) in zip(missing, results) {
+            catalog.columns[table] = rows.map {
                 ColumnInfo(name: $0["name"].string ?? "", declaredType: $0["type"].string ?? "", notNull: $0["notnull"].int64 == 1,
                            primaryKeyPosition: Int($0["pk"].int64 ?? 0))
             }
         }
+        var found: [String: [ColumnInfo]] = [:]
+        for table in tables { if let columns = catalog.columns[table], !columns.isEmpty { found[table] = columns } }
         return found
     }
 
