@@ -88,6 +88,43 @@ final class D1EngineTests: XCTestCase {
         XCTAssertFalse(health.all.contains(token))
     }
 
+    /// An offline copy as `wrangler d1 export` writes one (SQL text, no virtual tables, no BEGIN): every read job
+    /// answers as on the store it came from; writes and init are refused in one line, changing nothing.
+    func testAnOfflineCopyAnswersEveryReadJobAndRefusesWrites() throws {
+        let scratch = try Scratch()
+        let (sqlite, _) = try seededPair(scratch, users: 60)
+        let copy = scratch.path("copy.sqlite")
+        _ = try sqlite3(sqlite, ".backup '\(copy)'")
+        // D1 has no name search index, and wrangler exports no virtual table.
+        _ = try sqlite3(copy, """
+            DROP TRIGGER gatehouse_user_search_insert; DROP TRIGGER gatehouse_user_search_update; DROP TRIGGER gatehouse_user_search_delete;
+            DROP TABLE gatehouse_user_search; DROP TABLE gatehouse_user_search_names; DROP TABLE gatehouse_user_search_pending;
+            """)
+        let dump = try sqlite3(copy, ".dump").split(separator: "\n").filter { $0 != "BEGIN TRANSACTION;" && $0 != "COMMIT;" }.joined(separator: "\n")
+        let export = scratch.path("export.sql")
+        try ("PRAGMA defer_foreign_keys=TRUE;\n" + dump + "\n").write(toFile: export, atomically: true, encoding: .utf8)
+        for command in [["status", "--json", "--exact"], ["users", "search", "a", "--limit", "9"], ["users", "duplicates", "--json"],
+                        ["accounts", "check"], ["audit", "verify"], ["policy", "show"], ["gates", "show"], ["merge", "list"]] {
+            let onCopy = try run(command, store: export), onStore = try run(command, store: sqlite)
+            XCTAssertEqual(onCopy.status, onStore.status, "\(command): \(onCopy.all)")
+            XCTAssertEqual(normalized(onCopy.stdout, export, sqlite), normalized(onStore.stdout, sqlite), "\(command)")
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: export))
+        let write = try run(["policy", "set", "linkSocial.allowDifferentEmails", "true", "--reason", "x"], store: export)
+        XCTAssertEqual(write.status, 1, write.all)
+        XCTAssertTrue(write.stderr.contains("is an offline copy (a SQL dump): it is read-only"), write.stderr)
+        let initialised = try run(["init"], store: export)
+        XCTAssertEqual(initialised.status, 1, initialised.all)
+        XCTAssertTrue(initialised.stderr.contains("offline copy"), initialised.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: export)), before, "the copy is never written")
+        // Not a dump at all: one line, exit 1.
+        let bad = scratch.path("bad.sql")
+        try "not sql at all".write(toFile: bad, atomically: true, encoding: .utf8)
+        let refused = try run(["status"], store: bad)
+        XCTAssertEqual(refused.status, 1, refused.all)
+        XCTAssertTrue(refused.stderr.contains("is not a SQL dump Gatehouse can load"), refused.stderr)
+    }
+
     func testInitOnAD1DatabaseAsWranglerAndBetterAuthLeftIt() throws {
         let scratch = try Scratch()
         let d1 = try TestStore.make(.d1, in: scratch)

@@ -16,6 +16,8 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     /// A Cloudflare D1 database, `d1://ACCOUNT_ID/DATABASE_ID`, reached through Cloudflare's API with
     /// `CLOUDFLARE_API_TOKEN`.
     case d1(D1Location)
+    /// An offline copy: a SQL dump (`wrangler d1 export … --output FILE.sql`), read-only.
+    case dump(String)
 
     /// Reads a `--store` value: a connection URI when it starts with `postgres://` or `postgresql://`, else a path.
     /// A value that looks like a misspelt or unsupported database URI (`postgresql:/…`, `pg://…`, ` postgres://…`)
@@ -26,12 +28,17 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
             self = .postgres(try PostgresURI(text))
         } else if D1Location.looksLikeD1(text) {
             self = .d1(try D1Location(uri: text))
+        } else if Self.isDump(text), Self.misspeltURI(text) == nil {
+            self = .dump(text)
         } else if let problem = Self.misspeltURI(text) {
             throw problem
         } else {
             self = .file(text)
         }
     }
+
+    /// Whether `path` names an offline copy (a SQL dump, `.sql`) rather than a SQLite file.
+    static func isDump(_ path: String) -> Bool { path.lowercased().hasSuffix(".sql") }
 
     /// Schemes a store URI is likely written with by mistake or from another tool's habits. A value starting with
     /// one of them and a colon is never a file name Gatehouse should create.
@@ -114,7 +121,7 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     /// The engine this location is served by.
     public var engine: SQLDialect.Engine {
         switch self {
-        case .file: .sqlite
+        case .file, .dump: .sqlite
         case .postgres: .postgres
         case .d1: .d1
         }
@@ -123,7 +130,7 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     /// The path, or the URI with its password replaced: safe to print.
     public var description: String {
         switch self {
-        case .file(let path): path
+        case .file(let path), .dump(let path): path
         case .postgres(let uri): uri.redacted
         case .d1(let location): location.description
         }
@@ -133,6 +140,7 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     var storeEngine: any StoreEngine {
         switch self {
         case .file(let path): SQLiteStoreEngine(path: path)
+        case .dump(let path): SQLDumpStoreEngine(path: path)
         case .postgres(let uri): PostgresStoreEngine(uri: uri)
         case .d1(let location): D1StoreEngine(location: location)
         }

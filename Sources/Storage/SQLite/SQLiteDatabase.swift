@@ -27,6 +27,9 @@ public final class SQLiteDatabase: SQLDatabase {
         /// file nothing can change, such as one on a read-only filesystem, where a WAL database cannot otherwise be
         /// opened at all (SQLite cannot create its `-shm` file there).
         public var immutable: Bool = false
+        /// Open a new, empty in-memory database instead of the file; `path` then only names it in messages (an
+        /// offline copy loaded from a dump).
+        public var inMemory: Bool = false
 
         public init(create: Bool = false, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 15_000,
                     journalModeWAL: Bool = true, statementCacheSize: Int = 64) {
@@ -57,8 +60,8 @@ public final class SQLiteDatabase: SQLDatabase {
         self.path = path
         self.cacheSize = options.statementCacheSize
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        var name = path
-        if options.immutable {
+        var name = options.inMemory ? ":memory:" : path
+        if options.immutable && !options.inMemory {
             flags |= SQLITE_OPEN_URI
             name = "file:" + path.replacingPercentSpecials() + "?immutable=1"
         }

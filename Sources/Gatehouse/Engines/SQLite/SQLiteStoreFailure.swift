@@ -10,7 +10,11 @@ extension GatehouseError {
     /// Describes a storage failure on the store at `storePath` (the path the error carries wins).
     public init(storeFailure error: DatabaseError, storePath: String? = nil) {
         let path = error.path ?? storePath ?? "the store"
-        if error.isBusy {
+        if error.isReadOnly && StoreLocation.isDump(path) {
+            // An offline copy (`SQLDumpStoreEngine`), loaded into memory read-only.
+            self.init("the store \(path) is an offline copy (a SQL dump): it is read-only, and nothing was changed",
+                      fix: "run write commands against the database itself (d1://ACCOUNT_ID/DATABASE_ID)", code: .readOnly)
+        } else if error.isBusy {
             self.init("the store \(path) stayed locked by another process for \(Store.busyTimeout / 1000) s (SQLite code \(error.extendedCode))",
                       fix: "retry; if it persists, find the process holding it with `fuser \(path)`", code: .busy)
         } else if error.isReadOnly {
