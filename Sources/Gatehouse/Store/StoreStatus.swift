@@ -35,15 +35,20 @@ public struct StoreStatus: Sendable, Codable {
         // A sync table the database does not have (a bare Better Auth store) is left out; any other failure (a lock
         // held past the busy timeout, a lost connection) is the answer, not a missing line.
         let present = try store.existingTables(["users", "workspaces"])
+        let wanted = queries.filter { $0.syncTable.map(present.contains) ?? true }
         let (counts, estimates, migrations) = try store.db.read {
             var counts: [String: Int] = [:], estimates: [String] = []
-            for (name, table, sql, syncTable) in queries where syncTable.map(present.contains) ?? true {
-                if let estimate = try estimator?.estimatedRows(store.db, table: table), estimate >= countedBelow {
-                    counts[name] = estimate
-                    estimates.append(name)
-                } else if let count = try store.db.scalar("SELECT count(*) FROM \(sql)").int64 {
-                    counts[name] = Int(count)
+            let estimated = try estimator?.estimatedRows(store.db, tables: wanted.map(\.table)) ?? [:]
+            for query in wanted {
+                if let estimate = estimated[query.table], estimate >= countedBelow {
+                    counts[query.name] = estimate
+                    estimates.append(query.name)
                 }
+            }
+            // The rest counted together (one round trip on a server).
+            let counted = wanted.filter { counts[$0.name] == nil }
+            for (query, rows) in zip(counted, try store.db.snapshot(counted.map { SQLStatement("SELECT count(*) FROM \($0.sql)") })) {
+                if let count = rows.first?[0].int64 { counts[query.name] = Int(count) }
             }
             return (counts, estimates.sorted(), try Migrator.applied(on: store.db).count)
         }

@@ -5,4 +5,16 @@ extension D1StoreEngine: RowCountEstimating {
     func estimatedRows(_ db: SQLDatabase, table: String) throws -> Int? {
         try RowidSpan.estimate(db, table: table) { _ in nil }
     }
+
+    /// Every table's span in one request; a table without rowids fails the batch, and then each is asked alone.
+    func estimatedRows(_ db: SQLDatabase, tables: [String]) throws -> [String: Int] {
+        do {
+            let read = try db.snapshot(tables.map(RowidSpan.statement))
+            return Dictionary(zip(tables, read.map { RowidSpan.span($0.first) }), uniquingKeysWith: { first, _ in first })
+        } catch let error as SQLFailure where error.message.contains("rowid") {
+            var found: [String: Int] = [:]
+            for table in tables { if let estimate = try estimatedRows(db, table: table) { found[table] = estimate } }
+            return found
+        }
+    }
 }
