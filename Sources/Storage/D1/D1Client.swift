@@ -28,6 +28,8 @@ struct D1Client {
         let columns: [String]
         let rows: [[SQLValue]]
         let changes: Int
+        /// The database's size in bytes after the statement (`meta.size_after`), when the answer says.
+        let sizeAfter: Int?
     }
 
     /// Runs `statements` as one request. `reads` says whether it only reads (then a server error is retried).
@@ -159,7 +161,8 @@ struct D1Client {
                 for cell in cells { values.append(try value(cell)) }
                 rows.append(values)
             }
-            decoded.append(Result(columns: columns, rows: rows, changes: item["meta"]?["changes"]?.int ?? 0))
+            decoded.append(Result(columns: columns, rows: rows, changes: item["meta"]?["changes"]?.int ?? 0,
+                                  sizeAfter: item["meta"]?["size_after"]?.int))
         }
         return decoded
     }

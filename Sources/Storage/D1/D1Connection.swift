@@ -184,8 +184,13 @@ public final class D1Connection: SQLDatabase {
     private func run(_ statements: [D1Statement], reads: Bool) throws(D1Error) -> [D1Client.Result] {
         // Nothing to ask: no request (D1 refuses an empty batch).
         if statements.isEmpty { return [] }
-        return try client.run(statements, reads: reads)
+        let results = try client.run(statements, reads: reads)
+        if let size = results.last?.sizeAfter { databaseSize = size }
+        return results
     }
+
+    /// The database's size in bytes, as the last answer gave it (`meta.size_after`); nil before any.
+    public private(set) var databaseSize: Int?
 
     private static func rows(_ result: D1Client.Result) -> [Row] {
         let index = ColumnIndex(result.columns)

@@ -42,19 +42,32 @@ struct D1StoreEngine: StoreEngine {
         return (D1Connection(location: location), configuration)
     }
 
-    /// D1 checks its own pages (`PRAGMA quick_check`, one request); a damaged database is Cloudflare's to restore
-    /// (Time Travel), so the check reports and names that way out.
+    /// D1's size limit on the paid plan (10 GB; 500 MB on the free plan): a database at it refuses writes.
+    static let sizeLimit = 10_000_000_000
+
+    /// D1 checks its own pages (`PRAGMA quick_check`, one request — which also shows that the API answers and the token
+    /// may read); a damaged database is Cloudflare's to restore (Time Travel), so the check reports and names that way
+    /// out. The answer's `size_after` gives the database's size, set against D1's limit.
     func startConsistencyCheck(_ store: Store, _ context: HealthContext) -> () throws -> HealthCheck {
         {
             let problems = try store.db.rows("PRAGMA quick_check(5)").compactMap(\.[0].string).filter { $0 != "ok" }
+            let size = (store.db as? D1Connection)?.databaseSize
+            let samples = size.map { [HealthSample(metric: "gatehouse_store_size_bytes", value: Double($0), help: "The D1 database's size, as its API last gave it.")] } ?? []
             guard let first = problems.first else {
-                return HealthCheck(id: "store.integrity", status: .ok, summary: "PRAGMA quick_check: ok (the whole D1 database)")
+                let sized = size.map { " — \(Self.megabytes($0)) MB of D1's \(Self.sizeLimit / 1_000_000_000) GB" } ?? ""
+                if let size, size >= Self.sizeLimit / 10 * 8 {
+                    return HealthCheck(id: "store.integrity", status: .warning, summary: "PRAGMA quick_check: ok\(sized): at 80% of D1's limit, past which writes are refused",
+                                       action: "remove what is no longer needed (expired sessions and verifications), or split the data", samples: samples)
+                }
+                return HealthCheck(id: "store.integrity", status: .ok, summary: "PRAGMA quick_check: ok (the whole D1 database\(sized))", samples: samples)
             }
             return HealthCheck(id: "store.integrity", status: .critical,
                                summary: "PRAGMA quick_check found \(problems.count) problem(s) in \(store.location); first: \(first.prefix(200))",
-                               action: "restore the database to a point before the damage with D1 Time Travel (`wrangler d1 time-travel restore`)")
+                               action: "restore the database to a point before the damage with D1 Time Travel (`wrangler d1 time-travel restore`)", samples: samples)
         }
     }
+
+    private static func megabytes(_ bytes: Int) -> String { String(format: "%.1f", Double(bytes) / 1_000_000) }
 
     func bulkAppender(_ db: SQLDatabase, table: String, columns: [String], many: String, one: String, chunk: Int) throws -> (any BulkAppender)? {
         nil
