@@ -61,13 +61,16 @@ public struct AuditLog: Sendable {
 
     /// Appends an entry. Runs inside the caller's write transaction when there is one, so the entry
     /// commits or rolls back with the change it describes.
+    ///
+    /// `after` is the chain's head when the caller read it in the same write (`headStatement`, with its other reads)
+    /// or appended the entry before this one: then it is not read again.
     @discardableResult
     public func append(_ db: SQLDatabase, actor: Actor, action: String, subject: String? = nil,
-                       details: [String: AuditValue] = [:], at time: Timestamp = .now()) throws -> AuditEntry {
+                       details: [String: AuditValue] = [:], at time: Timestamp = .now(), after head: Head? = nil) throws -> AuditEntry {
         try db.write {
-            let last = try db.row("SELECT id, hash FROM gatehouse_audit ORDER BY id DESC LIMIT 1")
-            let id = (last?["id"].int64 ?? 0) + 1
-            let prev = last?["hash"].string ?? Self.genesis
+            let last = try head ?? Self.head(try db.rows(Self.headStatement.sql))
+            let id = last.id + 1
+            let prev = last.hash
             let detailsJSON = try Self.encode(Self.redacted(details))
             let at = time.iso8601
             let hash = Self.hash(id: id, at: at, actor: actor.name, action: action, subject: subject, details: detailsJSON, prev: prev)
@@ -76,6 +79,20 @@ public struct AuditLog: Sendable {
             return AuditEntry(id: id, at: time, actor: actor.name, action: action, subject: subject,
                               details: Self.redacted(details), prevHash: prev, hash: hash)
         }
+    }
+
+    /// The chain's last entry: its id and hash (`genesis` and 0 for an empty log).
+    public struct Head: Sendable, Equatable {
+        public let id: Int64
+        public let hash: String
+    }
+
+    /// The read that gives the chain's head, for a caller that reads it together with its own reads.
+    public static var headStatement: SQLStatement { SQLStatement("SELECT id, hash FROM gatehouse_audit ORDER BY id DESC LIMIT 1") }
+
+    /// The head `headStatement`'s rows give.
+    public static func head(_ rows: [Row]) -> Head {
+        Head(id: rows.first?["id"].int64 ?? 0, hash: rows.first?["hash"].string ?? genesis)
     }
 
     /// A filter for `entries`.

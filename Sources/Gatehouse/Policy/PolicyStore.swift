@@ -77,8 +77,10 @@ public struct PolicyStore {
         // transaction, and reverts are audited under their own actor first. Same guarantee:
         // every audit entry commits or rolls back with the change it describes.
         return try store.db.write {
-            var state = try PolicyState.load(store.db)
-            let reverts = try materialise(&state, now: now)
+            // The policy and the audit chain's head in one read (one round trip on a server); every entry this change
+            // appends follows from it, none reads it again.
+            var (state, head) = try PolicyState.loadWithAuditHead(store.db)
+            let reverts = try materialise(&state, head: &head, now: now)
             if let expected = change.ifVersion, expected != state.version {
                 throw GatehouseError.conflict("the policy is at version \(state.version), not \(expected) (\(field: .ifVersion) \(expected)): it changed since you read it",
                                               fix: "run \(command: .policyShow) (or \(command: .policyHistory)), check the change, then retry with \(field: .ifVersion) \(state.version)")
@@ -107,7 +109,7 @@ public struct PolicyStore {
             }
             if let expected = change.ifVersion { details["if_version"] = .int(Int64(expected)) }
             if change.key.opensTakeover(change.value) { details["takeover_risk_accepted"] = .bool(true) }
-            try store.audit.append(store.db, actor: actor, action: "policy.set", subject: change.key.rawValue, details: details, at: now)
+            try store.audit.append(store.db, actor: actor, action: "policy.set", subject: change.key.rawValue, details: details, at: now, after: head)
             return PolicyChangeResult(version: version, key: change.key.rawValue, from: old, to: change.value,
                                       revertsAt: revertsAt, revertsTo: revertsTo, revertsRecorded: reverts)
         }
@@ -115,16 +117,17 @@ public struct PolicyStore {
 
     /// Writes every revert that fell due, oldest first, each with its own version, history row and
     /// audit entry. Runs inside the caller's write transaction.
-    private func materialise(_ state: inout PolicyState, now: Timestamp) throws -> [PolicyHistoryEntry] {
+    private func materialise(_ state: inout PolicyState, head: inout AuditLog.Head, now: Timestamp) throws -> [PolicyHistoryEntry] {
         var recorded: [PolicyHistoryEntry] = []
         for revert in state.dueReverts(now: now) {
             let row = PolicyRow(key: revert.key, value: revert.to, version: revert.version, setBy: Self.timerActor.name,
                                 setAt: revert.at, reason: Self.expiredReason, revertsAt: nil, previous: nil)
             try write(row, old: revert.from, kind: .revert, effectiveAt: revert.at, recordedAt: now)
-            try store.audit.append(store.db, actor: Self.timerActor, action: "policy.revert", subject: revert.key.rawValue, details: [
+            let entry = try store.audit.append(store.db, actor: Self.timerActor, action: "policy.revert", subject: revert.key.rawValue, details: [
                 "key": .string(revert.key.rawValue), "from": .string(revert.from.json), "to": .string(revert.to.json),
                 "version": .int(Int64(revert.version)), "reason": .string(Self.expiredReason), "expired_at": .string(revert.at.iso8601),
-            ], at: now)
+            ], at: now, after: head)
+            head = AuditLog.Head(id: entry.id, hash: entry.hash)
             state.rows[revert.key] = row
             state.version = revert.version
             recorded.append(PolicyHistoryEntry(version: revert.version, key: revert.key.rawValue, kind: .revert, from: revert.from, to: revert.to,
@@ -335,8 +338,19 @@ struct PolicyState: Sendable {
     var rows: [PolicyKey: PolicyRow]
 
     static func load(_ db: SQLDatabase) throws -> PolicyState {
+        try load(db, extra: []).state
+    }
+
+    /// The state and the audit chain's head, read together (a write that appends to both).
+    static func loadWithAuditHead(_ db: SQLDatabase) throws -> (PolicyState, AuditLog.Head) {
+        let (state, extra) = try load(db, extra: [AuditLog.headStatement])
+        return (state, AuditLog.head(extra[0]))
+    }
+
+    /// The state, and the rows of `extra` read in the same snapshot.
+    private static func load(_ db: SQLDatabase, extra: [SQLStatement]) throws -> (state: PolicyState, extra: [[Row]]) {
         // One snapshot (one round trip on a server): the version and the rows it numbers.
-        let read = try db.snapshot([SQLStatement("SELECT version FROM gatehouse_policy_version WHERE id = 1"), SQLStatement("SELECT * FROM gatehouse_policy")])
+        let read = try db.snapshot([SQLStatement("SELECT version FROM gatehouse_policy_version WHERE id = 1"), SQLStatement("SELECT * FROM gatehouse_policy")] + extra)
         let version = read[0].first?[0].int64.map(Int.init) ?? 0
         var rows: [PolicyKey: PolicyRow] = [:]
         // Rows for keys this build does not know (written by a newer Gatehouse) are left alone.
@@ -350,7 +364,7 @@ struct PolicyState: Sendable {
                                   revertsAt: row.optionalString("reverts_at").flatMap(Timestamp.init(iso8601:)),
                                   previous: row.optionalString("previous_value_json").flatMap(PolicyValue.init(json:)))
         }
-        return PolicyState(version: version, rows: rows)
+        return (PolicyState(version: version, rows: rows), Array(read.dropFirst(2)))
     }
 
     /// Timed values expired at `now`, in the order they expired, each with the version it takes.
