@@ -66,7 +66,11 @@ public struct MergeApplier {
         let started = DispatchTime.now()
         let mergeID: Int64 = try db.write {
             try db.execute(db.dialect.deferForeignKeys)
-            if let applied = try db.scalar("SELECT id FROM gatehouse_merges WHERE plan_id = ? AND status = 'applied'", [planID]).int64 {
+            // Gatehouse's own reads in one snapshot (one round trip on a server): an earlier apply of this plan, the
+            // merge's id, the audit chain's head.
+            let own = try db.snapshot([SQLStatement("SELECT id FROM gatehouse_merges WHERE plan_id = ? AND status = 'applied'", [planID]),
+                                       NextID.statement(in: "gatehouse_merges"), AuditLog.headStatement])
+            if let applied = own[0].first?[0].int64 {
                 throw GatehouseError.conflict("plan \(planID) was already applied (merge \(applied))", fix: "see \(command: .mergeShow, "\(applied)")")
             }
             // Every row the plan relies on is locked as it is read (on Postgres; SQLite's write transaction already
@@ -93,7 +97,7 @@ public struct MergeApplier {
             let summary = MergeRecords.Summary(steps: plan.steps)
             // The id is chosen here, not given back by the insert: one writer at a time takes the next (the write's
             // lock, or on D1 the guard on this read).
-            let id = try db.nextID(in: "gatehouse_merges")
+            let id = NextID.id(own[1])
             try db.execute("""
                 INSERT INTO gatehouse_merges (id, plan_id, source_user_id, target_user_id, ticket, actor, status, planned_at, applied_at, summary_json, undo_data)
                 VALUES (?, ?, ?, ?, ?, ?, 'applied', ?, ?, ?, ?)
@@ -104,7 +108,7 @@ public struct MergeApplier {
                 "source_user_id": .string(plan.source.rawValue), "target_user_id": .string(plan.target.rawValue),
                 "rows_updated": .int(Int64(plan.steps.filter { $0.operation == .update }.count)),
                 "rows_deleted": .int(Int64(plan.steps.filter { $0.operation == .delete }.count)),
-            ], at: now)
+            ], at: now, after: AuditLog.head(own[2]))
             return id
         }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1_000_000
