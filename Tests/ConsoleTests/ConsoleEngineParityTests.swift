@@ -100,6 +100,18 @@ final class PostgresSecretsAtRestTests: XCTestCase {
         XCTAssertFalse(dump.stdout.contains(ConsoleHarness.password), "an admin password")
     }
 
+    /// Runs a program to completion and returns its exit status (its output discarded).
+    static func runStatus(_ executable: String, _ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
     /// Runs a program to completion and returns its standard output, failing the test on a non-zero exit.
     static func run(_ executable: String, _ arguments: [String]) throws -> (stdout: String, status: Int32) {
         let process = Process()

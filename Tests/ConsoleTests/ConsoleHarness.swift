@@ -41,8 +41,16 @@ final class ConsoleHarness {
     /// The SQLite file behind this console's D1 database on the local API server, when it runs on D1.
     private(set) var d1File: String?
 
+    /// With `immutableStore`: an access token of root's, issued before the store was made immutable.
+    private(set) var preIssuedToken: String?
+    /// Paths made immutable (`chattr +i`), made mutable again when the harness goes.
+    private var immutablePaths: [String] = []
+
+    /// `immutableStore` (SQLite): the store file and its folder are made immutable (`chattr +i`) before the console
+    /// opens them, so it can only read them, as on a read-only mount (root ignores file modes); skipped where `chattr`
+    /// is not allowed. Logging in writes, so `preIssuedToken` is issued before.
     init(users: Int = 50, lifetimes: TokenLifetimes = .standard, throttle: LoginThrottle.Rules = .standard, threads: Int = 2,
-         transport: Transport = .inProcess, engine: SQLDialect.Engine = .sqlite) throws {
+         transport: Transport = .inProcess, engine: SQLDialect.Engine = .sqlite, immutableStore: Bool = false) throws {
         // GATEHOUSE_CONSOLE_TESTS_OVER=socket runs every console test over a real socket, to compare both paths.
         self.transport = ProcessInfo.processInfo.environment["GATEHOUSE_CONSOLE_TESTS_OVER"] == "socket" ? .socket : transport
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-console-\(UUID().uuidString)")
@@ -78,6 +86,18 @@ final class ConsoleHarness {
             try Self.copySQLite(seedPath, into: d1File)
             try FileManager.default.copyItem(atPath: seedPath + ".key", toPath: MasterKey.defaultPath(forStore: storePath))
         }
+        if immutableStore {
+            preIssuedToken = try TokenService(store: store, hasher: Self.testHasher)
+                .login(username: "root", password: try AdminPassword(Self.password), client: "harness", now: clock.now).accessToken
+            // A rollback journal: a reader of a WAL file must write its -shm.
+            _ = try store.db.scalar("PRAGMA journal_mode = DELETE")
+            for path in [storePath, directory.path] {
+                guard try PostgresSecretsAtRestTests.runStatus("/usr/bin/chattr", ["+i", path]) == 0 else {
+                    throw XCTSkip("chattr +i is not allowed here (it needs CAP_LINUX_IMMUTABLE)")
+                }
+                immutablePaths.append(path)
+            }
+        }
         let clock = self.clock
         console = try ConsoleServer(options: .init(storePath: storePath, publicDirectory: Self.packageRoot.appendingPathComponent("Public").path,
                                                    port: 0, threads: threads, logRequests: false,
@@ -87,6 +107,7 @@ final class ConsoleHarness {
 
     deinit {
         console.stop()
+        for path in immutablePaths.reversed() { _ = try? PostgresSecretsAtRestTests.runStatus("/usr/bin/chattr", ["-i", path]) }
         try? FileManager.default.removeItem(at: directory)
         if let postgresDatabase, let base = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PG_URI"] {
             try? PostgresConnection(uri: base).executeScript("DROP DATABASE IF EXISTS \(postgresDatabase) WITH (FORCE)")

@@ -162,6 +162,20 @@ final class ConsoleNetworkFaultTests: XCTestCase {
 
     // MARK: - SQLite
 
+    /// A store file this process cannot write (a read-only mount, an immutable file): the console opens it read-only,
+    /// reads answer, and a write answers 409 `read_only` naming it, never 500 `internal`.
+    func testAReadOnlyStoreFileRefusesWritesWith409() throws {
+        let console = try ConsoleHarness(users: 10, threads: 2, transport: .socket, immutableStore: true)
+        let token = try XCTUnwrap(console.preIssuedToken)
+        XCTAssertEqual(try console.request("GET", "/api/policy", token: token).status, 200)
+        XCTAssertEqual(try console.request("GET", "/api/users?q=a", token: token).status, 200)
+        let write = try console.request("POST", "/api/policy", token: token, body: try console.body([
+            "key": "linkSocial.allowDifferentEmails", "value": true, "reason": "SUP-9"]))
+        XCTAssertEqual(write.status, 409, write.bodyText)
+        XCTAssertEqual(console.errorCode(write), "read_only")
+        XCTAssertTrue(write.bodyText.contains("read-only"), write.bodyText)
+    }
+
     /// `BEGIN IMMEDIATE` held by another connection past the busy timeout: a write answers 503 busy with Retry-After.
     func testAWriteLockHeldOnSQLiteIsABusyAnswer() throws {
         setenv("GATEHOUSE_BUSY_TIMEOUT_MS", "1000", 1)

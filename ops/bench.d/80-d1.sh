@@ -62,7 +62,9 @@ row "d1: policy set requests" "$(requests_of policy "$d1")" requests "" "$note; 
 # merge apply: a planned pair of the seed's split identities.
 pair=$("$BIN" users duplicates --json --limit 1 --store "$sqlite" | python3 -c 'import json,sys; c=json.load(sys.stdin)["candidates"][0]; print(c["earlier"]["id"], c["later"]["id"])')
 read -r earlier later <<< "$pair"
-plan=$("$BIN" merge plan --from "$earlier" --into "$later" --keep-email target --json --store "$d1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["planID"])')
+# Every decision a pair of the seed may need, taken for U1 (the bench measures the apply, not the choice).
+plan=$("$BIN" merge plan --from "$earlier" --into "$later" --keep-email target --keep-subscription target --keep-password target \
+  --same-provider both --json --store "$d1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["planID"])')
 reset
 start=$(date +%s%N)
 "$BIN" merge apply "$plan" --ticket BENCH --yes --store "$d1" > /dev/null
