@@ -133,6 +133,26 @@ final class PostgresConnectionTests: XCTestCase {
         XCTAssertEqual(try db.scalar("SELECT count(*) FROM t").int64, 4)
     }
 
+    /// A streamed scan (`forEach`, libpq's single-row mode: no rows, every row, or stopped by its body), then a
+    /// snapshot in the same transaction: libpq 15 can keep single-row mode for the pipeline's first query, whose rows
+    /// then arrive one result each; the snapshot still gives every statement's rows.
+    func testASnapshotAfterAStreamedScanGivesEveryRow() throws {
+        let db = try TestPostgres.connect()
+        try db.execute("CREATE TEMP TABLE t (n int8)")
+        try db.execute("INSERT INTO t VALUES (1), (2), (3)")
+        try db.read {
+            struct Enough: Error {}
+            for (bound, stop) in [(10, false), (0, false), (0, true)] {
+                var seen = 0
+                do {
+                    try db.forEach("SELECT n FROM t WHERE n > ?", [bound]) { _ in seen += 1; if stop { throw Enough() } }
+                } catch is Enough {}
+                let results = try db.snapshot([SQLStatement("SELECT n FROM t WHERE n >= ? ORDER BY n", [2]), SQLStatement("SELECT count(*) FROM t")])
+                XCTAssertEqual(results.map { $0.map(\.values) }, [[[.integer(2)], [.integer(3)]], [[.integer(3)]]], "after \(seen) row(s), bound \(bound)")
+            }
+        }
+    }
+
     /// A statement that fails in a snapshot is the error thrown (the ones after it are not run), its own
     /// transaction is rolled back, and the connection takes the next statement.
     func testSnapshotThrowsTheFailingStatementsErrorAndStaysUsable() throws {

@@ -273,10 +273,15 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
         var failure: PostgresError?
         func collect(sql: String, boundValues: [String]) -> SQLBatchResult {
             var outcome = SQLBatchResult(rows: [], changes: 0)
+            var streamed: [Row] = []
             drainResult { result in
                 switch pq.resultStatus(result) {
                 case PGRES_TUPLES_OK, PGRES_COMMAND_OK:
-                    outcome = SQLBatchResult(rows: decodeRows(result), changes: pq.cmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0)
+                    outcome = SQLBatchResult(rows: streamed + decodeRows(result), changes: pq.cmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0)
+                case PGRES_SINGLE_TUPLE:
+                    // libpq (15) can leave single-row mode set, after a streamed scan (`forEach`), for the first
+                    // query of the next pipeline: its rows then come one result each, ended by an empty TUPLES_OK.
+                    streamed += decodeRows(result)
                 case PGRES_PIPELINE_ABORTED: break
                 default:
                     do throws(PostgresError) { try check(result, sql: sql, boundValues: boundValues) } catch { failure = failure ?? error }
