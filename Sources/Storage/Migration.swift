@@ -97,9 +97,13 @@ public struct Migrator: Sendable {
 extension Migrator {
     /// The migrations applied to `db`, in order (none on a database Gatehouse never initialised).
     public static func applied(on db: SQLDatabase) throws -> [Record] {
-        let table = Migrator().table
-        guard try db.tableExists(table) else { return [] }
-        return try db.rows("SELECT id, name, checksum, applied_at, ran FROM \(db.dialect.quote(table)) ORDER BY id").map(Record.init(row:))
+        guard try db.tableExists(Migrator().table) else { return [] }
+        return try db.rows(appliedStatement.sql).map(Record.init(row:))
+    }
+
+    /// The read of the records (`applied(on:)`), for a caller that announces it ahead (`SQLDatabase.readAhead`).
+    public static var appliedStatement: SQLStatement {
+        SQLStatement("SELECT id, name, checksum, applied_at, ran FROM \(SQLDialect.quote(Migrator().table)) ORDER BY id")
     }
 
     /// Checks applied migrations against `migrations` and returns those still to apply.

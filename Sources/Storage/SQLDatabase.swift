@@ -83,6 +83,22 @@ public protocol SQLDatabase: AnyObject {
     /// Schemas and tables named like Gatehouse's (`prefix`) that its statements do not reach but another role could
     /// have meant them to; empty on an engine without schemas.
     func schemaShadows(prefix: String) throws -> [SchemaShadow]
+
+    /// A hint: reads the caller is about to make — the rows of `statements` (each asked later on its own or in a
+    /// `snapshot`, exactly as given here) and the columns of `tables`. An engine that pays a request for each
+    /// question (D1) sends them with its next request and answers them from what it got, once each and for a few
+    /// seconds; a wrong guess (a table or column that is not there) costs the caller nothing but the guess, since the
+    /// statement is then asked again when the caller asks it. An engine in the same process, or one whose round trip
+    /// is cheap, ignores it.
+    func readAhead(_ statements: [SQLStatement], columnsOf tables: [String])
+
+    /// Calls `body` for every row of a whole-table scan: `SELECT columns FROM table [WHERE condition]`, in the order
+    /// of `orderedBy` (a unique column) or, when nil, in the table's own order. `table`, `columns` and `condition` are
+    /// SQL as the caller quoted it. An engine that answers in requests (D1) pages through the table by that key (or
+    /// its row key), a bounded page a request, so no answer is unbounded and no more than a page is held at a time;
+    /// the others run the one statement and stream its rows.
+    func scan(_ table: String, columns: [String], where condition: String?, _ arguments: [SQLBindable], orderedBy key: String?,
+              _ body: (Row) throws -> Void) throws
 }
 
 /// One statement and its arguments, for `SQLDatabase.snapshot` and `SQLDatabase.batch`.
@@ -129,6 +145,13 @@ public struct ColumnInfo: Sendable, Equatable {
     public let declaredType: String
     public let notNull: Bool
     public let primaryKeyPosition: Int
+
+    public init(name: String, declaredType: String, notNull: Bool, primaryKeyPosition: Int) {
+        self.name = name
+        self.declaredType = declaredType
+        self.notNull = notNull
+        self.primaryKeyPosition = primaryKeyPosition
+    }
 }
 
 /// One column of a foreign key as the engine's catalog describes it (a composite key is one entry per column, all
@@ -231,6 +254,23 @@ extension SQLDatabase {
     /// `tableExists` for each name.
     public func existingTables(_ names: [String]) throws -> Set<String> {
         Set(try names.filter { try tableExists($0) })
+    }
+
+    /// Nothing to gain: each question costs what it would cost later.
+    public func readAhead(_ statements: [SQLStatement], columnsOf tables: [String]) {}
+
+    /// One statement, its rows streamed.
+    public func scan(_ table: String, columns: [String], where condition: String?, _ arguments: [SQLBindable], orderedBy key: String?,
+                     _ body: (Row) throws -> Void) throws {
+        try forEach(Self.scanStatement(table, columns: columns, where: condition, orderedBy: key), arguments, body)
+    }
+
+    /// The statement of `scan`.
+    public static func scanStatement(_ table: String, columns: [String], where condition: String?, orderedBy key: String?) -> String {
+        var sql = "SELECT \(columns.joined(separator: ", ")) FROM \(table)"
+        if let condition { sql += " WHERE \(condition)" }
+        if let key { sql += " ORDER BY \(key)" }
+        return sql
     }
 }
 

@@ -345,6 +345,83 @@ final class D1EngineTests: XCTestCase {
         XCTAssertEqual(try run(["audit", "verify"], store: d1.location).status, 0)
     }
 
+    /// Opening a store asks everything it needs in one request (the catalog, the migrations applied, Better Auth's
+    /// date samples as Better Auth's own shape names them, and the command's first reads of Gatehouse's tables), so a
+    /// page of reads costs two requests and a policy change two. A guess that does not hold — a store not yet
+    /// initialised, columns in snake_case — is asked again the plain way, with the same answers as on SQLite.
+    func testOpeningIsOneRequestAndAWrongGuessIsAskedAgain() throws {
+        let scratch = try Scratch()
+        let (sqlite, d1) = try seededPair(scratch)
+        let id = try XCTUnwrap((try json(try run(["users", "search", "a", "--json"], store: sqlite))["users"] as? [[String: Any]])?.first?["id"] as? String)
+        XCTAssertEqual(try requestsOf(["users", "show", id], store: d1.location), 2, "the opening and the page's snapshot")
+        XCTAssertEqual(try requestsOf(["policy", "show"], store: d1.location), 1, "the policy rides with the opening")
+        XCTAssertEqual(try requestsOf(["policy", "set", "accountLinking.enabled", "true", "--reason", "two requests"], store: d1.location), 2,
+                       "the opening with the policy and the audit head, then the guarded write")
+        let (earlier, later) = try splitPair(d1.location)
+        let plan = try json(try run(["merge", "plan", "--from", earlier, "--into", later, "--keep-email", "target", "--json"], store: d1.location))
+        let planID = try XCTUnwrap(plan["planID"] as? String)
+        XCTAssertLessThanOrEqual(try requestsOf(["merge", "apply", planID, "--ticket", "T-1", "--yes"], store: d1.location), 5)
+        XCTAssertEqual(try d1.query("SELECT count(*) FROM user WHERE id = '\(earlier)'"), "0")
+        XCTAssertEqual(try run(["audit", "verify"], store: d1.location).status, 0)
+
+        // Not initialised: the guessed read of gatehouse_migrations is refused, and the answer is the usual one.
+        let bare = try TestStore.make(.d1, in: scratch, name: "bare")
+        XCTAssertEqual(try sqlite3(try XCTUnwrap(bare.d1File), try String(contentsOfFile: fixture("better-auth-1.5.sql"), encoding: .utf8)), "")
+        let refused = try run(["users", "show", "x"], store: bare.location)
+        XCTAssertEqual(refused.status, 1, refused.all)
+        XCTAssertTrue(refused.stderr.contains("is not a Gatehouse store yet"), refused.stderr)
+
+        // Dates as epoch seconds (an older Drizzle schema, camelCase): the guessed samples are the real ones.
+        // Columns in snake_case: the guess is not used, the samples are read after the catalog.
+        let fixtureSQL = try String(contentsOfFile: fixture("drizzle-seconds.sql"), encoding: .utf8)
+        let snake = fixtureSQL.replacingOccurrences(of: "`createdAt`", with: "`created_at`").replacingOccurrences(of: "`updatedAt`", with: "`updated_at`")
+        for (name, schema) in [("seconds", fixtureSQL), ("snake", snake)] {
+            let local = scratch.path("\(name).sqlite")
+            XCTAssertEqual(try sqlite3(local, schema), "")
+            XCTAssertEqual(try run(["init"], store: local).status, 0)
+            let copy = try d1Copy(of: local, scratch)
+            for command in [["users", "show", "ingrid@example.com", "--json"], ["users", "search", "Ingrid"], ["accounts", "check", "--json"]] {
+                let onSQLite = try run(command, store: local), onD1 = try run(command, store: copy.location)
+                XCTAssertEqual(onD1.status, onSQLite.status, "\(name) \(command): \(onD1.all)")
+                XCTAssertEqual(normalized(onD1.stdout, copy.location, local), normalized(onSQLite.stdout, local), "\(name) \(command)")
+            }
+            XCTAssertTrue(try run(["users", "show", "ingrid@example.com", "--json"], store: copy.location).stdout.contains("2025-01-02"), name)
+        }
+    }
+
+    /// The scans page through their tables by key, a bounded page a request (here 10 rows, `GATEHOUSE_D1_PAGE_ROWS`),
+    /// and answer as SQLite does; `accounts check` counts and samples every check in one request, and the duplicates'
+    /// pairs are explained a batch at a time, not three requests a user.
+    func testScansPageThroughTablesAndAnswerAsOnSQLite() throws {
+        let scratch = try Scratch()
+        let (sqlite, d1) = try seededPair(scratch)
+        let paged = ["GATEHOUSE_D1_PAGE_ROWS": "10"]
+        guard let control = TestStore.d1Control else { throw XCTSkip("no D1 test server") }
+        let users = try d1.query("SELECT count(*) FROM user"), sessions = try d1.query("SELECT count(*) FROM session")
+        for command in [["users", "duplicates", "--json"], ["users", "search", "ana"], ["audit", "verify"], ["accounts", "check", "--json"]] {
+            let onSQLite = try run(command, store: sqlite)
+            try D1Control.reset()
+            let onD1 = try run(command, store: d1.location, environment: paged)
+            XCTAssertEqual(onD1.status, onSQLite.status, "\(command): \(onD1.all.prefix(2000))")
+            XCTAssertEqual(normalized(onD1.stdout, d1.location, sqlite), normalized(onSQLite.stdout, sqlite), "\(command)")
+            let log = try D1Control.get(control + "/requests")["log"] as? [[String: Any]] ?? []
+            let statements = log.flatMap { ($0["statements"] as? [Any] ?? []).map { "\($0)" } }
+            // No statement reads a whole table in one answer: every scan is paged.
+            for statement in statements where statement.contains("FROM \"user\"") && !statement.contains("WHERE") && !statement.contains("count(") {
+                XCTAssertTrue(statement.contains("LIMIT 10"), "\(command): \(statement)")
+            }
+            if command[1] == "duplicates" {
+                let pages = (Int(users) ?? 0) / 10 + (Int(sessions) ?? 0) / 10
+                XCTAssertGreaterThanOrEqual(log.count, pages, "the user and session tables in pages of 10")
+                XCTAssertLessThan(log.count, pages + 20, "the pairs explained a batch at a time")
+            }
+            if command[0] == "accounts" {
+                XCTAssertEqual(statements.filter { $0.contains("NOT EXISTS") && !$0.contains("LIMIT") && !$0.contains("count(") }, [],
+                               "every anti-join counted and sampled, none sent back whole")
+            }
+        }
+    }
+
     /// The number of API requests a command makes.
     func requestsOf(_ arguments: [String], store: String) throws -> Int {
         try D1Control.reset()

@@ -66,7 +66,7 @@ struct NameSearch {
         var ids: [BetterAuthUserID] = []
         struct Enough: Error {}
         do {
-            try db.forEach("SELECT \(user.col(.id)), \(user.col(.name)) FROM \(user.sql) ORDER BY \(user.col(.id))", []) { row in
+            try db.scan(user.sql, columns: [user.col(.id), user.col(.name)], where: nil, [], orderedBy: user.col(.id)) { row in
                 guard let id = row[0].string, let name = row[1].string else { return }
                 if contains(normalizer.bytes(name), needle) { ids.append(BetterAuthUserID(id)) }
                 if ids.count >= limit { throw Enough() }

@@ -13,7 +13,7 @@ struct SessionKeys {
     static func read(_ db: SQLDatabase, schema: AuthSchema) throws -> SessionKeys {
         let s = schema.session
         var keys = SessionKeys()
-        try db.forEach("SELECT \(s.col(.userId)), \(s.col(.ipAddress)), \(s.col(.userAgent)) FROM \(s.sql)", []) { row in
+        try db.scan(s.sql, columns: [s.col(.userId), s.col(.ipAddress), s.col(.userAgent)], where: nil, [], orderedBy: nil) { row in
             guard let userID = row[0].string else { return }
             let ip = row[1].string ?? "", agent = row[2].string ?? ""
             keys.owners.append(FNV1a.hash(userID))

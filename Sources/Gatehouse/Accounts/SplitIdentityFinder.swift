@@ -115,8 +115,15 @@ public struct SplitIdentityFinder {
             case .reference: try SplitIdentityReference.run(store, merged: merged, windowMs: windowMs, minPoints: minPoints)
             }
             var candidates: [SplitIdentityCandidate] = []
-            while candidates.count < limit, let pair = try result.nextPair() {
-                if let candidate = try explain(pair, windowMs: windowMs, minPoints: minPoints) { candidates.append(candidate) }
+            // Pairs are explained a few at a time, their users' rows read in one snapshot (one request on D1).
+            while candidates.count < limit {
+                var pairs: [ScoredPair] = []
+                while pairs.count < min(limit - candidates.count, Self.pairsPerRead), let pair = try result.nextPair() { pairs.append(pair) }
+                if pairs.isEmpty { break }
+                let facts = try self.facts(rowids: pairs.flatMap { [$0.firstRowid, $0.secondRowid] })
+                for pair in pairs where candidates.count < limit {
+                    if let candidate = try explain(pair, facts, windowMs: windowMs, minPoints: minPoints) { candidates.append(candidate) }
+                }
             }
             candidates.sort { $0.score > $1.score } // stable: a collision-corrected score never reorders equals
             return SplitIdentityReport(usersScanned: result.usersScanned, sessionsScanned: result.sessionsScanned,
@@ -135,26 +142,42 @@ public struct SplitIdentityFinder {
         let address: EmailAddress
     }
 
-    private func facts(rowid: Int64) throws -> Facts? {
+    /// Pairs whose users are read in one snapshot: three statements a user, under D1's and libpq's batch sizes.
+    static let pairsPerRead = 16
+
+    /// What the store holds of each user (by row locator), read in one snapshot; a user gone since the scan is absent.
+    private func facts(rowids: [Int64]) throws -> [Int64: Facts] {
         let s = store.schema, db = store.db
-        guard let row = try db.row("SELECT \(s.user.col(.id)), \(s.user.col(.name)), \(s.user.col(.email)), \(s.user.col(.createdAt)) FROM \(s.user.sql) WHERE \(db.dialect.rowLocatorCondition)", [db.dialect.rowLocatorArgument(rowid)]),
-              let id = row[0].string else { return nil }
-        let providers = try db.rows("SELECT DISTINCT \(s.account.col(.providerId)) FROM \(s.account.sql) WHERE \(s.account.col(.userId)) = ? ORDER BY 1", [id])
-            .compactMap { $0[0].string }
-        var ips: [String] = [], agents: [String] = []
-        try db.forEach("SELECT \(s.session.col(.ipAddress)), \(s.session.col(.userAgent)) FROM \(s.session.sql) WHERE \(s.session.col(.userId)) = ?", [id]) { session in
-            if let ip = session[0].string, !ip.isEmpty, !ips.contains(ip) { ips.append(ip) }
-            if let agent = session[1].string, !agent.isEmpty, !agents.contains(agent) { agents.append(agent) }
+        let located = "\(s.user.sql) WHERE \(db.dialect.rowLocatorCondition)"
+        let owner = "(SELECT \(s.user.col(.id)) FROM \(located))"
+        let unique = Array(Set(rowids)).sorted()
+        let statements = unique.flatMap { rowid -> [SQLStatement] in
+            let locator = db.dialect.rowLocatorArgument(rowid)
+            return [SQLStatement("SELECT \(s.user.col(.id)), \(s.user.col(.name)), \(s.user.col(.email)), \(s.user.col(.createdAt)) FROM \(located)", [locator]),
+                    SQLStatement("SELECT DISTINCT \(s.account.col(.providerId)) FROM \(s.account.sql) WHERE \(s.account.col(.userId)) = \(owner) ORDER BY 1", [locator]),
+                    SQLStatement("SELECT \(s.session.col(.ipAddress)), \(s.session.col(.userAgent)) FROM \(s.session.sql) WHERE \(s.session.col(.userId)) = \(owner)", [locator])]
         }
-        let email = row[2].string ?? ""
-        let address = EmailAddress(email)
-        return Facts(user: SplitIdentityUser(id: BetterAuthUserID(id), name: row[1].string ?? "", email: email, createdAt: DateEncoding.decode(row[3]),
-                                             providers: providers, privateRelay: address.isPrivateRelay),
-                     ips: ips, agents: agents, address: address)
+        let read = try db.snapshot(statements)
+        var found: [Int64: Facts] = [:]
+        for (position, rowid) in unique.enumerated() {
+            guard let row = read[3 * position].first, let id = row[0].string else { continue }
+            let providers = read[3 * position + 1].compactMap { $0[0].string }
+            var ips: [String] = [], agents: [String] = []
+            for session in read[3 * position + 2] {
+                if let ip = session[0].string, !ip.isEmpty, !ips.contains(ip) { ips.append(ip) }
+                if let agent = session[1].string, !agent.isEmpty, !agents.contains(agent) { agents.append(agent) }
+            }
+            let email = row[2].string ?? ""
+            let address = EmailAddress(email)
+            found[rowid] = Facts(user: SplitIdentityUser(id: BetterAuthUserID(id), name: row[1].string ?? "", email: email, createdAt: DateEncoding.decode(row[3]),
+                                                         providers: providers, privateRelay: address.isPrivateRelay),
+                                 ips: ips, agents: agents, address: address)
+        }
+        return found
     }
 
-    private func explain(_ pair: ScoredPair, windowMs: Int64, minPoints: Int) throws -> SplitIdentityCandidate? {
-        guard var first = try facts(rowid: pair.firstRowid), var second = try facts(rowid: pair.secondRowid) else { return nil }
+    private func explain(_ pair: ScoredPair, _ facts: [Int64: Facts], windowMs: Int64, minPoints: Int) throws -> SplitIdentityCandidate? {
+        guard var first = facts[pair.firstRowid], var second = facts[pair.secondRowid] else { return nil }
         if (second.user.createdAt ?? Timestamp(milliseconds: .max)) < (first.user.createdAt ?? Timestamp(milliseconds: .max)) { swap(&first, &second) }
         var reasons: [SplitIdentityReason] = []
         var normalizer = NameNormalizer()

@@ -76,7 +76,8 @@ struct Population: Sendable {
         population.created.reserveCapacity(userCount)
 
         let dialect = db.dialect
-        try db.forEach("SELECT \(dialect.rowLocatorColumn), \(s.user.col(.id)), \(s.user.col(.name)), \(s.user.col(.email)), \(s.user.col(.createdAt)) FROM \(s.user.sql)", []) { users in
+        try db.scan(s.user.sql, columns: [dialect.rowLocatorColumn, s.user.col(.id), s.user.col(.name), s.user.col(.email), s.user.col(.createdAt)],
+                    where: nil, [], orderedBy: nil) { users in
             guard let id = users[1].string else { return }
             let index = Int32(population.rowids.count)
             indexByID.set(FNV1a.hash(id), index)

@@ -77,7 +77,8 @@ struct SplitIdentityScan {
             var normalizer = NameNormalizer()
             let dialect = db.dialect
             var index: Int32 = 0
-            try db.forEach("SELECT \(dialect.rowLocatorColumn), \(s.user.col(.id)), \(s.user.col(.name)), \(s.user.col(.email)), \(s.user.col(.createdAt)) FROM \(s.user.sql)", []) { row in
+            try db.scan(s.user.sql, columns: [dialect.rowLocatorColumn, s.user.col(.id), s.user.col(.name), s.user.col(.email), s.user.col(.createdAt)],
+                        where: nil, [], orderedBy: nil) { row in
                 guard let id = row[1].string else { return }
                 let isMerged = !merged.isEmpty && merged.contains(id)
                 if isMerged { result.excluded += 1 }
@@ -192,7 +193,7 @@ struct SplitIdentityScan {
         let s = schema.session
         let sorter = ExternalSorter(budgetBytes: budget)
         var position: UInt64 = 0
-        try db.forEach("SELECT \(s.col(.userId)), \(s.col(.ipAddress)), \(s.col(.userAgent)) FROM \(s.sql)", []) { row in
+        try db.scan(s.sql, columns: [s.col(.userId), s.col(.ipAddress), s.col(.userAgent)], where: nil, [], orderedBy: nil) { row in
             guard let userID = row[0].string else { return }
             let ip = row[1].string ?? "", agent = row[2].string ?? ""
             let ipKey = ip.isEmpty ? 0 : FNV1a.hash(ip), agentKey = agent.isEmpty ? 0 : FNV1a.hash(agent)

@@ -155,7 +155,7 @@ public struct AuditLog: Sendable {
         var count = 0
         var sawExpectedHead = expectedHead == nil
         try db.read {
-            try db.forEach("SELECT * FROM gatehouse_audit ORDER BY id") { row in
+            try db.scan("gatehouse_audit", columns: ["*"], where: nil, [], orderedBy: "id") { row in
                 count += 1
                 let id = row["id"].int64 ?? -1
                 if id != previousID + 1 {

@@ -47,9 +47,20 @@ public struct MergeApplier {
         return try OperatorText.check(text, field: "\(field: .ticket)")
     }
 
+    /// The stored plan's row.
+    static func planStatement(_ planID: String) -> SQLStatement {
+        SQLStatement("SELECT plan FROM gatehouse_merge_plans WHERE id = ?", [planID])
+    }
+
+    /// An apply's reads of Gatehouse's own tables: an earlier apply of this plan, the merge's id, the audit chain's head.
+    static func ownReads(_ planID: String) -> [SQLStatement] {
+        [SQLStatement("SELECT id FROM gatehouse_merges WHERE plan_id = ? AND status = 'applied'", [planID]),
+         NextID.statement(in: "gatehouse_merges"), AuditLog.headStatement]
+    }
+
     /// Loads a stored plan.
     public func plan(_ planID: String) throws -> MergePlan {
-        guard planID.count <= 100, let text = try store.db.scalar("SELECT plan FROM gatehouse_merge_plans WHERE id = ?", [planID]).string else {
+        guard planID.count <= 100, let text = try store.db.scalar(Self.planStatement(planID).sql, [planID]).string else {
             let shown = planID.count > 40 ? String(planID.prefix(40)) + "…" : planID
             throw GatehouseError.notFound("no merge plan \"\(shown)\"", fix: "make one with \(command: .mergePlan, .option(.from, "U2"), .option(.into, "U1")); it prints the plan id")
         }
@@ -68,8 +79,7 @@ public struct MergeApplier {
             try db.execute(db.dialect.deferForeignKeys)
             // Gatehouse's own reads in one snapshot (one round trip on a server): an earlier apply of this plan, the
             // merge's id, the audit chain's head.
-            let own = try db.snapshot([SQLStatement("SELECT id FROM gatehouse_merges WHERE plan_id = ? AND status = 'applied'", [planID]),
-                                       NextID.statement(in: "gatehouse_merges"), AuditLog.headStatement])
+            let own = try db.snapshot(Self.ownReads(planID))
             if let applied = own[0].first?[0].int64 {
                 throw GatehouseError.conflict("plan \(planID) was already applied (merge \(applied))", fix: "see \(command: .mergeShow, "\(applied)")")
             }
@@ -115,5 +125,12 @@ public struct MergeApplier {
         let summary = MergeRecords.Summary(steps: plan.steps)
         return Result(mergeID: mergeID, planID: planID, source: plan.source, target: plan.target, ticket: ticket, appliedAt: now,
                       updated: summary.updated, deleted: summary.deleted, transactionMilliseconds: (elapsed * 100).rounded() / 100)
+    }
+}
+
+extension ReadAhead {
+    /// What `MergeApplier.apply` reads first: the plan, then Gatehouse's own rows (`MergeApplier.ownReads`).
+    public static func mergeApply(planID: String) -> ReadAhead {
+        planID.count <= 100 ? ReadAhead([MergeApplier.planStatement(planID)] + MergeApplier.ownReads(planID)) : .nothing
     }
 }

@@ -347,10 +347,13 @@ struct PolicyState: Sendable {
         return (state, AuditLog.head(extra[0]))
     }
 
+    /// The version and the rows it numbers.
+    static var statements: [SQLStatement] { [SQLStatement("SELECT version FROM gatehouse_policy_version WHERE id = 1"), SQLStatement("SELECT * FROM gatehouse_policy")] }
+
     /// The state, and the rows of `extra` read in the same snapshot.
     private static func load(_ db: SQLDatabase, extra: [SQLStatement]) throws -> (state: PolicyState, extra: [[Row]]) {
         // One snapshot (one round trip on a server): the version and the rows it numbers.
-        let read = try db.snapshot([SQLStatement("SELECT version FROM gatehouse_policy_version WHERE id = 1"), SQLStatement("SELECT * FROM gatehouse_policy")] + extra)
+        let read = try db.snapshot(statements + extra)
         let version = read[0].first?[0].int64.map(Int.init) ?? 0
         var rows: [PolicyKey: PolicyRow] = [:]
         // Rows for keys this build does not know (written by a newer Gatehouse) are left alone.
@@ -401,4 +404,11 @@ struct PolicyState: Sendable {
         return PolicySnapshot(version: state.version, at: now, entries: entries, risks: policy.risks,
                               nextRevertAt: state.rows.values.compactMap(\.revertsAt).min())
     }
+}
+
+extension ReadAhead {
+    /// What `PolicyStore.snapshot` reads first.
+    public static var policy: ReadAhead { ReadAhead(PolicyState.statements) }
+    /// What `PolicyStore.set` reads first (the policy and the audit chain's head, `PolicyState.loadWithAuditHead`).
+    public static var policyChange: ReadAhead { ReadAhead(PolicyState.statements + [AuditLog.headStatement]) }
 }

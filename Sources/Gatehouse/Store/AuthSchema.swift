@@ -206,6 +206,23 @@ public struct AuthSchema: Sendable {
     }
 
     /// The one statement that reads `sampleValues`.
+    /// The date samples `inspect` asks for on a store in Better Auth's own shape (its core fields in camelCase, no
+    /// plugin's, dates not native): a guess that an engine paying a request per question sends ahead of the catalog's
+    /// answer (`SQLDatabase.readAhead`). On a store of another shape the guess is simply not used.
+    static func likelySampleStatements(configuration: StoreConfiguration) -> [SQLStatement] {
+        let pluginFields: Set<Field> = [.banned, .banReason, .banExpires, .role, .impersonatedBy]
+        var statements: [SQLStatement] = []
+        _ = try? inspect(configuration: configuration, columns: { name in
+            guard let logical = StoreConfiguration.betterAuthTables.first(where: { configuration.tableName($0) == name }) else { return [] }
+            return (required[logical, default: []] + optional[logical, default: []]).filter { !pluginFields.contains($0) }
+                .map { ColumnInfo(name: $0.rawValue, declaredType: "date", notNull: false, primaryKeyPosition: 0) }
+        }) { table, dateColumns, _ in
+            if !dateColumns.isEmpty { statements.append(sampleStatement(table: table, columns: dateColumns.map(\.column))) }
+            return []
+        }
+        return statements
+    }
+
     static func sampleStatement(table: String, columns: [String]) -> SQLStatement {
         let samples = columns.map { column in
             let quoted = SQLDialect.quote(column)

@@ -54,17 +54,23 @@ public final class Store {
     /// Opens an initialised, up-to-date store. Refuses a missing file, a non-database, a store whose
     /// migrations are pending or were edited, and a Better Auth schema lacking columns Gatehouse needs. Waits on the
     /// store end after `timeouts`.
+    /// `readAhead`: the reads the caller makes first, when they depend on nothing but Gatehouse's own tables; an
+    /// engine that pays a request per question sends them with the opening's own (`SQLDatabase.readAhead`).
     public static func open(path: String, configurationPath: String? = nil, migrations: MigrationCatalog? = nil,
-                            timeouts: StoreTimeouts = .command) throws -> Store {
+                            timeouts: StoreTimeouts = .command, readAhead: ReadAhead = .nothing) throws -> Store {
         let location = try StoreLocation(path)
         let (db, configuration) = try location.storeEngine.openChecked(configurationPath: configurationPath, timeouts: timeouts)
-        return try open(location, db: db, configuration: configuration, migrations: migrations)
+        return try open(location, db: db, configuration: configuration, migrations: migrations, readAhead: readAhead.statements)
     }
 
     /// The part of opening that is the same on every engine: migrations up to date, Better Auth's schema read.
     private static func open(_ location: StoreLocation, db: SQLDatabase, configuration: StoreConfiguration,
-                             migrations: MigrationCatalog?) throws -> Store {
+                             migrations: MigrationCatalog?, readAhead: [SQLStatement] = []) throws -> Store {
         let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: db.engine))
+        // Where each question is a request (D1), the ones below go as one: the migrations applied, Better Auth's
+        // columns, their date samples as Better Auth's own shape names them, and the caller's first reads.
+        db.readAhead([Migrator.appliedStatement] + AuthSchema.likelySampleStatements(configuration: configuration) + readAhead,
+                     columnsOf: StoreConfiguration.betterAuthTables.map(configuration.tableName))
         let pending = try Migrator.pending(on: db, catalog.migrations)
         if !pending.isEmpty {
             let applied = try Migrator.applied(on: db)

@@ -80,7 +80,7 @@ public final class D1Connection: SQLDatabase {
             pending.writes.append(script)
             return
         }
-        _ = try client.run([script], reads: false)
+        _ = try run([script], reads: false)
     }
 
     public func forEach(_ sql: String, _ arguments: [SQLBindable], _ body: (Row) throws -> Void) throws {
@@ -99,31 +99,155 @@ public final class D1Connection: SQLDatabase {
         try rows(sql, arguments).first.map { $0.values.first ?? .null } ?? .null
     }
 
-    /// The statements in one request (one atomic batch: one state of the database), the prelude first.
+    /// The statements in one request (one atomic batch: one state of the database), the prelude first — or none,
+    /// when every statement was read ahead (`readAhead`).
     public func snapshot(_ statements: [SQLStatement]) throws -> [[Row]] {
         if statements.isEmpty && prelude == nil { return [] }
+        if prelude == nil, let answered = try answerFromReadAhead(statements) { return answered }
         return try answeringPrelude(statements) { statements in
             let rendered = try statements.map { try D1Statement($0.sql, $0.arguments.map(\.sqlValue)) }
-            if let pending {
-                for (statement, original) in zip(rendered, statements) {
-                    guard D1Statement.isRead(original.sql) else {
-                        throw D1Error(.unsupported, "a statement that writes was sent as a read to \(location)")
-                    }
-                    try refuseReadAfterWrite(original.sql, pending)
-                    _ = statement
-                }
-            }
-            let results = try run(rendered, reads: statements.allSatisfy { D1Statement.isRead($0.sql) })
-            if let pending {
-                // A catalog read (`PRAGMA`) is not guarded: a write does not race a schema change.
-                for (statement, result) in zip(rendered, results) where !statement.sql.uppercased().hasPrefix("PRAGMA") {
-                    let guards = D1Guard.sameRows(statement, rows: result.rows, width: result.columns.count, firstNumber: pending.nextGuard)
-                    pending.nextGuard += guards.count
-                    pending.guards += guards
-                }
-            }
+            try checkReadsInsideWrite(rendered, statements)
+            let results = try runCarryingReadAhead(rendered, reads: statements.allSatisfy { D1Statement.isRead($0.sql) })
+            guardReads(rendered, results)
             return results.map(Self.rows)
         }
+    }
+
+    /// Inside a write, a snapshot only reads, and not a table the same write changed.
+    private func checkReadsInsideWrite(_ rendered: [D1Statement], _ statements: [SQLStatement]) throws {
+        guard let pending else { return }
+        for statement in statements {
+            guard D1Statement.isRead(statement.sql) else {
+                throw D1Error(.unsupported, "a statement that writes was sent as a read to \(location)")
+            }
+            try refuseReadAfterWrite(statement.sql, pending)
+        }
+    }
+
+    /// Inside a write: what the reads gave, kept as guards the write's request checks first.
+    private func guardReads(_ rendered: [D1Statement], _ results: [D1Client.Result]) {
+        guard let pending else { return }
+        // A catalog read (`PRAGMA`) is not guarded: a write does not race a schema change.
+        for (statement, result) in zip(rendered, results) where !statement.sql.uppercased().hasPrefix("PRAGMA") {
+            let guards = D1Guard.sameRows(statement, rows: result.rows, width: result.columns.count, firstNumber: pending.nextGuard)
+            pending.nextGuard += guards.count
+            pending.guards += guards
+        }
+    }
+
+    // MARK: Scans
+
+    /// Rows a page of a scan holds (`GATEHOUSE_D1_PAGE_ROWS`, 10 to 100,000; default 10,000: about a megabyte and a
+    /// half of user rows, one request each).
+    static let pageRows: Int = {
+        guard let text = ProcessInfo.processInfo.environment["GATEHOUSE_D1_PAGE_ROWS"], let rows = Int(text) else { return 10_000 }
+        return min(max(rows, 10), 100_000)
+    }()
+
+    /// Pages through the table by `key` (a unique column) or its rowid: each page is one request, `key > last`,
+    /// in key order, `pageRows` rows. A table without a rowid (`WITHOUT ROWID`) and no key given is read in one.
+    public func scan(_ table: String, columns: [String], where condition: String?, _ arguments: [SQLBindable], orderedBy key: String?,
+                     _ body: (Row) throws -> Void) throws {
+        let pageKey = key ?? "rowid"
+        var last: SQLValue?
+        var names: ColumnIndex?
+        while true {
+            var conditions = condition.map { ["(\($0))"] } ?? []
+            var values = arguments
+            if let last {
+                conditions.append("\(pageKey) > ?")
+                values.append(last)
+            }
+            let sql = "SELECT \(columns.joined(separator: ", ")), \(pageKey) FROM \(table)"
+                + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")) + " ORDER BY \(pageKey) LIMIT \(Self.pageRows)"
+            let page: [Row]
+            do {
+                page = try rows(sql, values)
+            } catch let error as D1Error where error.kind == .statement && key == nil && last == nil && error.message.contains("no such column") {
+                try forEach(Self.scanStatement(table, columns: columns, where: condition, orderedBy: nil), arguments, body)
+                return
+            }
+            for row in page {
+                let index = names ?? ColumnIndex(Array(row.columns.names.dropLast()))
+                names = index
+                try body(Row(columns: index, values: Array(row.values.dropLast())))
+            }
+            guard page.count == Self.pageRows, let key = page.last?.values.last, key != .null else { return }
+            last = key
+        }
+    }
+
+    // MARK: Reads ahead
+
+    /// Reads a caller announced (`readAhead`), not yet sent.
+    private var aheadStatements: [D1Statement] = []
+    private var aheadTables: [String] = []
+    /// What the request that carried them answered, each kept for one use, until `aheadLifetime` has passed or this
+    /// connection writes.
+    private var aheadAnswers: [D1Statement: D1Client.Result] = [:]
+    private var aheadAnsweredAt: UInt64 = 0
+    private static let aheadLifetime: UInt64 = 10_000_000_000
+
+    public func readAhead(_ statements: [SQLStatement], columnsOf tables: [String]) {
+        // A statement whose arguments D1 cannot take is simply not guessed: the caller's own read reports it.
+        aheadStatements += statements.compactMap { statement in
+            guard D1Statement.isRead(statement.sql) else { return nil }
+            return try? D1Statement(statement.sql, statement.arguments.map(\.sqlValue))
+        }
+        aheadTables += tables
+    }
+
+    /// Every statement's rows from what was read ahead (each answer used once), or nil to ask D1.
+    private func answerFromReadAhead(_ statements: [SQLStatement]) throws -> [[Row]]? {
+        guard !aheadAnswers.isEmpty, !statements.isEmpty else { return nil }
+        guard DispatchTime.now().uptimeNanoseconds - aheadAnsweredAt < Self.aheadLifetime else {
+            aheadAnswers = [:]
+            return nil
+        }
+        guard let rendered = try? statements.map({ try D1Statement($0.sql, $0.arguments.map(\.sqlValue)) }),
+              Set(rendered).count == rendered.count else { return nil }
+        let results = rendered.compactMap { aheadAnswers[$0] }
+        guard results.count == rendered.count else { return nil }
+        try checkReadsInsideWrite(rendered, statements)
+        for statement in rendered { aheadAnswers[statement] = nil }
+        guardReads(rendered, results)
+        return results.map(Self.rows)
+    }
+
+    /// Runs `statements`, with the reads announced ahead after them when this request only reads: their answers are
+    /// kept, the columns they asked for go to the catalog. A guess D1 refuses (a table or column that is not there)
+    /// fails the whole request, which is then sent again without the guesses.
+    private func runCarryingReadAhead(_ statements: [D1Statement], reads: Bool) throws -> [D1Client.Result] {
+        let known = freshCatalog().columns
+        let tables = Array(Set(aheadTables.filter { known[$0] == nil })).sorted()
+        let guesses = aheadStatements
+        aheadStatements = []
+        aheadTables = []
+        guard reads, !(tables.isEmpty && guesses.isEmpty) else { return try run(statements, reads: reads) }
+        let pragmas = tables.map { D1Statement(sql: "PRAGMA table_info(\(SQLDialect.quote($0)))") }
+        var results: [D1Client.Result]
+        var answeredGuesses = true
+        let refused: D1Error?
+        do {
+            results = try run(statements + pragmas + guesses, reads: true)
+            refused = nil
+        } catch {
+            results = []
+            refused = error
+        }
+        if let refused {
+            guard refused.kind == .statement, !guesses.isEmpty else { throw refused }
+            results = try run(statements + pragmas, reads: true)
+            answeredGuesses = false
+        }
+        for (table, result) in zip(tables, results[statements.count..<(statements.count + pragmas.count)]) {
+            catalog.columns[table] = Self.columnInfos(Self.rows(result))
+        }
+        if answeredGuesses {
+            for (statement, result) in zip(guesses, results[(statements.count + pragmas.count)...]) { aheadAnswers[statement] = result }
+            aheadAnsweredAt = DispatchTime.now().uptimeNanoseconds
+        }
+        return Array(results.prefix(statements.count))
     }
 
     /// Outside a write: one request, all or nothing. Inside one: reads are sent at once (and guarded), writes kept.
@@ -184,6 +308,8 @@ public final class D1Connection: SQLDatabase {
     private func run(_ statements: [D1Statement], reads: Bool) throws(D1Error) -> [D1Client.Result] {
         // Nothing to ask: no request (D1 refuses an empty batch).
         if statements.isEmpty { return [] }
+        // What was read ahead may no longer be what this connection's own write left.
+        if !reads { aheadAnswers = [:] }
         let results = try client.run(statements, reads: reads)
         if let size = results.last?.sizeAfter { databaseSize = size }
         return results
@@ -224,7 +350,7 @@ public final class D1Connection: SQLDatabase {
             guard !state.writes.isEmpty else { return result }
             let failure: D1Error
             do {
-                let results = try client.run(state.guards + state.writes, reads: false)
+                let results = try run(state.guards + state.writes, reads: false)
                 changes = results.last?.changes ?? 0
                 return result
             } catch {
@@ -308,15 +434,18 @@ public final class D1Connection: SQLDatabase {
         let known = freshCatalog().columns
         let missing = Array(Set(tables.filter { known[$0] == nil })).sorted()
         let results = try snapshot(missing.map { SQLStatement("PRAGMA table_info(\(SQLDialect.quote($0)))") })
-        for (table, rows) in zip(missing, results) {
-            catalog.columns[table] = rows.map {
-                ColumnInfo(name: $0["name"].string ?? "", declaredType: $0["type"].string ?? "", notNull: $0["notnull"].int64 == 1,
-                           primaryKeyPosition: Int($0["pk"].int64 ?? 0))
-            }
-        }
+        for (table, rows) in zip(missing, results) { catalog.columns[table] = Self.columnInfos(rows) }
         var found: [String: [ColumnInfo]] = [:]
         for table in tables { if let columns = catalog.columns[table], !columns.isEmpty { found[table] = columns } }
         return found
+    }
+
+    /// A table's columns from its `PRAGMA table_info` rows.
+    private static func columnInfos(_ rows: [Row]) -> [ColumnInfo] {
+        rows.map {
+            ColumnInfo(name: $0["name"].string ?? "", declaredType: $0["type"].string ?? "", notNull: $0["notnull"].int64 == 1,
+                       primaryKeyPosition: Int($0["pk"].int64 ?? 0))
+        }
     }
 
     public func foreignKeys(of table: String) throws -> [ForeignKeyInfo] {
@@ -325,6 +454,8 @@ public final class D1Connection: SQLDatabase {
 
     public func foreignKeys(ofEach tables: [String]) throws -> [String: [ForeignKeyInfo]] {
         guard !tables.isEmpty else { return [:] }
+        // Whoever follows a table's keys reads its columns next (a merge's read set): they ride along.
+        readAhead([], columnsOf: tables)
         let results = try snapshot(tables.map { SQLStatement("PRAGMA foreign_key_list(\(SQLDialect.quote($0)))") })
         var found: [String: [ForeignKeyInfo]] = [:]
         for (table, rows) in zip(tables, results) where !rows.isEmpty {

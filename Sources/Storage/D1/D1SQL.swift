@@ -5,7 +5,7 @@
 /// (D1's limit), past which text is written as a literal too. Literals hold no SQL an input could break out of:
 /// digits, `X'` and hex, or text with its quotes doubled. Gatehouse never prints the SQL it sends, so text written
 /// as a literal (which may be a token) reaches no output.
-struct D1Statement: Equatable {
+struct D1Statement: Hashable {
     var sql: String
     var params: [String]
     /// Several statements joined by semicolons (a migration): D1 answers one result for each.

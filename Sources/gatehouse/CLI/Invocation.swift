@@ -99,9 +99,10 @@ struct Invocation {
         (try? storePath()).map { (try? StoreLocation($0))?.description ?? "the store" }
     }
 
-    /// Opens the store named on the command line.
-    func openStore() throws -> Store {
-        try Store.open(path: storePath(), configurationPath: GlobalOptions.configurationPath(self))
+    /// Opens the store named on the command line. `readAhead`: the command's first reads of Gatehouse's own tables,
+    /// which opening may carry (`Store.open(readAhead:)`).
+    func openStore(readAhead: ReadAhead = .nothing) throws -> Store {
+        try Store.open(path: storePath(), configurationPath: GlobalOptions.configurationPath(self), readAhead: readAhead)
     }
 
     /// The actor for the audit log: `--actor`, else the invoking OS user.

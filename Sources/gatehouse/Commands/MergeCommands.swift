@@ -116,7 +116,7 @@ enum MergeCommands: CommandNoun {
     static func apply(_ invocation: Invocation) throws -> Int32 {
         let planID = invocation.argument("PLAN_ID") ?? ""
         let ticket = try invocation[Options.ticket]
-        let store = try invocation.openStore()
+        let store = try invocation.openStore(readAhead: .mergeApply(planID: planID))
         let applier = MergeApplier(store: store)
         _ = try MergeApplier.validate(ticket: ticket)
         if try !invocation[Options.yes] {

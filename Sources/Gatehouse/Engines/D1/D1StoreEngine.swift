@@ -21,8 +21,10 @@ struct D1StoreEngine: StoreEngine {
         BatchSeedLoad()
     }
 
-    /// `accounts check` runs its anti-joins on D1 as they are, one statement each.
-    func integrityPlan(_ store: Store, sampleLimit: Int, mergeScan: Bool) throws -> (any IntegrityPlan)? { nil }
+    /// `accounts check` counts and samples every anti-join in one request (`D1IntegrityPlan`).
+    func integrityPlan(_ store: Store, sampleLimit: Int, mergeScan: Bool) throws -> (any IntegrityPlan)? {
+        D1IntegrityPlan(db: store.db, sampleLimit: sampleLimit)
+    }
 
     /// No name search index yet on D1: name search scans the user table in id order.
     static func nameIndex(on db: SQLDatabase) -> (any NameIndex)? { nil }
