@@ -60,7 +60,8 @@ public struct MergeApplier {
 
     /// Loads a stored plan.
     public func plan(_ planID: String) throws -> MergePlan {
-        guard planID.count <= 100, let text = try store.db.scalar(Self.planStatement(planID).sql, [planID]).string else {
+        let read = Self.planStatement(planID)
+        guard planID.count <= 100, let text = try store.db.scalar(read.sql, read.arguments).string else {
             let shown = planID.count > 40 ? String(planID.prefix(40)) + "…" : planID
             throw GatehouseError.notFound("no merge plan \"\(shown)\"", fix: "make one with \(command: .mergePlan, .option(.from, "U2"), .option(.into, "U1")); it prints the plan id")
         }

@@ -205,7 +205,6 @@ public struct AuthSchema: Sendable {
         return columns.indices.map { row[$0] }
     }
 
-    /// The one statement that reads `sampleValues`.
     /// The date samples `inspect` asks for on a store in Better Auth's own shape (its core fields in camelCase, no
     /// plugin's, dates not native): a guess that an engine paying a request per question sends ahead of the catalog's
     /// answer (`SQLDatabase.readAhead`). On a store of another shape the guess is simply not used.
@@ -223,6 +222,7 @@ public struct AuthSchema: Sendable {
         return statements
     }
 
+    /// The one statement that reads `sampleValues`.
     static func sampleStatement(table: String, columns: [String]) -> SQLStatement {
         let samples = columns.map { column in
             let quoted = SQLDialect.quote(column)

@@ -65,7 +65,7 @@ public final class Store {
 
     /// The part of opening that is the same on every engine: migrations up to date, Better Auth's schema read.
     private static func open(_ location: StoreLocation, db: SQLDatabase, configuration: StoreConfiguration,
-                             migrations: MigrationCatalog?, readAhead: [SQLStatement] = []) throws -> Store {
+                             migrations: MigrationCatalog?, readAhead: [SQLStatement]) throws -> Store {
         let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: db.engine))
         // Where each question is a request (D1), the ones below go as one: the migrations applied, Better Auth's
         // columns, their date samples as Better Auth's own shape names them, and the caller's first reads.

@@ -106,7 +106,7 @@ public final class D1Connection: SQLDatabase {
         if prelude == nil, let answered = try answerFromReadAhead(statements) { return answered }
         return try answeringPrelude(statements) { statements in
             let rendered = try statements.map { try D1Statement($0.sql, $0.arguments.map(\.sqlValue)) }
-            try checkReadsInsideWrite(rendered, statements)
+            try checkReadsInsideWrite(statements)
             let results = try runCarryingReadAhead(rendered, reads: statements.allSatisfy { D1Statement.isRead($0.sql) })
             guardReads(rendered, results)
             return results.map(Self.rows)
@@ -114,7 +114,7 @@ public final class D1Connection: SQLDatabase {
     }
 
     /// Inside a write, a snapshot only reads, and not a table the same write changed.
-    private func checkReadsInsideWrite(_ rendered: [D1Statement], _ statements: [SQLStatement]) throws {
+    private func checkReadsInsideWrite(_ statements: [SQLStatement]) throws {
         guard let pending else { return }
         for statement in statements {
             guard D1Statement.isRead(statement.sql) else {
@@ -208,7 +208,7 @@ public final class D1Connection: SQLDatabase {
               Set(rendered).count == rendered.count else { return nil }
         let results = rendered.compactMap { aheadAnswers[$0] }
         guard results.count == rendered.count else { return nil }
-        try checkReadsInsideWrite(rendered, statements)
+        try checkReadsInsideWrite(statements)
         for statement in rendered { aheadAnswers[statement] = nil }
         guardReads(rendered, results)
         return results.map(Self.rows)

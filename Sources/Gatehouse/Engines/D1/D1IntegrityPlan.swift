@@ -8,13 +8,12 @@ struct D1IntegrityPlan: IntegrityPlan {
     let sampleLimit: Int
 
     func tallies(antiJoins: [String: String]) throws -> [String: IntegrityTally] {
-        let codes = antiJoins.keys.sorted()
-        let statements = codes.flatMap { code in
-            [SQLStatement("SELECT count(*) FROM (\(antiJoins[code]!))"), SQLStatement("\(antiJoins[code]!) LIMIT \(sampleLimit)")]
-        }
-        let read = try db.snapshot(statements)
+        let checks = antiJoins.sorted { $0.key < $1.key }
+        let read = try db.snapshot(checks.flatMap { _, sql in
+            [SQLStatement("SELECT count(*) FROM (\(sql))"), SQLStatement("\(sql) LIMIT \(sampleLimit)")]
+        })
         var tallies: [String: IntegrityTally] = [:]
-        for (position, code) in codes.enumerated() {
+        for (position, (code, _)) in checks.enumerated() {
             var tally = IntegrityTally(limit: sampleLimit)
             for row in read[2 * position + 1] { tally.add(row.values) }
             tallies[code] = tally.counting(Int(read[2 * position].first?[0].int64 ?? 0))
