@@ -122,6 +122,25 @@ final class DemoSeedTests: XCTestCase {
         try assertNameIndexIsCurrent(seeded)
     }
 
+    /// A reader's snapshot holds the account table and then asks for the user table while a bulk seed starts on the
+    /// empty store. The seed takes every table at once or not at all (never one by one, as `TRUNCATE` would), so
+    /// neither waits for the other in a circle: both finish, and no deadlock is detected and cancelled.
+    func testABulkSeedAndAReaderHoldingATableNeverDeadlock() throws {
+        let (initialised, seeded) = try initialisedAndEmpty()
+        defer { initialised.drop(); seeded.drop() }
+        XCTAssertEqual(try pg.run(["init", "--store", seeded.location]).status, 0)
+        let reader = try Tool.start("/usr/bin/psql", [seeded.location, "-X", "-q", "-v", "ON_ERROR_STOP=1"],
+                                    stdin: #"BEGIN; SELECT count(*) FROM account; SELECT pg_sleep(2); SELECT count(*) FROM "user"; COMMIT;"#)
+        usleep(500_000)
+        let seed = try pg.run(["demo", "seed", "--store", seeded.location, "--users", "200", "-q"])
+        let read = try reader.finish()
+        XCTAssertEqual(seed.status, 0, seed.all)
+        XCTAssertEqual(read.status, 0, read.all)
+        XCTAssertFalse(seed.all.contains("40P01") || read.all.contains("deadlock"), seed.all + read.all)
+        XCTAssertEqual(try seeded.query("SELECT count(*) FROM \"user\""), "200")
+        try assertNameIndexIsCurrent(seeded)
+    }
+
     /// The name search index holds every user's key, its triggers are in place, and a name search goes through it.
     private func assertNameIndexIsCurrent(_ store: TestStore, file: StaticString = #filePath, line: UInt = #line) throws {
         XCTAssertEqual(try store.query("SELECT (SELECT count(*) FROM gatehouse_user_search_names) = (SELECT count(*) FROM \"user\")"), "t",

@@ -1,3 +1,4 @@
+import Foundation
 import Storage
 
 /// The demo seed on Postgres. Each batch's commit does not wait for its flush (`synchronous_commit = off`). A store
@@ -6,13 +7,14 @@ import Storage
 /// every batch (each a savepoint, `COPY`ed) and builds them again before it commits. Better Auth's tables are this
 /// transaction's alone until it ends: a sign-up meanwhile waits for the seed (a store without users has nobody else to
 /// keep waiting). A failure anywhere leaves the store as it was; an interrupt commits the batches loaded so far,
-/// indexes rebuilt. Setting indexes aside needs the tables' owner: another role seeds batch by batch.
+/// indexes rebuilt. Setting indexes aside needs the tables' owner: another role seeds batch by batch, and so does a
+/// seed that cannot have every table to itself within a few seconds (`lockEveryTable`).
 final class PostgresDemoSeedLoad: DemoSeedLoad {
     private let db: PostgresConnection
     private let schema: AuthSchema
     private let tables: [String]
     /// The connection of a bulk load (one transaction), or nil for batch by batch.
-    private let bulk: PostgresConnection?
+    private var bulk: PostgresConnection?
 
     init(_ store: Store, db: PostgresConnection, tables: [String], firstPerson: Int) throws {
         self.db = db
@@ -27,21 +29,58 @@ final class PostgresDemoSeedLoad: DemoSeedLoad {
 
     func load(_ inserter: SeedInserter, batches: () throws -> Void) throws {
         guard let bulk else { return try batches() }
-        try bulk.write {
-            // The name search index is written with the users when the user table is still empty under the writer
-            // lock (another seed may have filled it meanwhile); otherwise dropped and built again at the end, instead
-            // of marking every user pending. Either way before the commit: no other process finds the store without it
-            // (and builds it itself).
-            let empty = try bulk.scalar("SELECT NOT EXISTS (SELECT 1 FROM \(schema.user.sql))").int64 == 1
-            if empty { try PostgresNameIndex.beginBulk(bulk, schema: schema) } else { try UserSearchIndex.drop(bulk, schema: schema) }
-            inserter.nameKeys = empty ? { keys in _ = try PostgresNameIndex.copyKeys(keys, db: bulk) } : nil
-            try Self.truncateIfEmpty(bulk, tables)
-            let deferred = try bulk.deferIndexes(on: tables)
+        struct TablesInUse: Error {}
+        do {
+            try bulk.write {
+                guard try Self.lockEveryTable(bulk, tables + [UserSearchIndex.namesTable, UserSearchIndex.pendingTable]) else { throw TablesInUse() }
+                try bulkLoad(bulk, inserter, batches)
+            }
+        } catch is TablesInUse {
+            self.bulk = nil
+            inserter.nameKeys = nil
             try batches()
-            try deferred.rebuild()
-            if empty { try PostgresNameIndex.finishBulk(bulk, schema: schema) } else { try UserSearchIndex.ensure(bulk, schema: schema) }
         }
     }
+
+    private func bulkLoad(_ bulk: PostgresConnection, _ inserter: SeedInserter, _ batches: () throws -> Void) throws {
+        // The name search index is written with the users when the user table is still empty under the writer
+        // lock (another seed may have filled it meanwhile); otherwise dropped and built again at the end, instead
+        // of marking every user pending. Either way before the commit: no other process finds the store without it
+        // (and builds it itself).
+        let empty = try bulk.scalar("SELECT NOT EXISTS (SELECT 1 FROM \(schema.user.sql))").int64 == 1
+        if empty { try PostgresNameIndex.beginBulk(bulk, schema: schema) } else { try UserSearchIndex.drop(bulk, schema: schema) }
+        inserter.nameKeys = empty ? { keys in _ = try PostgresNameIndex.copyKeys(keys, db: bulk) } : nil
+        try Self.truncateIfEmpty(bulk, tables)
+        let deferred = try bulk.deferIndexes(on: tables)
+        try batches()
+        try deferred.rebuild()
+        if empty { try PostgresNameIndex.finishBulk(bulk, schema: schema) } else { try UserSearchIndex.ensure(bulk, schema: schema) }
+    }
+
+    /// Takes every one of `tables` that exists for this transaction alone, all at once and never waiting while it holds
+    /// some: a reader's snapshot holds its tables one after another, so a load that took them one by one (`TRUNCATE`,
+    /// dropping indexes) could wait for a reader that waits for it — a deadlock, one of the two cancelled. Tried for up
+    /// to `lockTries` × 100 ms; false when readers kept some table the whole time (the seed then goes batch by batch).
+    static func lockEveryTable(_ db: PostgresConnection, _ tables: [String]) throws -> Bool {
+        let marks = tables.map { _ in "?" }.joined(separator: ", ")
+        let present = try db.rows("SELECT t FROM unnest(ARRAY[\(marks)]::text[]) AS t WHERE to_regclass(quote_ident(t)) IS NOT NULL",
+                                  tables).compactMap { $0[0].string }
+        guard !present.isEmpty else { return true }
+        let lock = "LOCK TABLE \(present.map(SQLDialect.quote).joined(separator: ", ")) IN ACCESS EXCLUSIVE MODE NOWAIT"
+        for attempt in 1...lockTries {
+            do {
+                try db.write { try db.execute(lock) }
+                return true
+            } catch let error as PostgresError where error.sqlState == PostgresSQLState.lockNotAvailable && attempt < lockTries {
+                usleep(100_000)
+            } catch let error as PostgresError where error.sqlState == PostgresSQLState.lockNotAvailable {
+                return false
+            }
+        }
+        return false
+    }
+
+    static let lockTries = 30
 
     func beforeIndexing() throws {}
 
