@@ -92,6 +92,16 @@ public protocol SQLDatabase: AnyObject {
     /// is cheap, ignores it.
     func readAhead(_ statements: [SQLStatement], columnsOf tables: [String])
 
+    /// Runs `body` and gives back what its reads answered, on an engine that cannot hold a transaction open across
+    /// requests (D1), so that a later write of the same rows can `offer` them; nil on the others.
+    func recordingReads<T>(_ body: () throws -> T) throws -> (T, ReadRecord?)
+    /// Answers recorded earlier (`recordingReads`), offered to the next `write`: D1 takes each as the answer to the
+    /// same read inside it and checks it in the write's own request (a guard that fails the request, changing
+    /// nothing, when the rows moved since; the write then runs again on fresh reads), so the write costs no reads of
+    /// its own. Ignored when the schema changed since the record, and by the engines that read inside their
+    /// transaction.
+    func offer(_ record: ReadRecord)
+
     /// Calls `body` for every row of a whole-table scan: `SELECT columns FROM table [WHERE condition]`, in the order
     /// of `orderedBy` (a unique column) or, when nil, in the table's own order. `table`, `columns` and `condition` are
     /// SQL as the caller quoted it. An engine that answers in requests (D1) pages through the table by that key (or
@@ -258,6 +268,10 @@ extension SQLDatabase {
 
     /// Nothing to gain: each question costs what it would cost later.
     public func readAhead(_ statements: [SQLStatement], columnsOf tables: [String]) {}
+
+    /// Nothing to record: a write reads inside its own transaction.
+    public func recordingReads<T>(_ body: () throws -> T) throws -> (T, ReadRecord?) { (try body(), nil) }
+    public func offer(_ record: ReadRecord) {}
 
     /// One statement, its rows streamed.
     public func scan(_ table: String, columns: [String], where condition: String?, _ arguments: [SQLBindable], orderedBy key: String?,

@@ -75,6 +75,8 @@ public struct MergeApplier {
         let plan = try self.plan(planID)
         let db = store.db
         let undoJSON = try MergeUndoJSON(steps: plan.steps, appliedAt: now)
+        // On D1, the rows the plan read are taken as this write's reads and checked in its request (`ReadRecord`).
+        if let reads = plan.reads { db.offer(reads) }
         let started = DispatchTime.now()
         let mergeID: Int64 = try db.write {
             try db.execute(db.dialect.deferForeignKeys)

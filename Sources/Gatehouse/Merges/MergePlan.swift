@@ -1,3 +1,5 @@
+import Storage
+
 /// A reviewed merge of U2 (source) into U1 (target): the ordered row changes, the conflicts and
 /// their decisions, warnings, and the fingerprint of every row the plan read.
 ///
@@ -28,6 +30,13 @@ public struct MergePlan: Sendable, Codable {
     public let counts: [MergeCount]
     /// Every foreign key the merge follows (`workspaces.owner_id → users.id`).
     public let references: [String]
+    /// What the plan's reads answered, on an engine that cannot lock them for the apply (D1): the apply offers them
+    /// back (`SQLDatabase.offer`) and checks them in its write's one request instead of reading them again. Absent
+    /// elsewhere, in plans stored before it existed, and when it would not fit `maxReadRecordBytes`.
+    public var reads: ReadRecord? = nil
+
+    /// The largest read record a stored plan keeps (D1 stores at most 2 MB in a row).
+    public static let maxReadRecordBytes = 512 * 1024
 
     /// Conflicts still lacking a decision.
     public var unresolved: [MergeConflict] { conflicts.filter(\.isUnresolved) }

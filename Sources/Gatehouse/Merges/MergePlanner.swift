@@ -37,9 +37,12 @@ public struct MergePlanner {
         guard source != target else {
             throw GatehouseError.invalid("\(field: .from) and \(field: .into) are the same user (\(source))", fix: "merge two different users: \(field: .from) U2 \(field: .into) U1")
         }
-        let plan = try store.db.read {
-            try build(try MergeReadSet.read(store, source: source, target: target), decisions: decisions, actor: actor, now: now)
+        var (plan, reads) = try store.db.read {
+            try store.db.recordingReads {
+                try build(try MergeReadSet.read(store, source: source, target: target), decisions: decisions, actor: actor, now: now)
+            }
         }
+        if let reads, (try? MergeJSON.string(reads))?.utf8.count ?? .max <= MergePlan.maxReadRecordBytes { plan.reads = reads }
         if let id = plan.id { try save(plan, id: id, actor: actor, now: now) }
         return plan
     }

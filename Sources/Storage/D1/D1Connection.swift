@@ -210,6 +210,7 @@ public final class D1Connection: SQLDatabase {
         guard results.count == rendered.count else { return nil }
         try checkReadsInsideWrite(statements)
         for statement in rendered { aheadAnswers[statement] = nil }
+        record(rendered, results)
         guardReads(rendered, results)
         return results.map(Self.rows)
     }
@@ -312,7 +313,43 @@ public final class D1Connection: SQLDatabase {
         if !reads { aheadAnswers = [:] }
         let results = try client.run(statements, reads: reads)
         if let size = results.last?.sizeAfter { databaseSize = size }
+        if reads { record(statements, results) }
         return results
+    }
+
+    // MARK: Recorded reads
+
+    /// What `recordingReads` has seen answered so far; nil when not recording.
+    private var recorded: [ReadRecord.Entry]?
+
+    private func record(_ statements: [D1Statement], _ results: [D1Client.Result]) {
+        guard recorded != nil else { return }
+        for (statement, result) in zip(statements, results) where !statement.isScript {
+            recorded?.append(ReadRecord.Entry(sql: statement.sql, parameters: statement.params, columns: result.columns,
+                                              rows: result.rows.map { $0.map(RecordedValue.init) }))
+        }
+    }
+
+    /// Every request's reads while `body` runs, with the schema they were made against (nil when this connection
+    /// has no fresh copy of it: the record could not be checked later).
+    public func recordingReads<T>(_ body: () throws -> T) throws -> (T, ReadRecord?) {
+        let outer = recorded
+        recorded = []
+        defer { recorded = outer }
+        let result = try body()
+        guard let schema = freshCatalog().schema, let entries = recorded else { return (result, nil) }
+        return (result, ReadRecord(schema: schema, entries: entries))
+    }
+
+    /// Takes a record's answers as read ahead (each used once, guarded inside a write) when the schema is the one
+    /// this connection last read; a record of another schema is left unused, and its reads are asked.
+    public func offer(_ record: ReadRecord) {
+        guard let schema = freshCatalog().schema, schema == record.schema else { return }
+        for entry in record.entries {
+            aheadAnswers[D1Statement(sql: entry.sql, params: entry.parameters)] =
+                D1Client.Result(columns: entry.columns, rows: entry.rows.map { $0.map(\.value) }, changes: 0, sizeAfter: nil)
+        }
+        aheadAnsweredAt = DispatchTime.now().uptimeNanoseconds
     }
 
     /// The database's size in bytes, as the last answer gave it (`meta.size_after`); nil before any.
@@ -382,6 +419,8 @@ public final class D1Connection: SQLDatabase {
     private struct Catalog {
         static let lifetime: UInt64 = 30_000_000_000
         var tables: Set<String>?
+        /// Each table's name and `CREATE` statement, in name order: what a `ReadRecord` was made against.
+        var schema: String?
         var columns: [String: [ColumnInfo]] = [:]
         var readAt = DispatchTime.now().uptimeNanoseconds
         var isFresh: Bool { DispatchTime.now().uptimeNanoseconds - readAt < Self.lifetime }
@@ -412,8 +451,10 @@ public final class D1Connection: SQLDatabase {
 
     private func allTables() throws -> Set<String> {
         if let tables = freshCatalog().tables { return tables }
-        let tables = Set(try rows("SELECT name FROM sqlite_master WHERE type = 'table'", []).compactMap { $0[0].string })
+        let rows = try rows("SELECT name, sql FROM sqlite_master WHERE type = 'table'", [])
+        let tables = Set(rows.compactMap { $0[0].string })
         catalog.tables = tables
+        catalog.schema = rows.compactMap { row in row[0].string.map { "\($0)\t\(row[1].string ?? "")" } }.sorted().joined(separator: "\n")
         return tables
     }
 
