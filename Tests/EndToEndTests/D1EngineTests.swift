@@ -443,6 +443,32 @@ final class D1EngineTests: XCTestCase {
         }
     }
 
+    /// A table without a rowid (`WITHOUT ROWID`) pages by its primary key: the answers are SQLite's, and no page of it
+    /// is unbounded.
+    func testATableWithoutRowidIsPagedByItsPrimaryKey() throws {
+        let scratch = try Scratch()
+        let (sqlite, d1) = try seededPair(scratch)
+        guard let control = TestStore.d1Control else { throw XCTSkip("no D1 test server") }
+        let ddl = try d1.query("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'session'")
+        let rebuilt = ddl.replacingOccurrences(of: #"^CREATE TABLE "?session"?"#, with: #"CREATE TABLE "session_rebuilt""#, options: .regularExpression)
+        XCTAssertNotEqual(rebuilt, ddl)
+        _ = try d1.query("""
+            PRAGMA foreign_keys = off; BEGIN; \(rebuilt) WITHOUT ROWID; INSERT INTO session_rebuilt SELECT * FROM session;
+            DROP TABLE session; ALTER TABLE session_rebuilt RENAME TO session; COMMIT;
+            """)
+        XCTAssertEqual(try d1.query("SELECT count(*) FROM pragma_index_list('session') WHERE origin = 'pk'"), "1")
+        let onSQLite = try run(["users", "duplicates", "--json"], store: sqlite)
+        try D1Control.reset()
+        let onD1 = try run(["users", "duplicates", "--json"], store: d1.location, environment: ["GATEHOUSE_D1_PAGE_ROWS": "10"])
+        XCTAssertEqual(onD1.status, 0, onD1.all)
+        XCTAssertEqual(normalized(onD1.stdout, d1.location, sqlite), normalized(onSQLite.stdout, sqlite))
+        let log = try D1Control.get(control + "/requests")["log"] as? [[String: Any]] ?? []
+        let sessionReads = log.flatMap { ($0["statements"] as? [Any] ?? []).map { "\($0)" } }.filter { $0.contains("FROM \"session\"") && !$0.contains("count(") }
+        XCTAssertGreaterThan(sessionReads.count, 2, "the session table read in pages")
+        XCTAssertTrue(sessionReads.contains { $0.contains("rowid") }, "paged by rowid first, refused, then by the key: \(sessionReads.prefix(3))")
+        for statement in sessionReads where !statement.contains("rowid") { XCTAssertTrue(statement.contains("LIMIT 10"), statement) }
+    }
+
     /// The number of API requests a command makes.
     func requestsOf(_ arguments: [String], store: String) throws -> Int {
         try D1Control.reset()

@@ -62,7 +62,8 @@ one transaction (BEGIN IMMEDIATE … COMMIT; any failure rolls all back), one re
 
 Test-only endpoints (no token; never under /client/v4):
   GET  /test/requests   → {"count": N, "log": [{"endpoint", "status", "fault", "statements": [sql, ...]}]}  (API
-                          requests since start or reset, faulted and refused ones included; SQL only, never params)
+                          requests since start or reset, faulted and refused ones included; SQL only, never params;
+                          with --keep-bodies each entry also holds "body", the request as sent, for ops/bench's replay)
   POST /test/reset      → clears the count, the log and the fault queue (the database is untouched)
   POST /test/faults     {"fault": F, "count": N (default 1), ...} queues a fault for the next N API requests:
                           "429" (+ "retry_after" seconds, default 1), "500", "502", "503" (not executed),
@@ -77,7 +78,7 @@ Test-only endpoints (no token; never under /client/v4):
 
 Usage: python3 d1_server.py --db FILE --account ACCOUNT_ID --database DATABASE_UUID [--port 0]
          [--token-env CLOUDFLARE_API_TOKEN] [--latency-ms 0] [--wrangler-migrations] [--parent-pid PID]
-         [--tls-cert PEM --tls-key PEM]
+         [--keep-bodies] [--tls-cert PEM --tls-key PEM]
 The token is read from the environment variable --token-env names (never a flag, so never in ps). Prints "PORT <n>"
 once listening, then serves until killed (or until --parent-pid is gone).
 """
@@ -416,6 +417,7 @@ class State:
         self.databases = {database_id: database}
         self.directory = os.path.dirname(os.path.abspath(database.path))
         self.latency_ms = latency_ms
+        self.keep_bodies = False
         self.lock = threading.Lock()
         self.count = 0
         self.log = []
@@ -563,6 +565,8 @@ class Handler(BaseHTTPRequestHandler):
     def api(self, method: str, match, entry):
         state = self.state
         raw_body = self.body()
+        if state.keep_bodies:
+            entry["body"] = raw_body.decode("utf-8", "replace")
         if not match:
             raise D1Error(404, 7003, f"Could not route to {self.path.split('?')[0]}, perhaps your object identifier "
                                      "is invalid?")
@@ -666,6 +670,8 @@ def main():
     parser.add_argument("--latency-ms", type=int, default=0, help="a delay added to every API request")
     parser.add_argument("--wrangler-migrations", action="store_true", help="add wrangler's d1_migrations table")
     parser.add_argument("--parent-pid", type=int, help="exit once this process is gone")
+    parser.add_argument("--keep-bodies", action="store_true",
+                        help="keep each API request's body (params included) in /test/requests, for a replay")
     parser.add_argument("--tls-cert", help="serve HTTPS with this PEM certificate (and --tls-key)")
     parser.add_argument("--tls-key", help="the certificate's PEM private key")
     args = parser.parse_args()
@@ -684,6 +690,7 @@ def main():
 
     Handler.state = State(Database(args.db, args.wrangler_migrations), token, args.account, args.database,
                           args.latency_ms)
+    Handler.state.keep_bodies = args.keep_bodies
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
     if args.tls_cert:

@@ -51,6 +51,18 @@ final class StoreFailureTests: XCTestCase {
         }
     }
 
+    /// A lock wait that ran out and a deadlock the server broke are both `busy`, each said in its own words.
+    func testPostgresLockTimeoutsAndDeadlocksAreBusyInTheirOwnWords() {
+        let cases: [(String, String)] = [("55P03", "stayed locked by another session"), ("40P01", "to break a deadlock")]
+        for (state, words) in cases {
+            let error = GatehouseError(storeFailure: PostgresError(kind: .statement, sqlState: state, message: "m", sql: "SELECT 'hunter2'", store: "postgresql://h/db"),
+                                       storePath: "postgresql://h/db")
+            XCTAssertEqual(error.code, .busy, state)
+            XCTAssertTrue(error.message.contains(words), error.message)
+            XCTAssertFalse(error.description.contains("hunter2"), error.description)
+        }
+    }
+
     func testOperatorFacingPassesGatehouseErrorsAndLeavesOthers() {
         struct Other: Error {}
         XCTAssertEqual(GatehouseError.operatorFacing(GatehouseError.invalid("x")), .invalid("x"))

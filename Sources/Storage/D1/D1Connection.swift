@@ -145,7 +145,8 @@ public final class D1Connection: SQLDatabase {
     }()
 
     /// Pages through the table by `key` (a unique column) or its rowid: each page is one request, `key > last`,
-    /// in key order, `pageRows` rows. A table without a rowid (`WITHOUT ROWID`) and no key given is read in one.
+    /// in key order, `pageRows` rows. A table without a rowid (`WITHOUT ROWID`) and no key given pages by its primary
+    /// key when that is one column, and is read in one request only when it is several.
     public func scan(_ table: String, columns: [String], where condition: String?, _ arguments: [SQLBindable], orderedBy key: String?,
                      _ body: (Row) throws -> Void) throws {
         let pageKey = key ?? "rowid"
@@ -164,7 +165,11 @@ public final class D1Connection: SQLDatabase {
             do {
                 page = try rows(sql, values)
             } catch let error as D1Error where error.kind == .statement && key == nil && last == nil && error.message.contains("no such column") {
-                try forEach(Self.scanStatement(table, columns: columns, where: condition, orderedBy: nil), arguments, body)
+                if let primary = try singleColumnPrimaryKey(of: table) {
+                    try scan(table, columns: columns, where: condition, arguments, orderedBy: primary, body)
+                } else {
+                    try forEach(Self.scanStatement(table, columns: columns, where: condition, orderedBy: nil), arguments, body)
+                }
                 return
             }
             for row in page {
@@ -175,6 +180,16 @@ public final class D1Connection: SQLDatabase {
             guard page.count == Self.pageRows, let key = page.last?.values.last, key != .null else { return }
             last = key
         }
+    }
+
+    /// The quoted name of the one column that is `table`'s primary key (`table` as a scan's caller quoted it), or nil.
+    private func singleColumnPrimaryKey(of table: String) throws -> String? {
+        var name = table
+        if name.count >= 2, name.hasPrefix("\""), name.hasSuffix("\"") {
+            name = String(name.dropFirst().dropLast()).replacingOccurrences(of: "\"\"", with: "\"")
+        }
+        let keys = try columns(of: name).filter { $0.primaryKeyPosition > 0 }
+        return keys.count == 1 ? SQLDialect.quote(keys[0].name) : nil
     }
 
     // MARK: Reads ahead

@@ -132,13 +132,16 @@ indirect enum D1JSON: Equatable {
 
         mutating func string() throws(SyntaxError) -> String {
             index += 1
+            let start = index
             var out: [UInt8] = []
             var runStart = index
             while index < bytes.count {
                 let byte = bytes[index]
                 if byte == UInt8(ascii: "\"") {
+                    defer { index += 1 }
+                    // No escape seen: the text straight from the answer's bytes, copied once.
+                    if out.isEmpty && runStart == start { return String(decoding: bytes[runStart..<index], as: UTF8.self) }
                     out.append(contentsOf: bytes[runStart..<index])
-                    index += 1
                     return String(decoding: out, as: UTF8.self)
                 }
                 if byte < 0x20 { throw SyntaxError(offset: index) }

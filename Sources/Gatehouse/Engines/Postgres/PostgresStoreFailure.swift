@@ -25,6 +25,9 @@ extension GatehouseError {
         case .statement where error.isReadOnly:
             self.init("the store \(store) is read-only (a standby, or default_transaction_read_only is on); nothing was changed",
                       fix: "run write commands against the primary", code: .readOnly)
+        case .statement where error.sqlState == PostgresSQLState.deadlockDetected:
+            self.init("the store \(store) ended this command's transaction to break a deadlock with another session (SQLSTATE 40P01); nothing was changed",
+                      fix: "retry; if it recurs, look for the other session in the server's log (it names both)", code: .busy)
         case .statement where error.isBusy:
             self.init("the store \(store) stayed locked by another session for \(Store.busyTimeout / 1000) s (lock_timeout; SQLSTATE \(error.sqlState ?? "?"))",
                       fix: "retry; if it persists, look for the holder in pg_stat_activity / pg_locks (GATEHOUSE_BUSY_TIMEOUT_MS sets the wait)", code: .busy)
