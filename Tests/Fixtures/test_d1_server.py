@@ -690,6 +690,17 @@ def test_requests_are_counted_faulted_and_refused_ones_included(server):
     assert server.control("GET", "requests") == {"count": 0, "log": []}
 
 
+def test_bodies_are_kept_only_when_asked_for_a_replay(tmp_path):
+    keeping = Server(tmp_path, "--keep-bodies")
+    try:
+        body = {"batch": [{"sql": "SELECT ?", "params": ["kept"]}]}
+        keeping.api(body, endpoint="raw")
+        entry = keeping.control("GET", "requests")["log"][0]
+        assert json.loads(entry["body"]) == body and entry["endpoint"] == "raw"
+    finally:
+        keeping.stop()
+
+
 def test_latency_is_added_to_every_request(server):
     server.control("POST", "latency", {"ms": 300})
     try:
