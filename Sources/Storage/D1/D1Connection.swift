@@ -202,6 +202,9 @@ public final class D1Connection: SQLDatabase {
     private var aheadAnswers: [D1Statement: D1Client.Result] = [:]
     private var aheadAnsweredAt: UInt64 = 0
     private static let aheadLifetime: UInt64 = 10_000_000_000
+    /// Answers offered for the next write (`offer`): taken only inside it, where each is guarded, and dropped once its
+    /// body has run, so no read outside a write is ever answered from an older record.
+    private var offered: [D1Statement: D1Client.Result] = [:]
 
     public func readAhead(_ statements: [SQLStatement], columnsOf tables: [String]) {
         // A statement whose arguments D1 cannot take is simply not guessed: the caller's own read reports it.
@@ -214,17 +217,15 @@ public final class D1Connection: SQLDatabase {
 
     /// Every statement's rows from what was read ahead (each answer used once), or nil to ask D1.
     private func answerFromReadAhead(_ statements: [SQLStatement]) throws -> [[Row]]? {
-        guard !aheadAnswers.isEmpty, !statements.isEmpty else { return nil }
-        guard DispatchTime.now().uptimeNanoseconds - aheadAnsweredAt < Self.aheadLifetime else {
-            aheadAnswers = [:]
-            return nil
-        }
+        let offers = pending == nil ? [:] : offered
+        guard !(aheadAnswers.isEmpty && offers.isEmpty), !statements.isEmpty else { return nil }
+        if DispatchTime.now().uptimeNanoseconds - aheadAnsweredAt >= Self.aheadLifetime { aheadAnswers = [:] }
         guard let rendered = try? statements.map({ try D1Statement($0.sql, $0.arguments.map(\.sqlValue)) }),
               Set(rendered).count == rendered.count else { return nil }
-        let results = rendered.compactMap { aheadAnswers[$0] }
+        let results = rendered.compactMap { aheadAnswers[$0] ?? offers[$0] }
         guard results.count == rendered.count else { return nil }
         try checkReadsInsideWrite(statements)
-        for statement in rendered { aheadAnswers[statement] = nil }
+        for statement in rendered where aheadAnswers.removeValue(forKey: statement) == nil { offered[statement] = nil }
         record(rendered, results)
         guardReads(rendered, results)
         return results.map(Self.rows)
@@ -356,15 +357,15 @@ public final class D1Connection: SQLDatabase {
         return (result, ReadRecord(schema: schema, entries: entries))
     }
 
-    /// Takes a record's answers as read ahead (each used once, guarded inside a write) when the schema is the one
-    /// this connection last read; a record of another schema is left unused, and its reads are asked.
+    /// Keeps a record's answers for the next write's body (each used once, and guarded there) when the schema is the
+    /// one this connection last read; a record of another schema is left unused, and its reads are asked.
     public func offer(_ record: ReadRecord) {
+        offered = [:]
         guard let schema = freshCatalog().schema, schema == record.schema else { return }
         for entry in record.entries {
-            aheadAnswers[D1Statement(sql: entry.sql, params: entry.parameters)] =
+            offered[D1Statement(sql: entry.sql, params: entry.parameters)] =
                 D1Client.Result(columns: entry.columns, rows: entry.rows.map { $0.map(\.value) }, changes: 0, sizeAfter: nil)
         }
-        aheadAnsweredAt = DispatchTime.now().uptimeNanoseconds
     }
 
     /// The database's size in bytes, as the last answer gave it (`meta.size_after`); nil before any.
@@ -395,8 +396,10 @@ public final class D1Connection: SQLDatabase {
             do {
                 result = try body()
                 pending = nil
+                offered = [:]
             } catch {
                 pending = nil
+                offered = [:]
                 throw error
             }
             guard !state.writes.isEmpty else { return result }
