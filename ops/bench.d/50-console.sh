@@ -86,15 +86,17 @@ bare_pid=""
 row "console: static GET / at $connections connections" "$console_static" "req/s" "" "median (range $cs_lo-$cs_hi); bare libmicrohttpd: $bare_static req/s (range $bs_lo-$bs_hi)"
 row "console: static GET / vs bare libmicrohttpd" "$(spread "$static_r" "$static_lo" "$static_hi")" "ratio" ">= 0.70" "same body ($(wc -c < "$GATEHOUSE_ROOT/Public/index.html") bytes); 5 s each; $(pairs_note)"
 
-# Authenticated user detail.
+# Authenticated user detail: a first pass over the same 1000 users reads their pages into the cache (at 10M the store
+# is most of the machine's memory), then the measured run; the first pass's p99 is in the note.
+wrk_run "$work/users-first.txt" 3 "$url" -s "$work/users.lua"
 wrk_run "$work/users.txt" "$seconds" "$url" -s "$work/users.lua"
 rps=$(requests_per_second "$work/users.txt")
 errors=$(non_2xx "$work/users.txt")
 row "console: GET /api/users/{id}, $connections connections" "$rps" "req/s" "$(vs_1m "console: GET /api/users/{id}, $connections connections" higher ">= 5000")" "1000 random users of $BENCH_USERS; non-2xx: ${errors:-0}"
-row "console: GET /api/users/{id} p99 latency" "$(p99_ms "$work/users.txt")" "ms" "$(vs_1m "console: GET /api/users/{id} p99 latency" lower "< 20 ms")" "wrk --latency, ${seconds} s"
+row "console: GET /api/users/{id} p99 latency" "$(p99_ms "$work/users.txt")" "ms" "$(vs_1m "console: GET /api/users/{id} p99 latency" lower "< 20 ms")" "wrk --latency, ${seconds} s, after a 3 s first pass over the same users (its p99: $(p99_ms "$work/users-first.txt") ms)"
 
 # Memory after about 1,000,000 requests (every request so far counts).
-done_requests=$(awk '/requests in/ { n += $1 } END { print n + 0 }' "$work"/static-console.*.txt "$work/users.txt")
+done_requests=$(awk '/requests in/ { n += $1 } END { print n + 0 }' "$work"/static-console.*.txt "$work/users-first.txt" "$work/users.txt")
 if [ "$done_requests" -lt "$want" ] && [ "$rps" -gt 0 ]; then
   extra=$(( (want - done_requests) / rps + 2 ))
   [ "$extra" -gt "$max_extra" ] && extra=$max_extra
