@@ -80,6 +80,8 @@ public protocol SQLDatabase: AnyObject {
     func foreignKeys(ofEach tables: [String]) throws -> [String: [ForeignKeyInfo]]
     /// The indexes on a table with their key columns in order (an expression's column is named `""`).
     func indexes(of table: String) throws -> [IndexInfo]
+    /// `indexes(of:)` for each table (D1: two requests for them all), keyed by table name.
+    func indexes(ofEach tables: [String]) throws -> [String: [IndexInfo]]
     /// Schemas and tables named like Gatehouse's (`prefix`) that its statements do not reach but another role could
     /// have meant them to; empty on an engine without schemas.
     func schemaShadows(prefix: String) throws -> [SchemaShadow]
@@ -258,6 +260,13 @@ extension SQLDatabase {
     public func foreignKeys(ofEach tables: [String]) throws -> [String: [ForeignKeyInfo]] {
         var found: [String: [ForeignKeyInfo]] = [:]
         for table in tables { let keys = try foreignKeys(of: table); if !keys.isEmpty { found[table] = keys } }
+        return found
+    }
+
+    /// One table at a time.
+    public func indexes(ofEach tables: [String]) throws -> [String: [IndexInfo]] {
+        var found: [String: [IndexInfo]] = [:]
+        for table in Set(tables) { found[table] = try indexes(of: table) }
         return found
     }
 

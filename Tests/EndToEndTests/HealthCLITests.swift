@@ -115,6 +115,58 @@ final class HealthCLITests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("[warning] accounts.dangling: 1 account row(s) belong to no user"), result.stdout)
     }
 
+    /// Where the budget cannot walk every user (here: a look at the clock every 4 users, and no budget), recorded runs
+    /// share the account-links walk, each a window of user ids from where the last stopped; the cycle's counts are the
+    /// whole walk's, dirt in any window included, and a run that is not recorded moves nothing on.
+    func testTheAccountLinksWalkIsSharedByRecordedRuns() throws {
+        _ = try sqlite3(store, """
+            UPDATE user SET createdAt = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 hour') WHERE id = (SELECT substr(sub, 13) FROM users ORDER BY sub DESC LIMIT 1);
+            DELETE FROM workspaces WHERE owner_id = (SELECT id FROM users ORDER BY sub DESC LIMIT 1);
+            DELETE FROM subscriptions WHERE user_id = (SELECT id FROM users ORDER BY sub DESC LIMIT 1);
+            DELETE FROM users WHERE id = (SELECT id FROM users ORDER BY sub DESC LIMIT 1);
+            PRAGMA foreign_keys = OFF;
+            INSERT INTO account (id, issuer, accountId, providerId, userId, createdAt, updatedAt)
+            VALUES ('dangling0000000000000000000000001', 'https://accounts.google.com', '1999', 'google', '0', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');
+            """)
+        func accounts(_ cli: CLI, _ extra: [String]) throws -> (dangling: [String: Any], unprovisioned: [String: Any]) {
+            let result = try cli.run(["health", "--store", store, "--json", "--sweep-budget", "0"] + extra)
+            let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], result.all)
+            let checks = object["checks"] as? [[String: Any]] ?? []
+            return (try XCTUnwrap(checks.first { $0["id"] as? String == "accounts.dangling" }),
+                    try XCTUnwrap(checks.first { $0["id"] as? String == "accounts.unprovisioned" }))
+        }
+        func value(_ check: [String: Any]) -> Double? { ((check["samples"] as? [[String: Any]])?.first?["value"] as? Double) }
+        let whole = try accounts(cli, [])
+        XCTAssertNil(whole.dangling["carry"], "walked in one run: nothing carried")
+        XCTAssertEqual(value(whole.dangling), 1)
+
+        var windowed = cli
+        windowed.environment["GATEHOUSE_TEST_HEALTH_WALK_STRIDE"] = "4"
+        var runs = 0
+        var last = try accounts(windowed, ["--record"])
+        runs += 1
+        let firstCarry = try XCTUnwrap(last.dangling["carry"] as? [String: String], "\(last.dangling)")
+        XCTAssertEqual(firstCarry["cycle_users"], "4", "\(firstCarry)")
+        // Not recorded: the same window again, the recorded position unmoved.
+        let unrecorded = try accounts(windowed, [])
+        XCTAssertEqual((unrecorded.dangling["carry"] as? [String: String])?["next"], (try accounts(windowed, []).dangling["carry"] as? [String: String])?["next"])
+        while let carry = last.dangling["carry"] as? [String: String], carry["next"] != nil, runs < 50 {
+            XCTAssertTrue((last.dangling["summary"] as? String ?? "").contains("so far in \(runs) run(s) of this cycle"), "\(last.dangling)")
+            last = try accounts(windowed, ["--record"])
+            runs += 1
+        }
+        XCTAssertEqual(runs, 8, "30 users (and the dangling row's ghost id), 4 a window")
+        XCTAssertTrue((last.dangling["summary"] as? String ?? "").contains("a full walk of 30 users over 8 recorded runs"), "\(last.dangling)")
+        XCTAssertEqual(value(last.dangling), value(whole.dangling))
+        XCTAssertEqual(value(last.unprovisioned), value(whole.unprovisioned))
+        XCTAssertEqual(last.unprovisioned["status"] as? String, "warning")
+        XCTAssertEqual(last.unprovisioned["summary"] as? String, (whole.unprovisioned["summary"] as? String).map { $0 + " (a full walk of 30 users over 8 recorded runs)" })
+        // The next cycle's runs show the last full cycle's findings until they find them again.
+        let next = try accounts(windowed, ["--record"])
+        XCTAssertEqual(next.dangling["status"] as? String, "warning", "\(next.dangling)")
+        XCTAssertTrue((next.dangling["summary"] as? String ?? "").contains("the last full cycle took 8 runs"), "\(next.dangling)")
+    }
+
     /// The store.integrity check of one `--json` run: its summary and its per-table verdict samples.
     private func integrity(_ extra: [String]) throws -> (status: Int32, summary: String, verdicts: [String: Double]) {
         let result = try cli.run(["health", "--store", store, "--json"] + extra)

@@ -105,6 +105,57 @@ struct IntegrityMergeScan {
         return tallies
     }
 
+    /// One window of health's account-links walk: from the user id `start` (nil: the first), dangling accounts and
+    /// unprovisioned users, until `shouldStop` says so (asked every `stride` users) or the last user. Returns the
+    /// counts and the user id the next window starts at (nil when this one reached the end). Windows do not overlap:
+    /// an account row is counted in the window its user id falls in, the NULL ones in the first.
+    func accountLinksWindow(from start: String?, stride: Int = 1024, shouldStop: () -> Bool,
+                            unprovisionedUser: (String) throws -> Void) throws -> (dangling: Int, unprovisioned: Int, users: Int, next: String?) {
+        let user = schema.user, account = schema.account
+        let from = start.map { [SQLValue.text($0)] } ?? []
+        let users = try IndexOrderCursor(db, "SELECT \(user.col(.id)) FROM \(user.sql)\(start == nil ? "" : " WHERE \(user.col(.id)) >= ?") ORDER BY 1",
+                                         from, unique: true)
+        let accounts = try IndexOrderCursor(db, "SELECT \(account.col(.userId)), rowid FROM \(account.sql)"
+                                            + (start == nil ? "" : " WHERE \(account.col(.userId)) >= ?") + " ORDER BY 1", from, unique: false)
+        // Only subs that carry the prefix can name a user; `}` follows `|`, so this is every one of them from `start` on.
+        let subs = try IndexOrderCursor(db, "SELECT sub FROM users WHERE sub >= ? AND sub < ? ORDER BY 1",
+                                        [.text(SyncSub.prefix + (start ?? "")), .text(String(SyncSub.prefix.dropLast()) + "}")], unique: true)
+        let prefixLength = SyncSub.prefix.utf8.count
+        var dangling = IntegrityTally(limit: 0)
+        var unprovisioned = 0, walked = 0
+        while !users.isDone {
+            if users.isNull {
+                unprovisioned += 1
+                try users.advance()
+                continue
+            }
+            if walked > 0, walked % stride == 0, shouldStop() {
+                // Accounts of ids before the next window's first user belong to this window.
+                while !accounts.isDone, accounts.isNull || ByteOrder.compare(accounts.keyBytes, users.keyBytes) < 0 {
+                    dangling.add([])
+                    try accounts.advance()
+                }
+                return (dangling.count, unprovisioned, walked, users.key)
+            }
+            _ = try Self.pass(accounts, to: users, missing: &dangling)
+            var matched = false
+            while !subs.isDone {
+                let order = ByteOrder.compare(subs.keyBytes, from: prefixLength, users.keyBytes)
+                if order > 0 { break }
+                try subs.advance()
+                if order == 0 { matched = true; break }
+            }
+            if !matched {
+                unprovisioned += 1
+                try unprovisionedUser(users.key!)
+            }
+            walked += 1
+            try users.advance()
+        }
+        _ = try Self.pass(accounts, to: nil, missing: &dangling)
+        return (dangling.count, unprovisioned, walked, nil)
+    }
+
     /// `session_user_missing`.
     func sessions() throws -> [String: IntegrityTally] {
         let session = schema.session

@@ -89,8 +89,9 @@ public struct UserDirectory {
     func accountOwners(_ accountID: String) throws -> [BetterAuthUserID] {
         let byAccount = "SELECT DISTINCT \(account.col(.userId)) FROM \(account.sql) WHERE \(account.col(.accountId)) = ?"
         let accountColumn = account.column(.accountId)
-        if try AccountIndexes.leadingIndex(db, table: account.name, column: accountColumn, byteOrdered: false) == nil, store.schema.hasIssuer,
-           let issuerColumn = account.columns[.issuer], try AccountIndexes.leadingIndex(db, table: account.name, column: issuerColumn, byteOrdered: false) != nil {
+        let indexes = try db.indexes(of: account.name)
+        if AccountIndexes.leadingIndex(indexes, column: accountColumn, byteOrdered: false) == nil, store.schema.hasIssuer,
+           let issuerColumn = account.columns[.issuer], AccountIndexes.leadingIndex(indexes, column: issuerColumn, byteOrdered: false) != nil {
             var owners: [BetterAuthUserID] = []
             for issuer in try issuers() {
                 let rows = try db.rows(byAccount + " AND \(account.col(.issuer)) = ?", [accountID, issuer])

@@ -50,13 +50,18 @@ public struct HealthCheck: Sendable, Codable, Equatable {
     /// What to do about it; nil when there is nothing to do.
     public let action: String?
     public let samples: [HealthSample]
+    /// What a recorded run hands to the next for a check that sweeps (where a walk stopped, its counts so far):
+    /// kept with the run, not exported as samples. Nil for most checks.
+    public let carry: [String: String]?
 
-    public init(id: String, status: HealthStatus, summary: String, action: String? = nil, samples: [HealthSample] = []) {
+    public init(id: String, status: HealthStatus, summary: String, action: String? = nil, samples: [HealthSample] = [],
+                carry: [String: String]? = nil) {
         self.id = id
         self.status = status
         self.summary = summary
         self.action = action
         self.samples = samples
+        self.carry = carry
     }
 }
 

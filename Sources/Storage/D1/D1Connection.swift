@@ -528,14 +528,29 @@ public final class D1Connection: SQLDatabase {
     }
 
     public func indexes(of table: String) throws -> [IndexInfo] {
-        let list = try rows("PRAGMA index_list(\(SQLDialect.quote(table)))", []).sorted { ($0["name"].string ?? "") < ($1["name"].string ?? "") }
-        guard !list.isEmpty else { return [] }
-        let keys = try snapshot(list.map { SQLStatement("PRAGMA index_xinfo(\(SQLDialect.quote($0["name"].string ?? "")))") })
-        return zip(list, keys).map { index, info in
-            let keys = info.filter { $0["key"].int64 == 1 }.sorted { ($0["seqno"].int64 ?? 0) < ($1["seqno"].int64 ?? 0) }
-            return IndexInfo(name: index["name"].string ?? "", columns: keys.map { $0["name"].string ?? "" }, unique: index["unique"].int64 == 1,
-                             leadingColumnByteOrdered: (keys.first?["coll"].string ?? "BINARY").uppercased() == "BINARY")
+        try indexes(ofEach: [table])[table] ?? []
+    }
+
+    /// Two requests for any number of tables: every table's index list, then every index's columns.
+    public func indexes(ofEach tables: [String]) throws -> [String: [IndexInfo]] {
+        let names = Array(Set(tables)).sorted()
+        guard !names.isEmpty else { return [:] }
+        let lists = try snapshot(names.map { SQLStatement("PRAGMA index_list(\(SQLDialect.quote($0)))") }).map { list in
+            list.sorted { ($0["name"].string ?? "") < ($1["name"].string ?? "") }
         }
+        let every = lists.flatMap { $0 }
+        let keys = every.isEmpty ? [] : try snapshot(every.map { SQLStatement("PRAGMA index_xinfo(\(SQLDialect.quote($0["name"].string ?? "")))") })
+        var found: [String: [IndexInfo]] = [:]
+        var offset = 0
+        for (table, list) in zip(names, lists) {
+            found[table] = zip(list, keys[offset..<(offset + list.count)]).map { index, info in
+                let keys = info.filter { $0["key"].int64 == 1 }.sorted { ($0["seqno"].int64 ?? 0) < ($1["seqno"].int64 ?? 0) }
+                return IndexInfo(name: index["name"].string ?? "", columns: keys.map { $0["name"].string ?? "" }, unique: index["unique"].int64 == 1,
+                                 leadingColumnByteOrdered: (keys.first?["coll"].string ?? "BINARY").uppercased() == "BINARY")
+            }
+            offset += list.count
+        }
+        return found
     }
 
     /// D1 has no schemas another role could add.

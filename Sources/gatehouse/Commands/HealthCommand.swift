@@ -13,7 +13,9 @@ enum HealthCommand {
                 longest unchecked first: on SQLite, small tables whole by quick_check and large ones a rowid range at
                 a time; on Postgres, amcheck index by index. Each recorded run resumes where the last one stopped,
                 and the check reports how much of the store a full cycle covers and how long one takes; --deep checks
-                the whole store at once. Exit status follows scheduler check plugins: 0 OK, 1 WARNING,
+                the whole store at once. On SQLite the account links (dangling accounts, unprovisioned users) are
+                walked in user-id order within the same budget, recorded runs sharing one walk when the store is too
+                large for one run. Exit status follows scheduler check plugins: 0 OK, 1 WARNING,
                 2 CRITICAL, 3 UNKNOWN (the checks could not run). --record keeps the run for the console's history,
                 and destroys the sealed rows of user deletions whose retention has ended (`users delete purge`);
                 --prometheus writes a node_exporter textfile atomically.

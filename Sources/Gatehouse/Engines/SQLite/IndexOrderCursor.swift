@@ -33,7 +33,7 @@ final class IndexOrderCursor {
     /// Whether the current row has the same key as the row before it.
     private(set) var repeatsKey = false
 
-    init(_ db: SQLDatabase, _ sql: String, unique: Bool) throws {
+    init(_ db: SQLDatabase, _ sql: String, _ arguments: [SQLValue] = [], unique: Bool) throws {
         // Two cursors stepped in turn need two statements open on one connection: SQLite's, not libpq's.
         guard let db = db as? SQLiteDatabase else {
             throw IndexOrderUnavailable(reason: "\(db.engine.displayName) runs one statement at a time per connection")
@@ -41,7 +41,7 @@ final class IndexOrderCursor {
         statement = try db.statement(sql)
         self.unique = unique
         hasExtra = statement.columns.names.count > 1
-        try statement.bind([])
+        try statement.bind(arguments)
         try advance()
     }
 
