@@ -27,11 +27,8 @@ public struct AccountHealthChecks: HealthCheckProvider {
 
     public func checks(_ store: Store, _ context: HealthContext) throws -> [HealthCheck] {
         let since = store.schema.user.encoding(.createdAt).encode(context.now.adding(seconds: -Self.recentWindow.value))
-        if !context.deep, let swept = try sweep(store, since: since, budget: context.integrityBudget) { return swept }
-        let counts = try store.db.read {
-            do { return try merged(store, since: since) } catch is IndexOrderUnavailable { return try antiJoins(store, since: since) }
-        }
-        return report(counts)
+        if let swept = try sweep(store, since: since, budget: context.deep ? nil : context.integrityBudget) { return swept }
+        return report(try store.db.read { try antiJoins(store, since: since) })
     }
 
     /// Users walked between two looks at the clock (`GATEHOUSE_TEST_HEALTH_WALK_STRIDE` makes windows small in tests).
@@ -42,16 +39,16 @@ public struct AccountHealthChecks: HealthCheckProvider {
 
     /// The walk within `budget`, resumed where the latest recorded run stopped (its `carry`): on a store too large to
     /// walk within the budget (10M users: about 4 s warm, far more cold), recorded runs share one cycle, each walking
-    /// a window of user ids. Nil where the ordered walk cannot run (another engine, a column not in byte order): the
-    /// caller then counts everything at once.
-    func sweep(_ store: Store, since: SQLValue, budget: Seconds) throws -> [HealthCheck]? {
+    /// a window of user ids. Without a budget (`--deep`), the whole walk from the first user. Nil where the ordered walk
+    /// cannot run (another engine, a column not in byte order): the caller then counts with SQL anti-joins.
+    func sweep(_ store: Store, since: SQLValue, budget: Seconds?) throws -> [HealthCheck]? {
         // The ordered walk needs two statements stepped in turn on one connection: SQLite's (`IndexOrderCursor`).
         guard store.db.engine == .sqlite else { return nil }
-        let previous = (try? Self.previousCarry(store.db)) ?? [:]
+        let previous = budget == nil ? [:] : (try? Self.previousCarry(store.db)) ?? [:]
         let start = previous["next"]
         let user = store.schema.user
         let createdSince = "SELECT \(user.col(.createdAt)) >= ? FROM \(user.sql) WHERE \(user.col(.id)) = ?"
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(budget.value, 0)) * 1_000_000_000
+        let deadline = budget.map { DispatchTime.now().uptimeNanoseconds + UInt64(max($0.value, 0)) * 1_000_000_000 } ?? .max
         var recent: Int64 = 0
         let window: (dangling: Int, unprovisioned: Int, users: Int, next: String?)
         do {
@@ -127,20 +124,7 @@ public struct AccountHealthChecks: HealthCheckProvider {
         ]
     }
 
-    /// One ordered walk; each unprovisioned user's creation time is then looked up by id.
-    func merged(_ store: Store, since: SQLValue) throws -> Counts {
-        let user = store.schema.user
-        let createdSince = "SELECT \(user.col(.createdAt)) >= ? FROM \(user.sql) WHERE \(user.col(.id)) = ?"
-        var recent: Int64 = 0
-        let tallies = try IntegrityMergeScan(db: store.db, schema: store.schema, sampleLimit: 0)
-            .accountsAndSubs(withSync: true) { id in
-                if try store.db.scalar(createdSince, [since, id]).int64 == 1 { recent += 1 }
-            }
-        return Counts(dangling: Int64(tallies["account_user_missing"]?.count ?? 0),
-                      unprovisioned: Int64(tallies["user_unprovisioned"]?.count ?? 0), recentUnprovisioned: recent)
-    }
-
-    /// The same counts as per-row anti-joins.
+    /// The counts as per-row anti-joins, where the ordered walk cannot run.
     func antiJoins(_ store: Store, since: SQLValue) throws -> Counts {
         let s = store.schema
         let dangling = try store.db.scalar("""
