@@ -128,43 +128,7 @@ final class HealthCLITests: XCTestCase {
             INSERT INTO account (id, issuer, accountId, providerId, userId, createdAt, updatedAt)
             VALUES ('dangling0000000000000000000000001', 'https://accounts.google.com', '1999', 'google', '0', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');
             """)
-        func accounts(_ cli: CLI, _ extra: [String]) throws -> (dangling: [String: Any], unprovisioned: [String: Any]) {
-            let result = try cli.run(["health", "--store", store, "--json", "--sweep-budget", "0"] + extra)
-            let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], result.all)
-            let checks = object["checks"] as? [[String: Any]] ?? []
-            return (try XCTUnwrap(checks.first { $0["id"] as? String == "accounts.dangling" }),
-                    try XCTUnwrap(checks.first { $0["id"] as? String == "accounts.unprovisioned" }))
-        }
-        func value(_ check: [String: Any]) -> Double? { ((check["samples"] as? [[String: Any]])?.first?["value"] as? Double) }
-        let whole = try accounts(cli, [])
-        XCTAssertNil(whole.dangling["carry"], "walked in one run: nothing carried")
-        XCTAssertEqual(value(whole.dangling), 1)
-
-        var windowed = cli
-        windowed.environment["GATEHOUSE_TEST_HEALTH_WALK_STRIDE"] = "4"
-        var runs = 0
-        var last = try accounts(windowed, ["--record"])
-        runs += 1
-        let firstCarry = try XCTUnwrap(last.dangling["carry"] as? [String: String], "\(last.dangling)")
-        XCTAssertEqual(firstCarry["cycle_users"], "4", "\(firstCarry)")
-        // Not recorded: the same window again, the recorded position unmoved.
-        let unrecorded = try accounts(windowed, [])
-        XCTAssertEqual((unrecorded.dangling["carry"] as? [String: String])?["next"], (try accounts(windowed, []).dangling["carry"] as? [String: String])?["next"])
-        while let carry = last.dangling["carry"] as? [String: String], carry["next"] != nil, runs < 50 {
-            XCTAssertTrue((last.dangling["summary"] as? String ?? "").contains("so far in \(runs) run(s) of this cycle"), "\(last.dangling)")
-            last = try accounts(windowed, ["--record"])
-            runs += 1
-        }
-        XCTAssertEqual(runs, 8, "30 users, 4 a window")
-        XCTAssertTrue((last.dangling["summary"] as? String ?? "").contains("a full walk of 30 users over 8 recorded runs"), "\(last.dangling)")
-        XCTAssertEqual(value(last.dangling), value(whole.dangling))
-        XCTAssertEqual(value(last.unprovisioned), value(whole.unprovisioned))
-        XCTAssertEqual(last.unprovisioned["status"] as? String, "warning")
-        XCTAssertEqual(last.unprovisioned["summary"] as? String, (whole.unprovisioned["summary"] as? String).map { $0 + " (a full walk of 30 users over 8 recorded runs)" })
-        // The next cycle's runs show the last full cycle's findings until they find them again.
-        let next = try accounts(windowed, ["--record"])
-        XCTAssertEqual(next.dangling["status"] as? String, "warning", "\(next.dangling)")
-        XCTAssertTrue((next.dangling["summary"] as? String ?? "").contains("the last full cycle took 8 runs"), "\(next.dangling)")
+        try assertAccountLinksCycle(cli, store: store)
     }
 
     /// The store.integrity check of one `--json` run: its summary and its per-table verdict samples.
@@ -329,4 +293,48 @@ final class AppleHealthCLITests: XCTestCase {
         XCTAssertEqual(checks["apple.live_keys"], "warning", "\(checks)")
         XCTAssertEqual(status, 1)
     }
+}
+
+/// Health's account-links walk on a store of 30 users with one dangling account and one recent unprovisioned user:
+/// walked whole in one run, then shared by recorded runs of 4 users each (8 runs), with the same counts, and the next
+/// cycle showing the last full one's findings. The walk's engine-specific windows (SQLite's ordered walk, Postgres's
+/// ranges) must agree on both.
+func assertAccountLinksCycle(_ cli: CLI, store: String) throws {
+    func accounts(_ cli: CLI, _ extra: [String]) throws -> (dangling: [String: Any], unprovisioned: [String: Any]) {
+        let result = try cli.run(["health", "--store", store, "--json", "--sweep-budget", "0"] + extra)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], result.all)
+        let checks = object["checks"] as? [[String: Any]] ?? []
+        return (try XCTUnwrap(checks.first { $0["id"] as? String == "accounts.dangling" }),
+                try XCTUnwrap(checks.first { $0["id"] as? String == "accounts.unprovisioned" }))
+    }
+    func value(_ check: [String: Any]) -> Double? { ((check["samples"] as? [[String: Any]])?.first?["value"] as? Double) }
+    let whole = try accounts(cli, [])
+    XCTAssertNil(whole.dangling["carry"], "walked in one run: nothing carried")
+    XCTAssertEqual(value(whole.dangling), 1)
+
+    var windowed = cli
+    windowed.environment["GATEHOUSE_TEST_HEALTH_WALK_STRIDE"] = "4"
+    var runs = 0
+    var last = try accounts(windowed, ["--record"])
+    runs += 1
+    let firstCarry = try XCTUnwrap(last.dangling["carry"] as? [String: String], "\(last.dangling)")
+    XCTAssertEqual(firstCarry["cycle_users"], "4", "\(firstCarry)")
+    // Not recorded: the same window again, the recorded position unmoved.
+    let unrecorded = try accounts(windowed, [])
+    XCTAssertEqual((unrecorded.dangling["carry"] as? [String: String])?["next"], (try accounts(windowed, []).dangling["carry"] as? [String: String])?["next"])
+    while let carry = last.dangling["carry"] as? [String: String], carry["next"] != nil, runs < 50 {
+        XCTAssertTrue((last.dangling["summary"] as? String ?? "").contains("so far in \(runs) run(s) of this cycle"), "\(last.dangling)")
+        last = try accounts(windowed, ["--record"])
+        runs += 1
+    }
+    XCTAssertEqual(runs, 8, "30 users, 4 a window")
+    XCTAssertTrue((last.dangling["summary"] as? String ?? "").contains("a full walk of 30 users over 8 recorded runs"), "\(last.dangling)")
+    XCTAssertEqual(value(last.dangling), value(whole.dangling))
+    XCTAssertEqual(value(last.unprovisioned), value(whole.unprovisioned))
+    XCTAssertEqual(last.unprovisioned["status"] as? String, "warning")
+    XCTAssertEqual(last.unprovisioned["summary"] as? String, (whole.unprovisioned["summary"] as? String).map { $0 + " (a full walk of 30 users over 8 recorded runs)" })
+    // The next cycle's runs show the last full cycle's findings until they find them again.
+    let next = try accounts(windowed, ["--record"])
+    XCTAssertEqual(next.dangling["status"] as? String, "warning", "\(next.dangling)")
+    XCTAssertTrue((next.dangling["summary"] as? String ?? "").contains("the last full cycle took 8 runs"), "\(next.dangling)")
 }

@@ -79,6 +79,29 @@ final class PostgresHealthTests: XCTestCase {
         XCTAssertEqual(Set(seen).count, count, "each index once per cycle: \(seen)")
     }
 
+    /// Health's account-links walk on Postgres goes by ranges of user ids, each answered by the server's anti-joins:
+    /// the same whole-run counts, and the same cycle of recorded runs, as SQLite's ordered walk (one dangling account,
+    /// one recent signup without its sync row).
+    func testTheAccountLinksWalkIsSharedByRecordedRunsInRanges() throws {
+        let store = try TestStore.make(.postgres, in: try Scratch())
+        defer { store.drop() }
+        XCTAssertEqual(try cli.run(["init", "--store", store.location]).status, 0)
+        XCTAssertEqual(try cli.run(["demo", "seed", "--users", "30", "-q", "--store", store.location]).status, 0)
+        let superuser = store.location.replacingOccurrences(of: "postgresql://gatehouse@", with: "postgresql://postgres@")
+        // The foreign key would refuse the dangling row: the superuser inserts it as a replica does.
+        let result = try Tool.run("/usr/bin/psql", [superuser, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", """
+            UPDATE "user" SET "createdAt" = now() - interval '1 hour' WHERE id = (SELECT substr(sub, 13) FROM users ORDER BY sub DESC LIMIT 1);
+            DELETE FROM workspaces WHERE owner_id = (SELECT id FROM users ORDER BY sub DESC LIMIT 1);
+            DELETE FROM subscriptions WHERE user_id = (SELECT id FROM users ORDER BY sub DESC LIMIT 1);
+            DELETE FROM users WHERE id = (SELECT id FROM users ORDER BY sub DESC LIMIT 1);
+            SET session_replication_role = replica;
+            INSERT INTO account (id, issuer, "accountId", "providerId", "userId", "createdAt", "updatedAt")
+            VALUES ('dangling0000000000000000000000001', 'https://accounts.google.com', '1999', 'google', '0', now(), now());
+            """])
+        guard result.status == 0 else { throw XCTSkip("the test cluster's superuser could not prepare the store: \(result.all)") }
+        try assertAccountLinksCycle(cli, store: store.location)
+    }
+
     /// A role without rights on the tables: every command is one line naming what to grant (health: UNKNOWN); with
     /// SELECT only, reads work and a write refuses without changing anything.
     func testARoleWithoutRightsIsOneClearLineAndWritesNothing() throws {

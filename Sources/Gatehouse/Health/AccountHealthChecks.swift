@@ -9,10 +9,11 @@ import Storage
 /// without a sync row means provisioning is broken now; older ones are a known backlog for `accounts check`.
 ///
 /// Both counts come from one walk of the sorted user ids, account user ids and sync subs
-/// (`IntegrityMergeScan`, as `accounts check` does); where a column is not in byte order they are SQL anti-joins.
-/// On SQLite the walk stops when the run's budget (`--sweep-budget`) is spent, and the next recorded run goes on
-/// from there (`sweep`): at ten million users one run walks about a million, and the counts are the last full
-/// cycle's, or worse ones this cycle has found so far. `--deep` walks everything at once.
+/// (`IntegrityMergeScan`, as `accounts check` does) on SQLite, and from per-range anti-joins on Postgres
+/// (`rangeWindow`); elsewhere they are whole SQL anti-joins. The walk stops when the run's budget (`--sweep-budget`)
+/// is spent, and the next recorded run goes on from there (`sweep`): at ten million users one run walks about a
+/// million, and the counts are the last full cycle's, or worse ones this cycle has found so far. `--deep` walks
+/// everything at once.
 public struct AccountHealthChecks: HealthCheckProvider {
     public let group = "accounts"
     /// Signups this recent must be provisioned.
@@ -39,28 +40,26 @@ public struct AccountHealthChecks: HealthCheckProvider {
 
     /// The walk within `budget`, resumed where the latest recorded run stopped (its `carry`): on a store too large to
     /// walk within the budget (10M users: about 4 s warm, far more cold), recorded runs share one cycle, each walking
-    /// a window of user ids. Without a budget (`--deep`), the whole walk from the first user. Nil where the ordered walk
-    /// cannot run (another engine, a column not in byte order): the caller then counts with SQL anti-joins.
+    /// a window of user ids. Without a budget (`--deep`), the whole walk from the first user. Nil where no window can
+    /// run (D1; a column not in byte order on SQLite; no account `userId` index on Postgres): the caller then counts
+    /// with whole anti-joins.
     func sweep(_ store: Store, since: SQLValue, budget: Seconds?) throws -> [HealthCheck]? {
-        // The ordered walk needs two statements stepped in turn on one connection: SQLite's (`IndexOrderCursor`).
-        guard store.db.engine == .sqlite else { return nil }
         let previous = budget == nil ? [:] : (try? Self.previousCarry(store.db)) ?? [:]
         let start = previous["next"]
-        let user = store.schema.user
-        let createdSince = "SELECT \(user.col(.createdAt)) >= ? FROM \(user.sql) WHERE \(user.col(.id)) = ?"
         let deadline = budget.map { DispatchTime.now().uptimeNanoseconds + UInt64(max($0.value, 0)) * 1_000_000_000 } ?? .max
-        var recent: Int64 = 0
-        let window: (dangling: Int, unprovisioned: Int, users: Int, next: String?)
-        do {
-            window = try store.db.read {
-                try IntegrityMergeScan(db: store.db, schema: store.schema, sampleLimit: 0)
-                    .accountLinksWindow(from: start, stride: Self.stride, shouldStop: { DispatchTime.now().uptimeNanoseconds >= deadline }) { id in
-                        if try store.db.scalar(createdSince, [since, id]).int64 == 1 { recent += 1 }
-                    }
-            }
-        } catch is IndexOrderUnavailable {
+        let shouldStop = { DispatchTime.now().uptimeNanoseconds >= deadline }
+        let window: Window
+        switch store.db.engine {
+        case .sqlite:
+            guard let walked = try orderedWindow(store, from: start, since: since, shouldStop: shouldStop) else { return nil }
+            window = walked
+        case .postgres:
+            guard let counted = try rangeWindow(store, from: start, since: since, shouldStop: shouldStop) else { return nil }
+            window = counted
+        default:
             return nil
         }
+        let recent = window.recent
         func carried(_ key: String) -> Int64 { start == nil ? 0 : Int64(previous[key] ?? "") ?? 0 }
         let cycle = Counts(dangling: carried("cycle_dangling") + Int64(window.dangling),
                            unprovisioned: carried("cycle_unprovisioned") + Int64(window.unprovisioned),
@@ -89,6 +88,85 @@ public struct AccountHealthChecks: HealthCheckProvider {
         carry["cycle_runs"] = String(runs)
         let lastFull = previous["full_runs"].map { "; the last full cycle took \($0) runs" } ?? ""
         return report(shown, carry: carry, partial: true, note: "walked \(walked) users so far in \(runs) run(s) of this cycle; recorded runs go on\(lastFull)")
+    }
+
+    /// What one run's window of the walk found, and the user id the next window starts at (nil: the walk ended).
+    struct Window {
+        var dangling: Int
+        var unprovisioned: Int
+        var recent: Int64
+        var users: Int
+        var next: String?
+    }
+
+    /// SQLite: one ordered walk of the user ids, account user ids and sync subs (`IntegrityMergeScan`), two statements
+    /// stepped in turn on one connection (`IndexOrderCursor`); nil where a column is not in byte order.
+    func orderedWindow(_ store: Store, from start: String?, since: SQLValue, shouldStop: () -> Bool) throws -> Window? {
+        let user = store.schema.user
+        let createdSince = "SELECT \(user.col(.createdAt)) >= ? FROM \(user.sql) WHERE \(user.col(.id)) = ?"
+        var recent: Int64 = 0
+        do {
+            let walked = try store.db.read {
+                try IntegrityMergeScan(db: store.db, schema: store.schema, sampleLimit: 0)
+                    .accountLinksWindow(from: start, stride: Self.stride, shouldStop: shouldStop) { id in
+                        if try store.db.scalar(createdSince, [since, id]).int64 == 1 { recent += 1 }
+                    }
+            }
+            return Window(dangling: walked.dangling, unprovisioned: walked.unprovisioned, recent: recent, users: walked.users, next: walked.next)
+        } catch is IndexOrderUnavailable {
+            return nil
+        }
+    }
+
+    /// Users per statement of the range walk (Postgres), unless a test asks for smaller windows.
+    static let rangeStride: Int = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_HEALTH_WALK_STRIDE"] == nil ? 16_384 : stride
+
+    /// Postgres: the user ids a range at a time in the user table's key order, each range's anti-joins answered by the
+    /// server from the indexes (the sync `sub` key, the account `userId` index, the user key): a statement finds where
+    /// the range ends `rangeStride` users on, one counts it, until `shouldStop` says so. Ranges are half-open
+    /// [start, next): an account row is counted in the range its user id falls in (NULL ones in the first), as in the
+    /// ordered walk. Nil without an index on the account's `userId` (each range would scan every account): the caller
+    /// then counts with whole anti-joins.
+    func rangeWindow(_ store: Store, from start: String?, since: SQLValue, shouldStop: () -> Bool) throws -> Window? {
+        let s = store.schema, user = s.user, account = s.account
+        let userID = user.col(.id), accountUser = account.col(.userId)
+        guard AccountIndexes.leadingIndex(try store.db.indexes(of: account.name), column: account.column(.userId), byteOrdered: false) != nil else { return nil }
+        return try store.db.read {
+            var window = Window(dangling: 0, unprovisioned: 0, recent: 0, users: 0, next: start)
+            repeat {
+                let low = window.next
+                let from = low == nil ? "" : "\(userID) >= ?"
+                let high = try store.db.scalar(
+                    "SELECT \(userID) FROM \(user.sql)\(low == nil ? "" : " WHERE " + from) ORDER BY \(userID) OFFSET ? LIMIT 1",
+                    (low.map { [SQLValue.text($0)] } ?? [] as [SQLValue]) + [SQLValue.integer(Int64(Self.rangeStride))]).string
+                var users: [String] = [], accounts: [String] = [], bounds: [SQLBindable] = [], accountBounds: [SQLBindable] = []
+                if let low {
+                    users.append("u.\(userID) >= ?"); bounds.append(SQLValue.text(low))
+                    accounts.append("a.\(accountUser) >= ?"); accountBounds.append(SQLValue.text(low))
+                }
+                if let high {
+                    users.append("u.\(userID) < ?"); bounds.append(SQLValue.text(high))
+                    accounts.append("a.\(accountUser) < ?"); accountBounds.append(SQLValue.text(high))
+                }
+                let inUsers = users.isEmpty ? "" : " WHERE " + users.joined(separator: " AND ")
+                let inAccounts = accounts.isEmpty ? "TRUE" : accounts.joined(separator: " AND ")
+                let row = try store.db.row("""
+                    SELECT (SELECT count(*) FROM \(user.sql) u\(inUsers)) AS walked,
+                           (SELECT count(*) FROM \(user.sql) u\(inUsers)\(users.isEmpty ? " WHERE" : " AND")
+                              NOT EXISTS (SELECT 1 FROM users s WHERE s.sub = 'better_auth|' || u.\(userID))) AS unprovisioned,
+                           (SELECT count(*) FROM \(user.sql) u\(inUsers)\(users.isEmpty ? " WHERE" : " AND") u.\(user.col(.createdAt)) >= ?
+                              AND NOT EXISTS (SELECT 1 FROM users s WHERE s.sub = 'better_auth|' || u.\(userID))) AS recent,
+                           (SELECT count(*) FROM \(account.sql) a WHERE (\(inAccounts)\(low == nil ? " OR a.\(accountUser) IS NULL" : ""))
+                              AND NOT EXISTS (SELECT 1 FROM \(user.sql) u WHERE u.\(userID) = a.\(accountUser))) AS dangling
+                    """, bounds + bounds + bounds + [since] + accountBounds)
+                window.users += Int(row?["walked"].int64 ?? 0)
+                window.unprovisioned += Int(row?["unprovisioned"].int64 ?? 0)
+                window.recent += row?["recent"].int64 ?? 0
+                window.dangling += Int(row?["dangling"].int64 ?? 0)
+                window.next = high
+            } while window.next != nil && !shouldStop()
+            return window
+        }
     }
 
     /// The `carry` of the latest recorded run's `accounts.dangling` check.
