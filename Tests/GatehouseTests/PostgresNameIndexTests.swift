@@ -80,6 +80,39 @@ final class PostgresNameIndexTests: XCTestCase {
         try insertUsers(other, store.schema, from: 2000)
     }
 
+    /// Where the database has pg_trgm, the keys get its GIN index: `accounts index` adds it to an index built before
+    /// the extension came (and then has nothing left to do), the server can answer a LIKE from it, and the answers
+    /// stay the scan's.
+    func testPgTrgmGivesTheKeysATrigramIndexWithTheSameAnswers() throws {
+        let (store, _) = try Store.initialize(path: uri, actor: Actor("tester"))
+        try insertUsers(store.db, store.schema)
+        guard case .built(let keyed) = try UserSearchIndex.ensure(store, actor: Actor("tester")) else { return XCTFail("not built") }
+        func trigramIndex() throws -> Bool {
+            try store.db.row("SELECT to_regclass(?) IS NOT NULL AS present", [PostgresNameIndex.trigramIndex])?.bool("present") == true
+        }
+        XCTAssertFalse(try trigramIndex(), "no pg_trgm yet: the server scans the keys")
+        XCTAssertEqual(try UserSearchIndex.ensure(store, actor: Actor("tester")), .unchanged)
+
+        let superuser = try PostgresConnection(uri: PostgresURI(uri.replacingOccurrences(of: "://gatehouse@", with: "://postgres@")))
+        try superuser.executeScript("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+        guard case .built(let users) = try UserSearchIndex.ensure(store, actor: Actor("tester")) else { return XCTFail("the trigram index was not added") }
+        XCTAssertEqual(users, keyed, "the keys stand as built")
+        XCTAssertTrue(try trigramIndex())
+        XCTAssertEqual(try UserSearchIndex.ensure(store, actor: Actor("tester")), .unchanged, "nothing left to add")
+        try assertSearchesMatchTheReference(store, plan: .index)
+        // The index serves a contains-match on the keys (the planner may still scan a table this small on its own).
+        try store.db.execute("SET enable_seqscan = off")
+        let plan = try store.db.rows("EXPLAIN SELECT user_id FROM gatehouse_user_search_names WHERE key LIKE '%zeb%'").compactMap { $0[0].string }.joined(separator: "\n")
+        try store.db.execute("RESET enable_seqscan")
+        XCTAssertTrue(plan.contains("gatehouse_user_search_names_trgm"), plan)
+        // A rebuild keeps it; dropping the index drops it too.
+        guard case .built = try UserSearchIndex.ensure(store, actor: Actor("tester"), rebuild: true) else { return XCTFail("not rebuilt") }
+        XCTAssertTrue(try trigramIndex())
+        try assertSearchesMatchTheReference(store, plan: .index)
+        try UserSearchIndex.drop(store.db, schema: store.schema)
+        XCTAssertFalse(try trigramIndex())
+    }
+
     func testAFewPendingUsersAreFoldedInAndAMissingTriggerMakesItStale() throws {
         let (store, _) = try Store.initialize(path: uri, actor: Actor("tester"))
         try insertUsers(store.db, store.schema)

@@ -23,9 +23,10 @@ enum AccountsCommands: CommandNoun {
                             discussion: """
                                 `gatehouse init` adds them to Better Auth tables that Gatehouse created. On a database that
                                 Better Auth created, init leaves its schema alone: run this to add them (audited).
-                                Also builds the name search index (gatehouse_user_search: SQLite FTS5 trigrams), or folds in
-                                the users Better Auth added, renamed or deleted since; triggers on the user table record
-                                which, and searches read those directly until then. With --rebuild, it is built afresh.
+                                Also builds the name search index (gatehouse_user_search: SQLite FTS5 trigrams; on Postgres a
+                                key table, with a pg_trgm GIN index where the database has pg_trgm), or folds in the users
+                                Better Auth added, renamed or deleted since; triggers on the user table record which, and
+                                searches read those directly until then. With --rebuild, it is built afresh.
                                 """,
                             options: [Options.rebuild.spec, .json],
                             run: index),
