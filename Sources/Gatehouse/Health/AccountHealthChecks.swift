@@ -139,26 +139,22 @@ public struct AccountHealthChecks: HealthCheckProvider {
                 let high = try store.db.scalar(
                     "SELECT \(userID) FROM \(user.sql)\(low == nil ? "" : " WHERE " + from) ORDER BY \(userID) OFFSET ? LIMIT 1",
                     (low.map { [SQLValue.text($0)] } ?? [] as [SQLValue]) + [SQLValue.integer(Int64(Self.rangeStride))]).string
-                var users: [String] = [], accounts: [String] = [], bounds: [SQLBindable] = [], accountBounds: [SQLBindable] = []
-                if let low {
-                    users.append("u.\(userID) >= ?"); bounds.append(SQLValue.text(low))
-                    accounts.append("a.\(accountUser) >= ?"); accountBounds.append(SQLValue.text(low))
+                // The half-open range [low, high) on a column, with its bindings.
+                func range(_ column: String) -> (sql: String, binds: [SQLBindable]) {
+                    let parts = [low.map { _ in "\(column) >= ?" }, high.map { _ in "\(column) < ?" }].compactMap { $0 }
+                    return (parts.isEmpty ? "TRUE" : parts.joined(separator: " AND "), [low, high].compactMap { $0.map(SQLValue.text) })
                 }
-                if let high {
-                    users.append("u.\(userID) < ?"); bounds.append(SQLValue.text(high))
-                    accounts.append("a.\(accountUser) < ?"); accountBounds.append(SQLValue.text(high))
-                }
-                let inUsers = users.isEmpty ? "" : " WHERE " + users.joined(separator: " AND ")
-                let inAccounts = accounts.isEmpty ? "TRUE" : accounts.joined(separator: " AND ")
+                let users = range("u.\(userID)"), accounts = range("a.\(accountUser)")
+                // One pass over the range's users, one over its accounts.
                 let row = try store.db.row("""
-                    SELECT (SELECT count(*) FROM \(user.sql) u\(inUsers)) AS walked,
-                           (SELECT count(*) FROM \(user.sql) u\(inUsers)\(users.isEmpty ? " WHERE" : " AND")
-                              NOT EXISTS (SELECT 1 FROM users s WHERE s.sub = 'better_auth|' || u.\(userID))) AS unprovisioned,
-                           (SELECT count(*) FROM \(user.sql) u\(inUsers)\(users.isEmpty ? " WHERE" : " AND") u.\(user.col(.createdAt)) >= ?
-                              AND NOT EXISTS (SELECT 1 FROM users s WHERE s.sub = 'better_auth|' || u.\(userID))) AS recent,
-                           (SELECT count(*) FROM \(account.sql) a WHERE (\(inAccounts)\(low == nil ? " OR a.\(accountUser) IS NULL" : ""))
+                    SELECT count(*) AS walked, count(*) FILTER (WHERE lonely) AS unprovisioned,
+                           count(*) FILTER (WHERE lonely AND recent) AS recent,
+                           (SELECT count(*) FROM \(account.sql) a WHERE (\(accounts.sql)\(low == nil ? " OR a.\(accountUser) IS NULL" : ""))
                               AND NOT EXISTS (SELECT 1 FROM \(user.sql) u WHERE u.\(userID) = a.\(accountUser))) AS dangling
-                    """, bounds + bounds + bounds + [since] + accountBounds)
+                    FROM (SELECT NOT EXISTS (SELECT 1 FROM users s WHERE s.sub = '\(SyncSub.prefix)' || u.\(userID)) AS lonely,
+                                 u.\(user.col(.createdAt)) >= ? AS recent
+                          FROM \(user.sql) u WHERE \(users.sql)) r
+                    """, accounts.binds + [since] + users.binds)
                 window.users += Int(row?["walked"].int64 ?? 0)
                 window.unprovisioned += Int(row?["unprovisioned"].int64 ?? 0)
                 window.recent += row?["recent"].int64 ?? 0
