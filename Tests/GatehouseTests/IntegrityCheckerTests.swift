@@ -176,24 +176,38 @@ final class PostgresIntegrityTests: XCTestCase {
         return try checker.run().findings.map { "\($0.code) ×\($0.count): \($0.samples.joined(separator: " | "))" }
     }
 
-    func testTheSameFindingsAndSamplesAsOnSQLiteAlsoOnAStandby() throws {
+    /// The Postgres store and a SQLite store holding the same dirt: the keys dropped, rows written, the keys declared
+    /// again without checking (`alter` runs between, on the Postgres store without its keys).
+    private func dirtyStores(alter: (SQLDatabase) throws -> Void = { _ in }) throws -> (postgres: Store, sqlite: Store, scratch: Scratch) {
         let (store, _) = try Store.initialize(path: database.uri, actor: tester)
-        // Dirt as a database gets it: the keys dropped, rows written, the keys declared again without checking.
         let keys = try store.db.rows("""
             SELECT conname, conrelid::regclass::text, pg_get_constraintdef(oid) FROM pg_constraint
             WHERE contype = 'f' AND confrelid = '"user"'::regclass
             """).map { ($0[0].string ?? "", $0[1].string ?? "", $0[2].string ?? "") }
         XCTAssertEqual(keys.count, 2, "\(keys)")
         for (name, table, _) in keys { try store.db.execute("ALTER TABLE \(table) DROP CONSTRAINT \(SQLDialect.quote(name))") }
+        try alter(store.db)
         try IntegrityMergeScanTests.insertBrokenRows(store.db)
         for (name, table, definition) in keys {
             try store.db.execute("ALTER TABLE \(table) ADD CONSTRAINT \(SQLDialect.quote(name)) \(definition) NOT VALID")
         }
-        try store.db.execute("ANALYZE")
         let scratch = try Scratch()
         let (sqlite, _) = try Store.initialize(path: scratch.path("same.sqlite"), actor: tester)
         try sqlite.db.execute("PRAGMA foreign_keys = OFF")
         try IntegrityMergeScanTests.insertBrokenRows(sqlite.db)
+        return (store, sqlite, scratch)
+    }
+
+    func testTheSameFindingsAndSamplesAsOnSQLiteAlsoOnAStandby() throws {
+        let (store, sqlite, _) = try dirtyStores()
+        // Before any ANALYZE the sub links are one range; after it, a range between each two bounds of the ids'
+        // histogram, the samples gathered across them in key order.
+        XCTAssertEqual(try SyncLinkRanges.read(store.db, schema: store.schema).count, 1)
+        XCTAssertEqual(try findings(store, limit: 10_000), try findings(sqlite, limit: 10_000))
+        try store.db.execute("ANALYZE")
+        let ranges = try SyncLinkRanges.read(store.db, schema: store.schema)
+        XCTAssertTrue(ranges.byteOrdered)
+        XCTAssertGreaterThan(ranges.count, 5)
 
         let counts = Dictionary(uniqueKeysWithValues: try IntegrityChecker(store: store).run().findings.map { ($0.code, $0.count) })
         XCTAssertEqual(counts, IntegrityMergeScanTests.brokenCounts)
@@ -204,5 +218,25 @@ final class PostgresIntegrityTests: XCTestCase {
         try database.admin.executeScript("ALTER DATABASE \(database.name) SET default_transaction_read_only = on")
         let standby = try Store.open(path: database.uri)
         XCTAssertEqual(try findings(standby, limit: 5), try findings(sqlite, limit: 5))
+    }
+
+    /// Subs in an order that is not their bytes' (ICU's): a range of ids is no longer a range of subs, so the sub
+    /// links are one join of every id, and the malformed subs a scan of them all; the findings are SQLite's.
+    func testSubsInALinguisticOrderAreJoinedInOneRange() throws {
+        let (store, sqlite, _) = try dirtyStores { db in
+            try db.execute(#"ALTER TABLE users ALTER COLUMN sub TYPE text COLLATE "und-x-icu""#)
+        }
+        try store.db.execute("ANALYZE")
+        let ranges = try SyncLinkRanges.read(store.db, schema: store.schema)
+        XCTAssertFalse(ranges.byteOrdered)
+        XCTAssertEqual(ranges.count, 1)
+        let counts = Dictionary(uniqueKeysWithValues: try IntegrityChecker(store: store).run().findings.map { ($0.code, $0.count) })
+        XCTAssertEqual(counts, IntegrityMergeScanTests.brokenCounts)
+        func everySample(_ store: Store) throws -> [String] {
+            var checker = IntegrityChecker(store: store)
+            checker.sampleLimit = 10_000
+            return try checker.run().findings.map { "\($0.code): \($0.samples.sorted().joined(separator: " | "))" }
+        }
+        XCTAssertEqual(try everySample(store), try everySample(sqlite))
     }
 }

@@ -13,6 +13,12 @@ struct IntegrityTally: Sendable {
         if samples.count < limit { samples.append(row()) }
     }
 
+    /// Adds the rows `other` counted after this one's: its count, and its samples while there is room.
+    mutating func append(_ other: IntegrityTally) {
+        count += other.count
+        samples += other.samples.prefix(max(0, limit - samples.count))
+    }
+
     /// These samples with the count of another tally of the same rows.
     func counting(_ count: Int) -> IntegrityTally {
         var tally = self
