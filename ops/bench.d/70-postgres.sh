@@ -179,9 +179,12 @@ export TOKEN
 "$PSQL" -X -At "$uri" -c "SELECT id FROM \"user\" ORDER BY random() LIMIT 1000" > "$work/ids.txt"
 export IDS_FILE="$work/ids.txt"
 write_users_lua "$work/users.lua"
+# As on SQLite (50-console.sh): a 3 s first pass over the same users, whose pages a 10M-user database may not yet
+# hold in memory, then the measured run; the first pass's p99 is in the note.
+wrk -t2 -c32 -d3s --latency -s "$work/users.lua" "$url" > "$work/users-first.txt"
 wrk -t2 -c32 -d10s --latency -s "$work/users.lua" "$url" > "$work/users.txt"
 rps=$(requests_per_second "$work/users.txt")
 non2xx=$(non_2xx "$work/users.txt")
 p99=$(p99_ms "$work/users.txt")
 row "postgres: console GET /api/users/{id}, 32 connections" "$rps" "req/s" "$(vs_1m "postgres: console GET /api/users/{id}, 32 connections" higher ">= 3000")" "non-2xx: ${non2xx:-0}; 1000 random users"
-row "postgres: console GET /api/users/{id} p99 latency" "$p99" "ms" "$(vs_1m "postgres: console GET /api/users/{id} p99 latency" lower "< 20 ms")" "wrk --latency, 10 s"
+row "postgres: console GET /api/users/{id} p99 latency" "$p99" "ms" "$(vs_1m "postgres: console GET /api/users/{id} p99 latency" lower "< 20 ms")" "wrk --latency, 10 s, after a 3 s first pass over the same users (its p99: $(p99_ms "$work/users-first.txt") ms)"
