@@ -52,6 +52,93 @@ final class MergeVerificationTests: XCTestCase {
         }
     }
 
+    /// `VerificationRows` on hostile emails: separators and LIKE's wildcards inside them, accents composed and not,
+    /// characters of 2 to 4 bytes, lengths either side of the suffix key (255 characters read the Postgres index, 256
+    /// scan). Each finds exactly the rows a byte-wise reading finds, on both engines; on Postgres with the `gatehouse_`
+    /// indexes and without them, and the indexes serve the statement rather than a scan.
+    func testHostileEmailsFindExactlyTheirRowsWithAndWithoutTheIndexes() throws {
+        let long = String(repeating: "l", count: 246) + "@long.io"
+        let emails = ["a@b.com", "mary-jane@x.com", "a%b_c@x.io", "\u{E9}@x.io", "e\u{301}@x.io", "日本@例え.jp", "a;b@x.io", "a:b@x.io",
+                      "😀@x.io", "x", "ab", long, "l" + long, "ll" + long, "A@B.COM", ""]
+        XCTAssertEqual(long.unicodeScalars.count, 254)
+        // Identifiers for every email: the ones that must match and near misses.
+        var identifiers: [String] = []
+        for email in emails where !email.isEmpty {
+            identifiers += [email, "sign-in-otp-" + email, "change-email:" + email, "x" + email, email + ":", ":" + email + "x",
+                            "-" + email, ":" + email, "::" + email, email.uppercased(), "reset:" + email + "-"]
+        }
+        identifiers += [":", "-", "", "reset-password:token"]
+        for store in try stores() {
+            let s = try MergeScenario(store: store, sessions: 0, workspaces: 0)
+            let table = try XCTUnwrap(store.schema.verification)
+            let ids = try store.db.write {
+                try (identifiers.enumerated()).map { index, identifier in
+                    let id = "hostile-\(index)"
+                    try s.insert(table, ["id": .text(id), "identifier": .text(identifier), "value": .text(index % 7 == 0 ? "uid-\(index % 3)" : "v"),
+                                         "expiresAt": table.encoding(.expiresAt).encode(.now()), "createdAt": table.encoding(.createdAt).encode(.now()),
+                                         "updatedAt": table.encoding(.updatedAt).encode(.now())])
+                    return (id, identifier, index % 7 == 0 ? "uid-\(index % 3)" : "v")
+                }
+            }
+            let shape = try MergeTableShape.read(store.db, table: table.name)
+            func found(_ email: String, _ userID: String) throws -> Set<String> {
+                let read = VerificationRows.statement(store.db.dialect, table: table, shape: shape, email: email, userID: userID, locking: false)
+                let images = try store.db.rows(read.sql, read.arguments).map(shape.image)
+                return Set(images.compactMap { $0[table.column(.id)].string }.filter { $0.hasPrefix("hostile-") })
+            }
+            // Byte-wise, as the SQL compares: Swift's `==` and `hasSuffix` also match canonically equivalent accents.
+            func expected(_ email: String, _ userID: String) -> Set<String> {
+                func ends(_ text: String, with tail: String) -> Bool { Array(text.utf8).reversed().starts(with: Array(tail.utf8).reversed()) }
+                return Set(ids.filter { _, identifier, value in
+                    value == userID || (!email.isEmpty && (Array(identifier.utf8) == Array(email.utf8) || ends(identifier, with: ":" + email) || ends(identifier, with: "-" + email)))
+                }.map(\.0))
+            }
+            func compare(_ label: String) throws {
+                for (index, email) in emails.enumerated() {
+                    let userID = "uid-\(index % 3)"
+                    XCTAssertEqual(try found(email, userID), expected(email, userID), "\(store.db.dialect.engine) \(label): \(email.prefix(20))")
+                }
+            }
+            try compare("as initialized")
+            guard store.db.engine == .postgres else { continue }
+            // The indexes serve the statement (scans forbidden, so the plan shows what can serve it).
+            let missing = try AccountIndexes.missing(store.db, schema: store.schema).map(\.name)
+            XCTAssertEqual(missing, [])
+            let plan = try store.db.read {
+                try store.db.execute("SET LOCAL enable_seqscan = off")
+                let read = VerificationRows.statement(store.db.dialect, table: table, shape: shape, email: "a@b.com", userID: "uid-1", locking: false)
+                return try store.db.rows("EXPLAIN " + read.sql, read.arguments).compactMap { $0[0].string }.joined(separator: "\n")
+            }
+            XCTAssertTrue(plan.contains("gatehouse_verification_identifier_suffix_idx"), plan)
+            XCTAssertTrue(plan.contains("gatehouse_verification_value_idx"), plan)
+            XCTAssertFalse(plan.contains("Seq Scan"), plan)
+            try store.db.execute("DROP INDEX gatehouse_verification_identifier_suffix_idx")
+            try store.db.execute("DROP INDEX gatehouse_verification_value_idx")
+            XCTAssertEqual(Set(try AccountIndexes.missing(store.db, schema: store.schema).map(\.name)),
+                           ["gatehouse_verification_identifier_suffix_idx", "gatehouse_verification_value_idx"])
+            try compare("without the indexes")
+            XCTAssertEqual(Set(try AccountIndexes.create(store.db, schema: store.schema)),
+                           ["gatehouse_verification_identifier_suffix_idx", "gatehouse_verification_value_idx"])
+            try compare("with the indexes made again")
+
+            // A role that does not own the verification table may not index it: the indexes are not wanted of it (so
+            // `init` does not fail) and its lookups find the same rows.
+            let uri = try XCTUnwrap(database?.uri)
+            let role = "gh_verif_role_\(UInt32.random(in: .min ... .max))"
+            let superuser = try PostgresConnection(uri: PostgresURI(uri.replacingOccurrences(of: "://gatehouse@", with: "://postgres@")))
+            try superuser.executeScript("CREATE ROLE \(role) LOGIN")
+            defer { try? superuser.executeScript("DROP OWNED BY \(role); DROP ROLE IF EXISTS \(role)") }
+            try store.db.execute("DROP INDEX gatehouse_verification_value_idx")
+            try store.db.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO \(role)")
+            let limited = try PostgresConnection(uri: PostgresURI(uri.replacingOccurrences(of: "://gatehouse@", with: "://\(role)@")))
+            XCTAssertEqual(try AccountIndexes.missing(limited, schema: store.schema).map(\.name), [])
+            XCTAssertEqual(try AccountIndexes.create(limited, schema: store.schema), [])
+            let read = VerificationRows.statement(limited.dialect, table: table, shape: shape, email: "a@b.com", userID: "uid-0", locking: false)
+            let images = try limited.rows(read.sql, read.arguments).map(shape.image)
+            XCTAssertEqual(Set(images.compactMap { $0[table.column(.id)].string }.filter { $0.hasPrefix("hostile-") }), expected("a@b.com", "uid-0"))
+        }
+    }
+
     func testDeletesSentTogetherMustAllFindTheirRow() throws {
         for store in try stores() {
             let s = try MergeScenario(store: store, sessions: 3, workspaces: 0)

@@ -1,7 +1,8 @@
 import Storage
 
 /// Indexes that account inspection needs on Better Auth's tables and that some shapes lack
-/// (Drizzle schemas have no index on `userId`; no shape indexes `accountId` alone).
+/// (Drizzle schemas have no index on `userId`; no shape indexes `accountId` alone), and on Postgres the two that find
+/// a user's verification rows without reading all of them (`VerificationRows`).
 ///
 /// A migration is static SQL, but the column names differ by shape (`userId` or `user_id`) and the
 /// tables may be renamed, so these are created from the schema map under `gatehouse_` names, and
@@ -23,12 +24,17 @@ public enum AccountIndexes {
         public let servedBy: String?
         /// Whether it serves a prefix range, which needs its first column in byte order (`SQLDialect.byteOrdered`).
         var byteOrdered = false
+        /// An index on an expression of `columns` rather than on the columns themselves: its key as written.
+        var expression: String?
+        /// The index method when not the engine's default (Postgres's `hash`).
+        var method: String?
 
         func sql(_ dialect: SQLDialect) -> String {
-            let keys = columns.enumerated().map { index, column in
+            let keys = expression.map { ["(\($0))"] } ?? columns.enumerated().map { index, column in
                 index == 0 && byteOrdered ? dialect.byteOrdered(SQLDialect.quote(column)) : SQLDialect.quote(column)
             }
-            return "CREATE INDEX IF NOT EXISTS \(SQLDialect.quote(name)) ON \(SQLDialect.quote(table)) (\(keys.joined(separator: ", ")))"
+            let using = method.map { " USING \($0)" } ?? ""
+            return "CREATE INDEX IF NOT EXISTS \(SQLDialect.quote(name)) ON \(SQLDialect.quote(table))\(using) (\(keys.joined(separator: ", ")))"
         }
 
         private enum CodingKeys: String, CodingKey { case name, table, columns, purpose, present, servedBy }
@@ -42,15 +48,44 @@ public enum AccountIndexes {
             (schema.account, [.userId], "a user's accounts (users show); users without accounts (accounts check)", false),
             (schema.session, [.userId], "a user's sessions (users show)", false),
         ]
-        // Every table's indexes at once (on D1, two requests rather than two a table).
-        let indexes = try db.indexes(ofEach: wanted.map { $0.0.name })
-        return wanted.map { table, fields, purpose, byteOrdered in
-            let columns = fields.compactMap { table.columns[$0] }
-            let name = "gatehouse_\(table.logical)_\(fields.map(\.rawValue).joined(separator: "_"))_idx"
-            let servedBy = leadingIndex(indexes[table.name] ?? [], column: columns[0], byteOrdered: byteOrdered)
-            return Plan(name: name, table: table.name, columns: columns, purpose: purpose, present: servedBy != nil, servedBy: servedBy,
-                        byteOrdered: byteOrdered)
+        // On Postgres, a user's verification rows by the end of their identifiers and by their values (`VerificationRows`):
+        // wanted where the store's role may make them (it owns the table), since the lookup finds the same rows without
+        // them. A role that owns no table of Better Auth's (the other indexes are Better Auth's own) still opens the store.
+        var verification = db.engine == .postgres ? schema.verification : nil
+        if let table = verification, try db.scalar("SELECT coalesce((SELECT pg_has_role(relowner, 'USAGE') FROM pg_class WHERE oid = to_regclass(?)), false)",
+                                                   [SQLDialect.quote(table.name)]).int64 != 1 {
+            verification = nil
         }
+        // Every table's indexes at once (on D1, two requests rather than two a table).
+        let indexes = try db.indexes(ofEach: wanted.map { $0.0.name } + (verification.map { [$0.name] } ?? []))
+        var plans = wanted.map { table, fields, purpose, byteOrdered in
+            let columns = fields.compactMap { table.columns[$0] }
+            let servedBy = leadingIndex(indexes[table.name] ?? [], column: columns[0], byteOrdered: byteOrdered)
+            return Plan(name: name(table, fields), table: table.name, columns: columns, purpose: purpose, present: servedBy != nil,
+                        servedBy: servedBy, byteOrdered: byteOrdered)
+        }
+        if let table = verification {
+            let existing = indexes[table.name] ?? []
+            // The suffix index is found by its name: no other index has its key.
+            let suffix = "gatehouse_verification_identifier_suffix_idx"
+            let suffixServedBy = existing.first { $0.name == suffix }?.name
+            plans.append(Plan(name: suffix, table: table.name, columns: [table.column(.identifier)],
+                              purpose: "verification rows ending in a user's email (merge, user deletion)", present: suffixServedBy != nil,
+                              servedBy: suffixServedBy, expression: VerificationRows.suffixKey(table.col(.identifier))))
+            // A hash index: a value (a JSON state, a token) may be longer than a B-tree entry holds. Any index on the
+            // column serves the equality.
+            let value = table.column(.value)
+            let valueServedBy = leadingIndex(existing, column: value, byteOrdered: false)
+            plans.append(Plan(name: name(table, [.value]), table: table.name, columns: [value],
+                              purpose: "verification rows holding a user's id (merge, user deletion)", present: valueServedBy != nil,
+                              servedBy: valueServedBy, method: "hash"))
+        }
+        return plans
+    }
+
+    /// `gatehouse_<table>_<fields>_idx`.
+    private static func name(_ table: AuthSchema.Table, _ fields: [AuthSchema.Field]) -> String {
+        "gatehouse_\(table.logical)_\(fields.map(\.rawValue).joined(separator: "_"))_idx"
     }
 
     /// The missing indexes.

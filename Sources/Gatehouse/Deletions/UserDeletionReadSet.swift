@@ -73,14 +73,9 @@ struct UserDeletionReadSet {
         if let table = schema.verification {
             let verification = try shape(table.name)
             let email = user[schema.user.column(.email)].string ?? ""
-            let identifier = table.col(.identifier), value = table.col(.value)
-            // As a merge matches them (MergeReadSet): identifiers holding the email, or a password reset holding the id.
-            pending.append(("verification rows", 1, "a verification row for the user's email or id", second.custom(verification, """
-                SELECT \(verification.selectList) FROM \(verification.sql)
-                WHERE (?1 <> '' AND (\(identifier) = ?1 OR \(db.dialect.suffix(identifier, count: "length(?1) + 1")) IN (':' || ?1, '-' || ?1)))
-                   OR \(value) = ?2
-                ORDER BY \(verification.orderList)\(locking ? db.dialect.lockingRead : "")
-                """, [email, id.rawValue])))
+            // As a merge matches them (`VerificationRows`): identifiers holding the email, or a password reset holding the id.
+            let read = VerificationRows.statement(db.dialect, table: table, shape: verification, email: email, userID: id.rawValue, locking: locking)
+            pending.append(("verification rows", 1, "a verification row for the user's email or id", second.custom(verification, read.sql, read.arguments)))
         }
         for reference in graph.toAuthUser where reference.table != schema.account.name && reference.table != schema.session.name {
             pending.append(("\(reference)", 1, "references the user (\(reference))", second.rows(try shape(reference.table), reference, pointingAt: user)))

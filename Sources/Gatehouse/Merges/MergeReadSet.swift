@@ -98,17 +98,10 @@ struct MergeReadSet {
         if let table = schema.verification {
             let shape = try shape(table.name)
             let email = sourceUser[physical(schema.user, .email)].string ?? ""
-            let identifier = table.col(.identifier), value = table.col(.value)
-            // Better Auth keys verification rows by the email (`email`, `sign-in-otp-<email>`,
-            // `email-verification-otp-<email>`, `<purpose>:<email>`) or, for password resets, holds the user id as value.
-            // An empty email (dirt) names no row: it would otherwise match every identifier ending in `:` or `-`.
+            // U2's rows by its email or id (`VerificationRows`).
             verification = shape
-            verificationRows = second.custom(shape, """
-                SELECT \(shape.selectList) FROM \(shape.sql)
-                WHERE (?1 <> '' AND (\(identifier) = ?1 OR \(db.dialect.suffix(identifier, count: "length(?1) + 1")) IN (':' || ?1, '-' || ?1)))
-                   OR \(value) = ?2
-                ORDER BY \(shape.orderList)\(locking ? db.dialect.lockingRead : "")
-                """, [email, source.rawValue])
+            let read = VerificationRows.statement(db.dialect, table: table, shape: shape, email: email, userID: source.rawValue, locking: locking)
+            verificationRows = second.custom(shape, read.sql, read.arguments)
         }
         let pluginRows = try graph.toAuthUser.filter { $0.table != schema.account.name && $0.table != schema.session.name }.map { reference in
             let child = try shape(reference.table)
