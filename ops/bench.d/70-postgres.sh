@@ -170,32 +170,67 @@ sq_health=$(median_ms 5 "$BIN" health --store "$BENCH_STORE")
 row "postgres: gatehouse health, $BENCH_USERS users" "$pg_health" "ms" "< 2000 ms" "median of 5; SQLite store: $sq_health ms"
 
 # The console on the Postgres store: authenticated GET /api/users/{id}, 32 connections (wrk).
+# Above 1M users its target is "within 1.2x of 1M", and a figure recorded on another day says as much about that day's
+# machine as about the store (on one day at 10M: 4,246 req/s, and 4,366 on a 1M database in the same minutes, against
+# 5,547 recorded at 1M on another). So a database of BASELINE_USERS (1,000,000) users is seeded beside it on the same
+# cluster, and the two consoles are measured in alternating pairs (pair_stats); the ratios are the judged rows.
+BASELINE_USERS=${BENCH_PG_BASELINE_USERS:-1000000}
 head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$work/admin.pw"
-"$BIN" admins add bench --role viewer --password-file "$work/admin.pw" --store "$uri" > /dev/null
-server_pid=""
-trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; stop_test_postgres' EXIT
-start_console "$uri" "$work" || exit 1
-TOKEN=$(console_token "$url" "$work/admin.pw" bench)
-export TOKEN
-"$PSQL" -X -At "$uri" -c "SELECT id FROM \"user\" ORDER BY random() LIMIT 1000" > "$work/ids.txt"
-export IDS_FILE="$work/ids.txt"
+consoles=()
+trap 'for pid in "${consoles[@]}"; do kill "$pid" 2>/dev/null; done; stop_test_postgres' EXIT
+# console URI NAME: an admin, a console and its token, and 1000 random users' ids (NAME.ids), as url_NAME, token_NAME.
+console() {
+  "$BIN" admins add bench --role viewer --password-file "$work/admin.pw" --store "$1" > /dev/null
+  mkdir -p "$work/$2"
+  start_console "$1" "$work/$2" || exit 1
+  consoles+=( "$server_pid" )
+  printf -v "url_$2" '%s' "$url"
+  printf -v "token_$2" '%s' "$(console_token "$url" "$work/admin.pw" bench)"
+  "$PSQL" -X -At "$1" -c "SELECT id FROM \"user\" ORDER BY random() LIMIT 1000" > "$work/$2.ids"
+}
+console "$uri" store
+baseline=""
+if [ "$BENCH_USERS" -gt "$BASELINE_USERS" ]; then
+  baseline_uri=${uri/\/$db\?/\/${db}_base?}
+  "$PSQL" -X -q "$GATEHOUSE_TEST_PG_URI" -c "CREATE DATABASE ${db}_base"
+  "$PSQL" -X -q "$baseline_uri" -c "CREATE EXTENSION pg_trgm"
+  "$BIN" init --store "$baseline_uri" > /dev/null
+  "$BIN" demo seed --users "$BASELINE_USERS" --store "$baseline_uri" > /dev/null 2> "$work/baseline-seed.err"
+  "$PSQL" -X -q "$baseline_uri" -c "VACUUM ANALYZE" > /dev/null 2>&1
+  console "$baseline_uri" base
+  baseline=base
+fi
 write_users_lua "$work/users.lua"
-# As on SQLite (50-console.sh): a 3 s first pass over the same users, whose pages a 10M-user database may not yet
-# hold in memory, then the measured runs; the first pass's p99 is in the note. One 10 s run is at the mercy of
-# whatever else the machine does in it (4,170 and 5,039 req/s on two days at 10M): the figures are the medians of
-# BENCH_PAIRS (default 5) runs of 5 s, with their range.
-wrk -t2 -c32 -d3s --latency -s "$work/users.lua" "$url" > "$work/users-first.txt"
+# users_run NAME [SECONDS]: one wrk run on that console's users; prints requests/s, p99 (ms) and non-2xx responses.
 users_run() {
-  local out; out=$(mktemp "$work/users.XXXXXX.txt")
-  wrk -t2 -c32 -d5s --latency -s "$work/users.lua" "$url" > "$out"
+  local out url_var="url_$1" token_var="token_$1"
+  out=$(mktemp "$work/$1.XXXXXX.txt")
+  IDS_FILE="$work/$1.ids" TOKEN=${!token_var} wrk -t2 -c32 -d"${2:-5}s" --latency -s "$work/users.lua" "${!url_var}" > "$out"
   printf '%s %s %s\n' "$(requests_per_second "$out")" "$(p99_ms "$out")" "$(non_2xx "$out")"
 }
-runs=()
-for _ in $(seq "$PAIRS"); do runs+=( "$(users_run)" ); done
-# median_of FIELD: the median of one column of the runs, then its min and max.
-median_of() { printf '%s\n' "${runs[@]}" | awk -v f="$1" '{ print $f }' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)], a[1], a[NR] }'; }
-read -r rps rps_lo rps_hi < <(median_of 1)
-read -r p99 p99_lo p99_hi < <(median_of 2)
-non2xx=$(printf '%s\n' "${runs[@]}" | awk '{ n += $3 } END { print n + 0 }')
-row "postgres: console GET /api/users/{id}, 32 connections" "$rps" "req/s" "$(vs_1m "postgres: console GET /api/users/{id}, 32 connections" higher ">= 3000")" "median of $PAIRS runs of 5 s (range $rps_lo-$rps_hi); non-2xx: $non2xx; 1000 random users"
-row "postgres: console GET /api/users/{id} p99 latency" "$p99" "ms" "$(vs_1m "postgres: console GET /api/users/{id} p99 latency" lower "< 20 ms")" "wrk --latency; median of the same $PAIRS runs (range $p99_lo-$p99_hi), after a 3 s first pass over the same users (its p99: $(p99_ms "$work/users-first.txt") ms)"
+# As on SQLite (50-console.sh): a 3 s first pass over the same users, whose pages a 10M-user database may not yet
+# hold in memory; then BENCH_PAIRS (default 5) runs of 5 s each (alternating with the baseline's when there is one).
+read -r _ first_p99 _ < <(users_run store 3)
+[ -n "$baseline" ] && users_run base 3 > /dev/null
+pairs=""
+for _ in $(seq "$PAIRS"); do
+  if [ -n "$baseline" ]; then read -r b_rps b_p99 b_bad < <(users_run base); else b_rps=0 b_p99=0 b_bad=0; fi
+  read -r s_rps s_p99 s_bad < <(users_run store)
+  pairs+="$s_rps $b_rps $s_p99 $b_p99 $(( ${s_bad:-0} + ${b_bad:-0} ))"$'\n'
+done
+non2xx=$(printf '%s' "$pairs" | awk '{ n += $5 } END { print n + 0 }')
+read -r rps_r rps_r_lo rps_r_hi rps rps_lo rps_hi base_rps _ _ < <(printf '%s' "$pairs" | awk '{ print $1, $2 }' | pair_stats)
+read -r p99_r p99_r_lo p99_r_hi p99 p99_lo p99_hi base_p99 _ _ < <(printf '%s' "$pairs" | awk '{ print $3, $4 }' | pair_stats)
+rps_metric="postgres: console GET /api/users/{id}, 32 connections"
+p99_metric="postgres: console GET /api/users/{id} p99 latency"
+if [ -n "$baseline" ]; then
+  # Judged by the ratios; the recorded 1M figure is in the note, for comparison across days.
+  row "$rps_metric" "$rps" "req/s" "" "median of $PAIRS runs of 5 s (range $rps_lo-$rps_hi); $BASELINE_USERS users in the same run: $base_rps req/s; non-2xx: $non2xx; 1000 random users; the 1M section of ops/PERFORMANCE.md: $(recorded_1m "$rps_metric") req/s"
+  row "postgres: console requests/s, $BENCH_USERS / $BASELINE_USERS users" "$(spread "$rps_r" "$rps_r_lo" "$rps_r_hi")" "x" ">= 0.83" \
+    "within 1.2x of the $BASELINE_USERS-user database's figure; $(pairs_note)"
+  row "$p99_metric" "$p99" "ms" "" "wrk --latency; median of the same runs (range $p99_lo-$p99_hi), after a 3 s first pass (its p99: $first_p99 ms); $BASELINE_USERS users: $base_p99 ms; the 1M section: $(recorded_1m "$p99_metric") ms"
+  row "postgres: console p99 latency, $BENCH_USERS / $BASELINE_USERS users" "$(spread "$p99_r" "$p99_r_lo" "$p99_r_hi")" "x" "<= 1.2" "$(pairs_note)"
+else
+  row "$rps_metric" "$rps" "req/s" "$(vs_1m "$rps_metric" higher ">= 3000")" "median of $PAIRS runs of 5 s (range $rps_lo-$rps_hi); non-2xx: $non2xx; 1000 random users"
+  row "$p99_metric" "$p99" "ms" "$(vs_1m "$p99_metric" lower "< 20 ms")" "wrk --latency; median of the same runs (range $p99_lo-$p99_hi), after a 3 s first pass over the same users (its p99: $first_p99 ms)"
+fi

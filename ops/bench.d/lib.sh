@@ -102,7 +102,13 @@ paired_ratio() {
     s=$($subject)
     lines+="$s $b"$'\n'
   done
-  printf '%s' "$lines" | awk '
+  printf '%s' "$lines" | pair_stats
+}
+
+# pair_stats: reads "subject baseline" lines (one a pair) and prints paired_ratio's nine fields, for pairs whose runs
+# give more than one figure each (run them, then pass each figure's column here).
+pair_stats() {
+  awk '
     function sort(a, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t } }
     function med(a, n) { return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
     NF == 2 { n++; s[n] = $1; b[n] = $2; if ($2 > 0) { m++; r[m] = $1 / $2 } }
@@ -153,20 +159,26 @@ big_store() { [ "${BENCH_USERS:-1000000}" -gt 1000000 ]; }
 # at_scale TARGET_1M TARGET_10M: the target this run is judged against.
 at_scale() { if big_store; then echo "$2"; else echo "$1"; fi; }
 
-# vs_1m METRIC lower|higher TARGET_1M: at 1M (or below) TARGET_1M; above, "within 1.2x of the 1M figure": METRIC's value
-# in the 1,000,000-user section of ops/PERFORMANCE.md (written by the last 1M run), times 1.2 for a time (lower is
-# better), divided by 1.2 for a rate. Without a recorded 1M figure the target says so and is not judged.
-vs_1m() {
-  local metric=$1 better=$2 small=$3 file="${GATEHOUSE_ROOT:-.}/ops/PERFORMANCE.md" figure
-  if ! big_store; then echo "$small"; return; fi
-  figure=$(awk -v metric="$metric" '
+# recorded_1m METRIC: METRIC's value in the 1,000,000-user section of ops/PERFORMANCE.md (written by the last 1M run),
+# or nothing.
+recorded_1m() {
+  awk -v metric="$1" '
     $0 == "<!-- ops/bench 1000000 users: begin -->" { inside = 1; next }
     $0 == "<!-- ops/bench 1000000 users: end -->" { inside = 0 }
     inside && /^\|/ {
       split($0, cell, "|"); name = cell[2]; value = cell[3]
       gsub(/^ +| +$/, "", name); gsub(/,/, "", value); sub(/^ +/, "", value)
       if (name == metric && match(value, /^[0-9]+(\.[0-9]+)?/)) { print substr(value, 1, RLENGTH); exit }
-    }' "$file" 2>/dev/null)
+    }' "${GATEHOUSE_ROOT:-.}/ops/PERFORMANCE.md" 2>/dev/null
+}
+
+# vs_1m METRIC lower|higher TARGET_1M: at 1M (or below) TARGET_1M; above, "within 1.2x of the 1M figure": METRIC's value
+# in the 1,000,000-user section of ops/PERFORMANCE.md (written by the last 1M run), times 1.2 for a time (lower is
+# better), divided by 1.2 for a rate. Without a recorded 1M figure the target says so and is not judged.
+vs_1m() {
+  local metric=$1 better=$2 small=$3 figure
+  if ! big_store; then echo "$small"; return; fi
+  figure=$(recorded_1m "$metric")
   if [ -z "$figure" ]; then echo "within 1.2x of 1M (no 1M figure recorded)"; return; fi
   if [ "$better" = lower ]; then
     awk -v f="$figure" 'BEGIN { printf "<= %.4g (1.2 x 1M: %s)", f * 1.2, f }'
