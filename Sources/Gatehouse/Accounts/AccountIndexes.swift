@@ -1,8 +1,8 @@
 import Storage
 
 /// Indexes that account inspection needs on Better Auth's tables and that some shapes lack
-/// (Drizzle schemas have no index on `userId`; no shape indexes `accountId` alone), and on Postgres the two that find
-/// a user's verification rows without reading all of them (`VerificationRows`).
+/// (Drizzle schemas have no index on `userId`; no shape indexes `accountId` alone), and the two that find a user's
+/// verification rows without reading all of them (`VerificationRows`; not on D1).
 ///
 /// A migration is static SQL, but the column names differ by shape (`userId` or `user_id`) and the
 /// tables may be renamed, so these are created from the schema map under `gatehouse_` names, and
@@ -48,12 +48,14 @@ public enum AccountIndexes {
             (schema.account, [.userId], "a user's accounts (users show); users without accounts (accounts check)", false),
             (schema.session, [.userId], "a user's sessions (users show)", false),
         ]
-        // On Postgres, a user's verification rows by the end of their identifiers and by their values (`VerificationRows`):
-        // wanted where the store's role may make them (it owns the table), since the lookup finds the same rows without
-        // them. A role that owns no table of Better Auth's (the other indexes are Better Auth's own) still opens the store.
-        var verification = db.engine == .postgres ? schema.verification : nil
-        if let table = verification, try db.scalar("SELECT coalesce((SELECT pg_has_role(relowner, 'USAGE') FROM pg_class WHERE oid = to_regclass(?)), false)",
-                                                   [SQLDialect.quote(table.name)]).int64 != 1 {
+        // A user's verification rows by the end of their identifiers and by their values (`VerificationRows`), on
+        // SQLite and Postgres (D1 reads them with the scan). On Postgres only where the store's role may make them (it
+        // owns the table): the lookup finds the same rows without them, and a role that owns none of Better Auth's
+        // tables (their other indexes Better Auth's own) still opens the store.
+        var verification = db.engine == .d1 ? nil : schema.verification
+        if db.engine == .postgres, let table = verification,
+           try db.scalar("SELECT coalesce((SELECT pg_has_role(relowner, 'USAGE') FROM pg_class WHERE oid = to_regclass(?)), false)",
+                         [SQLDialect.quote(table.name)]).int64 != 1 {
             verification = nil
         }
         // Every table's indexes at once (on D1, two requests rather than two a table).
@@ -66,19 +68,21 @@ public enum AccountIndexes {
         }
         if let table = verification {
             let existing = indexes[table.name] ?? []
-            // The suffix index is found by its name: no other index has its key.
-            let suffix = "gatehouse_verification_identifier_suffix_idx"
-            let suffixServedBy = existing.first { $0.name == suffix }?.name
-            plans.append(Plan(name: suffix, table: table.name, columns: [table.column(.identifier)],
-                              purpose: "verification rows ending in a user's email (merge, user deletion)", present: suffixServedBy != nil,
-                              servedBy: suffixServedBy, expression: VerificationRows.suffixKey(table.col(.identifier))))
-            // A hash index: a value (a JSON state, a token) may be longer than a B-tree entry holds. Any index on the
-            // column serves the equality.
+            // The identifier index is found by its name: no other index has its key.
+            let postgres = db.engine == .postgres
+            let ends = postgres ? "gatehouse_verification_identifier_suffix_idx" : "gatehouse_verification_identifier_tail_idx"
+            let endsServedBy = existing.first { $0.name == ends }?.name
+            plans.append(Plan(name: ends, table: table.name, columns: [table.column(.identifier)],
+                              purpose: "verification rows ending in a user's email (merge, user deletion)", present: endsServedBy != nil,
+                              servedBy: endsServedBy,
+                              expression: postgres ? VerificationRows.suffixKey(table.col(.identifier)) : VerificationRows.tailKey(table.col(.identifier))))
+            // On Postgres a hash index: a value (a JSON state, a token) may be longer than a B-tree entry holds. Any
+            // index on the column serves the equality.
             let value = table.column(.value)
             let valueServedBy = leadingIndex(existing, column: value, byteOrdered: false)
             plans.append(Plan(name: name(table, [.value]), table: table.name, columns: [value],
                               purpose: "verification rows holding a user's id (merge, user deletion)", present: valueServedBy != nil,
-                              servedBy: valueServedBy, method: "hash"))
+                              servedBy: valueServedBy, method: postgres ? "hash" : nil))
         }
         return plans
     }

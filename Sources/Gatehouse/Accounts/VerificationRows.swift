@@ -5,12 +5,17 @@ import Storage
 /// `<purpose>:<email>`) or, for password resets, holds the user id as value. An empty email (dirt) names no row: it
 /// would otherwise match every identifier ending in `:` or `-`.
 ///
-/// On Postgres the identifiers ending in the email are two ranges of `gatehouse_verification_identifier_suffix_idx`
-/// (each identifier's last `suffixKeyLength` characters, reversed, in byte order: an identifier ends in `:<email>`
-/// when that key starts with the email reversed and `:`), and the password resets an equality on
-/// `gatehouse_verification_value_idx` (`AccountIndexes`): an index read instead of a scan of every row, which took
-/// 27 ms of a merge's transaction at 10M users (97,000 verification rows). Without the indexes the same statement
-/// reads every row and finds the same ones. SQLite and D1 compare the end of every identifier.
+/// Read from indexes (`AccountIndexes` makes them) rather than by comparing the end of every identifier, which took
+/// 27 ms of a merge's transaction on Postgres and about 40 ms on SQLite at 10M users (97,000 verification rows):
+/// - Postgres: the identifiers ending in the email are two ranges of `gatehouse_verification_identifier_suffix_idx`
+///   (each identifier's last `suffixKeyLength` characters, reversed, in byte order: an identifier ends in `:<email>`
+///   when that key starts with the email reversed and `:`); the password resets an equality on
+///   `gatehouse_verification_value_idx`, a hash index (a value may be longer than a B-tree entry holds).
+/// - SQLite, which has no `reverse`: identifiers ending in the email end in its last `tailLength` characters, an
+///   equality on `gatehouse_verification_identifier_tail_idx` (`substr(identifier, -16)`), each candidate then checked
+///   whole; the password resets an equality on a B-tree of `value`. An email shorter than that is compared with every
+///   identifier.
+/// Without the indexes the same statements read every row and find the same ones (D1 has none).
 enum VerificationRows {
     /// How many characters of an identifier, from its end, the suffix index keeps: a key of at most 1 KB, well within
     /// a B-tree entry. An email this long or longer is looked up by scanning.
@@ -19,6 +24,14 @@ enum VerificationRows {
     /// The suffix index's key, as the index and the statement both spell it (the planner matches them as written).
     static func suffixKey(_ identifier: String) -> String {
         "left(reverse(\(identifier)), \(suffixKeyLength)) COLLATE \"C\""
+    }
+
+    /// How many characters of an identifier, from its end, SQLite's tail index keeps.
+    static let tailLength = 16
+
+    /// The tail index's key, as the index and the statement both spell it (SQLite matches them as written).
+    static func tailKey(_ identifier: String) -> String {
+        "substr(\(identifier), -\(tailLength))"
     }
 
     /// The statement that reads a user's verification rows from `shape` (the verification table, mapped by `table`),
@@ -44,7 +57,18 @@ enum VerificationRows {
                 }
                 conditions.append("\(identifier) = \(exact) OR " + ranges.joined(separator: " OR "))
             } else {
-                conditions.append("\(identifier) = \(exact) OR \(dialect.suffix(identifier, count: "length(\(exact)) + 1")) IN (':' || \(exact), '-' || \(exact))")
+                let ends = "\(dialect.suffix(identifier, count: "length(\(exact)) + 1")) IN (':' || \(exact), '-' || \(exact))"
+                let scalars = email.unicodeScalars
+                if dialect.engine != .postgres && scalars.count + 1 >= tailLength {
+                    // An identifier ending in `:<email>` or `-<email>` ends in the last `tailLength` characters of
+                    // those (SQLite counts characters as code points, as `unicodeScalars` does).
+                    let tails = [":", "-"].map { separator in
+                        bind(String(String.UnicodeScalarView((separator.unicodeScalars + scalars).suffix(tailLength))))
+                    }
+                    conditions.append("\(identifier) = \(exact) OR (\(tailKey(identifier)) IN (\(tails.joined(separator: ", "))) AND \(ends))")
+                } else {
+                    conditions.append("\(identifier) = \(exact) OR \(ends)")
+                }
             }
         }
         conditions.append("\(value) = \(bind(userID))")
