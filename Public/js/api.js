@@ -89,6 +89,16 @@ export async function login(username, password) {
   return session();
 }
 
+/** Whether the store has an admin yet; without one, `command` creates the first. Null when it cannot be asked. */
+export async function setupState() {
+  try {
+    const response = await fetch("/api/auth/setup", { headers: { Accept: "application/json" } });
+    return response.ok ? await readBody(response) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Ends the login on the server (the whole token family) and here. */
 export async function logout() {
   try { await request("POST", "/api/auth/logout"); } catch { /* the tokens are dropped either way */ }

@@ -130,6 +130,13 @@ public final class ConsoleServer: Sendable {
         state.requestGuard = RequestGuard(address: options.address, port: server.port, allowRemote: options.allowRemote)
     }
 
+    /// The command that creates the first admin, when the store has none (nobody can log in yet); nil when it has one.
+    public func firstAdminCommand() throws -> String? {
+        try state.stores.withStore { store in
+            try AdminDirectory(store: store).count() > 0 ? nil : FirstAdmin.setupCommand(store: store.location)
+        }
+    }
+
     /// Stops listening; waits for requests in flight.
     public func stop() { server.stop() }
 

@@ -96,7 +96,7 @@ final class ConsoleAuthTests: XCTestCase {
         assertAuthError(try harness.refresh(tokens.access), "invalid_token")
     }
 
-    func testEveryRouteButLoginRefreshAndStatusNeedsAToken() throws {
+    func testEveryRouteButLoginRefreshAndSetupNeedsAToken() throws {
         var router = Router()
         APIRoutes.register(on: &router)
         var publicRoutes: [String] = []
@@ -108,7 +108,15 @@ final class ConsoleAuthTests: XCTestCase {
             XCTAssertEqual(response.status, 401, "\(line): \(response.bodyText)")
             XCTAssertEqual(response.header("x-auth-error"), "invalid_token", line)
         }
-        XCTAssertEqual(publicRoutes.sorted(), ["POST /api/auth/login", "POST /api/auth/refresh"])
+        XCTAssertEqual(publicRoutes.sorted(), ["GET /api/auth/setup", "POST /api/auth/login", "POST /api/auth/refresh"])
+    }
+
+    /// The login page asks whether anyone can log in; a store with admins says so and nothing more (the command that
+    /// names the store is only for a store without one: Tests/Package/test_first_run.sh).
+    func testSetupSaysOnlyThatTheStoreHasAdmins() throws {
+        let response = try harness.request("GET", "/api/auth/setup")
+        XCTAssertEqual(response.status, 200, response.bodyText)
+        XCTAssertEqual(response.bodyText, #"{"hasAdmins":true}"#)
     }
 
     func testRolesAreEnforcedPerRoute() throws {

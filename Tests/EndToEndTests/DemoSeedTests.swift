@@ -232,4 +232,54 @@ final class DemoSeedTests: XCTestCase {
         XCTAssertTrue(dates.hasPrefix("1971-") || dates.hasPrefix("1972-"), dates)
         XCTAssertTrue(dates.hasSuffix("Z") && dates.contains("|9998-01-0"), dates)
     }
+
+    /// A newcomer's store can be logged into at once: the seed makes the first console admin and prints its password
+    /// once, as `init` does; a store that has an admin gets none, and `--json` carries it beside the report.
+    func testASeedOnAStoreWithoutAdminsCreatesTheFirstAndPrintsItsPasswordOnce() throws {
+        let store = scratch.path("admin.sqlite")
+        let seeded = try cli.run(["demo", "seed", "--store", store, "--users", "20", "-q"])
+        XCTAssertEqual(seeded.status, 0, seeded.all)
+        let lines = seeded.stdout.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.contains("  created the console admin admin (role admin)"), seeded.stdout)
+        let marker = try XCTUnwrap(lines.firstIndex(of: "  password for admin (shown once; store it in your password manager now):"), seeded.stdout)
+        let password = lines[marker + 1].trimmingCharacters(in: .whitespaces)
+        XCTAssertEqual(password.count, 24, "a generated password")
+        XCTAssertEqual(try sqlite3(store, "SELECT username || ' ' || role FROM gatehouse_admins;"), "admin admin")
+        XCTAssertFalse(try sqlite3(store, "SELECT group_concat(password_hash) FROM gatehouse_admins;").contains(password))
+
+        let again = try cli.run(["demo", "seed", "--store", store, "--users", "5", "-q"])
+        XCTAssertEqual(again.status, 0, again.all)
+        XCTAssertFalse(again.all.contains("password"), "a second seed creates no admin: \(again.all)")
+
+        let json = try cli.run(["demo", "seed", "--store", scratch.path("json.sqlite"), "--users", "5", "--json"])
+        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], json.all)
+        XCTAssertEqual(report["users"] as? Int, 5)
+        let admin = try XCTUnwrap(report["admin"] as? [String: Any], json.stdout)
+        XCTAssertEqual(admin["username"] as? String, "admin")
+        XCTAssertEqual(admin["created"] as? Bool, true)
+        XCTAssertEqual((admin["generatedPassword"] as? String)?.count, 24)
+        let jsonAgain = try cli.run(["demo", "seed", "--store", scratch.path("json.sqlite"), "--users", "5", "--json"])
+        XCTAssertFalse(jsonAgain.stdout.contains("admin"), jsonAgain.stdout)
+    }
+
+    /// Demo data never lies after its anchor: every creation, update and last use is at or before it (only expiry
+    /// dates and subscription periods may be later), for every kind of person the seed makes.
+    func testNoRowIsDatedAfterTheAnchor() throws {
+        let store = scratch.path("dates.sqlite")
+        let anchor = "2026-06-01T00:00:00.000Z"
+        let seeded = try cli.run(["demo", "seed", "--store", store, "--users", "3000", "--anchor", anchor, "-q"])
+        XCTAssertEqual(seeded.status, 0, seeded.all)
+        let columns = [("user", "createdAt"), ("user", "updatedAt"), ("account", "createdAt"), ("account", "updatedAt"),
+                       ("session", "createdAt"), ("session", "updatedAt"), ("verification", "createdAt"),
+                       ("users", "created_at"), ("workspaces", "created_at"), ("subscriptions", "created_at"),
+                       ("allow_list", "granted_at")]
+        for (table, column) in columns {
+            let latest = try sqlite3(store, "SELECT coalesce(max(\"\(column)\"), '') FROM \"\(table)\";")
+            XCTAssertLessThanOrEqual(latest, anchor, "\(table).\(column)")
+        }
+        // The seed still makes every kind of person, the split identities and linked accounts included.
+        XCTAssertGreaterThan(Int(try sqlite3(store, "SELECT count(*) FROM account WHERE providerId = 'apple';")) ?? 0, 0)
+        XCTAssertTrue(seeded.stdout.contains("split identities"), seeded.stdout)
+        XCTAssertNotEqual(try sqlite3(store, "SELECT count(*) FROM allow_list;"), "0", "roles are dated too")
+    }
 }

@@ -1,6 +1,6 @@
-// The login view. There is no sign-up or first-login setup: admins come from `gatehouse init` and
-// `gatehouse admins`.
-import { login } from "../api.js";
+// The login view. There is no sign-up or first-login setup: admins come from `gatehouse init`, `gatehouse demo seed`
+// and `gatehouse admins`; a store with none says which command creates the first.
+import { login, setupState } from "../api.js";
 import { el } from "../dom.js";
 
 /** Renders the login form; calls onLoggedIn() after a successful login. */
@@ -16,7 +16,8 @@ export function render(container, { message, onLoggedIn }) {
     el("label", { for: "username", text: "Username" }), username,
     el("label", { for: "password", text: "Password" }), password,
     submit,
-    el("p", { class: "muted small", text: "Admins are created on the server by an operator." }));
+    el("p", { id: "login-admins-note", class: "muted small", text: "Admins are created on the server by an operator." }));
+  showSetup(form);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     status.hidden = true;
@@ -39,4 +40,16 @@ export function render(container, { message, onLoggedIn }) {
   });
   container.append(el("div", { class: "login-wrap" }, form));
   username.focus();
+}
+
+/** On a store with no admin, replaces the note under the form with the command that creates the first one. */
+async function showSetup(form) {
+  const setup = await setupState();
+  if (!setup || setup.hasAdmins || !setup.command) return;
+  const note = form.querySelector("#login-admins-note");
+  const box = el("div", { id: "login-setup", class: "banner info", role: "status" },
+    el("p", { text: "This store has no admin yet, so nobody can log in. On the server, run:" }),
+    el("pre", {}, el("code", { text: setup.command })),
+    el("p", { class: "small", text: "It prints the new admin's password once; then log in here as admin." }));
+  note.replaceWith(box);
 }

@@ -7,6 +7,8 @@ import HTTPServer
 /// - `POST /api/auth/refresh` {refreshToken} → a new bundle; the old refresh token is consumed (public)
 /// - `POST /api/auth/logout` → revokes this login's token family (viewer)
 /// - `GET /api/auth/me` → {username, role, expiresAt} (viewer)
+/// - `GET /api/auth/setup` → {hasAdmins, command?} (public): whether anyone can log in yet, and, when nobody can,
+///   the command that creates the first admin on this store (the login page shows it)
 ///
 /// A refused password is 401 `invalid_credentials` (no `x-auth-error`); a throttled login is 429
 /// with `Retry-After`. A refused refresh token is 401 with `x-auth-error`; on this route every such
@@ -27,6 +29,12 @@ enum AuthRoutes {
         let expiresAt: Timestamp
     }
 
+    struct Setup: Encodable {
+        let hasAdmins: Bool
+        /// Only while the store has no admin: the store's place is no secret then, and the page needs it.
+        let command: String?
+    }
+
     struct LoggedOut: Encodable {
         let loggedOut = true
     }
@@ -39,6 +47,13 @@ enum AuthRoutes {
                                           client: ctx.request.remoteAddress, now: ctx.now)
             }
             return try JSONBody.response(bundle)
+        }
+        router.addPublic("GET", "/api/auth/setup") { ctx in
+            let setup = try ctx.stores.withStore { store in
+                try AdminDirectory(store: store).count() > 0 ? Setup(hasAdmins: true, command: nil)
+                    : Setup(hasAdmins: false, command: FirstAdmin.setupCommand(store: store.location))
+            }
+            return try JSONBody.response(setup)
         }
         router.addPublic("POST", "/api/auth/refresh") { ctx in
             let body = try ctx.body(RefreshRequest.self)

@@ -85,6 +85,16 @@ public struct DemoSeeder: Sendable {
         let report: Report
     }
 
+    /// Throws, naming the way round, when `store` cannot take the seed: call it before changing anything else.
+    public static func checkCanSeed(_ store: Store) throws {
+        let db = store.db
+        guard db.readsOwnWrites else {
+            throw GatehouseError("the demo seed reads back the sync ids each batch is given, which \(db.engine.displayName) cannot answer inside a write; nothing was written",
+                                 fix: "seed a SQLite file (\(command: .demoSeed, .option(.store, "demo.sqlite"))) and import it: sqlite3 demo.sqlite .dump > demo.sql, then wrangler d1 execute DATABASE --remote --file demo.sql",
+                                 code: .invalid)
+        }
+    }
+
     /// Seeds `count` users (a split identity counts as two). One thread builds rows while this one inserts
     /// them, a batch per write transaction, so the two cores share the work. How the batches go in is the engine's
     /// (`StoreEngine.demoSeedLoad`: SQLite's journal in memory for a store created for the seed, Postgres's one
@@ -92,11 +102,7 @@ public struct DemoSeeder: Sendable {
     public func seed(_ store: Store, users count: Int, progress: ((Int) -> Void)? = nil) throws -> Report {
         let started = Timestamp.now()
         let db = store.db
-        guard db.readsOwnWrites else {
-            throw GatehouseError("the demo seed reads back the sync ids each batch is given, which \(db.engine.displayName) cannot answer inside a write; nothing was written",
-                                 fix: "seed a SQLite file (\(command: .demoSeed, .option(.store, "demo.sqlite"))) and import it: sqlite3 demo.sqlite .dump > demo.sql, then wrangler d1 execute DATABASE --remote --file demo.sql",
-                                 code: .invalid)
-        }
+        try Self.checkCanSeed(store)
         let firstPerson = try db.scalar("SELECT count(*) FROM \(store.schema.user.sql)").int64.map(Int.init) ?? 0
         let round = try db.scalar("SELECT count(*) FROM gatehouse_audit WHERE action = 'demo.seed'").int64.map(Int.init) ?? 0
         var shapes = SeedLayout(schema: store.schema)
@@ -215,14 +221,15 @@ public struct DemoSeeder: Sendable {
         case .linked:
             let id = writer.user(name: name, email: "\(local)@gmail.com", verified: true, created: created, random: &random)
             writer.account(user: id, provider: "google", created: created, random: &random)
-            writer.account(user: id, provider: "apple", created: created.adding(seconds: Int64(random.below(60 * 86_400))), random: &random)
+            writer.account(user: id, provider: "apple", created: notAfterAnchor(created.adding(seconds: Int64(random.below(60 * 86_400)))), random: &random)
             finishUser(id, created: created, ip: ip, agent: agent, random: &random, writer: writer, report: &report, accounts: 2)
         case .split:
             // The same human twice: Apple with Hide My Email on iOS, then Google on the desktop days later.
             let apple = writer.user(name: name, email: Self.relayAddress(index, &random), verified: true, created: created, random: &random)
             writer.account(user: apple, provider: "apple", created: created, random: &random)
             finishUser(apple, created: created, ip: ip, agent: Self.userAgents[0], random: &random, writer: writer, report: &report, accounts: 1)
-            let later = created.adding(seconds: Int64(2 + random.below(19)) * 86_400 + Int64(random.below(86_400)))
+            // Never after the hour before the anchor, as every other person's creation.
+            let later = notAfterAnchor(created.adding(seconds: Int64(2 + random.below(19)) * 86_400 + Int64(random.below(86_400))), margin: 3_600)
             let google = writer.user(name: name, email: "\(local)@gmail.com", verified: true, created: later, random: &random)
             writer.account(user: google, provider: "google", created: later, random: &random)
             finishUser(google, created: later, ip: ip, agent: Self.userAgents[6], random: &random, writer: writer, report: &report, accounts: 1)
@@ -251,7 +258,7 @@ public struct DemoSeeder: Sendable {
         report.syncUsers += 1
         let workspaces = random.chance(0.85) ? 1 + (random.chance(0.15) ? random.below(3) : 0) : 0
         for number in 0..<workspaces {
-            writer.workspace(owner: syncID, name: number == 0 ? "Personal" : "Project \(number)", created: created.adding(seconds: 60 + Int64(number) * 86_400), random: &random)
+            writer.workspace(owner: syncID, name: number == 0 ? "Personal" : "Project \(number)", created: notAfterAnchor(created.adding(seconds: 60 + Int64(number) * 86_400)), random: &random)
         }
         report.workspaces += workspaces
         if random.chance(0.25) {
@@ -261,12 +268,19 @@ public struct DemoSeeder: Sendable {
             report.subscriptions += 1
         }
         if random.chance(0.002) {
-            writer.role(sub: "better_auth|" + id, role: random.chance(0.3) ? "admin" : "dev", granted: created.adding(seconds: 86_400))
+            writer.role(sub: "better_auth|" + id, role: random.chance(0.3) ? "admin" : "dev", granted: notAfterAnchor(created.adding(seconds: 86_400)))
             report.roles += 1
         }
         if random.chance(0.01), writer.verification(identifier: "email-verification", created: anchor, random: &random) {
             report.verifications += 1
         }
+    }
+
+    /// `time`, or the anchor less `margin` seconds when `time` is later: the data never lies after its "now" (expiry
+    /// dates aside). The random draws stay as they were, so the same seed gives the same rows otherwise.
+    private func notAfterAnchor(_ time: Timestamp, margin: Int64 = 0) -> Timestamp {
+        let latest = anchor.adding(seconds: -margin)
+        return time.milliseconds > latest.milliseconds ? latest : time
     }
 
     static func emailLocal(_ first: String, _ last: String) -> String {

@@ -15,7 +15,10 @@ enum DemoCommands: CommandNoun {
                 CommandSpec(name: "seed", summary: "add deterministic demo users with accounts, sessions and sync rows",
                             discussion: """
                                 Creates the store if needed. The same --seed and --anchor give the same rows. Tokens in the
-                                demo data are random placeholders, not real credentials.
+                                demo data are random placeholders, not real credentials. Every date a row was created or
+                                last used is at or before the anchor (expiry dates may lie after it). On a store with no
+                                console admin, creates the admin `admin` (role admin) and prints its generated password
+                                once, as `init` does.
                                 """,
                             options: [
                                 Options.users.spec,
@@ -45,6 +48,10 @@ enum DemoCommands: CommandNoun {
         }
         let (store, initialized) = try Store.initialize(path: invocation.storePath(), configurationPath: GlobalOptions.configurationPath(invocation),
                                               actor: invocation.actor)
+        try DemoSeeder.checkCanSeed(store)
+        // Before the rows, so a seed stopped half-way still leaves a store the console can be entered with.
+        let firstAdmin = try FirstAdmin.ensure(in: store, username: try AdminUsername(FirstAdmin.defaultUsername), password: nil,
+                                               actor: invocation.actor, now: .now())
         let quiet = try invocation[Options.quiet] || invocation.json
         var seeder = DemoSeeder(seed: seed, anchor: anchor)
         // Ctrl-C or SIGTERM stops the seed after the batch it is writing, not in the middle of one.
@@ -58,14 +65,31 @@ enum DemoCommands: CommandNoun {
         if report.interrupted {
             // 128 + SIGINT, as a shell reports an interrupted command.
             invocation.output.error("gatehouse: demo seed interrupted after \(report.users) of \(count) users; the store holds every batch written so far")
-            if invocation.json { try invocation.output.json(report) }
+            if invocation.json { try invocation.output.json(SeedOutput(report: report, admin: firstAdmin)) }
+            else if firstAdmin.created { InitCommand.printCreated(firstAdmin, invocation) }
             return 130
         }
-        if invocation.json { try invocation.output.json(report); return 0 }
+        if invocation.json { try invocation.output.json(SeedOutput(report: report, admin: firstAdmin)); return 0 }
         invocation.output.line("Seeded \(report.users) users (\(report.splitIdentities) split identities), \(report.accounts) accounts, "
             + "\(report.sessions) sessions, \(report.syncUsers) sync users, \(report.workspaces) workspaces, \(report.subscriptions) subscriptions, "
             + "\(report.roles) roles in \(String(format: "%.1f", report.seconds)) s")
+        if firstAdmin.created { InitCommand.printCreated(firstAdmin, invocation) }
         return 0
+    }
+
+    /// `--json`: the seed's report, and `admin` when this seed created the first console admin.
+    struct SeedOutput: Encodable {
+        let report: DemoSeeder.Report
+        let admin: FirstAdmin
+
+        private enum Key: String, CodingKey { case admin }
+
+        func encode(to encoder: any Encoder) throws {
+            try report.encode(to: encoder)
+            guard admin.created else { return }
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(admin, forKey: .admin)
+        }
     }
 }
 

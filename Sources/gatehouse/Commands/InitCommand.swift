@@ -29,13 +29,6 @@ enum InitCommand: CommandNoun {
         )
     }
 
-    /// The first admin, as `--json` reports it: the password only when it was generated.
-    struct FirstAdmin: Encodable {
-        let username: String
-        let created: Bool
-        let generatedPassword: String?
-    }
-
     struct Report: Encodable {
         let store: Store.InitReport
         let admin: FirstAdmin
@@ -43,19 +36,11 @@ enum InitCommand: CommandNoun {
 
     static func run(_ invocation: Invocation) throws -> Int32 {
         // Bad admin input is refused before the store is touched.
-        let username = try AdminUsername(try invocation[Options.admin] ?? "admin")
+        let username = try AdminUsername(try invocation[Options.admin] ?? FirstAdmin.defaultUsername)
         let suppliedPassword = try invocation[Options.adminPasswordFile].map { try PasswordFile.read($0, option: "--admin-password-file") }
         let (store, report) = try Store.initialize(path: invocation.storePath(), configurationPath: GlobalOptions.configurationPath(invocation),
                                                    actor: invocation.actor)
-        let directory = AdminDirectory(store: store)
-        var firstAdmin = FirstAdmin(username: username.rawValue, created: false, generatedPassword: nil)
-        if try directory.count() == 0 {
-            var generated: String?
-            let password: AdminPassword
-            if let suppliedPassword { password = suppliedPassword } else { (password, generated) = try AdminPassword.generate() }
-            try directory.add(username, role: .admin, password: password, actor: invocation.actor, now: .now())
-            firstAdmin = FirstAdmin(username: username.rawValue, created: true, generatedPassword: generated)
-        }
+        let firstAdmin = try FirstAdmin.ensure(in: store, username: username, password: suppliedPassword, actor: invocation.actor, now: .now())
         if invocation.json { try invocation.output.json(Report(store: report, admin: firstAdmin)); return 0 }
         let out = invocation.output
         out.line(report.created ? "Created store \(report.path)" : "Store \(report.path)")
@@ -68,11 +53,7 @@ enum InitCommand: CommandNoun {
         for warning in report.warnings { out.line("  warning: \(warning)") }
         if let key = report.masterKeyCreated { out.line("  created master key file \(key) (mode 0600): back it up; sealed keys cannot be opened without it") }
         if firstAdmin.created {
-            out.line("  created the console admin \(firstAdmin.username) (role admin)")
-            if let generated = firstAdmin.generatedPassword {
-                out.line("  password for \(firstAdmin.username) (shown once; store it in your password manager now):")
-                out.line("    \(generated)")
-            }
+            printCreated(firstAdmin, invocation)
         } else if try invocation[Options.admin] != nil || suppliedPassword != nil {
             out.line("  the store already has console admins; none created (manage them with `gatehouse admins`)")
         }
@@ -81,6 +62,17 @@ enum InitCommand: CommandNoun {
 }
 
 extension InitCommand {
+    /// The lines `init` and `demo seed` print when they created the first admin: its name and, when generated, its
+    /// password, once.
+    static func printCreated(_ firstAdmin: FirstAdmin, _ invocation: Invocation) {
+        let out = invocation.output
+        out.line("  created the console admin \(firstAdmin.username) (role admin)")
+        if let generated = firstAdmin.generatedPassword {
+            out.line("  password for \(firstAdmin.username) (shown once; store it in your password manager now):")
+            out.line("    \(generated)")
+        }
+    }
+
     /// The options these commands read, each declared once: the specs list them, the commands read them.
     enum Options {
         static let admin: Option<String?> = .text("admin", "USER", "the first console admin's username (default: admin)")

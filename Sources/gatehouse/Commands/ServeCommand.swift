@@ -47,7 +47,9 @@ enum ServeCommand: CommandNoun {
         try console.start()
         // The start line goes to the journal under systemd: the store as every message names it, password as ***.
         let shownStore = (try? StoreLocation(storePath))?.description ?? "the store"
-        invocation.output.line("Gatehouse console on \(console.url) (store \(shownStore)); Ctrl-C stops it")
+        // A store nobody can log in to says how to fix that on the same line, where the operator is looking.
+        let setup = (try? console.firstAdminCommand()).flatMap { $0 }.map { "; no admin can log in yet: run `\($0)`" } ?? ""
+        invocation.output.line("Gatehouse console on \(console.url) (store \(shownStore)); Ctrl-C stops it\(setup)")
         let signal = termination.wait()
         invocation.output.error("gatehouse: stopping (signal \(signal))")
         console.stop()
