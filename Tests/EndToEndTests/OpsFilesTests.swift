@@ -35,6 +35,17 @@ final class OpsFilesTests: XCTestCase {
         }
     }
 
+    /// Neither service can leave a core file (it could hold the master key or a store password), see other users'
+    /// processes, or make system calls outside an ordinary service's set.
+    func testServiceUnitsLeaveNoCoreFileAndFilterSystemCalls() throws {
+        for name in ["gatehouse-console.service", "gatehouse-health.service"] {
+            let unit = try String(contentsOf: ops.appendingPathComponent("systemd/\(name)"), encoding: .utf8)
+            for directive in ["LimitCORE=0", "ProtectProc=invisible", "SystemCallFilter=@system-service", "NoNewPrivileges=yes"] {
+                XCTAssertTrue(unit.contains("\n\(directive)\n"), "\(name): \(directive)")
+            }
+        }
+    }
+
     func testAlertRulesPassPromtool() throws {
         let tool = "/usr/bin/promtool"
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: tool), "ops/test installs Debian's prometheus package for promtool")
@@ -49,5 +60,70 @@ final class OpsFilesTests: XCTestCase {
         XCTAssertEqual(jobs.count, 1)
         XCTAssertTrue(jobs[0].contains("gatehouse health --record --prometheus"))
         XCTAssertEqual(jobs[0].split(separator: " ").prefix(5).count, 5)
+    }
+
+    /// Both service units reach a Postgres store over TCP on this host, as gatehouse.env lets an operator configure.
+    /// The units' network sandbox is applied as systemd applies it: `PrivateNetwork=yes` is a network namespace of the
+    /// process's own (`unshare -n`, its own loopback up), where the host's 127.0.0.1 is not reachable; the address
+    /// families and the IP allow-list must admit loopback TCP. The store is the test cluster behind a TCP port (a
+    /// forwarder to its socket: the cluster itself listens on no TCP port).
+    func testBothServiceUnitsReachAPostgresStoreOverTCP() throws {
+        let scratch = try Scratch()
+        let store = try TestStore.make(.postgres, in: scratch)
+        defer { store.drop() }
+        XCTAssertEqual(try CLI().run(["init", "--store", store.location]).status, 0)
+        let uri = try XCTUnwrap(URLComponents(string: store.location))
+        let items = Dictionary((uri.queryItems ?? []).map { ($0.name, $0.value ?? "") }) { $1 }
+        let socket = "\(try XCTUnwrap(items["host"]))/.s.PGSQL.\(items["port"] ?? "5432")"
+        let python = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PYTHON"] ?? "/usr/bin/python3"
+        let forwarder = try Tool.start(python, ["-c", """
+            import socket, sys, threading
+            server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(16)
+            print(server.getsockname()[1], flush=True)
+            def pipe(source, sink):
+                try:
+                    while data := source.recv(65536): sink.sendall(data)
+                except OSError: pass
+                for end in (source, sink):
+                    try: end.shutdown(socket.SHUT_RDWR)
+                    except OSError: pass
+            while True:
+                client, _ = server.accept()
+                upstream = socket.socket(socket.AF_UNIX); upstream.connect(sys.argv[1])
+                threading.Thread(target=pipe, args=(client, upstream), daemon=True).start()
+                threading.Thread(target=pipe, args=(upstream, client), daemon=True).start()
+            """, socket])
+        defer { forwarder.process.terminate() }
+        var port = ""
+        for _ in 0..<100 where port.isEmpty {
+            port = ((try? String(contentsOf: forwarder.out, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            if port.isEmpty { usleep(50_000) }
+        }
+        XCTAssertFalse(port.isEmpty, "the forwarder did not start")
+        let tcpStore = "postgresql://\(uri.user ?? "gatehouse")@127.0.0.1:\(port)\(uri.path)"
+
+        for name in ["gatehouse-console.service", "gatehouse-health.service"] {
+            let unit = try String(contentsOf: ops.appendingPathComponent("systemd/\(name)"), encoding: .utf8)
+            let directives = unit.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line -> (String, String)? in
+                guard let equals = line.firstIndex(of: "=") else { return nil }
+                return (String(line[..<equals]), String(line[line.index(after: equals)...]))
+            }
+            func values(_ key: String) -> [String] { directives.filter { $0.0 == key }.flatMap { $0.1.split(separator: " ").map(String.init) } }
+            if !values("RestrictAddressFamilies").isEmpty {
+                XCTAssertTrue(values("RestrictAddressFamilies").contains("AF_INET"), "\(name): TCP over IPv4 is not allowed")
+            }
+            if values("IPAddressDeny").contains("any") {
+                XCTAssertFalse(Set(values("IPAddressAllow")).isDisjoint(with: ["localhost", "127.0.0.1", "127.0.0.0/8"]), "\(name): loopback is not allowed")
+            }
+            var command = [CLI.binary, "health", "--record", "--store", tcpStore]
+            if values("PrivateNetwork").last == "yes" {
+                command = ["/usr/bin/unshare", "-n", "/bin/sh", "-c", "ip link set lo up 2>/dev/null; exec \"$@\"", "sh"] + command
+            }
+            var environment = ProcessInfo.processInfo.environment
+            environment.removeValue(forKey: "GATEHOUSE_STORE")
+            let run = try Tool.run(command[0], Array(command.dropFirst()), environment: environment)
+            XCTAssertTrue([0, 1, 2].contains(run.status), "\(name): health --record on a Postgres store over TCP: \(run.all)")
+            XCTAssertFalse(run.all.contains("cannot connect"), "\(name): \(run.all)")
+        }
     }
 }
