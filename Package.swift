@@ -25,6 +25,8 @@ let package = Package(
         // call (Apple's /auth/keys and /auth/revoke, a D1 store), so no other command loads it and the static build needs
         // no libcurl-dev.
         .systemLibrary(name: "CLibCurl"),
+        // prctl, which Swift cannot call (variadic): the CLI makes its process undumpable at start.
+        .systemLibrary(name: "CProcess"),
 
         // Infrastructure, with no domain knowledge. `Locking` is the one lock type (`Locked<Value>`) the others share.
         .target(name: "Locking"),
@@ -44,7 +46,7 @@ let package = Package(
         // The domain: one service layer that the CLI and the console both call.
         .target(name: "Gatehouse", dependencies: ["Storage", "JOSE", "Locking", "EmbeddedResources", "HTTPClient"]),
         .target(name: "Console", dependencies: ["Gatehouse", "HTTPServer", "Locking", "EmbeddedResources"]),
-        .executableTarget(name: "gatehouse", dependencies: ["Console", "Gatehouse"]),
+        .executableTarget(name: "gatehouse", dependencies: ["Console", "Gatehouse", "CProcess"]),
 
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),

@@ -1,5 +1,10 @@
+import CProcess
 import Foundation
 import Gatehouse
+
+// No core file, and no other process of this user may read this one's memory or environment: it may hold the master
+// key, a store password or an API token. Before anything is read.
+_ = gatehouse_process_set_undumpable()
 
 // The CLI: parse, run, map errors to exit statuses (0 success, 1 failure, 2 usage).
 let output = Output()
@@ -7,6 +12,7 @@ let root = RootCommand.make()
 let arguments = Array(CommandLine.arguments.dropFirst())
 let status: Int32
 do {
+    try EnvironmentFile.apply()
     switch try Parser(root: root).parse(arguments, environment: Environment(), output: output) {
     case .help(let spec, let path):
         output.write(Help.render(spec, path: path))
@@ -19,6 +25,9 @@ do {
         }
         status = try invocation.spec.run?(invocation) ?? 0
     }
+} catch let error as EnvironmentFile.Failure {
+    output.error("gatehouse: \(error.message)")
+    status = 1
 } catch let error as UsageError {
     output.error("gatehouse: \(error.message)")
     let spec = error.commandPath.reduce(root) { $0.subcommand(named: $1) ?? $0 }

@@ -126,4 +126,82 @@ final class OpsFilesTests: XCTestCase {
             XCTAssertFalse(run.all.contains("cannot connect"), "\(name): \(run.all)")
         }
     }
+
+    /// The cron line run as cron runs it (sh -c, the file's variables in the environment), with gatehouse.env holding
+    /// what a shell would misread: a store path with `&` in it and a value with backticks. gatehouse reads the file as
+    /// data: the checks run on that store, and nothing in the file runs.
+    func testCronLineReadsTheEnvironmentFileAsData() throws {
+        let scratch = try Scratch()
+        let store = scratch.path("a&b `x`.sqlite")
+        XCTAssertEqual(try CLI().run(["init", "--store", store]).status, 0)
+        let marker = scratch.path("ran")
+        let envFile = scratch.path("gatehouse.env")
+        try """
+            # the operator's settings
+            GATEHOUSE_STORE=\(store)
+            GATEHOUSE_NOTE="`touch \(marker)`$(touch \(marker))"
+            GATEHOUSE_OTHER='`touch \(marker)`'
+
+            """.write(toFile: envFile, atomically: true, encoding: .utf8)
+        let cron = try String(contentsOf: ops.appendingPathComponent("cron/gatehouse-health"), encoding: .utf8)
+        var environment = ["PATH": "/usr/bin:/bin", "HOME": scratch.url.path]
+        var job = ""
+        for line in cron.split(separator: "\n") where !line.hasPrefix("#") {
+            let fields = line.split(separator: " ", maxSplits: 6)
+            if fields.count == 7, !line.contains("=") || fields[0] == "17" {
+                job = String(fields[6])
+            } else if let equals = line.firstIndex(of: "="), !line.contains(" ") {
+                environment[String(line[..<equals])] = String(line[line.index(after: equals)...])
+            }
+        }
+        XCTAssertEqual(environment["GATEHOUSE_ENV_FILE"], "-/etc/gatehouse/gatehouse.env")
+        environment["GATEHOUSE_ENV_FILE"] = "-" + envFile
+        job = job.replacingOccurrences(of: "/usr/bin/gatehouse", with: CLI.binary)
+            .replacingOccurrences(of: "/var/lib/node_exporter/textfile_collector/gatehouse.prom", with: scratch.path("gatehouse.prom"))
+        let run = try Tool.run("/bin/sh", ["-c", job], environment: environment)
+        XCTAssertEqual(run.status, 0, run.all)
+        XCTAssertEqual(try sqlite3(store, "SELECT count(*) FROM gatehouse_health_runs;"), "1", "the checks ran on the store the file names")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: scratch.path("gatehouse.prom")))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: marker), "a command in the settings file ran")
+
+        // A file that is named without - must exist; a malformed line is refused by its number, its value unshown.
+        environment["GATEHOUSE_ENV_FILE"] = scratch.path("missing.env")
+        let missing = try Tool.run(CLI.binary, ["status"], environment: environment)
+        XCTAssertEqual(missing.status, 1, missing.all)
+        XCTAssertTrue(missing.stderr.contains("GATEHOUSE_ENV_FILE names \(scratch.path("missing.env")), which does not exist"), missing.stderr)
+        try "GATEHOUSE_STORE=\(store)\nsecret-password-line\n".write(toFile: envFile, atomically: true, encoding: .utf8)
+        environment["GATEHOUSE_ENV_FILE"] = envFile
+        let malformed = try Tool.run(CLI.binary, ["status"], environment: environment)
+        XCTAssertEqual(malformed.status, 1, malformed.all)
+        XCTAssertTrue(malformed.stderr.contains("line 2 is not NAME=VALUE"), malformed.stderr)
+        XCTAssertFalse(malformed.all.contains("secret-password"), malformed.all)
+    }
+
+    /// The binary marks itself undumpable at start: another process of the same user cannot read its environment
+    /// (or memory) through /proc, and it leaves no core file. Checked as the user nobody, on a command that waits
+    /// for its password on stdin.
+    func testTheProcessIsNotDumpable() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
+        process.arguments = ["-u", "nobody", "--", CLI.binary, "admins", "add", "someone", "--password-file", "-", "--store", "/nonexistent/x.sqlite"]
+        process.environment = ["PATH": "/usr/bin:/bin", "GATEHOUSE_MASTER_KEY": "not-a-real-key-but-secret"]
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { try? input.fileHandleForWriting.close(); process.waitUntilExit() }
+        // runuser's child is gatehouse: find it, waiting until it has started.
+        var pid = ""
+        for _ in 0..<100 where pid.isEmpty {
+            pid = (try Tool.run("/usr/bin/pgrep", ["-u", "nobody", "-f", "admins add someone"]).stdout)
+                .split(separator: "\n").first.map(String.init) ?? ""
+            if pid.isEmpty { usleep(50_000) }
+        }
+        XCTAssertFalse(pid.isEmpty, "gatehouse did not start")
+        usleep(200_000)
+        let read = try Tool.run("/usr/sbin/runuser", ["-u", "nobody", "--", "/bin/cat", "/proc/\(pid)/environ"])
+        XCTAssertNotEqual(read.status, 0, "the same user read the process's environment")
+        XCTAssertFalse(read.stdout.contains("not-a-real-key"), "the environment leaked")
+    }
 }

@@ -12,6 +12,8 @@ enum RootCommand {
                 database named by a postgres:// URI (its password from PGPASSWORD or ~/.pgpass; never printed).
                 Pass it with --store FILE|URI or GATEHOUSE_STORE; a URI holding a password belongs in GATEHOUSE_STORE or in a
                 file of mode 0600 (--store-file FILE or GATEHOUSE_STORE_FILE), not on the command line, where `ps` shows it.
+                GATEHOUSE_ENV_FILE=FILE reads NAME=VALUE settings from FILE as data, as systemd's EnvironmentFile= does
+                (-FILE: skipped when missing); they override the environment.
                 Exit status: 0 success, 1 failure, 2 bad usage.
                 """,
             subcommands: [
