@@ -52,11 +52,12 @@ class Console:
             # D1: seeded as a SQLite file (the demo seed reads back ids inside its writes, which D1 cannot answer), then
             # copied into the file behind the D1 database, with its key where a D1 store's key lives.
             self.store = str(self.directory / "seed.sqlite")
-        self.run("demo", "seed", "--users", "300", "--seed", "7", "-q")
+        # init first: its admin has the tests' password (a seed on a store with no admin would make one of its own).
         password_file = self.directory / "admin.pw"
         password_file.write_text(PASSWORD + "\n")
         init = self.run("init", "--admin-password-file", str(password_file))
         assert PASSWORD not in init.stdout + init.stderr
+        self.run("demo", "seed", "--users", "300", "--seed", "7", "-q")
         self.run("admins", "add", "vera", "--role", "viewer", "--password-file", str(password_file))
         if d1:
             d1.fill_from(self.store, self.directory / "keys")
