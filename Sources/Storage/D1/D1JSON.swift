@@ -1,7 +1,7 @@
 /// The JSON of Cloudflare's API, parsed without Foundation: numbers are kept as their text, so that an integer is
 /// read exactly (or refused when JavaScript could not have sent it exactly) and never passes through a `Double`
 /// by accident; depth and size are bounded, so a hostile answer ends in an error, never a trap.
-indirect enum D1JSON: Equatable {
+enum D1JSON: Equatable {
     case null
     case bool(Bool)
     /// The number as it was written.
