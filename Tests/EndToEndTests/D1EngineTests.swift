@@ -436,6 +436,32 @@ final class D1EngineTests: XCTestCase {
         try D1Control.reset()
     }
 
+    /// A hostile answer under the cap is parsed in a few times its size, not tens of times: a BLOB of 20 MB of JSON
+    /// (`[1,1,…]`, ten million values) is kept as its bytes, and every array is reserved at its size, not grown by
+    /// doubling. Before, 38 MB of it took 1.09 GB.
+    func testAHostileAnswerUnderTheCapTakesAFewTimesItsSizeInMemory() throws {
+        let scratch = try Scratch()
+        let d1 = try TestStore.make(.d1, in: scratch)
+        try D1Control.reset()
+        try D1Control.fault("huge", count: 4, ["bytes": 20_000_000])
+        defer { try? D1Control.reset() }
+        // The child's peak resident size, from a parent (python) whose only child it is.
+        var environment = ProcessInfo.processInfo.environment
+        for (key, value) in cli.environment { environment[key] = value }
+        let measured = try Tool.run("/usr/bin/python3", ["-c", """
+            import resource, subprocess, sys
+            r = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+            print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, r.returncode)
+            print(r.stderr, file=sys.stderr)
+            """, CLI.binary, "users", "show", "x", "--store", d1.location], environment: environment)
+        let parts = measured.stdout.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        XCTAssertEqual(parts.count, 2, measured.all)
+        XCTAssertEqual(parts.last, 1, measured.all)
+        XCTAssertTrue(measured.stderr.contains("results for"), measured.stderr)
+        XCTAssertLessThan(parts.first ?? .max, 150, "MB of resident memory for a 20 MB answer")
+        print("peak RSS for a 20 MB hostile answer: \(parts.first ?? -1) MB")
+    }
+
     /// Opening a store asks everything it needs in one request (the catalog, the migrations applied, Better Auth's
     /// date samples as Better Auth's own shape names them, and the command's first reads of Gatehouse's tables), so a
     /// page of reads costs two requests and a policy change two. A guess that does not hold — a store not yet

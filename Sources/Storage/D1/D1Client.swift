@@ -188,8 +188,10 @@ struct D1Client {
             }
             let body = item["results"]
             let columns = (body?["columns"]?.array ?? []).map { $0.string ?? "" }
+            let items = body?["rows"]?.array ?? []
             var rows: [[SQLValue]] = []
-            for row in body?["rows"]?.array ?? [] {
+            rows.reserveCapacity(items.count)
+            for row in items {
                 guard let cells = row.array, cells.count == columns.count else {
                     throw D1Error(.badAnswer, "Cloudflare's API answered \(location) with a row of another width than its columns")
                 }
@@ -235,6 +237,8 @@ struct D1Client {
                 }
                 bytes.append(byte)
             }
+            return .blob(bytes)
+        case .bytes(let bytes):
             return .blob(bytes)
         case .object:
             throw D1Error(.badAnswer, "D1 sent \(location) an object where a value was expected")
