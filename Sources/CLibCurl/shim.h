@@ -34,6 +34,8 @@ struct curl_slist;
 #define GH_CURLPROTO_HTTP 1
 #define GH_CURLPROTO_HTTPS 2
 #define GH_CURLINFO_RESPONSE_CODE 0x200002
+#define GH_CURLINFO_CONNECT_TIME 0x300005
+#define GH_CURLINFO_APPCONNECT_TIME 0x300021
 #define GH_CURL_GLOBAL_DEFAULT 3
 
 /* CURLcode values Gatehouse words itself. */
@@ -41,6 +43,7 @@ struct curl_slist;
 #define GH_CURLE_UNSUPPORTED_PROTOCOL 1
 #define GH_CURLE_URL_MALFORMAT 3
 #define GH_CURLE_COULDNT_RESOLVE_PROXY 5
+#define GH_CURLE_WEIRD_SERVER_REPLY 8
 #define GH_CURLE_COULDNT_RESOLVE_HOST 6
 #define GH_CURLE_COULDNT_CONNECT 7
 #define GH_CURLE_PARTIAL_FILE 18
@@ -52,6 +55,7 @@ struct curl_slist;
 #define GH_CURLE_RECV_ERROR 56
 #define GH_CURLE_PEER_FAILED_VERIFICATION 60
 #define GH_CURLE_FILESIZE_EXCEEDED 63
+#define GH_CURLE_SSL_CACERT_BADFILE 77
 
 typedef size_t (*gatehouse_curl_write_callback)(char *data, size_t size, size_t count, void *context);
 
@@ -75,6 +79,9 @@ static inline int gatehouse_curl_setopt_callback(gatehouse_curl_easy_setopt_fn f
     return f(h, option, value);
 }
 static inline int gatehouse_curl_getinfo_long(gatehouse_curl_easy_getinfo_fn f, CURL *h, int info, long *value) {
+    return f(h, info, value);
+}
+static inline int gatehouse_curl_getinfo_double(gatehouse_curl_easy_getinfo_fn f, CURL *h, int info, double *value) {
     return f(h, info, value);
 }
 

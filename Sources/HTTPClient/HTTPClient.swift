@@ -14,10 +14,8 @@ public enum HTTPClient {
     /// Sends `request` and returns the answer, whatever its status.
     public static func send(_ request: HTTPRequest) throws(HTTPFailure) -> HTTPAnswer {
         let url = request.url
-        let lowered = url.lowercased()
-        guard lowered.hasPrefix("https://") || lowered.hasPrefix("http://"), !url.contains(where: { $0.isWhitespace || $0.isNewline }) else {
-            throw .unreachable("it is not an http(s) URL")
-        }
+        // Every client checks its base URL when it is configured; this is the last word, before anything is sent.
+        do { _ = try OutboundURL(url, variable: "the URL") } catch { throw .unreachable(error.description) }
         let curl: LibCurl
         do { curl = try LibCurl.load() } catch { throw .unreachable(error.description) }
         guard let handle = curl.easyInit() else { throw .unreachable("libcurl could not make a handle") }
@@ -58,23 +56,35 @@ public enum HTTPClient {
         let code = curl.easyPerform(handle)
         guard code == GH_CURLE_OK else {
             let words = curl.easyStrerror(code).map { String(cString: $0) } ?? "curl error \(code)"
-            throw classify(code: code, words: words, timeout: request.timeout, limit: request.maxAnswerBytes)
+            var connectSeconds = 0.0, handshakeSeconds = 0.0
+            _ = gatehouse_curl_getinfo_double(curl.easyGetinfo, handle, Int32(GH_CURLINFO_CONNECT_TIME), &connectSeconds)
+            _ = gatehouse_curl_getinfo_double(curl.easyGetinfo, handle, Int32(GH_CURLINFO_APPCONNECT_TIME), &handshakeSeconds)
+            // Nothing can have been sent before the connection (and, for https, its TLS handshake) was made.
+            let connected = connectSeconds > 0 && (!url.lowercased().hasPrefix("https:") || handshakeSeconds > 0)
+            throw classify(code: code, words: words, timeout: request.timeout, limit: request.maxAnswerBytes, connected: connected)
         }
         var status = 0
         _ = gatehouse_curl_getinfo_long(curl.easyGetinfo, handle, Int32(GH_CURLINFO_RESPONSE_CODE), &status)
         return HTTPAnswer(status: status, headers: sink.headers, body: sink.bytes)
     }
 
-    private static func classify(code: Int32, words: String, timeout: Double, limit: Int) -> HTTPFailure {
+    /// What a curl error means for the request: `unreachable` only for what provably happens before any byte of it is
+    /// sent (a name that does not resolve, a connection refused or not made in time, a failed TLS handshake, an
+    /// unreadable CA file); everything else — a cut connection, a malformed status line (curl's code 1 or 8), an
+    /// HTTP/2 stream error (16, 92), any code not listed — may have followed the request, so a caller must treat its
+    /// outcome as unknown.
+    static func classify(code: Int32, words: String, timeout: Double, limit: Int, connected: Bool) -> HTTPFailure {
         switch code {
-        case GH_CURLE_OPERATION_TIMEDOUT: return .timedOut(seconds: timeout)
+        case GH_CURLE_OPERATION_TIMEDOUT:
+            return connected ? .timedOut(seconds: timeout) : .unreachable("no connection within \(HTTPFailure.format(min(timeout, 5))) s")
         case GH_CURLE_COULDNT_CONNECT: return .unreachable("connection refused")
         case GH_CURLE_COULDNT_RESOLVE_HOST, GH_CURLE_COULDNT_RESOLVE_PROXY: return .unreachable("the host name does not resolve")
         case GH_CURLE_SSL_CONNECT_ERROR, GH_CURLE_PEER_FAILED_VERIFICATION: return .unreachable("the TLS handshake failed (\(words))")
+        case GH_CURLE_SSL_CACERT_BADFILE: return .unreachable("the CA file cannot be read (\(words))")
+        case GH_CURLE_UNSUPPORTED_PROTOCOL, GH_CURLE_WEIRD_SERVER_REPLY: return .connectionLost("what came back is not well-formed HTTP (\(words))")
         case GH_CURLE_GOT_NOTHING: return .connectionLost("the server closed the connection without an answer")
-        case GH_CURLE_RECV_ERROR, GH_CURLE_SEND_ERROR, GH_CURLE_PARTIAL_FILE: return .connectionLost(words)
-        case GH_CURLE_WRITE_ERROR, GH_CURLE_FILESIZE_EXCEEDED: return .connectionLost("the answer is over \(limit / 1024) KiB")
-        default: return .unreachable(words)
+        case GH_CURLE_WRITE_ERROR, GH_CURLE_FILESIZE_EXCEEDED: return .answerTooLarge(limit: limit)
+        default: return .connectionLost(words)
         }
     }
 }
@@ -91,7 +101,7 @@ public struct HTTPRequest: Sendable {
     public var timeout: Double
     /// A PEM file of the certificate authorities to trust instead of the system's.
     public var caFile: String?
-    /// The largest answer read; a larger one fails as `connectionLost`.
+    /// The largest answer read; a larger one fails as `answerTooLarge`.
     public var maxAnswerBytes: Int
 
     public init(method: String = "GET", url: String, headers: [String] = [], body: [UInt8]? = nil, timeout: Double = 10,
@@ -121,12 +131,21 @@ public struct HTTPAnswer: Sendable {
 
 /// Why a call got no answer.
 public enum HTTPFailure: Error, Sendable, Equatable {
-    /// No answer within the timeout.
+    /// No answer within the timeout, on a connection that was made: the request may have been sent.
     case timedOut(seconds: Double)
-    /// The connection could not be made (refused, no route, unknown host, TLS failure); the text says which.
+    /// Nothing was sent: the URL was refused, or the connection could not be made (refused, not made in time, unknown
+    /// host, TLS failure); the text says which.
     case unreachable(String)
-    /// The connection broke before a whole answer came.
+    /// The connection broke, or what came back was not HTTP, after the request may have been sent.
     case connectionLost(String)
+    /// The answer was longer than the request's `maxAnswerBytes` (the request was sent).
+    case answerTooLarge(limit: Int)
+
+    /// Whether any of the request may have reached the server: false only for `unreachable`.
+    public var mayHaveBeenSent: Bool {
+        if case .unreachable = self { return false }
+        return true
+    }
 
     /// One line for people, naming where.
     public func describe(_ url: String) -> String {
@@ -134,7 +153,12 @@ public enum HTTPFailure: Error, Sendable, Equatable {
         case .timedOut(let seconds): return "no answer from \(url) within \(Self.format(seconds)) s"
         case .unreachable(let why): return "cannot reach \(url): \(why)"
         case .connectionLost(let why): return "the connection to \(url) broke before the answer was complete: \(why)"
+        case .answerTooLarge(let limit): return "the answer from \(url) is over \(Self.size(limit)), more than Gatehouse reads"
         }
+    }
+
+    static func size(_ bytes: Int) -> String {
+        bytes >= 1 << 20 && bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : bytes >= 1024 ? "\(bytes / 1024) KiB" : "\(bytes) bytes"
     }
 
     static func format(_ seconds: Double) -> String {

@@ -68,6 +68,10 @@ struct LibCurl: @unchecked Sendable {
         let sink = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue()
         let total = size * count
         guard sink.bytes.count + total <= sink.limit else { return 0 }
+        // The whole body in one allocation when its length is announced (within the cap), not grown by doubling.
+        if sink.bytes.capacity == 0, let length = sink.headers["content-length"].flatMap({ Int($0) }), length > total {
+            sink.bytes.reserveCapacity(min(length, sink.limit))
+        }
         data.withMemoryRebound(to: UInt8.self, capacity: total) { sink.bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: total)) }
         return total
     }

@@ -160,6 +160,76 @@ final class ConsoleNetworkFaultTests: XCTestCase {
         XCTAssertTrue(write.bodyText.contains("grant"), write.bodyText)
     }
 
+    // MARK: - D1
+
+    /// A policy change whose answer from D1 is a malformed status line after D1 ran it: 503 `outcome_unknown`, without a
+    /// `Retry-After` that would invite a blind retry, and the change made once — never sent again by the console.
+    func testAD1WriteOfUnknownOutcomeIsA503WithoutRetryAfterAndIsMadeOnce() throws {
+        let console = try ConsoleHarness(users: 10, threads: 2, transport: .socket, engine: .d1)
+        let file = try XCTUnwrap(console.d1File)
+        let token = try console.tokens("root").access
+        let version = try Self.sqlite(file, "SELECT version FROM gatehouse_policy_version")
+        let audited = Int(try Self.sqlite(file, "SELECT count(*) FROM gatehouse_audit WHERE action = 'policy.set'")) ?? -1
+        try Self.d1Control("POST", "faults", ["fault": "badstatus", "execute": true, "writes_only": true])
+        defer { _ = try? Self.d1Control("DELETE", "faults", nil) }
+        let write = try console.request("POST", "/api/policy", token: token, body: try console.body([
+            "key": "linkSocial.allowDifferentEmails", "value": true, "reason": "SUP-40 weird"]))
+        XCTAssertEqual(write.status, 503, write.bodyText)
+        XCTAssertEqual(console.errorCode(write), "outcome_unknown", write.bodyText)
+        XCTAssertNil(write.header("Retry-After"), "a Retry-After invites a blind retry of a change that may have been made")
+        XCTAssertTrue(write.bodyText.contains("gatehouse audit"), write.bodyText)
+        XCTAssertEqual(try Self.sqlite(file, "SELECT count(*) FROM gatehouse_policy_history WHERE reason = 'SUP-40 weird'"), "1", "made once")
+        XCTAssertEqual(try Self.sqlite(file, "SELECT version FROM gatehouse_policy_version"), String((Int(version) ?? 0) + 1))
+        XCTAssertEqual(Int(try Self.sqlite(file, "SELECT count(*) FROM gatehouse_audit WHERE action = 'policy.set'")), audited + 1, "one audit entry")
+    }
+
+    /// D1 stalling (an answer that never comes in time) is one bounded wait: a console request gives up within its
+    /// busy timeout, retries and their waits included, with 503 `store_unavailable` — not after D1's 45 s a try.
+    func testAStalledD1AnswersWithinTheBusyTimeout() throws {
+        setenv("GATEHOUSE_BUSY_TIMEOUT_MS", "2000", 1)
+        let console = try ConsoleHarness(users: 10, threads: 2, transport: .socket, engine: .d1)
+        let token = try console.tokens("root").access
+        XCTAssertEqual(try console.request("GET", "/api/policy", token: token).status, 200)
+        try Self.d1Control("POST", "faults", ["fault": "slow", "delay_ms": 20_000, "count": 3])
+        defer { _ = try? Self.d1Control("DELETE", "faults", nil) }
+        let started = Date()
+        let stalled = try console.request("GET", "/api/policy", token: token)
+        let waited = Date().timeIntervalSince(started)
+        XCTAssertEqual(stalled.status, 503, stalled.bodyText)
+        XCTAssertEqual(console.errorCode(stalled), "store_unavailable", stalled.bodyText)
+        XCTAssertNotNil(stalled.header("Retry-After"), "a read that did not answer may be asked again")
+        XCTAssertLessThan(waited, 3.5, "the console waited past its busy timeout")
+        XCTAssertGreaterThan(waited, 1.5)
+    }
+
+    /// The local D1 API server's test endpoints (GATEHOUSE_TEST_D1_CONTROL).
+    @discardableResult
+    static func d1Control(_ method: String, _ path: String, _ body: [String: Any]?) throws -> String {
+        guard let control = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_D1_CONTROL"], !control.isEmpty else {
+            throw XCTSkip("no D1 test server")
+        }
+        var arguments = ["-s", "-X", method, control + "/" + path]
+        if let body { arguments += ["-H", "Content-Type: application/json", "-d", String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)] }
+        return try tool("/usr/bin/curl", arguments)
+    }
+
+    /// One value from the SQLite file behind a D1 database.
+    static func sqlite(_ file: String, _ sql: String) throws -> String {
+        try tool("/usr/bin/sqlite3", [file, sql]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private static func tool(_ executable: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
     // MARK: - SQLite
 
     /// A store file this process cannot write (a read-only mount, an immutable file): the console opens it read-only,

@@ -70,7 +70,13 @@ Test-only endpoints (no token; never under /client/v4):
                           "slow" (+ "delay_ms", default 2000; then answered normally), "cut" (headers and half the
                           body, then the connection closed; "execute": true by default, false to cut before running),
                           "notjson" (HTTP 200, an HTML body; not executed), "bigint" (executed; every row's first
-                          value replaced by the raw number "value", default 9007199254740993)
+                          value replaced by the raw number "value", default 9007199254740993), "badstatus" (a malformed
+                          status line, HTTP/1.1 2000 Weird, then the connection closed; "execute": true by default, as a
+                          broken proxy that forwarded the request would), "huge" (HTTP 200 with a well-formed envelope
+                          whose one row holds a BLOB of "bytes" bytes of JSON, default 2000000, as a hostile endpoint
+                          would send; not executed);
+                          any fault with "writes_only": true waits for a request that writes (a statement that is not a
+                          SELECT, PRAGMA or WITH), and the requests before it pass untouched
   GET  /test/faults     → the queue;  DELETE /test/faults → empties it
   POST /test/latency    {"ms": N} sets the delay added to every API request (as --latency-ms)
   POST /test/databases  {"wrangler_migrations": bool} → {"database": UUID, "file": PATH}: one more D1 database of the
@@ -423,9 +429,10 @@ class State:
         self.log = []
         self.faults = []  # [{"fault": kind, "count": remaining, ...}]
 
-    def next_fault(self):
+    def next_fault(self, writes):
+        """The fault for this request, if any; `writes()` says whether it writes (asked only for a "writes_only" one)."""
         with self.lock:
-            if not self.faults:
+            if not self.faults or (self.faults[0].get("writes_only") and not writes()):
                 return None
             fault = dict(self.faults[0])
             self.faults[0]["count"] -= 1
@@ -434,7 +441,17 @@ class State:
             return fault
 
 
-FAULTS = {"429", "500", "502", "503", "slow", "cut", "notjson", "bigint"}
+FAULTS = {"429", "500", "502", "503", "slow", "cut", "notjson", "bigint", "badstatus", "huge"}
+READS = ("SELECT", "PRAGMA", "WITH", "VALUES", "EXPLAIN")
+
+
+def writes(raw_body: bytes) -> bool:
+    """Whether a request's statements include one that writes (a malformed body does not)."""
+    try:
+        work = parse_body(raw_body)
+    except D1Error:
+        return False
+    return any(not sql.lstrip("( \n\t").upper().startswith(READS) for sql, _ in work)
 
 
 def envelope_error(code: int, message: str, result=None):
@@ -516,7 +533,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_json(400, {"error": f"fault must be one of {sorted(FAULTS)}, count a positive integer"})
                 return
             fault = {"fault": kind, "count": count}
-            for key in ("retry_after", "delay_ms", "execute", "value"):
+            for key in ("retry_after", "delay_ms", "execute", "value", "bytes", "writes_only"):
                 if key in body:
                     fault[key] = body[key]
             with state.lock:
@@ -587,7 +604,7 @@ class Handler(BaseHTTPRequestHandler):
         if database is None:
             raise D1Error(404, 7404, f"The database {database_id} could not be found")
 
-        fault = state.next_fault()
+        fault = state.next_fault(lambda: writes(raw_body))
         entry["fault"] = fault["fault"] if fault else None
         if fault:
             kind = fault["fault"]
@@ -610,6 +627,16 @@ class Handler(BaseHTTPRequestHandler):
                 return
             if kind == "slow":
                 time.sleep(int(fault.get("delay_ms", 2000)) / 1000)
+            if kind == "huge":
+                entry["status"] = 200
+                size = max(int(fault.get("bytes", 2_000_000)), 16)
+                blob = b"[1" + b",1" * ((size - 3) // 2) + b"]"
+                self.send_bytes(200, b'{"result":[{"results":{"columns":["a"],"rows":[[' + blob + b']]},"success":true,'
+                                     b'"meta":{"changes":0}}],"success":true,"errors":[],"messages":[]}')
+                return
+            if kind == "badstatus" and not fault.get("execute", True):
+                self.send_bad_status(entry)
+                return
             if kind == "cut" and not fault.get("execute", True):
                 entry["status"] = 200
                 self.send_json(200, {"result": [], "success": True, "errors": [], "messages": []}, cut=True)
@@ -628,9 +655,22 @@ class Handler(BaseHTTPRequestHandler):
                     elif endpoint != "raw" and row:
                         first = next(iter(row))
                         row[first] = number
+        if fault and fault["fault"] == "badstatus":
+            self.send_bad_status(entry)
+            return
         entry["status"] = 200
         self.send_json(200, {"result": results, "success": True, "errors": [], "messages": []},
                        cut=bool(fault and fault["fault"] == "cut"))
+
+    def send_bad_status(self, entry):
+        """A status line no HTTP client accepts (a three-digit status is the rule), with a plausible answer after it,
+        then the connection closed: what a broken proxy in front of the API might send."""
+        entry["status"] = 2000
+        body = b'{"result":[],"success":true,"errors":[],"messages":[]}'
+        self.wfile.write(b"HTTP/1.1 2000 Weird\r\nContent-Type: application/json\r\nContent-Length: "
+                         + str(len(body)).encode() + b"\r\n\r\n" + body)
+        self.wfile.flush()
+        self.close_connection = True
 
     def do_POST(self):
         self.handle_any("POST")

@@ -649,6 +649,37 @@ def test_a_connection_cut_mid_answer(server, execute):
     assert server.rows(f"SELECT count(*) AS n FROM {name}") == [{"n": 1 if execute else 0}]
 
 
+@pytest.mark.parametrize("execute", [True, False])
+def test_a_malformed_status_line_after_running_the_request_or_before(server, execute):
+    name = table(server)
+    server.control("POST", "faults", {"fault": "badstatus", "execute": execute})
+    with pytest.raises(http.client.HTTPException):
+        server.api({"sql": f"INSERT INTO {name} (v) VALUES ('weird')"})
+    assert server.rows(f"SELECT count(*) AS n FROM {name}") == [{"n": 1 if execute else 0}]
+    log = server.control("GET", "requests")["log"]
+    assert [entry["status"] for entry in log if entry["fault"] == "badstatus"] == [2000]
+
+
+def test_a_fault_for_writes_only_lets_reads_pass_and_waits_for_a_write(server):
+    name = table(server)
+    server.control("POST", "faults", {"fault": "500", "writes_only": True})
+    assert server.rows(f"SELECT count(*) AS n FROM {name}") == [{"n": 0}]
+    server.ok({"batch": [{"sql": f"SELECT count(*) FROM {name}"}, {"sql": "PRAGMA table_info(t)"}]})
+    status, _, _ = server.api({"batch": [{"sql": f"SELECT count(*) FROM {name}"}, {"sql": f"INSERT INTO {name} (v) VALUES ('x')"}]})
+    assert status == 500
+    assert server.control("GET", "faults") == {"queued": []}
+    assert server.rows(f"SELECT count(*) AS n FROM {name}") == [{"n": 0}]
+
+
+def test_a_huge_answer_is_a_well_formed_envelope_of_the_size_asked(server):
+    server.control("POST", "faults", {"fault": "huge", "bytes": 300_000})
+    status, _, raw = server.api({"sql": "SELECT 1"}, endpoint="raw")
+    assert status == 200 and 300_000 <= len(raw) < 300_200
+    answer = json.loads(raw)
+    assert answer["success"] is True and answer["result"][0]["results"]["columns"] == ["a"]
+    assert set(answer["result"][0]["results"]["rows"][0][0]) == {1}
+
+
 @pytest.mark.parametrize("endpoint", ["query", "raw"])
 def test_an_integer_beyond_2_53_injected_into_results(server, endpoint):
     server.control("POST", "faults", {"fault": "bigint"})

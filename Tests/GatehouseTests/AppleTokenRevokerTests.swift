@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import Gatehouse
+import HTTPClient
 
 /// `AppleTokenRevoker` as the deletion work calls it: `init(store:baseURL:now:)` and `revoke(userID:dryRun:)`. Apple's
 /// answers are tested end to end against Tests/Fixtures/apple_server.py (AppleRevokeTests); here, what needs no
@@ -37,6 +38,26 @@ final class AppleTokenRevokerTests: XCTestCase {
         XCTAssertThrowsError(try AppleTokenRevoker(store: store, baseURL: nil, now: .now()).revoke(userID: "nobody", dryRun: true)) { error in
             XCTAssertEqual((error as? GatehouseError)?.code, .notFound)
         }
+    }
+
+    /// The client secret, the user's token and Apple's key set travel only over https, or plain http to this machine
+    /// (the tests' server): any other base is refused before a connection is tried, with the variable named and no
+    /// credentials shown. Both `/auth/revoke` and `/auth/keys` go through `AppleHTTPClient`.
+    func testTheAppleBaseURLIsHTTPSOrLoopbackOnly() {
+        let started = Date()
+        for (base, words) in [("http://192.0.2.2:9", "not this machine"), ("http://appleid.apple.com", "not this machine"),
+                              ("http://[::ffff:192.0.2.2]:9", "not this machine"), ("http://localhost:1@192.0.2.2:9", "user name or password"),
+                              ("https://user:hunter2@appleid.apple.com", "user name or password")] {
+            let client = AppleHTTPClient(baseURL: base, timeout: 5)
+            for call in [{ _ = try client.get("/auth/keys") }, { _ = try client.post("/auth/revoke", form: [("token", "t")]) }] {
+                XCTAssertThrowsError(try call(), base) { error in
+                    guard let failure = error as? AppleHTTPClient.Failure, case .unreachable(let why) = failure else { return XCTFail("\(base): \(error)") }
+                    XCTAssertTrue(why.contains(AppleHTTPClient.baseURLVariable) && why.contains(words), why)
+                    XCTAssertFalse(why.contains("hunter2") || why.contains("localhost:1@"), why)
+                }
+            }
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2, "refused before any connection")
     }
 }
 

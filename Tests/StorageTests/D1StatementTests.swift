@@ -70,7 +70,15 @@ final class D1StatementTests: XCTestCase {
         XCTAssertEqual(json["a"]?.array?[1], .number("-2.5e3"))
         // A lone surrogate reads as U+FFFD, as JavaScript would print it replaced.
         XCTAssertEqual(try D1JSON.parse(Array(#""\ud800x""#.utf8)).string, "\u{FFFD}x")
-        for hostile in ["", "{", "[1,]", "01", "1.", "-", "\"\u{01}\"", String(repeating: "[", count: 100) + String(repeating: "]", count: 100), "nul"] {
+        // A BLOB's bytes are kept as bytes, and read as the numbers they were; anything else in an array is a value.
+        XCTAssertEqual(try D1JSON.parse(Array("[0, 171,255 ]".utf8)), .bytes([0, 171, 255]))
+        XCTAssertEqual(try D1JSON.parse(Array("[0,171,255]".utf8)).array, [.number("0"), .number("171"), .number("255")])
+        for mixed in ["[1,256]", "[1,-1]", "[1,1.5]", "[1,1e2]", "[1,\"a\"]", "[1,[2]]", "[]", "[1,null]"] {
+            let parsed = try D1JSON.parse(Array(mixed.utf8))
+            guard case .array = parsed else { return XCTFail("\(mixed): \(parsed)") }
+        }
+        XCTAssertEqual(try D1JSON.parse(Array(#"{"a":[[1,2],[3,"x"]],"b":[[]]}"#.utf8))["a"]?.array?.map { $0.array?.count }, [2, 2])
+        for hostile in ["", "{", "[1,]", "[1,", "[1 2]", "[01]", "[1,01]", "01", "1.", "-", "\"\u{01}\"", String(repeating: "[", count: 100) + String(repeating: "]", count: 100), "nul"] {
             XCTAssertThrowsError(try D1JSON.parse(Array(hostile.utf8)), hostile)
         }
     }

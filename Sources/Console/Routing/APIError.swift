@@ -73,7 +73,8 @@ public struct APIError: Error, Sendable {
         return APIError(status: status(of: error.code), code: error.code.rawValue, message: error.message, fix: error.fix, headers: headers)
     }
 
-    /// Seconds a client should wait before trying again, for the failures that pass by themselves.
+    /// Seconds a client should wait before trying again, for the failures that pass by themselves (not a change of
+    /// unknown outcome, which must not be sent again blindly).
     static func retryAfter(_ code: GatehouseError.Code) -> Int? {
         switch code {
         case .busy: return 5
@@ -89,7 +90,7 @@ public struct APIError: Error, Sendable {
         case .invalid, .derived: return 400
         case .conflict, .guideline48: return 409
         case .takeoverRisk: return 422
-        case .busy, .unavailable, .cannotOpen: return 503
+        case .busy, .unavailable, .cannotOpen, .outcomeUnknown: return 503
         case .revealRequired, .permissionDenied: return 403
         case .readOnly: return 409
         case .diskFull: return 507

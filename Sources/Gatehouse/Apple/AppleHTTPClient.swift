@@ -9,14 +9,18 @@ import HTTPClient
 ///     let answer = try client.get("/auth/keys")
 ///
 /// The base is `https://appleid.apple.com` unless `GATEHOUSE_APPLE_BASE_URL` says otherwise (the tests' local
-/// server). Request bodies are never logged or put in an error: they hold tokens and client secrets.
+/// server; plain http only to this machine). Request bodies are never logged or put in an error: they hold tokens and client secrets.
 public struct AppleHTTPClient: Sendable {
     /// Apple's base URL.
     public static let appleBaseURL = "https://appleid.apple.com"
 
-    /// The base URL in use: an explicit one, else `GATEHOUSE_APPLE_BASE_URL`, else Apple's.
+    /// The variable that names another base URL: `https://`, or plain `http://` only to this machine (`OutboundURL`).
+    public static let baseURLVariable = "GATEHOUSE_APPLE_BASE_URL"
+
+    /// The base URL in use: an explicit one, else `GATEHOUSE_APPLE_BASE_URL`, else Apple's. Each call checks it
+    /// (`OutboundURL`) before anything is sent.
     public static func baseURL(_ explicit: String?) -> String {
-        let chosen = explicit ?? ProcessInfo.processInfo.environment["GATEHOUSE_APPLE_BASE_URL"].flatMap { $0.isEmpty ? nil : $0 } ?? appleBaseURL
+        let chosen = explicit ?? ProcessInfo.processInfo.environment[baseURLVariable].flatMap { $0.isEmpty ? nil : $0 } ?? appleBaseURL
         return chosen.hasSuffix("/") ? String(chosen.dropLast()) : chosen
     }
 
@@ -79,11 +83,10 @@ public struct AppleHTTPClient: Sendable {
     }
 
     private func send(method: String, path: String, form: [(String, String)]?) throws(Failure) -> Answer {
+        // The client secret and the user's tokens go with these calls, and a key set fetched in the clear could be
+        // anyone's: https only, loopback excepted (the tests' local server), by the rule every outbound client shares.
+        do { _ = try OutboundURL(baseURL, variable: Self.baseURLVariable) } catch { throw .unreachable(error.description) }
         let url = baseURL + path
-        let lowered = url.lowercased()
-        guard lowered.hasPrefix("https://") || lowered.hasPrefix("http://"), !url.contains(where: { $0.isWhitespace || $0.isNewline }) else {
-            throw .unreachable("\(baseURL) is not an http(s) URL (check GATEHOUSE_APPLE_BASE_URL)")
-        }
         let headers = ["Accept: application/json"] + (form == nil ? [] : ["Content-Type: application/x-www-form-urlencoded"])
         return try HTTPClient.send(HTTPRequest(method: method, url: url, headers: headers, body: form.map { Array(Self.formEncode($0).utf8) },
                                                timeout: timeout, caFile: Self.caFile, maxAnswerBytes: Self.maxAnswerBytes))

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import JOSE
 import Storage
 
@@ -113,7 +114,7 @@ public struct AppleTokenRevoker {
             }
             if dryRun {
                 outcomes.append(AppleRevocationOutcome(accountID: accountID, outcome: .wouldRevoke,
-                    message: "would revoke its \(hint.replacingOccurrences(of: "_", with: " ")) at \(baseURL)/auth/revoke as client \(clientID)",
+                    message: "would revoke its \(hint.replacingOccurrences(of: "_", with: " ")) at \(OutboundURL.redacted(baseURL))/auth/revoke as client \(clientID)",
                     clientID: clientID, tokenTypeHint: hint))
                 continue
             }
@@ -141,7 +142,7 @@ public struct AppleTokenRevoker {
         } catch let error as GatehouseError {
             return outcome(.notConfigured, "cannot mint a client secret: \(error.description)")
         }
-        let url = baseURL + "/auth/revoke"
+        let url = OutboundURL.redacted(baseURL + "/auth/revoke")
         let client = AppleHTTPClient(baseURL: baseURL, timeout: timeout)
         let answer: AppleHTTPClient.Answer
         do {
@@ -150,7 +151,7 @@ public struct AppleTokenRevoker {
             switch error {
             case .timedOut: return outcome(.timedOut, "\(error.describe(url)); the token may or may not be revoked: run the command again (revoking twice is harmless)")
             case .unreachable: return outcome(.unreachable, "\(error.describe(url)); nothing was revoked: check the network or GATEHOUSE_APPLE_BASE_URL and run it again")
-            case .connectionLost: return outcome(.unreachable, "\(error.describe(url)); the token may or may not be revoked: run the command again")
+            case .connectionLost, .answerTooLarge: return outcome(.unreachable, "\(error.describe(url)); the token may or may not be revoked: run the command again")
             }
         }
         if answer.status == 200 {

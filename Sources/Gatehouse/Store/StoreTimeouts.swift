@@ -15,6 +15,9 @@ public struct StoreTimeouts: Sendable, Equatable {
     public var busyMilliseconds: Int
     /// Milliseconds one statement may run on a database server; 0 for no limit.
     public var statementMilliseconds: Int
+    /// Milliseconds one operation on a store behind an HTTP API (D1) may take in all, its retries and their waits
+    /// included; nil for the engine's own bounds (minutes, for a CLI job).
+    public var requestMilliseconds: Int? = nil
 
     public init(busyMilliseconds: Int, statementMilliseconds: Int) {
         self.busyMilliseconds = busyMilliseconds
@@ -24,8 +27,13 @@ public struct StoreTimeouts: Sendable, Equatable {
     /// A CLI job's: the environment's, else 15 s for a lock and 5 minutes for a statement.
     public static var command: StoreTimeouts { fromEnvironment(statementDefault: 300_000) }
 
-    /// A console request's: the environment's, else 15 s for a lock and 60 s for a statement.
-    public static var console: StoreTimeouts { fromEnvironment(statementDefault: 60_000) }
+    /// A console request's: the environment's, else 15 s for a lock and 60 s for a statement; a D1 operation ends
+    /// within the busy timeout (at least a second), as a wait for a lock does, so a stalled API is one bounded 503.
+    public static var console: StoreTimeouts {
+        var timeouts = fromEnvironment(statementDefault: 60_000)
+        timeouts.requestMilliseconds = max(timeouts.busyMilliseconds, 1000)
+        return timeouts
+    }
 
     /// The longest wait any variable may ask for: a day. Longer is a typo, and would overflow the engines' settings.
     static let longest = 86_400_000

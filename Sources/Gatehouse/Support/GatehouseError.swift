@@ -39,6 +39,8 @@ public struct GatehouseError: Error, CustomStringConvertible, Sendable, Equatabl
         case cannotOpen = "cannot_open"
         /// The store's server cannot be reached now, or the connection to it was lost: retry shortly.
         case unavailable = "store_unavailable"
+        /// A change was sent to the store and no answer says whether it was applied: check before running it again.
+        case outcomeUnknown = "outcome_unknown"
         /// The store's role (or the file's owner) lacks a right the operation needs.
         case permissionDenied = "permission_denied"
         /// The store answered with an error Gatehouse has no better words for.

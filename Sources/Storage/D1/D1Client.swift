@@ -5,11 +5,16 @@ import HTTPClient
 /// nothing), answered with each statement's columns, rows and changes (`/raw`).
 ///
 /// Bounded and retried by what each failure means: a 429 is retried after its `Retry-After` (a refusal, so nothing
-/// ran), a server error or a cut connection is retried only for a request that reads; a write that was sent and got
-/// no answer is reported as of unknown outcome, never sent twice.
+/// ran), a server error or a cut connection is retried only for a request that reads. A write is sent again only when
+/// it provably never left (`HTTPFailure.unreachable`: no connection, no TLS); anything after it may have been sent —
+/// a cut connection, a timeout, a malformed answer — is reported as of unknown outcome, never sent twice.
 struct D1Client {
     let location: D1Location
     let timeout: Double
+    /// Seconds one operation (`run`: every try and every wait between them) may take in all; nil for the bounds of
+    /// `maxAttempts` tries of `timeout` each and `maxWaitSeconds` of waits. A console's request sets it, so that its
+    /// D1 work ends within the request's deadline.
+    var budget: Double? = nil
 
     /// Seconds one request may take: `GATEHOUSE_D1_TIMEOUT_SECONDS`, default 45 (D1 stops a query at 30 s).
     static var defaultTimeout: Double {
@@ -18,11 +23,21 @@ struct D1Client {
         return value
     }
 
-    /// The largest answer read (a page of a scan is far smaller).
-    static let maxAnswerBytes = 256 << 20
+    static let maxAnswerVariable = "GATEHOUSE_D1_MAX_ANSWER_BYTES"
+
+    /// The largest answer read: `GATEHOUSE_D1_MAX_ANSWER_BYTES` (1 MiB to 1 GiB), default 64 MiB — a page of a scan
+    /// is a few MB. A larger one is refused before any of it is parsed: parsed, an answer takes several times its size.
+    static var maxAnswerBytes: Int {
+        guard let text = ProcessInfo.processInfo.environment[maxAnswerVariable], let value = Int(text.trimmingCharacters(in: .whitespaces)) else {
+            return 64 << 20
+        }
+        return min(max(value, 1 << 20), 1 << 30)
+    }
     /// Tries for a 429 or (when reading) a server error; the waits between them stay under `maxWaitSeconds` in all.
     static let maxAttempts = 4
     static let maxWaitSeconds = 60.0
+    /// The least time worth another try within a budget.
+    static let shortestTry = 0.25
 
     struct Result {
         let columns: [String]
@@ -51,15 +66,27 @@ struct D1Client {
         let request = HTTPRequest(method: "POST", url: location.rawEndpoint,
                                   headers: ["Authorization: Bearer \(token)", "Content-Type: application/json", "Accept: application/json"],
                                   body: Array(body.utf8), timeout: timeout, caFile: location.caFile, maxAnswerBytes: Self.maxAnswerBytes)
+        let started = DispatchTime.now().uptimeNanoseconds
+        /// What is left of the budget, in seconds; nil without one.
+        func remaining() -> Double? {
+            budget.map { $0 - Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
+        }
         var waited = 0.0
         var attempt = 1
         while true {
+            var bounded = request
+            if let left = remaining() { bounded.timeout = max(min(timeout, left), 0.001) }
             let answer: HTTPAnswer
             do {
-                answer = try HTTPClient.send(request)
+                answer = try HTTPClient.send(bounded)
             } catch {
-                let sent = { if case .unreachable = error { return false } else { return true } }()
-                if reads || !sent, let pause = pause(attempt: attempt, waited: waited, retryAfter: nil) {
+                if case .answerTooLarge(let limit) = error {
+                    throw D1Error(.badAnswer, "Cloudflare's API answered \(location) with more than \(limit >> 20) MiB, which Gatehouse does not read (\(Self.maxAnswerVariable))"
+                                  + (reads ? "" : Self.unknownOutcome), outcomeUnknown: !reads)
+                }
+                // Sent again only when it is a read, or provably never left.
+                let sent = error.mayHaveBeenSent
+                if reads || !sent, let pause = pause(attempt: attempt, waited: waited, retryAfter: nil, remaining: remaining()) {
                     Thread.sleep(forTimeInterval: pause); waited += pause; attempt += 1; continue
                 }
                 throw D1Error(.unavailable, error.describe("Cloudflare's API for \(location)") + (sent && !reads ? Self.unknownOutcome : ""),
@@ -67,7 +94,13 @@ struct D1Client {
             }
             switch answer.status {
             case 200..<300, 400:
-                return try decode(answer, count: statements.contains(where: \.isScript) ? nil : statements.count)
+                do {
+                    return try decode(answer, count: statements.contains(where: \.isScript) ? nil : statements.count)
+                } catch {
+                    // D1 refused the batch (nothing ran), or the answer cannot be read: then a write may have run.
+                    guard !reads, error.kind != .statement else { throw error }
+                    throw D1Error(error.kind, error.message + Self.unknownOutcome, outcomeUnknown: true)
+                }
             case 401, 403:
                 throw D1Error(.permission, "Cloudflare's API refused the API token for \(location) (HTTP \(answer.status)\(Self.firstError(answer).map { ": \($0)" } ?? "")): it is not valid, or may not use this database",
                               outcomeUnknown: false)
@@ -75,19 +108,20 @@ struct D1Client {
                 throw D1Error(.notFound, "Cloudflare's API knows no D1 database \(location.database) in account \(location.account) (HTTP 404)")
             case 429:
                 let retryAfter = answer.headers["retry-after"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-                if let pause = pause(attempt: attempt, waited: waited, retryAfter: retryAfter) {
+                if let pause = pause(attempt: attempt, waited: waited, retryAfter: retryAfter, remaining: remaining()) {
                     Thread.sleep(forTimeInterval: pause); waited += pause; attempt += 1; continue
                 }
                 throw D1Error(.rateLimited(retryAfter: retryAfter),
                               "Cloudflare's API rate limit (HTTP 429) held for \(location) over \(attempt) tries in \(Int(waited.rounded())) s; nothing was changed")
             case 500...599:
-                if reads, let pause = pause(attempt: attempt, waited: waited, retryAfter: nil) {
+                if reads, let pause = pause(attempt: attempt, waited: waited, retryAfter: nil, remaining: remaining()) {
                     Thread.sleep(forTimeInterval: pause); waited += pause; attempt += 1; continue
                 }
                 throw D1Error(.unavailable, "Cloudflare's API answered HTTP \(answer.status) for \(location)" + (reads ? " \(attempt) times" : Self.unknownOutcome),
                               outcomeUnknown: !reads)
             default:
-                throw D1Error(.badAnswer, "Cloudflare's API answered HTTP \(answer.status) for \(location), which Gatehouse does not expect", outcomeUnknown: !reads)
+                throw D1Error(.badAnswer, "Cloudflare's API answered HTTP \(answer.status) for \(location), which Gatehouse does not expect" + (reads ? "" : Self.unknownOutcome),
+                              outcomeUnknown: !reads)
             }
         }
     }
@@ -95,10 +129,13 @@ struct D1Client {
     static let unknownOutcome = "; the write may or may not have been applied: check `gatehouse audit` before running it again"
 
     /// How long to wait before try `attempt + 1`, or nil when the tries or the time are spent.
-    private func pause(attempt: Int, waited: Double, retryAfter: Int?) -> Double? {
+    /// Within a budget, a pause must leave time for a try after it: a `Retry-After` longer than what is left ends
+    /// the operation at once.
+    private func pause(attempt: Int, waited: Double, retryAfter: Int?, remaining: Double?) -> Double? {
         guard attempt < Self.maxAttempts else { return nil }
         let pause = retryAfter.map { Double(min(max($0, 0), 30)) } ?? 0.25 * Double(1 << (attempt - 1))
         guard waited + pause <= Self.maxWaitSeconds else { return nil }
+        if let remaining, pause + Self.shortestTry > remaining { return nil }
         return pause
     }
 
@@ -151,8 +188,10 @@ struct D1Client {
             }
             let body = item["results"]
             let columns = (body?["columns"]?.array ?? []).map { $0.string ?? "" }
+            let items = body?["rows"]?.array ?? []
             var rows: [[SQLValue]] = []
-            for row in body?["rows"]?.array ?? [] {
+            rows.reserveCapacity(items.count)
+            for row in items {
                 guard let cells = row.array, cells.count == columns.count else {
                     throw D1Error(.badAnswer, "Cloudflare's API answered \(location) with a row of another width than its columns")
                 }
@@ -178,7 +217,7 @@ struct D1Client {
         case .number(let text):
             if !text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }), let integer = Int64(text) {
                 guard integer.magnitude <= Self.exactIntegerLimit.magnitude else {
-                    throw D1Error(.badAnswer, "D1 sent \(location) an integer beyond 2^53, which a JavaScript number cannot hold exactly; nothing was changed")
+                    throw D1Error(.badAnswer, "D1 sent \(location) an integer beyond 2^53, which a JavaScript number cannot hold exactly")
                 }
                 return .integer(integer)
             }
@@ -186,7 +225,7 @@ struct D1Client {
                 throw D1Error(.badAnswer, "D1 sent \(location) a number Gatehouse cannot read")
             }
             if real == real.rounded(), abs(real) >= Double(Self.exactIntegerLimit), !text.contains(".") {
-                throw D1Error(.badAnswer, "D1 sent \(location) an integer beyond 2^53, which a JavaScript number cannot hold exactly; nothing was changed")
+                throw D1Error(.badAnswer, "D1 sent \(location) an integer beyond 2^53, which a JavaScript number cannot hold exactly")
             }
             return .real(real)
         case .array(let items):
@@ -198,6 +237,8 @@ struct D1Client {
                 }
                 bytes.append(byte)
             }
+            return .blob(bytes)
+        case .bytes(let bytes):
             return .blob(bytes)
         case .object:
             throw D1Error(.badAnswer, "D1 sent \(location) an object where a value was expected")

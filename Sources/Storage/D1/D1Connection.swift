@@ -43,10 +43,12 @@ public final class D1Connection: SQLDatabase {
     }
     private var pending: PendingWrite?
 
-    /// A connection to `location`; each request may take `timeout` seconds (default `GATEHOUSE_D1_TIMEOUT_SECONDS`, 45).
-    public init(location: D1Location, timeout: Double? = nil) {
+    /// A connection to `location`; each request may take `timeout` seconds (default `GATEHOUSE_D1_TIMEOUT_SECONDS`, 45),
+    /// and each operation — a request with its retries and the waits between them — `budget` seconds in all (nil: up
+    /// to four tries and a minute of waits).
+    public init(location: D1Location, timeout: Double? = nil, budget: Double? = nil) {
         self.location = location
-        self.client = D1Client(location: location, timeout: timeout ?? D1Client.defaultTimeout)
+        self.client = D1Client(location: location, timeout: timeout ?? D1Client.defaultTimeout, budget: budget)
     }
 
     /// Checks that the API answers for this database and the token may read it (one request).

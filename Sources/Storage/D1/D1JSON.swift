@@ -1,13 +1,16 @@
 /// The JSON of Cloudflare's API, parsed without Foundation: numbers are kept as their text, so that an integer is
 /// read exactly (or refused when JavaScript could not have sent it exactly) and never passes through a `Double`
 /// by accident; depth and size are bounded, so a hostile answer ends in an error, never a trap.
-indirect enum D1JSON: Equatable {
+enum D1JSON: Equatable {
     case null
     case bool(Bool)
     /// The number as it was written.
     case number(String)
     case string(String)
     case array([D1JSON])
+    /// A non-empty array of integers 0 to 255 each written plainly (`[0,171,255]`: a BLOB, as D1 sends one), kept as
+    /// its bytes: a byte each, not a value each. `array` gives it as numbers.
+    case bytes([UInt8])
     case object([(String, D1JSON)])
 
     static func == (lhs: D1JSON, rhs: D1JSON) -> Bool {
@@ -17,6 +20,8 @@ indirect enum D1JSON: Equatable {
         case let (.number(a), .number(b)): a == b
         case let (.string(a), .string(b)): a == b
         case let (.array(a), .array(b)): a == b
+        case let (.bytes(a), .bytes(b)): a == b
+        case (.bytes, .array), (.array, .bytes): lhs.array == rhs.array
         case let (.object(a), .object(b)): a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
         default: false
         }
@@ -27,7 +32,13 @@ indirect enum D1JSON: Equatable {
         return members.first { $0.0 == key }?.1
     }
 
-    var array: [D1JSON]? { if case .array(let items) = self { items } else { nil } }
+    var array: [D1JSON]? {
+        switch self {
+        case .array(let items): items
+        case .bytes(let bytes): bytes.map { .number(String($0)) }
+        default: nil
+        }
+    }
     var string: String? { if case .string(let text) = self { text } else { nil } }
     var bool: Bool? { if case .bool(let value) = self { value } else { nil } }
     var int: Int? { if case .number(let text) = self { Int(text) ?? Double(text).flatMap { $0.isFinite && abs($0) < 1e15 ? Int($0) : nil } } else { nil } }
@@ -37,7 +48,7 @@ indirect enum D1JSON: Equatable {
     static let maxDepth = 64
 
     static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> D1JSON {
-        var parser = Parser(bytes: bytes)
+        var parser = Parser(bytes: bytes, sizes: containerSizes(bytes))
         parser.skipSpace()
         let value = try parser.value(depth: 0)
         parser.skipSpace()
@@ -45,9 +56,58 @@ indirect enum D1JSON: Equatable {
         return value
     }
 
+    /// How many items each array and object holds, in the order their opening brackets come: one pass that only
+    /// counts (it checks nothing; the parser does), so the parser reserves each array at its final size. An answer
+    /// parsed into arrays grown by doubling took over twenty times its size; reserved, the values take what they need.
+    static func containerSizes(_ bytes: [UInt8]) -> [Int32] {
+        var sizes: [Int32] = []
+        var open: [(slot: Int, empty: Bool)] = []
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                if !open.isEmpty { open[open.count - 1].empty = false }
+                guard open.count < D1JSON.maxDepth else { return sizes }
+                open.append((sizes.count, true))
+                sizes.append(0)
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                guard let last = open.popLast() else { return sizes }
+                if !last.empty { sizes[last.slot] += 1 }
+            case UInt8(ascii: ","):
+                if let last = open.last { sizes[last.slot] += 1 }
+            case 0x20, 0x0A, 0x0D, 0x09:
+                break
+            default:
+                if !open.isEmpty { open[open.count - 1].empty = false }
+                if byte == UInt8(ascii: "\"") {
+                    index += 1
+                    while index < bytes.count, bytes[index] != UInt8(ascii: "\"") { index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1 }
+                }
+            }
+            index += 1
+        }
+        return sizes
+    }
+
     private struct Parser {
         let bytes: [UInt8]
+        /// `containerSizes`, consumed in order: a hint, never trusted past the bytes left.
+        let sizes: [Int32]
+        var nextSize = 0
         var index = 0
+
+        init(bytes: [UInt8], sizes: [Int32]) {
+            self.bytes = bytes
+            self.sizes = sizes
+        }
+
+        /// The item count of the container opening at `index`, bounded by what the bytes left could hold.
+        mutating func reservation() -> Int {
+            defer { nextSize += 1 }
+            guard nextSize < sizes.count else { return 0 }
+            return min(Int(sizes[nextSize]), (bytes.count - index) / 2 + 1)
+        }
 
         mutating func skipSpace() {
             while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 { index += 1 }
@@ -57,8 +117,9 @@ indirect enum D1JSON: Equatable {
             guard depth < D1JSON.maxDepth, index < bytes.count else { throw SyntaxError(offset: index) }
             switch bytes[index] {
             case UInt8(ascii: "{"):
-                index += 1
                 var members: [(String, D1JSON)] = []
+                members.reserveCapacity(reservation())
+                index += 1
                 skipSpace()
                 if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
                 while true {
@@ -77,8 +138,11 @@ indirect enum D1JSON: Equatable {
                     throw SyntaxError(offset: index)
                 }
             case UInt8(ascii: "["):
-                index += 1
+                let reserved = reservation()
+                if let bytes = byteArray(reserving: reserved) { return .bytes(bytes) }
                 var items: [D1JSON] = []
+                items.reserveCapacity(reserved)
+                index += 1
                 skipSpace()
                 if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
                 while true {
@@ -97,6 +161,33 @@ indirect enum D1JSON: Equatable {
             case UInt8(ascii: "n"): try literal("null"); return .null
             default:
                 return .number(try number())
+            }
+        }
+
+        /// The array at `index` as bytes when it is a non-empty array of plain integers 0 to 255 (no sign, fraction,
+        /// exponent or leading zero), past its `]`; else nil, with `index` where it was.
+        mutating func byteArray(reserving capacity: Int) -> [UInt8]? {
+            let start = index
+            var out: [UInt8] = []
+            index += 1
+            while true {
+                skipSpace()
+                let digitsStart = index
+                var value = 0
+                while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39, index - digitsStart < 3 {
+                    value = value * 10 + Int(bytes[index] - 0x30)
+                    index += 1
+                }
+                let digits = index - digitsStart
+                guard digits > 0, value <= 255, !(digits > 1 && bytes[digitsStart] == 0x30) else { index = start; return nil }
+                if out.isEmpty { out.reserveCapacity(capacity) }
+                out.append(UInt8(value))
+                skipSpace()
+                guard index < bytes.count else { index = start; return nil }
+                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                if bytes[index] == UInt8(ascii: "]") { index += 1; return out }
+                index = start
+                return nil
             }
         }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 
 /// A D1 database as `--store d1://<account_id>/<database_id>` names it, with where Cloudflare's API is and the API
 /// token it is reached with. The token comes from `CLOUDFLARE_API_TOKEN` only (never a flag or the URI, so never in
@@ -7,7 +8,8 @@ import Foundation
 ///     let location = try D1Location(uri: "d1://0123456789abcdef0123456789abcdef/9f1c…")
 ///
 /// The API base is `CLOUDFLARE_API_BASE_URL` (wrangler's variable) or `https://api.cloudflare.com/client/v4`; plain
-/// `http://` is accepted only for a server on this machine (a test's), since the token travels with every request.
+/// `http://` is accepted only for a server on this machine (a test's), since the token travels with every request
+/// (`OutboundURL`: a user name or password in the URL is refused, a loopback host is a literal or `localhost`).
 public struct D1Location: Sendable, Equatable, CustomStringConvertible {
     public static let scheme = "d1://"
     public static let defaultBaseURL = "https://api.cloudflare.com/client/v4"
@@ -44,20 +46,14 @@ public struct D1Location: Sendable, Equatable, CustomStringConvertible {
         self.account = account
         self.database = database
         let base = environment[Self.baseURLVariable].flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultBaseURL
-        let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
-        let lowered = trimmed.lowercased()
-        if lowered.hasPrefix("http://") {
-            let host = lowered.dropFirst("http://".count).prefix { $0 != "/" && $0 != ":" }
-            guard host == "127.0.0.1" || host == "localhost" || host == "[" || lowered.hasPrefix("http://[::1]") else {
-                throw D1Error(.configuration, "\(Self.baseURLVariable) is plain http:// to another machine; the API token would cross the network unencrypted: use https://")
-            }
-        } else if !lowered.hasPrefix("https://") {
-            throw D1Error(.configuration, "\(Self.baseURLVariable) is not an https:// URL")
+        // The token travels with every request: https only, plain http only to this machine (a test's server), by
+        // the rule every outbound client shares.
+        let url: OutboundURL
+        do { url = try OutboundURL(base, variable: Self.baseURLVariable) } catch { throw D1Error(.configuration, error.description) }
+        guard url.query == nil else {
+            throw D1Error(.configuration, "\(Self.baseURLVariable) (\(OutboundURL.redacted(base))) holds a query (?…); the API base is https://HOST/client/v4")
         }
-        guard !trimmed.contains(where: { $0.isWhitespace || $0.isNewline }) else {
-            throw D1Error(.configuration, "\(Self.baseURLVariable) holds white space")
-        }
-        baseURL = trimmed
+        baseURL = url.text
         caFile = environment[Self.caFileVariable].flatMap { $0.isEmpty ? nil : $0 }
     }
 

@@ -36,12 +36,18 @@ struct D1StoreEngine: StoreEngine {
     }
 
     func connect(readOnly: Bool, timeouts: StoreTimeouts) throws -> SQLDatabase {
-        D1Connection(location: location)
+        Self.connection(location, timeouts)
     }
 
     func openChecked(configurationPath: String?, timeouts: StoreTimeouts) throws -> (SQLDatabase, StoreConfiguration) {
         let configuration = try StoreConfiguration.load(storePath: nil, explicitPath: configurationPath)
-        return (D1Connection(location: location), configuration)
+        return (Self.connection(location, timeouts), configuration)
+    }
+
+    /// A connection whose every operation, retries and waits included, ends within `timeouts.requestMilliseconds`
+    /// when there is such a bound (a console's request).
+    private static func connection(_ location: D1Location, _ timeouts: StoreTimeouts) -> D1Connection {
+        D1Connection(location: location, budget: timeouts.requestMilliseconds.map { Double($0) / 1000 })
     }
 
     /// D1's size limit on the paid plan (10 GB; 500 MB on the free plan): a database at it refuses writes.
