@@ -20,7 +20,8 @@ public final class ConsoleServer: Sendable {
         /// Listening on a non-loopback address needs this, deliberately.
         public var allowRemote: Bool
         public var threads: Int
-        /// The most connections one client address may hold (0: no limit); see `HTTPServerConfiguration`.
+        /// The most connections one client address may hold (0: no limit); see `HTTPServerConfiguration`. Above the
+        /// server's 32: on loopback the browser, scripts and every other local client share 127.0.0.1.
         public var maxConnectionsPerAddress: Int
         /// Writes one line per request (method, path without query, status, time) to stderr; see ``RequestLogLine``.
         public var logRequests: Bool
@@ -29,7 +30,7 @@ public final class ConsoleServer: Sendable {
 
         public init(storePath: String, configurationPath: String? = nil, publicDirectory: String, address: String = "127.0.0.1",
                     port: UInt16 = 8787, allowRemote: Bool = false, threads: Int = 4, logRequests: Bool = true,
-                    auth: AuthSettings = AuthSettings(), maxConnectionsPerAddress: Int = 32) {
+                    auth: AuthSettings = AuthSettings(), maxConnectionsPerAddress: Int = 64) {
             self.storePath = storePath
             self.configurationPath = configurationPath
             self.publicDirectory = publicDirectory
@@ -163,7 +164,11 @@ public final class ConsoleServer: Sendable {
     /// at most `Options.maxConnectionsPerAddress` (see `HTTPServer`'s `ConnectionTracker`); the rest of the limit stays
     /// for requests that are running.
     static let connectionLimit = 1024
-    static let maxWaitingConnections = 128
+    /// Three quarters of the limit: a quarter always stays for requests that are running. Closing a waiting connection
+    /// to make room is only worth it when room runs short: a slow client closed reconnects at once, and hundreds of
+    /// such reconnections a second (accepted, tracked, shut down, each on a connection thread) are what slow clients
+    /// cost the fast ones. Held, they cost nothing until the request deadline closes them.
+    static let maxWaitingConnections = 768
     static let requestTimeoutSeconds = 10
 
     /// Requests each handler lane holds waiting: past that the console answers 503 at once, so a flood (a viewer

@@ -30,8 +30,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// `ConnectionTracker`.
     public var requestTimeoutSeconds: Int
     /// The most connections that may wait for a complete request at once; each connection beyond closes the one
-    /// that has waited longest. Keep it well below ``connectionLimit`` divided by ``threadPoolSize`` (each
-    /// libmicrohttpd thread has its share of the limit), so that waiting connections never fill a thread's share.
+    /// that has waited longest. Keep it below ``connectionLimit``, so that room stays for requests that are running;
+    /// the lower it is, the sooner a flood of slow clients is closed, and the more often they reconnect (each
+    /// reconnection costs a connection thread an accept and a close).
     public var maxWaitingConnections: Int
     /// The largest request body accepted; larger ones are answered 413 without calling the handler.
     public var maxBodyBytes: Int

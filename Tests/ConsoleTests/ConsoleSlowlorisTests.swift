@@ -143,6 +143,30 @@ final class ConsoleSlowlorisTests: XCTestCase {
         return fd
     }
 
+    /// Waiting connections are held while there is room (closing one only makes its client reconnect at once); past
+    /// `maxWaitingConnections` each new one closes the longest-waiting, oldest first, and a request is still served.
+    func testWaitingConnectionsAreHeldUntilRoomRunsShortThenTheOldestAreClosed() throws {
+        var configuration = HTTPServerConfiguration(maxConnectionsPerAddress: 0, requestTimeoutSeconds: 30)
+        configuration.maxWaitingConnections = 20
+        let server = HTTPServer(configuration: configuration) { _ in .text(200, "ok\n") }
+        try server.start()
+        defer { server.stop() }
+        var sockets: [Int32] = []
+        defer { sockets.forEach { close($0) } }
+        for _ in 0..<15 { sockets.append(Self.connectLoopback(server.port)); usleep(5_000) }
+        XCTAssertFalse(sockets.contains { $0 < 0 })
+        usleep(600_000)
+        XCTAssertEqual(sockets.filter { Self.isClosed($0) }.count, 0, "a waiting connection was closed while there was room")
+        XCTAssertEqual(server.connectionCounts.evicted, 0)
+        for _ in 0..<15 { sockets.append(Self.connectLoopback(server.port)); usleep(5_000) }
+        usleep(300_000)
+        let closed = sockets.indices.filter { Self.isClosed(sockets[$0], within: 0.05) }
+        XCTAssertEqual(closed, Array(0..<10), "the longest-waiting connections are the ones closed")
+        let client = try RawHTTPClient(port: server.port)
+        try client.send("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        XCTAssertEqual(try client.readResponse(timeout: 3).status, 200)
+    }
+
     /// A client sending its body one byte every half second (each byte resets libmicrohttpd's idle timeout) is cut off
     /// at the request deadline, head and body together, and its handler never runs.
     func testABodyDribbledOneByteAtATimeIsCutOffAtTheRequestDeadline() throws {

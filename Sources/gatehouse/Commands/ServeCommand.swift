@@ -84,7 +84,7 @@ extension ServeCommand {
         static let quiet: Option<Bool> = .flag("quiet", short: "q", "do not log requests")
         static let threads: Option<Int> = .integer("threads", "N", "request threads (default 4)", default: 4, range: 1...64)
         static let maxConnectionsPerAddress: Option<Int> = .integer("max-connections-per-address", "N",
-                                                                    "connections one client address may hold (default 32; 0: no limit)",
-                                                                    default: 32, range: 0...65_536)
+                                                                    "connections one client address may hold (default 64; 0: no limit)",
+                                                                    default: 64, range: 0...65_536)
     }
 }
