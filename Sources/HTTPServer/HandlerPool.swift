@@ -12,8 +12,8 @@ import Locking
 /// slow jobs together run on at most all threads but one, so a flood of cheap-but-slowed requests (a viewer looping
 /// over a large audit page) can never keep an admin out. Slow jobs (a scan of the store) may run on at most all threads
 /// but two (one with two threads or fewer), so with three threads or more a thread is also left for standard work.
-/// A pool told that no work is ever priority (a server without a lane classifier) keeps no thread for it.
-/// Priority jobs may take every thread but one. With one thread there is no reserve, but priority work is still taken first.
+/// Priority jobs may take every thread but one. With one thread there is no reserve, but priority work is still taken
+/// first. A pool told that no job is ever priority (a server without a lane classifier) keeps no thread for it.
 ///
 /// Nothing waits without bound: each lane holds at most `maxQueued` jobs (a job beyond is refused at once, and the
 /// caller answers 503), a job that waited longer than `maxQueueWait` is shed rather than run, and so is one whose

@@ -112,6 +112,7 @@ enum MicroHTTPDCallbacks {
             uploadDataSize.pointee = 0
             return .YES
         }
+
         if let response = state.pendingResponse {
             // Called again after the handler thread resumed the connection.
             state.pendingResponse = nil
