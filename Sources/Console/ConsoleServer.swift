@@ -20,6 +20,9 @@ public final class ConsoleServer: Sendable {
         /// Listening on a non-loopback address needs this, deliberately.
         public var allowRemote: Bool
         public var threads: Int
+        /// The most connections one client address may hold (0: no limit); see `HTTPServerConfiguration`. Above the
+        /// server's 32: on loopback the browser, scripts and every other local client share 127.0.0.1.
+        public var maxConnectionsPerAddress: Int
         /// Writes one line per request (method, path without query, status, time) to stderr; see ``RequestLogLine``.
         public var logRequests: Bool
         /// Token lifetimes (`GATEHOUSE_ACCESS_TOKEN_TTL` shortens the access token's), login throttle, clock.
@@ -27,7 +30,7 @@ public final class ConsoleServer: Sendable {
 
         public init(storePath: String, configurationPath: String? = nil, publicDirectory: String, address: String = "127.0.0.1",
                     port: UInt16 = 8787, allowRemote: Bool = false, threads: Int = 4, logRequests: Bool = true,
-                    auth: AuthSettings = AuthSettings()) {
+                    auth: AuthSettings = AuthSettings(), maxConnectionsPerAddress: Int = 64) {
             self.storePath = storePath
             self.configurationPath = configurationPath
             self.publicDirectory = publicDirectory
@@ -35,6 +38,7 @@ public final class ConsoleServer: Sendable {
             self.port = port
             self.allowRemote = allowRemote
             self.threads = threads
+            self.maxConnectionsPerAddress = maxConnectionsPerAddress
             self.logRequests = logRequests
             self.auth = auth
         }
@@ -112,7 +116,8 @@ public final class ConsoleServer: Sendable {
         self.state = state
         let configuration = HTTPServerConfiguration(address: options.address, port: options.port, threadPoolSize: connectionThreads,
                                                     handlerThreadCount: options.threads, connectionLimit: Self.connectionLimit,
-                                                    connectionTimeoutSeconds: 30, requestHeadTimeoutSeconds: Self.requestHeadTimeoutSeconds,
+                                                    maxConnectionsPerAddress: options.maxConnectionsPerAddress,
+                                                    connectionTimeoutSeconds: 30, requestTimeoutSeconds: Self.requestTimeoutSeconds,
                                                     maxWaitingConnections: Self.maxWaitingConnections,
                                                     maxBodyBytes: 1 << 20, maxHeaderBytes: Self.maxHeaderBytes,
                                                     maxQueuedRequests: Self.maxQueuedRequests, maxQueueWaitSeconds: Self.maxQueueWaitSeconds)
@@ -162,11 +167,16 @@ public final class ConsoleServer: Sendable {
     static let maxHeaderBytes = 16 * 1024
 
     /// Connections open at once. Slow or silent clients cannot fill them: at most `maxWaitingConnections`
-    /// may wait for a request head, each for at most `requestHeadTimeoutSeconds` (see `HTTPServer`'s
-    /// `ConnectionTracker`); the rest of the limit stays for requests that are running.
+    /// may wait for a complete request (head and body), each for at most `requestTimeoutSeconds`, and one address holds
+    /// at most `Options.maxConnectionsPerAddress` (see `HTTPServer`'s `ConnectionTracker`); the rest of the limit stays
+    /// for requests that are running.
     static let connectionLimit = 1024
-    static let maxWaitingConnections = 128
-    static let requestHeadTimeoutSeconds = 10
+    /// Three quarters of the limit: a quarter always stays for requests that are running. Closing a waiting connection
+    /// to make room is only worth it when room runs short: a slow client closed reconnects at once, and hundreds of
+    /// such reconnections a second (accepted, tracked, shut down, each on a connection thread) are what slow clients
+    /// cost the fast ones. Held, they cost nothing until the request deadline closes them.
+    static let maxWaitingConnections = 768
+    static let requestTimeoutSeconds = 10
 
     /// Requests each handler lane holds waiting: past that the console answers 503 at once, so a flood (a viewer
     /// polling health from 300 tabs) becomes refusals, not a backlog an admin's login would wait behind.

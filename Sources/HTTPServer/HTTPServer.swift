@@ -11,7 +11,8 @@ import Locking
 /// (a static file, a refusal) or return `nil` to send the request on to the pool.
 /// Bodies over ``HTTPServerConfiguration/maxBodyBytes`` are answered 413,
 /// malformed requests (a NUL byte in the request line included) 400, both without calling the handler.
-/// Slow or silent clients cannot hold every connection (see `ConnectionTracker`), and costly handlers,
+/// Slow or silent clients cannot hold every connection: a request, head and body, has one deadline, and one
+/// address holds a bounded number of connections (see `ConnectionTracker`), and costly handlers,
 /// put in the ``Lane/slow`` lane by an optional ``LaneClassifier``, always leave a handler thread to the
 /// rest. Queues are bounded: a request its lane has no room for, one that waited too long, and one whose client
 /// left are answered 503 (`Retry-After`) without running its handler (see `HandlerPool`). There is no routing here.
@@ -38,13 +39,15 @@ public final class HTTPServer: Sendable {
 
     /// A lane of the handler pool.
     public enum Lane: Sendable {
-        /// Work of bounded, short cost; always has at least one handler thread to itself.
+        /// Work of bounded, short cost. With three handler threads or more it always has one that no slow job may
+        /// take; with two or more it may use every thread but one (kept for ``priority`` work).
         case standard
-        /// Work that must never wait for a scan (a login): taken before ``slow`` work, and with three handler
-        /// threads or more it always has one that no slow job may take. It may use every thread but one.
+        /// Work that must never wait behind other work (a login): taken first, and with two handler threads or more
+        /// one thread runs nothing else, so a flood of standard or slow requests cannot keep it waiting. It may use
+        /// every thread but one.
         case priority
-        /// Work whose cost grows with the data (a scan): it may use every handler thread but two (but one with two
-        /// threads), so it never starves ``standard`` or ``priority`` work.
+        /// Work whose cost grows with the data (a scan): it may use every handler thread but two, so with three or more
+        /// it never starves ``standard`` or ``priority`` work (with two it runs on one, the thread standard work uses).
         case slow
     }
 
@@ -114,9 +117,10 @@ public final class HTTPServer: Sendable {
                 lane: lane,
                 maxBodyBytes: configuration.maxBodyBytes,
                 pool: HandlerPool(threadCount: configuration.handlerThreadCount, maxQueued: configuration.maxQueuedRequests,
-                                  maxQueueWaitSeconds: configuration.maxQueueWaitSeconds),
+                                  maxQueueWaitSeconds: configuration.maxQueueWaitSeconds, reservesPriority: lane != nil),
                 connections: ConnectionTracker(maxWaiting: configuration.maxWaitingConnections,
-                                               headTimeoutSeconds: configuration.requestHeadTimeoutSeconds)
+                                               requestTimeoutSeconds: configuration.requestTimeoutSeconds,
+                                               maxPerAddress: configuration.maxConnectionsPerAddress)
             )
             Self.raiseOpenFileLimit(toAtLeast: configuration.connectionLimit + 64)
             let started = address.withSockAddr { sockAddr, _ in
@@ -166,7 +170,7 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// How many connections are open and how many wait for a request head, and how many were closed for
+    /// How many connections are open and how many wait for a complete request, and how many were closed for
     /// waiting too long or to make room (see ``HTTPServerConfiguration/maxWaitingConnections``); zeros when stopped.
     public var connectionCounts: (open: Int, waiting: Int, evicted: Int) {
         running.withLock { running in

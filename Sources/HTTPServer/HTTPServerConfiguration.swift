@@ -16,18 +16,23 @@ public struct HTTPServerConfiguration: Sendable {
     /// How many threads run handlers: at most this many handlers run at once, and a slow one holds only its
     /// handler thread. Defaults to ``threadPoolSize``.
     public var handlerThreadCount: Int
-    /// The most connections open at once (shared out among the threads); more are refused. There is no
-    /// per-address limit: on a loopback console every client, the browser included, is 127.0.0.1.
+    /// The most connections open at once (shared out among the threads); more are refused.
     public var connectionLimit: Int
+    /// The most connections one client address may hold open; a new one beyond closes that address's longest-waiting
+    /// connection (one whose request is not yet complete), or is closed itself when all of them are running requests.
+    /// 0 means no limit per address. On a loopback console every client, the browser included, is 127.0.0.1: a
+    /// valid request is complete at once, so a flood of slow connections from the same address never closes it.
+    public var maxConnectionsPerAddress: Int
     /// Seconds a connection may stay idle (nothing received or sent) before it is closed; 0 means never.
     public var connectionTimeoutSeconds: Int
-    /// Seconds a connection may take to send a complete request head (request line and headers), counted
-    /// from when it opened or its previous response was sent, however slowly bytes trickle in; 0 means no
-    /// limit. See `ConnectionTracker`.
-    public var requestHeadTimeoutSeconds: Int
-    /// The most connections that may wait for a request head at once; each connection beyond closes the one
-    /// that has waited longest. Keep it well below ``connectionLimit`` divided by ``threadPoolSize`` (each
-    /// libmicrohttpd thread has its share of the limit), so that waiting connections never fill a thread's share.
+    /// Seconds a connection may take to send a complete request, head and body, counted from when it opened or its
+    /// previous response was sent, however slowly bytes trickle in; then it is closed. 0 means no limit. See
+    /// `ConnectionTracker`.
+    public var requestTimeoutSeconds: Int
+    /// The most connections that may wait for a complete request at once; each connection beyond closes the one
+    /// that has waited longest. Keep it below ``connectionLimit``, so that room stays for requests that are running;
+    /// the lower it is, the sooner a flood of slow clients is closed, and the more often they reconnect (each
+    /// reconnection costs a connection thread an accept and a close).
     public var maxWaitingConnections: Int
     /// The largest request body accepted; larger ones are answered 413 without calling the handler.
     public var maxBodyBytes: Int
@@ -48,8 +53,9 @@ public struct HTTPServerConfiguration: Sendable {
         threadPoolSize: Int = 2,
         handlerThreadCount: Int? = nil,
         connectionLimit: Int = 256,
+        maxConnectionsPerAddress: Int = 32,
         connectionTimeoutSeconds: Int = 30,
-        requestHeadTimeoutSeconds: Int = 10,
+        requestTimeoutSeconds: Int = 10,
         maxWaitingConnections: Int? = nil,
         maxBodyBytes: Int = 1 << 20,
         maxHeaderBytes: Int = 64 * 1024,
@@ -61,8 +67,9 @@ public struct HTTPServerConfiguration: Sendable {
         self.threadPoolSize = threadPoolSize
         self.handlerThreadCount = handlerThreadCount ?? threadPoolSize
         self.connectionLimit = connectionLimit
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.connectionTimeoutSeconds = connectionTimeoutSeconds
-        self.requestHeadTimeoutSeconds = requestHeadTimeoutSeconds
+        self.requestTimeoutSeconds = requestTimeoutSeconds
         self.maxWaitingConnections = maxWaitingConnections ?? max(1, connectionLimit / (2 * max(threadPoolSize, 1)))
         self.maxBodyBytes = maxBodyBytes
         self.maxHeaderBytes = maxHeaderBytes
@@ -87,8 +94,11 @@ public struct HTTPServerConfiguration: Sendable {
         guard connectionTimeoutSeconds >= 0, connectionTimeoutSeconds <= Int(UInt32.max) else {
             throw invalid("connectionTimeoutSeconds is \(connectionTimeoutSeconds); use 0 (never) or more seconds")
         }
-        guard requestHeadTimeoutSeconds >= 0 else {
-            throw invalid("requestHeadTimeoutSeconds is \(requestHeadTimeoutSeconds); use 0 (no limit) or more seconds")
+        guard requestTimeoutSeconds >= 0 else {
+            throw invalid("requestTimeoutSeconds is \(requestTimeoutSeconds); use 0 (no limit) or more seconds")
+        }
+        guard maxConnectionsPerAddress >= 0 else {
+            throw invalid("maxConnectionsPerAddress is \(maxConnectionsPerAddress); use 0 (no limit) or more connections")
         }
         guard maxWaitingConnections >= 1, maxWaitingConnections <= connectionLimit else {
             throw invalid("maxWaitingConnections is \(maxWaitingConnections); use 1 to connectionLimit (\(connectionLimit))")

@@ -7,11 +7,13 @@ import Locking
 /// handler would hold up every connection its thread had accepted. Instead the access handler suspends the
 /// connection and submits the handler here; the job resumes the connection when the response is ready.
 ///
-/// Jobs come in three lanes, taken in this order: ``HTTPServer/Lane/standard``, ``HTTPServer/Lane/priority``,
-/// ``HTTPServer/Lane/slow``. Slow jobs (a scan of the store) may run on at most all threads but two (one with two
-/// threads or fewer), so a thread is always left for standard work and, with three threads or more, another for
-/// priority work (a login), which therefore never waits for a scan to finish. Priority jobs may take every thread but
-/// one. With one thread there is no reserve.
+/// Jobs come in three lanes, taken in this order: ``HTTPServer/Lane/priority``, ``HTTPServer/Lane/standard``,
+/// ``HTTPServer/Lane/slow``. With two threads or more, one thread is kept for priority work (a login): standard and
+/// slow jobs together run on at most all threads but one, so a flood of cheap-but-slowed requests (a viewer looping
+/// over a large audit page) can never keep an admin out. Slow jobs (a scan of the store) may run on at most all threads
+/// but two (one with two threads or fewer), so with three threads or more a thread is also left for standard work.
+/// Priority jobs may take every thread but one. With one thread there is no reserve, but priority work is still taken
+/// first. A pool told that no job is ever priority (a server without a lane classifier) keeps no thread for it.
 ///
 /// Nothing waits without bound: each lane holds at most `maxQueued` jobs (a job beyond is refused at once, and the
 /// caller answers 503), a job that waited longer than `maxQueueWait` is shed rather than run, and so is one whose
@@ -52,6 +54,8 @@ final class HandlerPool: Sendable {
     }
 
     private let caps: [HTTPServer.Lane: Int]
+    /// The most standard and slow jobs that run at once: the rest of the threads are priority work's alone.
+    private let nonPriorityCap: Int
     private let maxQueued: Int
     private let maxQueueWait: UInt64
     private let state = Monitor(State())
@@ -85,13 +89,15 @@ final class HandlerPool: Sendable {
     }
 
     /// The order in which idle threads look at the lanes.
-    private static let order: [HTTPServer.Lane] = [.standard, .priority, .slow]
+    private static let order: [HTTPServer.Lane] = [.priority, .standard, .slow]
 
     /// Starts `threadCount` worker threads. Each lane queues at most `maxQueued` jobs; a job that waited
-    /// `maxQueueWaitSeconds` is shed.
-    init(threadCount: Int, maxQueued: Int = 256, maxQueueWaitSeconds: Double = 20) {
+    /// `maxQueueWaitSeconds` is shed. `reservesPriority` false: no job is ever priority, so standard work may take
+    /// every thread.
+    init(threadCount: Int, maxQueued: Int = 256, maxQueueWaitSeconds: Double = 20, reservesPriority: Bool = true) {
         state.withLock { $0.liveThreads = threadCount }
-        caps = [.standard: threadCount, .priority: max(1, threadCount - 1), .slow: max(1, threadCount - (threadCount >= 3 ? 2 : 1))]
+        nonPriorityCap = reservesPriority ? max(1, threadCount - 1) : threadCount
+        caps = [.standard: nonPriorityCap, .priority: max(1, threadCount - 1), .slow: max(1, threadCount - (threadCount >= 3 ? 2 : 1))]
         self.maxQueued = max(1, maxQueued)
         maxQueueWait = UInt64(max(0, maxQueueWaitSeconds) * 1e9)
         for index in 0..<threadCount {
@@ -124,7 +130,7 @@ final class HandlerPool: Sendable {
 
     /// The next job a thread may take now, and its lane, taken off its queue and counted as running.
     private func takeJob(_ state: inout State) -> (job: Job, since: UInt64, lane: HTTPServer.Lane)? {
-        for lane in Self.order where state.running[lane]! < caps[lane]! {
+        for lane in Self.order where mayRun(lane, state) {
             if let entry = state.queues[lane]!.next() {
                 state.running[lane]! += 1
                 return (entry.job, entry.since, lane)
@@ -133,9 +139,16 @@ final class HandlerPool: Sendable {
         return nil
     }
 
+    /// Whether a job of `lane` may start now: its lane is under its cap, and standard or slow work leaves priority
+    /// work its thread.
+    private func mayRun(_ lane: HTTPServer.Lane, _ state: State) -> Bool {
+        guard state.running[lane]! < caps[lane]! else { return false }
+        return lane == .priority || state.running[.standard]! + state.running[.slow]! < nonPriorityCap
+    }
+
     /// Whether a thread may take a job now.
     private func hasRunnableJob(_ state: State) -> Bool {
-        Self.order.contains { state.running[$0]! < caps[$0]! && state.queues[$0]!.count > 0 }
+        Self.order.contains { mayRun($0, state) && state.queues[$0]!.count > 0 }
     }
 
     private func work() {

@@ -41,7 +41,8 @@ enum MicroHTTPDCallbacks {
         guard let cls, let connection else { return }
         let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
         if code.rawValue == 0 { // MHD_CONNECTION_NOTIFY_STARTED
-            context.connections.opened(connection, fd: gatehouse_mhd_connection_fd(context.library.getConnectionInfo, connection))
+            let address = gatehouse_mhd_client_address(context.library.getConnectionInfo, connection).map(SocketAddress.ipString) ?? ""
+            context.connections.opened(connection, fd: gatehouse_mhd_connection_fd(context.library.getConnectionInfo, connection), address: address)
         } else {
             context.connections.closed(connection)
         }
@@ -75,8 +76,8 @@ enum MicroHTTPDCallbacks {
 
         if !state.headersSeen {
             state.headersSeen = true
-            context.connections.requestStarted(connection)
             if state.nulInRequestLine {
+                context.connections.requestReceived(connection)
                 return respond(.text(400, "Bad Request: the request line contains a NUL byte.\n"), state: state, connection: connection, library: context.library)
             }
             state.method = method.map { String(cString: $0) } ?? ""
@@ -88,6 +89,7 @@ enum MicroHTTPDCallbacks {
                 if length > UInt64(context.maxBodyBytes) {
                     // Answer before reading: libmicrohttpd then skips the body and closes the connection.
                     state.bodyTooLarge = true
+                    context.connections.requestReceived(connection)
                     return respond(payloadTooLarge(context), state: state, connection: connection, library: context.library)
                 }
                 state.body.reserveCapacity(Int(length))
@@ -116,6 +118,8 @@ enum MicroHTTPDCallbacks {
             state.pendingResponse = nil
             return respond(response, state: state, connection: connection, library: context.library)
         }
+        // The whole request is in: the request deadline no longer runs (see `ConnectionTracker`).
+        context.connections.requestReceived(connection)
         if state.bodyTooLarge {
             return respond(payloadTooLarge(context), state: state, connection: connection, library: context.library)
         }

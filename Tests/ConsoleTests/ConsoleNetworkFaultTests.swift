@@ -233,6 +233,36 @@ final class ConsoleNetworkFaultTests: XCTestCase {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// Standard-lane requests slowed by a lock (each waits the busy timeout) from eight loops fill the console's handler
+    /// threads: an admin's login is still answered at once on the thread kept for the login lane. Without that thread the
+    /// login queued behind every standard request and answered 503 after the queue wait.
+    func testStandardRequestsThatFillTheHandlerThreadsLeaveTheLoginAThread() throws {
+        setenv("GATEHOUSE_BUSY_TIMEOUT_MS", "3000", 1)
+        let console = try ConsoleHarness(users: 20, threads: 4, transport: .socket, engine: .postgres)
+        let token = try console.tokens("vera").access
+        let id = try firstUserID(console, token: token)
+        let holder = try PostgresConnection(uri: console.storePath)
+        try holder.executeScript(#"BEGIN; LOCK TABLE "user" IN ACCESS EXCLUSIVE MODE"#)
+        let port = console.port
+        let load = Load()
+        let loops = (0..<8).map { _ in
+            Thread {
+                while !load.stopped { load.record(Self.send(port: port, "GET", "/api/users/\(id)", token: token)) }
+            }
+        }
+        loops.forEach { $0.start() }
+        usleep(1_000_000)
+        for attempt in 0..<2 {
+            let started = Date()
+            XCTAssertEqual(try console.login("root").status, 200, "attempt \(attempt)")
+            XCTAssertLessThan(Date().timeIntervalSince(started), 2, "attempt \(attempt): the login waited for standard work")
+        }
+        load.stop()
+        try holder.executeScript("ROLLBACK")
+        while loops.contains(where: { !$0.isFinished }) { usleep(10_000) }
+        XCTAssertEqual(try console.request("GET", "/api/users/\(id)", token: token).status, 200)
+    }
+
     // MARK: - SQLite
 
     /// A store file this process cannot write (a read-only mount, an immutable file): the console opens it read-only,

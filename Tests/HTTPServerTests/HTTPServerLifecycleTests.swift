@@ -31,7 +31,8 @@ final class HTTPServerLifecycleTests: XCTestCase {
 
     func testHundredConcurrentConnectionsAreServed() throws {
         let concurrency = Counter()
-        let server = try startServer({ $0.threadPoolSize = 4 }) { request in
+        // A hundred connections from one address (every test client is 127.0.0.1): no limit per address.
+        let server = try startServer({ $0.threadPoolSize = 4; $0.maxConnectionsPerAddress = 0 }) { request in
             concurrency.measure {
                 usleep(10_000)
                 return .text(200, request.path)

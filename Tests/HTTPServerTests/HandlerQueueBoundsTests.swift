@@ -6,10 +6,11 @@ import HTTPTestSupport
 /// The handler pool's queues are bounded: a request its lane has no room for is refused at once, a queued request
 /// whose client left is never run, and priority work is taken before queued slow work.
 final class HandlerQueueBoundsTests: XCTestCase {
-    /// A server whose `/slow/…` requests take `slowSeconds` in the slow lane and `/login` runs in the priority lane;
+    /// A server whose `/slow/…` requests take `slowSeconds` in the slow lane, `/std/…` `standardSeconds` in the standard
+    /// lane, and `/login` runs in the priority lane;
     /// `runs` counts the handlers that ran, by path.
     func startLaneServer(threads: Int, maxQueued: Int, maxQueueWait: Double = 20, slowSeconds: Double,
-                         runs: PathCounter) throws -> HTTPServer {
+                         runs: PathCounter, standardSeconds: Double = 0) throws -> HTTPServer {
         var configuration = HTTPServerConfiguration(threadPoolSize: 1, handlerThreadCount: threads)
         configuration.maxQueuedRequests = maxQueued
         configuration.maxQueueWaitSeconds = maxQueueWait
@@ -18,6 +19,7 @@ final class HandlerQueueBoundsTests: XCTestCase {
         }) { request in
             runs.add(request.path)
             if request.path.hasPrefix("/slow") { usleep(useconds_t(slowSeconds * 1_000_000)) }
+            if request.path.hasPrefix("/std") { usleep(useconds_t(standardSeconds * 1_000_000)) }
             return .text(200, request.path)
         }
         try server.start()
@@ -90,6 +92,42 @@ final class HandlerQueueBoundsTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 0.6, "the login waited for slow work")
         XCTAssertEqual(runs.total(prefix: "/slow/"), 1, "slow work took more than its share of the threads")
         for scan in scans { XCTAssertEqual(try scan.readResponse(timeout: 15).status, 200) }
+    }
+
+    /// Standard work slowed down (a viewer looping over a large audit page) may take every handler thread but one:
+    /// a login is answered at once while standard requests fill their threads and more wait, and it is taken before
+    /// those waiting.
+    func testAThreadIsKeptForPriorityWorkWhileStandardWorkFillsTheRest() throws {
+        for threads in [2, 4] {
+            let runs = PathCounter()
+            let server = try startLaneServer(threads: threads, maxQueued: 32, slowSeconds: 0, runs: runs, standardSeconds: 1.0)
+            let flood = try (0..<(3 * threads)).map { try send(server, "/std/\($0)") }
+            try waitUntil { runs.total(prefix: "/std/") >= threads - 1 }
+            usleep(100_000)
+            let started = Date()
+            let login = try send(server, "/login").readResponse(timeout: 5)
+            XCTAssertEqual(login.status, 200)
+            XCTAssertLessThan(Date().timeIntervalSince(started), 0.6, "\(threads) threads: the login waited for standard work")
+            XCTAssertEqual(runs.total(prefix: "/std/"), threads - 1, "\(threads) threads: standard work took the priority lane's thread")
+            for request in flood { XCTAssertEqual(try request.readResponse(timeout: 15).status, 200) }
+            server.stop()
+        }
+    }
+
+    /// With one thread there is no reserve, but a queued login is taken before standard work queued earlier.
+    func testPriorityWorkIsTakenBeforeQueuedStandardWork() throws {
+        let runs = PathCounter()
+        let server = try startLaneServer(threads: 1, maxQueued: 32, slowSeconds: 0, runs: runs, standardSeconds: 0.5)
+        let running = try send(server, "/std/0")
+        try waitUntil { runs.count("/std/0") == 1 }
+        let queued = try (1...4).map { try send(server, "/std/\($0)") }
+        usleep(100_000)
+        let started = Date()
+        XCTAssertEqual(try send(server, "/login").readResponse(timeout: 5).status, 200)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 0.9, "the login waited behind queued standard work")
+        XCTAssertLessThanOrEqual(runs.total(prefix: "/std/"), 2, "standard work queued before the login ran first")
+        XCTAssertEqual(try running.readResponse(timeout: 5).status, 200)
+        for request in queued { XCTAssertEqual(try request.readResponse(timeout: 15).status, 200) }
     }
 
     func waitUntil(timeout: TimeInterval = 5, _ condition: () -> Bool) throws {

@@ -23,17 +23,19 @@ row() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5"; }
 
 # Console load helpers (wrk), shared by 50-console.sh and 70-postgres.sh.
 
-# start_console STORE DIR: starts `gatehouse serve` on STORE (output in DIR/serve.out, DIR/serve.err) and sets
-# server_pid and url once it prints its address; returns 1 (with the server's stderr) when it exits or prints none.
+# start_console STORE DIR [OPTION...]: starts `gatehouse serve` on STORE (output in DIR/serve.out, DIR/serve.err), with
+# any further serve options, and sets server_pid and url once it prints its address; returns 1 (with the server's
+# stderr) when it exits or prints none.
 start_console() {
-  "$GATEHOUSE_BIN" serve --store "$1" --listen 127.0.0.1:0 --quiet > "$2/serve.out" 2> "$2/serve.err" &
+  local store=$1 dir=$2; shift 2
+  "$GATEHOUSE_BIN" serve --store "$store" --listen 127.0.0.1:0 --quiet "$@" > "$dir/serve.out" 2> "$dir/serve.err" &
   server_pid=$!
   url=""
   # Up to 60 s: a store of 10,000,000 users opens as fast as a small one, but a shared machine may be slow.
   for _ in $(seq 1200); do
-    url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$2/serve.out" | head -1 || true)
+    url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$dir/serve.out" | head -1 || true)
     [ -n "$url" ] && return 0
-    kill -0 "$server_pid" 2>/dev/null || { cat "$2/serve.err" >&2; return 1; }
+    kill -0 "$server_pid" 2>/dev/null || { cat "$dir/serve.err" >&2; return 1; }
     sleep 0.05
   done
   echo "gatehouse serve printed no URL" >&2

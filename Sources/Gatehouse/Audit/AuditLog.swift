@@ -114,6 +114,12 @@ public struct AuditLog: Sendable {
 
     /// Entries matching `query`, newest first.
     public func entries(_ db: SQLDatabase, _ query: Query = Query()) throws -> [AuditEntry] {
+        let statement = Self.entriesStatement(query)
+        return try db.rows(statement.sql, statement.arguments).map(Self.entry)
+    }
+
+    /// The statement `entries` runs: each filter on an indexed column (`action`, `actor`, `subject`, `at`), newest first.
+    static func entriesStatement(_ query: Query) -> (sql: String, arguments: [SQLBindable]) {
         var conditions: [String] = []
         var arguments: [SQLBindable] = []
         if let since = query.since { conditions.append("at >= ?"); arguments.append(since.iso8601) }
@@ -133,7 +139,7 @@ public struct AuditLog: Sendable {
         if let subject = query.subject { conditions.append("subject = ?"); arguments.append(subject) }
         let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         arguments.append(max(0, query.limit))
-        return try db.rows("SELECT * FROM gatehouse_audit \(whereClause) ORDER BY id DESC LIMIT ?", arguments).map(Self.entry)
+        return ("SELECT * FROM gatehouse_audit \(whereClause) ORDER BY id DESC LIMIT ?", arguments)
     }
 
     /// The outcome of checking the chain.

@@ -25,6 +25,7 @@ enum ServeCommand: CommandNoun {
                 Options.listen.spec,
                 Options.allowRemote.spec,
                 Options.threads.spec,
+                Options.maxConnectionsPerAddress.spec,
                 Options.quiet.spec,
             ],
             examples: ["gatehouse serve --store auth.sqlite", "gatehouse serve --store auth.sqlite --listen 127.0.0.1:0",
@@ -40,7 +41,8 @@ enum ServeCommand: CommandNoun {
             storePath: storePath, configurationPath: GlobalOptions.configurationPath(invocation),
             publicDirectory: try ResourceLocator.publicDirectory(), address: address, port: port,
             allowRemote: try invocation[Options.allowRemote], threads: try invocation[Options.threads],
-            logRequests: try !invocation[Options.quiet])
+            logRequests: try !invocation[Options.quiet],
+            maxConnectionsPerAddress: try invocation[Options.maxConnectionsPerAddress])
         let console = try ConsoleServer(options: options)
         // Caught before the address is printed: a script that reads the line may send SIGTERM at once.
         let termination = TerminationSignals()
@@ -83,5 +85,8 @@ extension ServeCommand {
         static let listen: Option<String?> = .text("listen", "ADDR:PORT", "where to listen (default 127.0.0.1:8787; port 0 picks a free one)")
         static let quiet: Option<Bool> = .flag("quiet", short: "q", "do not log requests")
         static let threads: Option<Int> = .integer("threads", "N", "request threads (default 4)", default: 4, range: 1...64)
+        static let maxConnectionsPerAddress: Option<Int> = .integer("max-connections-per-address", "N",
+                                                                    "connections one client address may hold (default 64; 0: no limit)",
+                                                                    default: 64, range: 0...65_536)
     }
 }
