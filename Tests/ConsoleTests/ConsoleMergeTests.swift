@@ -127,6 +127,10 @@ final class ConsoleMergeTests: XCTestCase {
         let after = try harness.json(try harness.request("GET", "/api/merges/\(mergeID)", token: viewer))
         XCTAssertEqual(after["status"] as? String, "undone")
         XCTAssertEqual(after["undoReason"] as? String, "wrong person, SUP-4243")
+        // An undone plan is spent: applying it again is refused, though the rows are as it read them.
+        let reapplied = try post("/api/merges/\(planID)/apply", ["ticket": "SUP-4244"])
+        XCTAssertEqual(reapplied.status, 409, reapplied.bodyText)
+        XCTAssertTrue(reapplied.bodyText.contains("undone; an undone plan is spent"), reapplied.bodyText)
 
         // Audited under the console actor, without values.
         let audit = try harness.auditText()
