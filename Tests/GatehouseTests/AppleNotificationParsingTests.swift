@@ -84,4 +84,24 @@ final class AppleNotificationParsingTests: XCTestCase {
         XCTAssertEqual(try store.db.scalar("SELECT count FROM gatehouse_apple_refusals WHERE source = 'listener (other sources)'").int64, 5)
         XCTAssertEqual(try store.db.scalar("SELECT count FROM gatehouse_apple_refusals WHERE source = 'listener 192.0.2.1'").int64, 4)
     }
+
+    /// A refresh forced by an unknown kid fetches at most once a minute: within it, the refresh's failure is answered
+    /// again without a fetch; after it, the next forced refresh fetches.
+    func testForcedKeyRefreshesAreAtMostOneAMinute() throws {
+        let keys = AppleKeySource(baseURL: "http://127.0.0.1:1", timeout: 2)
+        let start = Timestamp(seconds: 1_800_000_000)
+        XCTAssertThrowsError(try keys.keys(store: nil, now: start, fresh: true)) { XCTAssertTrue($0 is AppleKeySource.Unavailable, "\($0)") }
+        XCTAssertEqual(keys.fetchAttempts.value, 1)
+        for seconds: Int64 in [0, 1, 30, 59] {
+            XCTAssertThrowsError(try keys.keys(store: nil, now: start.adding(seconds: seconds), fresh: true)) {
+                XCTAssertTrue("\($0)".contains("could not be fetched"), "\($0)")
+            }
+        }
+        XCTAssertEqual(keys.fetchAttempts.value, 1, "no fetch within the minute")
+        XCTAssertThrowsError(try keys.keys(store: nil, now: start.adding(seconds: 60), fresh: true))
+        XCTAssertEqual(keys.fetchAttempts.value, 2, "the next minute's forced refresh fetches")
+        // A fetch that is not forced is not limited (the cache is empty, so each one asks).
+        XCTAssertThrowsError(try keys.keys(store: nil, now: start.adding(seconds: 61)))
+        XCTAssertEqual(keys.fetchAttempts.value, 3)
+    }
 }

@@ -25,6 +25,9 @@ public final class AppleKeySource: @unchecked Sendable {
     /// When the last forced refresh was started, and its failure when it failed.
     private let forced = Locked<(at: Timestamp, failure: Unavailable?)?>(nil)
 
+    /// How many fetches were started (for tests of the refresh limit).
+    let fetchAttempts = Locked<Int>(0)
+
     /// The shortest time between two fetches forced by a `kid` the cached set lacks.
     public static let forcedRefreshSeconds: Int64 = 60
 
@@ -100,6 +103,7 @@ public final class AppleKeySource: @unchecked Sendable {
     /// Fetches the key set from `url`, and keeps it for the answer's max-age.
     private func fetch(_ client: AppleHTTPClient, url: String, store: Store?, now: Timestamp) throws -> JWKS {
         let answer: AppleHTTPClient.Answer
+        fetchAttempts.withLock { $0 += 1 }
         do {
             answer = try client.get("/auth/keys")
         } catch {
