@@ -134,7 +134,7 @@ final class D1EngineTests: XCTestCase {
         let initialised = try run(["init"], store: d1.location)
         XCTAssertEqual(initialised.status, 0, initialised.all)
         XCTAssertTrue(initialised.stdout.contains("Store \(d1.location)"), initialised.stdout)
-        XCTAssertEqual(try d1.query("SELECT count(*) FROM gatehouse_migrations"), "11")
+        XCTAssertEqual(try d1.query("SELECT count(*) FROM gatehouse_migrations"), "13")
         XCTAssertEqual(try d1.query("SELECT count(*) FROM sqlite_master WHERE name IN ('_cf_KV', 'd1_migrations')"), "2")
         let again = try run(["init"], store: d1.location)
         XCTAssertEqual(again.status, 0, again.all)
