@@ -76,8 +76,8 @@ public struct MergeApplier {
         let delay = ProcessInfo.processInfo.environment[Self.delayVariable].flatMap(UInt32.init).map { min($0, 10_000) } ?? 0
         let plan = try self.plan(planID)
         let db = store.db
-        // Encoded before the transaction from the stored steps; inside it, those are checked to be exactly the steps
-        // derived from the fresh reads (as JSON text), so the undo record is the derived steps'.
+        // Encoded before the transaction from the stored steps; inside it, those are checked to equal the steps derived
+        // from the fresh reads, so the undo record is the derived steps'.
         let undoJSON = try MergeUndoJSON(steps: plan.steps, appliedAt: now)
         // On D1, the rows the plan read are taken as this write's reads and checked in its request (`ReadRecord`).
         if let reads = plan.reads { db.offer(reads) }
@@ -110,7 +110,9 @@ public struct MergeApplier {
             // what was just read names other users or other decisions than it was made with; and a stored plan whose
             // steps differ from the derived ones was altered after it was made (or shown altered to its reviewer).
             let derived = try MergePlanner(store: store).build(read, decisions: plan.decisions, actor: actor, now: now, round: plan.round ?? 0)
-            guard derived.id == planID, try MergeJSON.string(derived.steps) == MergeJSON.string(plan.steps) else {
+            // Compared as values (`MergeStep` is `Equatable`), which costs microseconds inside the transaction where
+            // encoding both lists would cost milliseconds.
+            guard derived.id == planID, derived.steps == plan.steps else {
                 throw GatehouseError.conflict("merge plan \(planID) does not match what its users' rows and decisions give: the stored plan was altered; nothing was changed",
                                               fix: "run \(command: .mergePlan, .option(.from, "U2"), .option(.into, "U1")) again for the users you mean to merge, review it, and apply the new plan id")
             }
