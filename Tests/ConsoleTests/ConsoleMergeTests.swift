@@ -96,6 +96,19 @@ final class ConsoleMergeTests: XCTestCase {
         XCTAssertTrue(changes.contains { $0["operation"] as? String == "delete" && $0["table"] as? String == "user" })
         XCTAssertNotNil(decided["warnings"] as? [String])
 
+        // A stored plan edited in the store (its steps' words here) is refused with 409, naming the plan;
+        // put back as it was made, it applies.
+        let store = try Store.open(path: harness.storePath)
+        let stored = try XCTUnwrap(try store.db.scalar("SELECT plan FROM gatehouse_merge_plans WHERE id = ?", [planID]).string)
+        try store.db.write {
+            try store.db.execute("UPDATE gatehouse_merge_plans SET plan = ? WHERE id = ?", [stored.replacingOccurrences(of: "\"reason\":\"", with: "\"reason\":\"edited: "), planID])
+        }
+        let tampered = try post("/api/merges/\(planID)/apply", ["ticket": "SUP-4242"])
+        XCTAssertEqual(tampered.status, 409, tampered.bodyText)
+        XCTAssertTrue(tampered.bodyText.contains("merge plan \(planID) does not match what its users' rows and decisions give: the stored plan was altered"), tampered.bodyText)
+        XCTAssertEqual(try store.db.scalar("SELECT count(*) FROM gatehouse_merges").int64, 0)
+        try store.db.write { try store.db.execute("UPDATE gatehouse_merge_plans SET plan = ? WHERE id = ?", [stored, planID]) }
+
         // Apply with a ticket.
         let applied = try post("/api/merges/\(planID)/apply", ["ticket": "SUP-4242"])
         XCTAssertEqual(applied.status, 200, applied.bodyText)
@@ -127,6 +140,10 @@ final class ConsoleMergeTests: XCTestCase {
         let after = try harness.json(try harness.request("GET", "/api/merges/\(mergeID)", token: viewer))
         XCTAssertEqual(after["status"] as? String, "undone")
         XCTAssertEqual(after["undoReason"] as? String, "wrong person, SUP-4243")
+        // An undone plan is spent: applying it again is refused, though the rows are as it read them.
+        let reapplied = try post("/api/merges/\(planID)/apply", ["ticket": "SUP-4244"])
+        XCTAssertEqual(reapplied.status, 409, reapplied.bodyText)
+        XCTAssertTrue(reapplied.bodyText.contains("undone; an undone plan is spent"), reapplied.bodyText)
 
         // Audited under the console actor, without values.
         let audit = try harness.auditText()

@@ -75,6 +75,11 @@ final class ConsoleUserDeletionTests: XCTestCase {
         let undone = try post("/api/deletions/\(deletionID)/undo", ["reason": "asked by mistake"])
         XCTAssertEqual(undone.status, 200, undone.bodyText)
         XCTAssertEqual(try harness.request("GET", "/api/users/\(id)", token: admin).status, 200)
+        // An undone plan is spent: applying it again is refused, though the user's rows are back as it read them.
+        let reapplied = try post("/api/deletions/\(planID)/apply", ["confirmEmail": email, "noRevoke": true, "reason": "again"])
+        XCTAssertEqual(reapplied.status, 409, reapplied.bodyText)
+        XCTAssertTrue(reapplied.bodyText.contains("undone; an undone plan is spent"), reapplied.bodyText)
+        XCTAssertEqual(try harness.request("GET", "/api/users/\(id)", token: admin).status, 200)
         let purged = try post("/api/deletions/purge", [:])
         XCTAssertEqual(purged.status, 200, purged.bodyText)
         XCTAssertTrue(try harness.auditText().contains("user.delete.undo"))

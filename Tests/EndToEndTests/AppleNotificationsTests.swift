@@ -180,4 +180,60 @@ final class AppleNotificationsTests: XCTestCase {
             XCTAssertEqual(try setup.store.query("SELECT count(*) FROM gatehouse_apple_account_state WHERE email_forwarding = 'off'"), "0")
         }
     }
+
+    /// The red team's flood: tokens naming made-up `kid`s (one with U+202E, which must not reach a terminal) and
+    /// expired ones, POSTed to the listener. Apple's keys are fetched once to start and once more for the unknown kid,
+    /// not once per request; each refusal is counted under its reason and source, not stored as a row each; `list`
+    /// shows the counters, with the bidi override escaped.
+    func testForgedKidsCostOneKeyFetchAMinuteAndRefusalsAreCounters() throws {
+        for engine in TestStore.engines {
+            let scratch = try Scratch()
+            let apple = try AppleServerFixture()
+            let setup = try AppleLifecycleStore(engine, scratch: scratch, apple: apple)
+            defer { setup.store.drop() }
+            let listener = try setup.cli.start(["apple", "notifications", "serve", "--listen", "127.0.0.1:0", "--quiet", "--store", setup.store.location])
+            defer { listener.process.terminate(); listener.process.waitUntilExit() }
+            let line = try XCTUnwrap(try AppleServerFixture.waitForLine(in: listener, prefix: "listener on http://"), "\(engine): the listener did not start")
+            let port = try XCTUnwrap(UInt16(try XCTUnwrap(line.components(separatedBy: "listener on http://127.0.0.1:").last).prefix { $0.isNumber }))
+            func post(_ body: String) throws -> RawResponse {
+                try AppleServerFixture.request(port: port, method: "POST", path: "/", body: Array(body.utf8))
+            }
+
+            let forged = 30
+            for index in 0..<forged {
+                let body = try apple.signed(kid: "FORGED\(index % 3)\u{202E}gpj.exe", type: "consent-revoked", sub: "001234.apple", jti: "f-\(index)")
+                let answer = try post(body)
+                XCTAssertEqual(answer.status, 400, "\(engine): \(answer.bodyText)")
+            }
+            let now = Int(Date().timeIntervalSince1970)
+            for index in 0..<5 {
+                let expired = try apple.notification(type: "email-enabled", sub: "001234.apple", jti: "e-\(index)", iat: now - 7200, exp: now - 3600)
+                XCTAssertEqual(try post(expired.body).status, 400, "\(engine)")
+            }
+            let fetches = (try apple.get("/test/stats") as? [String: Any])?["key_fetches"] as? Int
+            XCTAssertEqual(fetches, 2, "\(engine): one fetch to start, one forced by the first unknown kid; the rest within the minute fetch nothing")
+
+            XCTAssertEqual(try setup.store.query("SELECT count(*) FROM gatehouse_apple_notifications"), "0", "\(engine): no row per refusal")
+            XCTAssertEqual(try setup.store.query("SELECT reason, source, transport, count FROM gatehouse_apple_refusals ORDER BY reason"),
+                           "exp|listener 127.0.0.1|listener|5\nunknown_key|listener 127.0.0.1|listener|\(forged)", "\(engine)")
+            XCTAssertEqual(try setup.store.query("SELECT count(*) FROM gatehouse_apple_refusals WHERE last_detail LIKE '%eyJ%'"), "0", "\(engine): no token kept")
+
+            // The counters are what `list` shows, the override escaped as other control characters are.
+            let list = try setup.run(["apple", "notifications", "list"])
+            XCTAssertTrue(list.stdout.contains("refused ×\(forged)") && list.stdout.contains("unknown_key from listener 127.0.0.1 since "), "\(engine): \(list.stdout)")
+            XCTAssertTrue(list.stdout.contains("refused ×5") && list.stdout.contains("exp from listener 127.0.0.1"), "\(engine): \(list.stdout)")
+            XCTAssertTrue(list.stdout.contains("FORGED2\\u{202E}gpj.exe"), "\(engine): \(list.stdout)")
+            XCTAssertFalse(list.all.unicodeScalars.contains("\u{202E}"), "\(engine): a bidi override reached the terminal")
+            let json = try setup.run(["apple", "notifications", "list", "--json"])
+            let entries = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+            XCTAssertEqual(entries.compactMap { $0["count"] as? Int }.sorted(), [5, forged], "\(engine): \(json.stdout)")
+            XCTAssertTrue(entries.allSatisfy { $0["outcome"] as? String == "refused" })
+
+            // `ingest` counts under its own source and says so.
+            let expired = try apple.notification(type: "email-enabled", sub: "001234.apple", jti: "e-ingest", iat: now - 7200, exp: now - 3600)
+            let ingested = try setup.run(["apple", "notifications", "ingest", "-"], status: 1, stdin: expired.body)
+            XCTAssertTrue(ingested.stdout.hasPrefix("refused: counted as exp (1 so far): the token expired at"), "\(engine): \(ingested.stdout)")
+            XCTAssertEqual(try setup.store.query("SELECT count FROM gatehouse_apple_refusals WHERE source = 'ingest'"), "1", "\(engine)")
+        }
+    }
 }

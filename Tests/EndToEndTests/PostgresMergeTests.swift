@@ -227,7 +227,7 @@ final class PostgresMergeTests: XCTestCase {
               FROM generate_series(1, 37) AS i;
             INSERT INTO workspaces SELECT 'more-ws' || i, (SELECT id FROM users WHERE sub = 'better_auth|\(u2)'), 'More ' || i, '2025-03-04' FROM generate_series(1, 13) AS i;
             """)
-        let id = try plan(store, keepEmail: "target")
+        var id = try plan(store, keepEmail: "target")
         // Rows the merge touches take its time as updatedAt: compare everything else.
         let today = String(ISO8601DateFormatter().string(from: Date()).prefix(10))
         func state() throws -> [String] {
@@ -242,6 +242,10 @@ final class PostgresMergeTests: XCTestCase {
             let last = try store.query("SELECT max(id) FROM gatehouse_merges WHERE status = 'applied'")
             let undone = try cli.run(["merge", "undo", last, "--reason", "kill test", "--store", store.location])
             XCTAssertEqual(undone.status, 0, undone.all)
+            // An undone plan is spent: planning again gives the next round's plan.
+            let next = try plan(store, keepEmail: "target")
+            XCTAssertNotEqual(next, id, "planning again after an undo gives a new plan")
+            id = next
         }
         try undo()
         XCTAssertEqual(try state(), untouched)

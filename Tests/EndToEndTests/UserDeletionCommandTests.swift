@@ -189,12 +189,16 @@ final class UserDeletionCommandTests: XCTestCase {
         let scratch = try Scratch()
         let store = try makeStore(.postgres, scratch, sessions: 40)
         defer { store.drop() }
-        let id = try plan(store, u2)
+        var id = try plan(store, u2)
         func applied() throws -> String { try store.query("SELECT count(*) FROM gatehouse_user_deletions WHERE status = 'applied'") }
+        // An undone plan is spent: each undo is followed by planning again, which gives the next round's plan.
         func undo() throws {
             let last = try store.query("SELECT max(id) FROM gatehouse_user_deletions WHERE status = 'applied'")
             let undone = try cli.run(["users", "delete", "undo", last, "--reason", "kill test", "--store", store.location])
             XCTAssertEqual(undone.status, 0, undone.all)
+            let next = try plan(store, u2)
+            XCTAssertNotEqual(next, id, "planning again after an undo gives a new plan")
+            id = next
         }
         let untouched = try dump(store)
         XCTAssertEqual(try cli.run(["users", "delete", "apply", id, "--yes", "--no-revoke", "--reason", "r", "--store", store.location]).status, 0)

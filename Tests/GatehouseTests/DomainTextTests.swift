@@ -76,4 +76,22 @@ final class DomainTextTests: XCTestCase {
             XCTAssertEqual(DomainText.render("\(command: command)", commandLine), "`gatehouse \(command.rawValue)`")
         }
     }
+
+    /// Bidi controls in stored or received text (a forged `kid`, a user's name) would reorder the terminal's line:
+    /// `visible` escapes them as it escapes control characters, and leaves other non-ASCII text as it is.
+    func testVisibleEscapesBidiControls() {
+        XCTAssertEqual(OperatorText.visible("kid FORGED\u{202E}gpj.exe"), "kid FORGED\\u{202E}gpj.exe")
+        for scalar: UInt32 in [0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069, 0x200E, 0x200F, 0x061C] {
+            let text = "a" + String(Character(Unicode.Scalar(scalar)!)) + "b"
+            XCTAssertEqual(OperatorText.visible(text, keepLineBreaks: false), "a\\u{\(String(scalar, radix: 16, uppercase: true).leftPadded(4))}b", "U+\(String(scalar, radix: 16))")
+        }
+        for kept in ["naïve — café … → ✓", "تطبيق", "日本語", "Ana\u{200D}Costa"] {
+            XCTAssertEqual(OperatorText.visible(kept), kept)
+        }
+        XCTAssertEqual(OperatorText.visible("\u{1B}[2J\u{202E}"), "\\u{001B}[2J\\u{202E}")
+    }
+}
+
+private extension String {
+    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

@@ -16,7 +16,9 @@ import Storage
 /// - `account-delete` (`account-deleted`): a deletion request is opened for support; nothing is deleted.
 /// - an unknown `sub`: recorded, nothing changed.
 ///
-/// An invalid notification is recorded as refused, with why (never the token), and changes nothing.
+/// An invalid notification changes nothing and is counted, not recorded one row each: a counter per reason and
+/// source (`gatehouse_apple_refusals`), with the first and last time and the last refusal's words (never the
+/// token). Anyone can POST a forged notification; a row each would let a flood grow the store without bound.
 public struct AppleNotificationInbox {
     /// The store.
     public let store: Store
@@ -61,50 +63,99 @@ public struct AppleNotificationInbox {
         public let userID: String?
         /// What was done, or why it was refused.
         public let message: String
+        /// For a refused notification: why, as a code (`AppleNotificationRefusal.Reason`), and how many refusals its
+        /// counter holds with this one.
+        public var refusal: AppleNotificationRefusal.Reason? = nil
+        public var refusals: Int64? = nil
 
         /// Whether the sender should be answered 200 (Apple stops retrying).
         public var acknowledged: Bool { outcome == .accepted || outcome == .unknownSub || outcome == .duplicate }
     }
 
-    /// Verifies and records Apple's body `{"payload": "<JWT>"}`.
-    public func receive(body: [UInt8], transport: Transport, now: Timestamp) throws -> Receipt {
+    /// Verifies and records Apple's body `{"payload": "<JWT>"}`. `source` is the sender's address (the listener's
+    /// peer), which a refusal is counted under.
+    public func receive(body: [UInt8], transport: Transport, source: String? = nil, now: Timestamp) throws -> Receipt {
         let token: String
         do { token = try AppleNotificationVerifier.payload(of: body) } catch {
             return Receipt(outcome: .malformed, id: nil, type: nil, sub: nil, userID: nil, message: error.description)
         }
         let fingerprint = SHA256.hex(token)
+        let counted = RefusalSource(transport: transport, address: source)
         // A payload that is not even a JWS is refused before Apple's keys are asked for.
         do { _ = try JWT.Compact(parsing: token) } catch {
-            return try refuse("the payload is not a token signed by Apple's keys: \(error)", outcome: .refused, fingerprint: fingerprint, transport: transport, now: now)
+            return try refuse(AppleNotificationRefusal("the payload is not a token signed by Apple's keys: \(error)", reason: .notAToken), outcome: .refused, source: counted, now: now)
         }
         let notification: AppleNotification
         do {
             let verifier = AppleNotificationVerifier(audiences: try AppleNotificationVerifier.audiences(in: store))
             var keySet = try keys.keys(store: store, now: now)
-            // A kid the cached set lacks: Apple may have rotated its keys; fetch once more.
+            // A kid the cached set lacks: Apple may have rotated its keys; fetch once more (at most once a minute:
+            // otherwise the keys last fetched, and the kid is refused without a request to Apple).
             if let kid = AppleNotificationVerifier.keyID(of: token), !keySet.keys.contains(where: { $0.keyID == kid }) {
                 keySet = try keys.keys(store: store, now: now, fresh: true)
             }
             notification = try verifier.verify(token: token, keys: keySet, now: now)
         } catch let refusal as AppleNotificationRefusal {
-            return try refuse(refusal.description, outcome: .refused, fingerprint: fingerprint, transport: transport, now: now)
+            return try refuse(refusal, outcome: .refused, source: counted, now: now)
         } catch let unavailable as AppleKeySource.Unavailable {
-            return try refuse(unavailable.description + "; nothing was changed (Apple sends it again until it is answered 200)",
-                              outcome: .keysUnavailable, fingerprint: fingerprint, transport: transport, now: now)
+            let refusal = AppleNotificationRefusal(unavailable.description + "; nothing was changed (Apple sends it again until it is answered 200)",
+                                                   reason: .keysUnavailable)
+            return try refuse(refusal, outcome: .keysUnavailable, source: counted, now: now)
         }
         return try record(notification, fingerprint: fingerprint, transport: transport, now: now)
     }
 
-    private func refuse(_ reason: String, outcome: Receipt.Outcome, fingerprint: String, transport: Transport, now: Timestamp) throws -> Receipt {
-        let id: Int64? = try store.db.write {
-            let id = try store.db.nextID(in: "gatehouse_apple_notifications")
-            try store.db.execute("""
-                INSERT INTO gatehouse_apple_notifications (id, received_at, transport, outcome, reason, token_sha256)
-                VALUES (?, ?, ?, 'refused', ?, ?)
-                """, [id, now.iso8601, transport.rawValue, String(reason.prefix(1000)), fingerprint])
-            return id
+    /// The most refusal counters kept apart by source; past it, a new source is counted under `RefusalSource.others`.
+    public static let maxRefusalCounters = 1000
+    /// The longest refusal text a counter keeps.
+    static let maxRefusalDetail = 300
+
+    /// Where refusals are counted from: the transport, and the listener's peer (an IPv6 peer by its /64, which one
+    /// sender holds whole).
+    struct RefusalSource {
+        let transport: Transport
+        let key: String
+
+        init(transport: Transport, address: String?) {
+            self.transport = transport
+            key = address.map { "\(transport.rawValue) \(Self.network(of: $0))" } ?? transport.rawValue
         }
-        return Receipt(outcome: outcome, id: id, type: nil, sub: nil, userID: nil, message: reason)
+
+        /// The counter's source past `maxRefusalCounters`.
+        var others: String { "\(transport.rawValue) (other sources)" }
+
+        /// An IPv4 address as it is; an IPv6 address as its /64; anything else cut to 64 characters.
+        static func network(of address: String) -> String {
+            var v6 = in6_addr()
+            guard address.contains(":"), inet_pton(AF_INET6, address, &v6) == 1 else { return String(address.prefix(64)) }
+            let bytes = withUnsafeBytes(of: &v6) { Array($0) }
+            if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xff && bytes[11] == 0xff {
+                return bytes[12...].map(String.init).joined(separator: ".")
+            }
+            let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+            return groups.joined(separator: ":") + "::/64"
+        }
+    }
+
+    /// Counts a refusal under its reason and source: one row per pair, upserted, so a flood of forged requests
+    /// costs a counter, not a row each.
+    private func refuse(_ refusal: AppleNotificationRefusal, outcome: Receipt.Outcome, source: RefusalSource, now: Timestamp) throws -> Receipt {
+        let db = store.db
+        let detail = String(OperatorText.visible(refusal.description, keepLineBreaks: false).prefix(Self.maxRefusalDetail))
+        let count: Int64 = try db.write {
+            var key = source.key
+            if try db.row("SELECT id FROM gatehouse_apple_refusals WHERE reason = ? AND source = ?", [refusal.reason.rawValue, key]) == nil,
+               try db.scalar("SELECT count(*) FROM gatehouse_apple_refusals").int64 ?? 0 >= Int64(Self.maxRefusalCounters) {
+                key = source.others
+            }
+            try db.execute("""
+                INSERT INTO gatehouse_apple_refusals (reason, source, transport, count, first_seen, last_seen, last_detail) VALUES (?, ?, ?, 1, ?, ?, ?)
+                ON CONFLICT (reason, source) DO UPDATE SET count = gatehouse_apple_refusals.count + 1, last_seen = excluded.last_seen,
+                    last_detail = excluded.last_detail
+                """, [refusal.reason.rawValue, key, source.transport.rawValue, now.iso8601, now.iso8601, detail])
+            return try db.scalar("SELECT count FROM gatehouse_apple_refusals WHERE reason = ? AND source = ?", [refusal.reason.rawValue, key]).int64 ?? 1
+        }
+        return Receipt(outcome: outcome, id: nil, type: nil, sub: nil, userID: nil, message: refusal.description, refusal: refusal.reason, refusals: count)
     }
 
     private func existing(_ notification: AppleNotification) throws -> Row? {
@@ -233,7 +284,8 @@ public struct AppleNotificationInbox {
 
     // MARK: Reading
 
-    /// One recorded notification, as `apple notifications list` and the console show it. No token.
+    /// One recorded notification, or one counter of refused ones, as `apple notifications list` and the console show
+    /// them. No token.
     public struct Entry: Sendable, Codable, Equatable {
         public let id: Int64
         public let receivedAt: String
@@ -247,16 +299,44 @@ public struct AppleNotificationInbox {
         public let isPrivateEmail: Bool?
         public let userID: String?
         public let action: String?
+        /// For a counter of refusals (`outcome` "refused"): how many, the reason's code, where from, and the first
+        /// time (`receivedAt` is the last; `reason` the last refusal's words). Nil for a notification.
+        public var count: Int64? = nil
+        public var refusal: String? = nil
+        public var source: String? = nil
+        public var firstSeen: String? = nil
     }
 
-    /// The latest notifications, newest first.
+    /// The latest notifications and refusal counters (by their last refusal), newest first.
     public static func list(store: Store, limit: Int = 200) throws -> [Entry] {
-        try store.db.rows("SELECT * FROM gatehouse_apple_notifications ORDER BY id DESC LIMIT ?", [max(1, min(limit, 5000))]).map { row in
+        let limit = max(1, min(limit, 5000))
+        let counters = try store.db.rows("SELECT * FROM gatehouse_apple_refusals ORDER BY last_seen DESC, id DESC LIMIT ?", [limit]).map { row in
+            Entry(id: row["id"].int64 ?? 0, receivedAt: row.optionalString("last_seen") ?? "", transport: row.optionalString("transport") ?? "",
+                  outcome: "refused", reason: row.optionalString("last_detail"), type: nil, sub: nil, eventTime: nil, email: nil, isPrivateEmail: nil,
+                  userID: nil, action: nil, count: row["count"].int64, refusal: row.optionalString("reason"), source: row.optionalString("source"),
+                  firstSeen: row.optionalString("first_seen"))
+        }
+        let recorded = try store.db.rows("SELECT * FROM gatehouse_apple_notifications ORDER BY id DESC LIMIT ?", [limit]).map { row in
             Entry(id: row["id"].int64 ?? 0, receivedAt: row.optionalString("received_at") ?? "", transport: row.optionalString("transport") ?? "",
                   outcome: row.optionalString("outcome") ?? "", reason: row.optionalString("reason"), type: row.optionalString("type"),
                   sub: row.optionalString("sub"), eventTime: row.optionalString("event_time"), email: row.optionalString("email"),
                   isPrivateEmail: row["is_private_email"].int64.map { $0 == 1 }, userID: row.optionalString("user_id"),
                   action: row.optionalString("action"))
         }
+        guard !counters.isEmpty else { return recorded }
+        // Both lists are newest first; merged by time (ISO-8601 text orders as time), a counter before a notification
+        // of the same instant.
+        var merged: [Entry] = []
+        var c = counters[...], r = recorded[...]
+        while merged.count < limit, !(c.isEmpty && r.isEmpty) {
+            if let counter = c.first, r.first.map({ counter.receivedAt >= $0.receivedAt }) ?? true {
+                merged.append(counter)
+                c = c.dropFirst()
+            } else {
+                merged.append(r.first!)
+                r = r.dropFirst()
+            }
+        }
+        return merged
     }
 }

@@ -80,7 +80,7 @@ public struct UserDeletionApplier {
         let db = store.db
         try refuseIfApplied(planID)
         // Stale before revoking: a plan that cannot be applied must not revoke anyone's tokens.
-        try db.read { try check(try UserDeletionReadSet.read(store, user: plan.userID), against: plan, revoked: false) }
+        try db.read { try check(try UserDeletionReadSet.read(store, user: plan.userID), against: plan, planID: planID, revoked: false) }
 
         var outcomes: [DeletionRevocationOutcome] = []
         if case .revoke(let step) = revocation {
@@ -102,7 +102,7 @@ public struct UserDeletionApplier {
             try db.execute(db.dialect.deferForeignKeys)
             try refuseIfApplied(planID)
             let read = try UserDeletionReadSet.read(store, user: plan.userID, locking: true)
-            try check(read, against: plan, revoked: !outcomes.isEmpty)
+            try check(read, against: plan, planID: planID, revoked: !outcomes.isEmpty)
             let steps = read.steps()
             var writer = MergeStepWriter(db: db, shapes: read.shapes)
             if delay > 0 {
@@ -141,17 +141,35 @@ public struct UserDeletionApplier {
                       deleted: deleted, revocation: outcomes, noRevokeReason: noRevokeReason, notRestorable: tokens.map { "\(accountTable).\($0)" })
     }
 
+    /// Refuses a plan applied before, whether that deletion stands or was undone: an undone plan is spent.
     private func refuseIfApplied(_ planID: String) throws {
-        if let applied = try store.db.scalar("SELECT id FROM gatehouse_user_deletions WHERE plan_id = ? AND status <> 'undone'", [planID]).int64 {
-            throw GatehouseError.conflict("deletion plan \(planID) was already applied (deletion \(applied))", fix: "see \(command: .usersDeleteShow, "\(applied)")")
+        guard let row = try store.db.row("SELECT id, status FROM gatehouse_user_deletions WHERE plan_id = ? ORDER BY id DESC LIMIT 1", [planID]),
+              let applied = row["id"].int64 else { return }
+        if row["status"].string == "undone" {
+            throw GatehouseError.conflict("deletion plan \(planID) was applied (deletion \(applied)) and undone; an undone plan is spent and is not applied again",
+                                          fix: "run \(command: .usersDeletePlan, "USER", .option(.ticket, "REF")) again, review it, and apply the new plan id")
         }
+        throw GatehouseError.conflict("deletion plan \(planID) was already applied (deletion \(applied))", fix: "see \(command: .usersDeleteShow, "\(applied)")")
     }
 
-    private func check(_ read: UserDeletionReadSet, against plan: UserDeletionPlan, revoked: Bool) throws {
+    /// Refuses a plan the rows just read do not give. The rows deleted are always derived from those reads
+    /// (`UserDeletionReadSet.steps`), never taken from the stored plan; what is checked here is that the plan names
+    /// what they give: its id follows from their fingerprint (which covers the user's id and every row read) and the
+    /// ticket, and its rows and counts are theirs. A plan row edited in the store (another user's id with that
+    /// user's fingerprint, other rows shown to its reviewer) is refused, before any token is revoked. Re-deriving
+    /// needs no key and also holds against a store writer who knows none. The Apple accounts' token flags are not
+    /// compared: tokens are outside the fingerprint (Better Auth refreshes them, revocation clears them).
+    private func check(_ read: UserDeletionReadSet, against plan: UserDeletionPlan, planID: String, revoked: Bool) throws {
+        let done = revoked ? "the Apple tokens were revoked but nothing was deleted" : "nothing was revoked or deleted"
         guard read.fingerprint == plan.fingerprint else {
-            let done = revoked ? "the Apple tokens were revoked but nothing was deleted" : "nothing was revoked or deleted"
             throw GatehouseError.conflict("the user's rows changed since the plan; \(done) (changed: \(read.changedGroups(since: plan.groupHashes).joined(separator: ", ")))",
                                           fix: "run \(command: .usersDeletePlan, "\(plan.userID)", .option(.ticket, plan.ticket)) again, review it, and apply the new plan id")
+        }
+        let derived = try UserDeletionPlanner(store: store).build(read, ticket: plan.ticket, actor: Actor(plan.actor), now: plan.createdAt, round: plan.round ?? 0)
+        guard derived.planID == planID, plan.planID == planID, derived.userID == plan.userID, derived.sub == plan.sub,
+              derived.rows == plan.rows, derived.tables == plan.tables, derived.references == plan.references else {
+            throw GatehouseError.conflict("deletion plan \(planID) does not match what the user's rows give: the stored plan was altered; \(done)",
+                                          fix: "run \(command: .usersDeletePlan, "USER", .option(.ticket, "REF")) again for the user you mean to delete, review it, and apply the new plan id")
         }
     }
 }

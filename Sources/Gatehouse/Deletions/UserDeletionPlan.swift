@@ -37,4 +37,16 @@ public struct UserDeletionPlan: Sendable, Codable {
     public var canRevokeAppleTokens: Bool { appleAccounts.contains(where: \.revocable) }
     /// Every foreign key followed.
     public let references: [String]
+    /// How many plans of the same rows and ticket were applied and undone before this one (absent for none): part of
+    /// the id, so that planning again after an undo gives a new plan rather than the spent one.
+    public var round: Int? = nil
+
+    /// Whether `other` names the same deletion: every field but when and by whom it was planned (planning the same
+    /// rows again gives the same plan, stored once) and the Apple accounts' token flags (tokens are outside the
+    /// fingerprint: Better Auth refreshes them).
+    public func namesSameDeletion(as other: UserDeletionPlan) -> Bool {
+        planID == other.planID && fingerprint == other.fingerprint && groupHashes == other.groupHashes && userID == other.userID
+            && sub == other.sub && ticket == other.ticket && tables == other.tables && rows == other.rows
+            && appleAccounts.map(\.accountID) == other.appleAccounts.map(\.accountID) && references == other.references && round == other.round
+    }
 }

@@ -16,7 +16,15 @@ public struct UserDeletionPlanner {
     public func plan(user input: String, ticket: String, actor: Actor, now: Timestamp = .now()) throws -> UserDeletionPlan {
         let ticket = try MergeApplier.validate(ticket: ticket)
         let userID = try store.db.read { try resolve(input) }
-        let plan = try store.db.read { try build(try UserDeletionReadSet.read(store, user: userID), ticket: ticket, actor: actor, now: now) }
+        let read = try store.db.read { try UserDeletionReadSet.read(store, user: userID) }
+        var plan = try build(read, ticket: ticket, actor: actor, now: now)
+        // A plan applied and then undone is spent (`UserDeletionApplier` refuses it); the same rows and ticket planned
+        // again get the next round's id, so that "plan again" gives a plan that can be applied.
+        var round = 0
+        while try store.db.scalar("SELECT count(*) FROM gatehouse_user_deletions WHERE plan_id = ? AND status = 'undone'", [plan.planID]).int64 ?? 0 > 0 {
+            round += 1
+            plan = try build(read, ticket: ticket, actor: actor, now: now, round: round)
+        }
         try store.change(actor: actor, action: "user.delete.plan", subject: plan.planID, details: [
             "user_id": .string(userID.rawValue), "ticket": .string(ticket), "rows": .int(Int64(plan.rows.count)),
             "apple_tokens_revocable": .bool(plan.canRevokeAppleTokens),
@@ -52,8 +60,9 @@ public struct UserDeletionPlanner {
                                       fix: "find the user first, e.g. \(command: .usersSearch, "\(shown.prefix(30))")")
     }
 
-    /// The plan for a read set: pure.
-    func build(_ read: UserDeletionReadSet, ticket: String, actor: Actor, now: Timestamp) throws -> UserDeletionPlan {
+    /// The plan for a read set: pure. `round` counts the plans of the same rows and ticket that were applied and
+    /// undone before (part of the id from the first such re-plan on).
+    func build(_ read: UserDeletionReadSet, ticket: String, actor: Actor, now: Timestamp, round: Int = 0) throws -> UserDeletionPlan {
         let schema = store.schema
         let steps = read.steps()
         var tables: [String: Int] = [:]
@@ -72,11 +81,14 @@ public struct UserDeletionPlanner {
                                           hasAccessToken: holds($0, .accessToken))
         }
         let graph = read.graph
-        return UserDeletionPlan(planID: "dp_" + String(SHA256.hex("\(read.fingerprint)|\(ticket)").prefix(24)), fingerprint: read.fingerprint,
+        var plan = UserDeletionPlan(planID: "dp_" + String(SHA256.hex("\(read.fingerprint)|\(ticket)" + (round > 0 ? "|round=\(round)" : "")).prefix(24)),
+                                fingerprint: read.fingerprint,
                                 groupHashes: read.groupHashes, userID: read.userID, sub: read.userID.syncSub.rawValue, ticket: ticket,
                                 createdAt: now, actor: actor.name, tables: tables,
                                 rows: steps.map { UserDeletionPlan.Row(group: $0.group, table: $0.table, key: $0.key.description, reason: $0.reason) },
                                 appleAccounts: apple, references: (graph.toSyncUsers + graph.toAuthUser + graph.toAuthSession).map(\.description))
+        plan.round = round > 0 ? round : nil
+        return plan
     }
 
     /// The user's email as the store holds it now, for the console's typed confirmation (not kept in the plan).

@@ -2,7 +2,8 @@ import Foundation
 import Storage
 
 /// Applies a stored plan in one `BEGIN IMMEDIATE` transaction: re-reads every row the plan read and
-/// refuses ("the users changed since the plan; plan again") on any difference, runs the steps with
+/// refuses ("the users changed since the plan; plan again") on any difference, derives the steps again from
+/// those rows and the plan's decisions and refuses a stored plan that differs from them, runs the steps with
 /// foreign-key checks deferred to the commit, records the merge with everything needed to undo it,
 /// and audits it with the actor and the ticket. A crash or kill at any point leaves the store as it
 /// was: SQLite rolls the open transaction back.
@@ -52,9 +53,10 @@ public struct MergeApplier {
         SQLStatement("SELECT plan FROM gatehouse_merge_plans WHERE id = ?", [planID])
     }
 
-    /// An apply's reads of Gatehouse's own tables: an earlier apply of this plan, the merge's id, the audit chain's head.
+    /// An apply's reads of Gatehouse's own tables: an earlier apply of this plan (applied or undone: an undone plan is
+    /// spent), the merge's id, the audit chain's head.
     static func ownReads(_ planID: String) -> [SQLStatement] {
-        [SQLStatement("SELECT id FROM gatehouse_merges WHERE plan_id = ? AND status = 'applied'", [planID]),
+        [SQLStatement("SELECT id, status FROM gatehouse_merges WHERE plan_id = ? ORDER BY id DESC LIMIT 1", [planID]),
          NextID.statement(in: "gatehouse_merges"), AuditLog.headStatement]
     }
 
@@ -74,6 +76,8 @@ public struct MergeApplier {
         let delay = ProcessInfo.processInfo.environment[Self.delayVariable].flatMap(UInt32.init).map { min($0, 10_000) } ?? 0
         let plan = try self.plan(planID)
         let db = store.db
+        // Encoded before the transaction from the stored steps; inside it, those are checked to equal the steps derived
+        // from the fresh reads, so the undo record is the derived steps'.
         let undoJSON = try MergeUndoJSON(steps: plan.steps, appliedAt: now)
         // On D1, the rows the plan read are taken as this write's reads and checked in its request (`ReadRecord`).
         if let reads = plan.reads { db.offer(reads) }
@@ -83,8 +87,12 @@ public struct MergeApplier {
             // Gatehouse's own reads in one snapshot (one round trip on a server): an earlier apply of this plan, the
             // merge's id, the audit chain's head.
             let own = try db.snapshot(Self.ownReads(planID))
-            if let applied = own[0].first?[0].int64 {
-                throw GatehouseError.conflict("plan \(planID) was already applied (merge \(applied))", fix: "see \(command: .mergeShow, "\(applied)")")
+            if let earlier = own[0].first, let merge = earlier[0].int64 {
+                if earlier[1].string == "undone" {
+                    throw GatehouseError.conflict("plan \(planID) was applied (merge \(merge)) and undone; an undone plan is spent and is not applied again",
+                                                  fix: "run \(command: .mergePlan, .option(.from, "\(plan.source)"), .option(.into, "\(plan.target)")) again, review it, and apply the new plan id")
+                }
+                throw GatehouseError.conflict("plan \(planID) was already applied (merge \(merge))", fix: "see \(command: .mergeShow, "\(merge)")")
             }
             // Every row the plan relies on is locked as it is read (on Postgres; SQLite's write transaction already
             // excludes other writers): a change committed before is seen (and refused below), a later one waits.
@@ -94,20 +102,35 @@ public struct MergeApplier {
                 throw GatehouseError.conflict("the users changed since the plan; plan again (changed: \(changed.joined(separator: ", ")))",
                                               fix: "run \(command: .mergePlan, .option(.from, "\(plan.source)"), .option(.into, "\(plan.target)")) again, review it, and apply the new plan id")
             }
+            // The steps run are derived again here from the rows just read and the plan's decisions, never taken on the
+            // stored plan's word: whoever can write the store (the Worker, a D1 token) could point a stored step at
+            // another user's row. Re-deriving, rather than sealing the plan under a key, also holds against a writer
+            // who knows nothing of any key, and needs none at apply. The plan id is a hash of the fingerprint (which
+            // covers both users' ids and every row read) and the decisions, so a plan whose id does not follow from
+            // what was just read names other users or other decisions than it was made with; and a stored plan whose
+            // steps differ from the derived ones was altered after it was made (or shown altered to its reviewer).
+            let derived = try MergePlanner(store: store).build(read, decisions: plan.decisions, actor: actor, now: now, round: plan.round ?? 0)
+            // Compared as values (`MergeStep` is `Equatable`), which costs microseconds inside the transaction where
+            // encoding both lists would cost milliseconds.
+            guard derived.id == planID, derived.steps == plan.steps else {
+                throw GatehouseError.conflict("merge plan \(planID) does not match what its users' rows and decisions give: the stored plan was altered; nothing was changed",
+                                              fix: "run \(command: .mergePlan, .option(.from, "U2"), .option(.into, "U1")) again for the users you mean to merge, review it, and apply the new plan id")
+            }
+            let steps = derived.steps
             var writer = MergeStepWriter(db: db, shapes: read.shapes)
             if delay > 0 {
                 // Slowed for the crash tests: one statement at a time, a pause after each.
-                for step in plan.steps {
+                for step in steps {
                     try writer.apply(step, at: now)
                     usleep(delay * 1000)
                 }
             } else {
-                try writer.apply(plan.steps, at: now)
+                try writer.apply(steps, at: now)
             }
             // The rows as the updates left them: read back where a write sees its own rows, else as the plan makes
             // them (D1 sends the writes when this closure returns).
-            let after = db.readsOwnWrites ? try writer.after(plan.steps) : plan.steps.map { $0.after(at: now) }
-            let summary = MergeRecords.Summary(steps: plan.steps)
+            let after = db.readsOwnWrites ? try writer.after(steps) : steps.map { $0.after(at: now) }
+            let summary = MergeRecords.Summary(steps: steps)
             // The id is chosen here, not given back by the insert: one writer at a time takes the next (the write's
             // lock, or on D1 the guard on this read).
             let id = NextID.id(own[1])
@@ -119,8 +142,8 @@ public struct MergeApplier {
             try store.audit.append(db, actor: actor, action: "merge.apply", subject: String(id), details: [
                 "plan_id": .string(planID), "ticket": .string(ticket),
                 "source_user_id": .string(plan.source.rawValue), "target_user_id": .string(plan.target.rawValue),
-                "rows_updated": .int(Int64(plan.steps.filter { $0.operation == .update }.count)),
-                "rows_deleted": .int(Int64(plan.steps.filter { $0.operation == .delete }.count)),
+                "rows_updated": .int(Int64(steps.filter { $0.operation == .update }.count)),
+                "rows_deleted": .int(Int64(steps.filter { $0.operation == .delete }.count)),
             ], at: now, after: AuditLog.head(own[2]))
             return id
         }

@@ -34,6 +34,9 @@ public struct MergePlan: Sendable, Codable {
     /// back (`SQLDatabase.offer`) and checks them in its write's one request instead of reading them again. Absent
     /// elsewhere, in plans stored before it existed, and when it would not fit `maxReadRecordBytes`.
     public var reads: ReadRecord? = nil
+    /// How many plans of the same rows and decisions were applied and undone before this one (absent for none):
+    /// part of the id, so that planning again after an undo gives a new plan rather than the spent one.
+    public var round: Int? = nil
 
     /// The largest read record a stored plan keeps (D1 stores at most 2 MB in a row).
     public static let maxReadRecordBytes = 512 * 1024

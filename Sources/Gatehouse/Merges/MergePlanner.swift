@@ -37,10 +37,18 @@ public struct MergePlanner {
         guard source != target else {
             throw GatehouseError.invalid("\(field: .from) and \(field: .into) are the same user (\(source))", fix: "merge two different users: \(field: .from) U2 \(field: .into) U1")
         }
-        var (plan, reads) = try store.db.read {
+        var ((read, plan), reads) = try store.db.read {
             try store.db.recordingReads {
-                try build(try MergeReadSet.read(store, source: source, target: target), decisions: decisions, actor: actor, now: now)
+                let read = try MergeReadSet.read(store, source: source, target: target)
+                return (read, try build(read, decisions: decisions, actor: actor, now: now))
             }
+        }
+        // A plan applied and then undone is spent (`MergeApplier` refuses it); the same rows and decisions planned
+        // again get the next round's id, so that "plan again" gives a plan that can be applied.
+        var round = 0
+        while let id = plan.id, try store.db.scalar("SELECT count(*) FROM gatehouse_merges WHERE plan_id = ? AND status = 'undone'", [id]).int64 ?? 0 > 0 {
+            round += 1
+            plan = try build(read, decisions: decisions, actor: actor, now: now, round: round)
         }
         if let reads, (try? MergeJSON.string(reads))?.utf8.count ?? .max <= MergePlan.maxReadRecordBytes { plan.reads = reads }
         if let id = plan.id { try save(plan, id: id, actor: actor, now: now) }
@@ -62,24 +70,27 @@ public struct MergePlanner {
         }
     }
 
-    /// The plan for a read set: pure, so apply and the tests can rebuild it.
-    func build(_ read: MergeReadSet, decisions: MergeDecisions, actor: Actor, now: Timestamp) throws -> MergePlan {
+    /// The plan for a read set: pure, so apply and the tests can rebuild it. `round` counts the plans of the same rows
+    /// and decisions that were applied and undone before (part of the id from the first such re-plan on).
+    func build(_ read: MergeReadSet, decisions: MergeDecisions, actor: Actor, now: Timestamp, round: Int = 0) throws -> MergePlan {
         var builder = Builder(read: read, schema: store.schema, decisions: decisions)
         try builder.run()
         let resolved = builder.conflicts.allSatisfy { !$0.isUnresolved }
-        let id = resolved ? "mp_" + String(SHA256.hex("\(read.fingerprint)|\(decisions.canonical)").prefix(24)) : nil
+        let id = resolved ? "mp_" + String(SHA256.hex("\(read.fingerprint)|\(decisions.canonical)" + (round > 0 ? "|round=\(round)" : "")).prefix(24)) : nil
         let graph = read.graph
         let touched = Set(builder.steps.map { "\($0.table)|\($0.key)" })
         let unchanged = ([read.targetUser] + (read.targetSync.map { [$0] } ?? [])).filter {
             !touched.contains("\($0.table)|\(read.shapes[$0.table]!.key(of: $0))")
         }
-        return MergePlan(id: id, fingerprint: read.fingerprint, groupHashes: read.groupHashes, source: read.sourceID, target: read.targetID,
+        var plan = MergePlan(id: id, fingerprint: read.fingerprint, groupHashes: read.groupHashes, source: read.sourceID, target: read.targetID,
                          sourceEmail: read.sourceUser[store.schema.user.column(.email)].string ?? "",
                          targetEmail: read.targetUser[store.schema.user.column(.email)].string ?? "",
                          decisions: decisions, createdAt: now, actor: actor.name, steps: builder.steps,
                          conflicts: builder.conflicts, warnings: builder.warnings, unchanged: unchanged,
                          counts: MergeCount.derive(watchedCounts(read), steps: builder.steps),
                          references: (graph.toSyncUsers + graph.toAuthUser + graph.toAuthSession).map(\.description))
+        plan.round = round > 0 ? round : nil
+        return plan
     }
 
     /// The counts the emitted SQL checks: every person-referencing key, for each user.

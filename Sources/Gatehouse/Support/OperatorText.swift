@@ -19,6 +19,17 @@ public enum OperatorText {
         }
     }
 
+    /// The bidi controls: embeddings and overrides (U+202A–U+202E), isolates (U+2066–U+2069), the left-to-right and
+    /// right-to-left marks (U+200E, U+200F) and the Arabic letter mark (U+061C). Printed as they are, they reorder
+    /// the rest of the line on a terminal ("\u{202E}txt.exe" shows as "exe.txt"), so `visible` escapes them as it
+    /// escapes control characters.
+    static func isBidiControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true
+        default: return false
+        }
+    }
+
     /// Checks operator text (an actor, a ticket: one line; a reason, evidence: `multiline`, line breaks and tabs
     /// allowed): trimmed, refused when it holds any other control character, invisible formatting, or one of the
     /// characters `DomainText` marks references with (stored, it would read as a flag or a page name). `field` names the value in the error in the
@@ -43,14 +54,17 @@ public enum OperatorText {
         return trimmed
     }
 
-    /// `text` with every control character other than line breaks and tabs (when `keepLineBreaks`) written as
-    /// `\u{1B}`, so a terminal shows it instead of obeying it, and `DomainText`'s marker characters (which a user may
-    /// type) as U+FFFD, so echoed input never reads as a reference. Text without any is returned as it is, untouched.
+    /// `text` with every control character other than line breaks and tabs (when `keepLineBreaks`), and every bidi
+    /// control (`isBidiControl`), written as `\u{1B}`, `\u{202E}`, so a terminal shows it instead of obeying it, and
+    /// `DomainText`'s marker characters (which a user may type) as U+FFFD, so echoed input never reads as a reference.
+    /// Text without any is returned as it is, untouched.
     public static func visible(_ text: String, keepLineBreaks: Bool = true) -> String {
-        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 || $0 == 0xEE }) else { return text }
+        // The lead bytes of every character changed below: C0 controls and DEL; C2 (C1 controls); D8 (U+061C);
+        // E2 (U+200E…U+2069); EE (the markers).
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 || $0 == 0xD8 || $0 == 0xE2 || $0 == 0xEE }) else { return text }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
-            let control = scalar.properties.generalCategory == .control
+            let control = scalar.properties.generalCategory == .control || isBidiControl(scalar)
             if control && !(keepLineBreaks && (scalar == "\n" || scalar == "\t")) {
                 out.append(contentsOf: "\\u{\(hex(scalar))}".unicodeScalars)
             } else if DomainText.isMarker(scalar) {

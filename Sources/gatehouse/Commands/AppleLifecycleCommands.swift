@@ -16,7 +16,8 @@ enum AppleLifecycleCommands {
                         configured Apple client ids, iat, exp; events as the JSON string Apple sends), recorded once by jti + sub + type,
                         and acted on with an audit entry: email-disabled/-enabled record the relay's forwarding state, consent-revoked
                         ends the user's sessions and marks the account revoked, account-delete opens a deletion request for support.
-                        A refused notification is recorded with why (never the token) and changes nothing.
+                        A refused notification changes nothing and is counted per reason and source, with the last one's words
+                        (never the token). A token naming a key Apple's set lacks makes at most one fetch of the keys a minute.
                         """,
                     subcommands: [
                         CommandSpec(name: "serve", summary: "a small listener for Apple's POSTs, to sit behind your TLS proxy",
@@ -94,6 +95,9 @@ enum AppleLifecycleCommands {
 
     static func describe(_ receipt: AppleNotificationInbox.Receipt) -> String {
         let what = [receipt.type, receipt.sub.map { "sub \($0)" }, receipt.userID.map { "user \($0)" }].compactMap { $0 }.joined(separator: ", ")
+        if let refusal = receipt.refusal {
+            return "\(receipt.outcome.rawValue): counted as \(refusal.rawValue) (\(receipt.refusals ?? 1) so far): \(receipt.message)"
+        }
         let id = receipt.id.map { "notification \($0)" } ?? "not recorded"
         return "\(receipt.outcome.rawValue): \(id)\(what.isEmpty ? "" : " (\(what))"): \(receipt.message)"
     }
@@ -102,8 +106,13 @@ enum AppleLifecycleCommands {
         let entries = try AppleNotificationInbox.list(store: try invocation.openStore(), limit: try invocation[Options.limit])
         if invocation.json { try invocation.output.json(entries); return 0 }
         if entries.isEmpty { invocation.output.line("no Apple notifications recorded"); return 0 }
+        // A counter of refusals shows how many, why and from where, since when; its time is the last one's.
         invocation.output.table(["ID", "RECEIVED", "OUTCOME", "TYPE", "SUB", "USER", "WHAT"], entries.map {
-            [String($0.id), $0.receivedAt, $0.outcome, $0.type ?? "-", $0.sub ?? "-", $0.userID ?? "-", $0.reason ?? $0.action ?? "-"]
+            if let count = $0.count {
+                return ["-", $0.receivedAt, "refused ×\(count)", "-", "-", "-",
+                        "\($0.refusal ?? "?") from \($0.source ?? "?") since \($0.firstSeen ?? "?"); last: \($0.reason ?? "-")"]
+            }
+            return [String($0.id), $0.receivedAt, $0.outcome, $0.type ?? "-", $0.sub ?? "-", $0.userID ?? "-", $0.reason ?? $0.action ?? "-"]
         })
         return 0
     }
@@ -169,7 +178,7 @@ enum NotificationListener {
         guard request.method == "POST" else { return json(405, ["error": "method_not_allowed"], headers: ["Allow": "POST"]) }
         do {
             let receipt = try pool.withStore { store in
-                try AppleNotificationInbox(store: store, keys: keys).receive(body: request.body, transport: .listener, now: .now())
+                try AppleNotificationInbox(store: store, keys: keys).receive(body: request.body, transport: .listener, source: request.remoteAddress, now: .now())
             }
             switch receipt.outcome {
             case .accepted, .unknownSub, .duplicate:

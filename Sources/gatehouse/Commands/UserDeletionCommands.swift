@@ -109,9 +109,10 @@ enum UserDeletionCommands {
         out.line("apply with: gatehouse users delete apply \(plan.planID) --yes")
     }
 
-    /// The plan `PLAN` names: an id, or a plan file written by `plan --out` (with the fingerprint it was written with,
-    /// which must still be the stored plan's: a file edited by hand names no plan).
-    static func planReference(_ text: String) throws -> (id: String, fingerprint: String?) {
+    /// The plan `PLAN` names: an id, or a plan file written by `plan --out`. A file is read whole: every field of it
+    /// (the user, the rows, the fingerprint, …) must be the stored plan's, so a file edited by hand names no plan and
+    /// is never taken for another plan whose id and fingerprint it copies.
+    static func planReference(_ text: String) throws -> (id: String, file: UserDeletionPlan?) {
         if text.hasPrefix("dp_") && !text.contains("/") { return (text, nil) }
         guard FileManager.default.fileExists(atPath: text) else {
             let shown = text.count > 60 ? String(text.prefix(60)) + "…" : text
@@ -124,12 +125,11 @@ enum UserDeletionCommands {
         guard data.count <= maxPlanFileBytes else {
             throw GatehouseError.invalid("the plan file \(text) is larger than \(maxPlanFileBytes) bytes; it is not a plan `users delete plan --out` wrote")
         }
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let id = object["planID"] as? String,
-              id.hasPrefix("dp_"), id.count <= 40, let fingerprint = object["fingerprint"] as? String else {
-            throw GatehouseError.invalid("the plan file \(text) is not a deletion plan (JSON with planID and fingerprint)",
+        guard let plan = try? JSONDecoder().decode(UserDeletionPlan.self, from: data), plan.planID.hasPrefix("dp_"), plan.planID.count <= 40 else {
+            throw GatehouseError.invalid("the plan file \(text) is not a deletion plan (the JSON `users delete plan --out` writes)",
                                          fix: "pass the file `users delete plan --out` wrote, or the plan id")
         }
-        return (id, fingerprint)
+        return (plan.planID, plan)
     }
 
     static func apply(_ invocation: Invocation) throws -> Int32 {
@@ -139,12 +139,13 @@ enum UserDeletionCommands {
         if noRevoke && reason == nil { throw invocation.usage("--no-revoke needs --reason TEXT: say why the Apple tokens are not revoked") }
         if !noRevoke && reason != nil { throw invocation.usage("--reason goes with --no-revoke (apply always revokes otherwise)") }
         let retain = try invocation[Options.retain] ?? UserDeletionApplier.defaultRetention
-        let (planID, fingerprint) = try planReference(argument)
+        let (planID, file) = try planReference(argument)
         let store = try invocation.openStore()
         let applier = UserDeletionApplier(store: store)
         let plan = try applier.plan(planID)
-        if let fingerprint, fingerprint != plan.fingerprint {
-            throw GatehouseError.invalid("the plan file \(argument) does not match stored plan \(planID) (its fingerprint differs)", fix: "plan again and apply the new plan id")
+        if let file, !file.namesSameDeletion(as: plan) {
+            throw GatehouseError.invalid("the plan file \(argument) does not match stored plan \(planID) (its user, rows or fingerprint differ); nothing was changed",
+                                         fix: "plan again and apply the new plan id")
         }
         if try !invocation[Options.yes] {
             guard isatty(0) == 1 else {
