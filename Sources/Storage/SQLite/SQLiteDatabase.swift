@@ -62,6 +62,9 @@ public final class SQLiteDatabase: SQLDatabase {
         set { busyWait.deadline = newValue }
     }
 
+    /// The longest one wait for another connection's lock lasts (its busy handler's; `PRAGMA busy_timeout` reads 0).
+    public var busyTimeoutMilliseconds: Int { busyWait.milliseconds }
+
     /// Opens (and with `options.create`, creates) the database at `path`, with foreign keys on,
     /// a busy timeout, and WAL journaling. Throws a `DatabaseError` for a file that is not a database.
     public init(path: String, options: Options = Options()) throws {
