@@ -10,7 +10,8 @@ import Locking
 /// mid-pipeline) is dropped, at check-out or check-in, and a new one is made in its place on demand. While the
 /// server cannot be reached, `make` is not tried again for a short, growing pause (`Backoff`): requests in that
 /// pause fail at once with the last error instead of each waiting out a connect timeout. Waiting for a resource that
-/// others hold is bounded too (`waitTimeout`), ending in `ResourcePoolTimeout`.
+/// others hold is bounded too (`waitTimeout`, or less: what is left of the caller's `WaitDeadline`), ending in
+/// `ResourcePoolTimeout`.
 public final class ResourcePool<Resource>: Sendable {
     private let size: Int
     private let make: @Sendable () throws -> Resource
@@ -45,17 +46,19 @@ public final class ResourcePool<Resource>: Sendable {
         state = Monitor(State(idle: [try make()], open: 1))
     }
 
-    /// Runs `body` with a resource no other thread uses until it returns.
-    public func withResource<T>(_ body: (Resource) throws -> T) throws -> T {
-        let resource = try checkOut()
+    /// Runs `body` with a resource no other thread uses until it returns. A check-out waits at most `waitTimeout`
+    /// for one, and never past `deadline`: the operation's budget for every wait.
+    public func withResource<T>(deadline: WaitDeadline? = nil, _ body: (Resource) throws -> T) throws -> T {
+        let resource = try checkOut(deadline: deadline)
         defer { checkIn(resource) }
         return try body(resource)
     }
 
     private static var now: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
-    private func checkOut() throws -> Resource {
-        let deadline = Date(timeIntervalSinceNow: waitTimeout)
+    private func checkOut(deadline operationDeadline: WaitDeadline?) throws -> Resource {
+        let seconds = min(waitTimeout, operationDeadline?.remainingSeconds ?? waitTimeout)
+        let deadline = Date(timeIntervalSinceNow: seconds)
         while true {
             let step = state.wait(until: { !$0.idle.isEmpty || $0.open < size }, deadline: deadline) { state -> Step in
                 if let resource = state.idle.popLast() { return .use(resource) }
@@ -65,7 +68,7 @@ public final class ResourcePool<Resource>: Sendable {
             }
             switch step {
             case nil:
-                throw ResourcePoolTimeout(size: size, seconds: waitTimeout)
+                throw ResourcePoolTimeout(size: size, seconds: seconds)
             case .use(let resource):
                 if isUsable(resource) { return resource }
                 // Gone stale while idle (its server restarted, its backend was ended): drop it, try the next.

@@ -32,6 +32,9 @@ public protocol SQLDatabase: AnyObject {
     var isUsable: Bool { get }
     /// A statement the next `snapshot` answers ahead of its own, in the same snapshot and round trip (`SnapshotPrelude`).
     var prelude: SnapshotPrelude? { get set }
+    /// The deadline of the operation this connection serves, for every wait on a lock (`WaitDeadline`): each wait
+    /// gets only what is left of it, never more than the busy timeout. Nil: each wait gets the busy timeout.
+    var waitDeadline: WaitDeadline? { get set }
     /// Whether a read inside `write {}` sees the rows the same write changed. True where a write is a transaction
     /// on the server (SQLite, Postgres); false on D1, whose writes are sent together when the write ends — there a
     /// caller works out what it wrote instead of reading it back.
@@ -223,6 +226,12 @@ extension SQLDatabase {
 
     /// A transaction on the server sees its own writes.
     public var readsOwnWrites: Bool { true }
+
+    /// An engine whose waits this process does not bound with a deadline keeps none.
+    public var waitDeadline: WaitDeadline? {
+        get { nil }
+        set {}
+    }
 
     /// One statement after another in a read transaction (an engine in the same process pays nothing per statement).
     public func snapshot(_ statements: [SQLStatement]) throws -> [[Row]] {

@@ -14,7 +14,25 @@ final class DatabaseTests: XCTestCase {
         let db = try makeDatabase()
         XCTAssertEqual(try db.scalar("PRAGMA journal_mode").string, "wal")
         XCTAssertEqual(try db.scalar("PRAGMA foreign_keys").int64, 1)
-        XCTAssertEqual(try db.scalar("PRAGMA busy_timeout").int64, 15_000)
+        XCTAssertEqual(db.busyTimeoutMilliseconds, 15_000)
+    }
+
+    /// A wait for another connection's lock ends at the operation's deadline, well before the busy timeout, and spends
+    /// it: the next wait gives up at once.
+    func testALockWaitEndsAtTheDeadlineAndSpendsIt() throws {
+        let holder = try makeDatabase()
+        let waiter = try SQLiteDatabase(path: dir.path("test.sqlite"))
+        try waiter.execute("CREATE TABLE t (x INTEGER)")
+        try holder.executeScript("BEGIN IMMEDIATE")
+        defer { try? holder.executeScript("ROLLBACK") }
+        waiter.waitDeadline = WaitDeadline(milliseconds: 300)
+        var started = Date()
+        XCTAssertThrowsError(try waiter.write { try waiter.execute("INSERT INTO t VALUES (1)") }) { XCTAssertTrue(($0 as? DatabaseError)?.isBusy ?? false, "\($0)") }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2)
+        XCTAssertTrue(waiter.waitDeadline?.isPast ?? false)
+        started = Date()
+        XCTAssertThrowsError(try waiter.write { try waiter.execute("INSERT INTO t VALUES (2)") })
+        XCTAssertLessThan(Date().timeIntervalSince(started), 0.2)
     }
 
     func testMissingFileIsNotCreatedWithoutCreateOption() {

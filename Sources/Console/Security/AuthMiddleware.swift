@@ -11,9 +11,10 @@ enum AuthMiddleware {
         guard case .role(let required) = access else { return try next(context) }
         guard let token = bearerToken(context.request) else { throw APIError.unauthenticated(.invalid) }
         if deferring {
-            let check = try TokenCheck(token: token, required: required, now: context.now, pool: context.stores.pool)
+            let check = try TokenCheck(token: token, required: required, now: context.now, pool: context.stores.pool,
+                                       deadline: context.stores.deadline)
             var deferred = context
-            deferred.stores = RequestStores(pool: context.stores.pool, check: check)
+            deferred.stores = RequestStores(pool: context.stores.pool, check: check, deadline: context.stores.deadline)
             let response = Result { try next(deferred) }
             // A refused token is the answer, whatever the handler returned or ran into.
             _ = try check.session()

@@ -20,16 +20,19 @@ public final class TokenCheck: @unchecked Sendable { // its stores are not Senda
     let required: AdminRole
     let now: Timestamp
     private let pool: StorePool
+    /// The request's deadline, for a check run on a store of its own.
+    private let deadline: WaitDeadline?
     private let outcome = Locked<Outcome?>(nil)
     /// The store the handler holds now, if any (set by `RequestStores` on the handler's thread): a check run while
     /// the handler holds a store runs on it, never on a second one from the pool (which may be empty).
     let current = Locked<Store?>(nil)
 
-    init(token: String, required: AdminRole, now: Timestamp, pool: StorePool) throws {
+    init(token: String, required: AdminRole, now: Timestamp, pool: StorePool, deadline: WaitDeadline? = nil) throws {
         lookup = try TokenService.lookup(accessToken: token)
         self.required = required
         self.now = now
         self.pool = pool
+        self.deadline = deadline
     }
 
     var isAnswered: Bool { outcome.value != nil }
@@ -54,7 +57,7 @@ public final class TokenCheck: @unchecked Sendable { // its stores are not Senda
         } else {
             let lookup = self.lookup
             decided = record(try current.value.map { try $0.db.row(lookup.sql, lookup.arguments) }
-                             ?? pool.withStore { try $0.db.row(lookup.sql, lookup.arguments) })
+                             ?? pool.withStore(deadline: deadline) { try $0.db.row(lookup.sql, lookup.arguments) })
         }
         switch decided {
         case .accepted(let session): return session

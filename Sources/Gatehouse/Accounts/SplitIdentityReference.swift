@@ -68,7 +68,7 @@ struct Population: Sendable {
         var normalizer = NameNormalizer()
         // Sessions are read on a second connection meanwhile (both cores); its snapshot may be a moment newer,
         // and a session whose user this scan did not see is skipped, as a session of a missing user always is.
-        let background = SecondConnection(store.location) { db in try SessionKeys.read(db, schema: s) }
+        let background = SecondConnection(store.location, caller: db) { db in try SessionKeys.read(db, schema: s) }
         let userCount = Int(try db.scalar("SELECT count(*) FROM \(s.user.sql)").int64 ?? 0)
         var indexByID = UserKeyTable(capacity: userCount)
         for array in [\Population.nameKey, \.mailboxKey, \.domainKey] { population[keyPath: array].reserveCapacity(userCount) }

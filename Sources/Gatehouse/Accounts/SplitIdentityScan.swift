@@ -72,7 +72,7 @@ struct SplitIdentityScan {
         let forward = Forwarder(budget: budget)
         do { // the user and session sorters (and their temporary file) are released when the join is done
             // 1. Sessions on a second connection, users on this one, each into a sorter by user id key.
-            let background = SecondConnection(store.location) { db in try Self.sortSessions(db, schema: s, budget: budget) }
+            let background = SecondConnection(store.location, caller: db) { db in try Self.sortSessions(db, schema: s, budget: budget) }
             let users = ExternalSorter(budgetBytes: budget)
             var normalizer = NameNormalizer()
             let dialect = db.dialect

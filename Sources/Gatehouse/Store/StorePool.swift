@@ -8,6 +8,8 @@ import Storage
 public final class StorePool: Sendable {
     /// The store file.
     public let path: String
+    /// The busy timeout its stores were opened with: a request's budget for every wait (`requestDeadline`).
+    public let busyMilliseconds: Int
     private let pool: ResourcePool<Store>
 
     /// Opens the first store now, so that a bad path or an unready store fails at start-up. A store whose connection
@@ -15,6 +17,7 @@ public final class StorePool: Sendable {
     /// request waits at most the busy timeout for a store another thread holds.
     public init(path: String, configurationPath: String? = nil, size: Int = 4, timeouts: StoreTimeouts = .command) throws {
         self.path = path
+        busyMilliseconds = timeouts.busyMilliseconds
         pool = try ResourcePool(size: size, waitTimeout: Double(timeouts.busyMilliseconds) / 1000,
                                 make: { try Store.open(path: path, configurationPath: configurationPath, timeouts: timeouts) },
                                 tidy: { $0.db.rollBackAbandonedTransaction() }, isUsable: { $0.db.isUsable })
@@ -33,8 +36,17 @@ public final class StorePool: Sendable {
         }
     }
 
-    /// Runs `body` with a store no other thread uses until it returns.
-    public func withStore<T>(_ body: (Store) throws -> T) throws -> T {
-        try pool.withResource(body)
+    /// A request's deadline for every wait on a lock or a connection, from now: the busy timeout.
+    public func requestDeadline() -> WaitDeadline { WaitDeadline(milliseconds: busyMilliseconds) }
+
+    /// Runs `body` with a store no other thread uses until it returns. With a `deadline` (a request's), the wait for
+    /// a store and every lock wait in `body` share it: the request gives up once, when it passes.
+    public func withStore<T>(deadline: WaitDeadline? = nil, _ body: (Store) throws -> T) throws -> T {
+        try pool.withResource(deadline: deadline) { store in
+            // Each use starts from its own deadline (none: a wait's budget starts at its first wait).
+            store.db.waitDeadline = deadline
+            defer { store.db.waitDeadline = nil }
+            return try body(store)
+        }
     }
 }

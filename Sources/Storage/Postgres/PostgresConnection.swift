@@ -45,6 +45,26 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     public private(set) var changes = 0
     public var prelude: SnapshotPrelude?
 
+    /// The operation's deadline for lock waits (`WaitDeadline`). Before each statement, `lock_timeout` is lowered to
+    /// what is left of it (at least 1 ms: a lock held by another session then fails the statement at once), and put
+    /// back to the session's limit once no deadline is set. A lock wait that runs out spends it.
+    public var waitDeadline: WaitDeadline?
+    /// The session's own `lock_timeout` (`PostgresSessionLimits`); 0 for none.
+    private let lockTimeoutMilliseconds: Int
+    /// The `lock_timeout` the session has now, as this connection last set it; nil when unknown (a SET made inside
+    /// a transaction that has ended since: a rollback undid it).
+    private var lockTimeoutNow: Int?
+    /// Whether `lockTimeoutNow` was set inside the transaction that is open (or was, until it ended).
+    private var lockTimeoutSetInTransaction = false
+    /// How far `lock_timeout` may stray from the deadline before it is set again: each SET is a round trip.
+    static let lockTimeoutSlackMilliseconds = 100
+    /// When the statement being answered was sent (`DispatchTime` uptime, nanoseconds).
+    private var sentAt: UInt64 = 0
+    /// A statement answered later than this after it was sent may have waited for a lock: without a deadline, the
+    /// connection then takes one from when it was sent (the busy timeout from then), so a second wait gets only
+    /// what the first left. The server does not say whether a statement waited; a quick one did not wait long.
+    static let possibleWaitNanoseconds: UInt64 = 100_000_000
+
     /// Parses `uri` and connects. Throws a `PostgresError`: `.uri` for an address Gatehouse does not accept,
     /// `.library` without libpq, `.connection` when the server cannot be reached or refuses the login.
     public convenience init(uri: String, limits: PostgresSessionLimits = PostgresSessionLimits()) throws(PostgresError) {
@@ -60,6 +80,8 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
         let environmentPassword = getenv("PGPASSWORD").map { String(cString: $0) }
         self.passwords = [uri.password, environmentPassword].compactMap { $0 }
         self.scrubber = SecretScrubber(passwords: passwords)
+        lockTimeoutMilliseconds = min(max(0, limits.lockTimeoutMilliseconds), Int(Int32.max))
+        lockTimeoutNow = lockTimeoutMilliseconds
 
         let keywords = uri.connectionKeywords
         let connection: OpaquePointer? = withCStrings(keywords.map(\.0)) { names in
@@ -141,6 +163,7 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     /// Runs a script of several statements separated by `;` (a migration). Takes no arguments.
     public func executeScript(_ sql: String) throws(PostgresError) {
         try checkSQL(sql)
+        boundLockWait()
         let result = pq.exec(handle, sql)
         defer { if let result { pq.clear(result) } }
         try check(result, sql: sql, boundValues: [])
@@ -159,8 +182,11 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
         _ = pq.setSingleRowMode(handle)
         var shape: (columns: ColumnIndex, types: [Oid])?
         var failure: Error?
+        var first = true
         while let result = pq.getResult(handle) {
             defer { pq.clear(result) }
+            // The first row's wait is the statement's (a lock included); the rest is the scan's own pace.
+            if first { notePossibleWait(); first = false }
             // After a failure the rest is only drained: libpq takes no new statement until the result is consumed.
             guard failure == nil else { continue }
             switch pq.resultStatus(result) {
@@ -294,6 +320,7 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
             for (index, statement) in statements.enumerated() { results.append(collect(sql: statement.sql, boundValues: boundText[index])) }
             if let end { _ = collect(sql: end, boundValues: []) }
             if !awaitSync() { failure = failure ?? connectionError("the server did not answer the pipeline") }
+            notePossibleWait()
         } else {
             failure = failure ?? connectionError("could not send the statements")
         }
@@ -346,6 +373,7 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
         precondition(!columns.isEmpty && values.count % columns.count == 0, "rows are \(columns.count) values wide")
         let sql = "COPY \(Self.quote(table)) (\(columns.map(Self.quote).joined(separator: ", "))) FROM STDIN"
         try checkSQL(sql)
+        boundLockWait()
         let started = pq.exec(handle, sql)
         defer { if let started { pq.clear(started) } }
         guard let started, pq.resultStatus(started) == PGRES_COPY_IN else {
@@ -546,6 +574,7 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     /// The prepared statements for several statements, checked against their arguments. Those not prepared yet on
     /// this connection are prepared together, in one round trip (`pipelinedPrepare`).
     private func prepareAll(_ items: [(sql: String, arguments: [SQLValue])]) throws(PostgresError) -> [PreparedStatement] {
+        boundLockWait()
         for item in items {
             try checkSQL(item.sql)
             guard item.arguments.count <= 65535 else {
@@ -571,6 +600,8 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
             }
             statements.append(statement)
         }
+        // Preparing may have waited for a lock: what is sent next gets only what is left of the budget.
+        boundLockWait()
         return statements
     }
 
@@ -614,6 +645,7 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
             }
             if guarded { expectCommand() }
             if !awaitSync() { failed = true }
+            notePossibleWait()
         }
         exitPipeline(pipeline)
         guard failed else { return made }
@@ -767,6 +799,7 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
     private func check(_ result: OpaquePointer?, sql: String, boundValues: [String]) throws(PostgresError) {
         // Built only for an error to report: sorting the bound values on every statement cost more than running it.
         var scrubber: SecretScrubber { boundValues.isEmpty ? self.scrubber : SecretScrubber(passwords: passwords, boundValues: boundValues) }
+        notePossibleWait()
         guard let result else {
             let message = pq.errorMessage(handle).map { String(cString: $0) } ?? "no result"
             throw PostgresError(kind: pq.status(handle) == CONNECTION_OK ? .statement : .connection,
@@ -784,6 +817,8 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
             let message = field(CChar(UInt8(ascii: "M")))
                 ?? pq.resultErrorMessage(result).map { String(cString: $0) } ?? "unknown error"
             let sqlState = field(CChar(UInt8(ascii: "C")))
+            // A lock wait that ran out spends the operation's budget: its later statements wait no more.
+            if sqlState == PostgresSQLState.lockNotAvailable { waitDeadline = .now }
             let connectionLost = pq.status(handle) != CONNECTION_OK
             let scrubber = scrubber
             throw PostgresError(kind: connectionLost && sqlState == nil ? .connection : .statement,
@@ -802,6 +837,43 @@ public final class PostgresConnection: SQLDatabase, CustomStringConvertible {
 
     private func statementError(_ message: String, sql: String?) -> PostgresError {
         PostgresError(kind: .statement, message: message, sql: sql, store: uri.redacted)
+    }
+
+    /// Starts the connection's wait budget from when the statement being answered was sent, when it has none and the
+    /// answer took long enough that the statement may have waited for a lock (`possibleWaitNanoseconds`).
+    private func notePossibleWait() {
+        guard waitDeadline == nil, sentAt > 0, WaitDeadline.clock - sentAt > Self.possibleWaitNanoseconds else { return }
+        waitDeadline = WaitDeadline(milliseconds: lockTimeoutMilliseconds == 0 ? Int(Int32.max) : lockTimeoutMilliseconds, after: sentAt)
+    }
+
+    /// Sets `lock_timeout` to what is left of `waitDeadline` (the session's limit when there is none), when it
+    /// strays from that by more than the slack: nothing to send while an operation's waits are quick. Called before
+    /// every statement is sent; a failed SET leaves the setting unknown, to be tried again before the next.
+    private func boundLockWait() {
+        sentAt = WaitDeadline.clock
+        let status = pq.transactionStatus(handle)
+        // An aborted transaction takes no statement but its end; a statement still running cannot be interrupted.
+        guard status == PQTRANS_IDLE || status == PQTRANS_INTRANS else { return }
+        if lockTimeoutSetInTransaction && status == PQTRANS_IDLE {
+            lockTimeoutNow = nil
+            lockTimeoutSetInTransaction = false
+        }
+        let wanted: Int
+        if let waitDeadline {
+            let limit = lockTimeoutMilliseconds == 0 ? Int(Int32.max) : lockTimeoutMilliseconds
+            wanted = max(1, min(limit, waitDeadline.remainingMilliseconds))
+        } else {
+            wanted = lockTimeoutMilliseconds
+        }
+        if let now = lockTimeoutNow, abs(now - wanted) <= Self.lockTimeoutSlackMilliseconds, (now == 0) == (wanted == 0) { return }
+        let result = pq.exec(handle, "SET lock_timeout = \(wanted)")
+        defer { if let result { pq.clear(result) } }
+        if let result, pq.resultStatus(result) == PGRES_COMMAND_OK {
+            lockTimeoutNow = wanted
+            lockTimeoutSetInTransaction = status == PQTRANS_INTRANS
+        } else {
+            lockTimeoutNow = nil
+        }
     }
 
     // MARK: - Values

@@ -52,6 +52,18 @@ public final class SQLiteDatabase: SQLDatabase {
     private var cache: [String: Statement] = [:]
     private let cacheSize: Int
     private let transactions = TransactionNesting()
+    /// The busy handler's state: the busy timeout and the operation's deadline.
+    private let busyWait: SQLiteBusyWait
+
+    /// The operation's deadline for lock waits (`WaitDeadline`): a wait for another connection's lock stops at it or
+    /// after the busy timeout, whichever comes first; a wait that runs out spends it.
+    public var waitDeadline: WaitDeadline? {
+        get { busyWait.deadline }
+        set { busyWait.deadline = newValue }
+    }
+
+    /// The longest one wait for another connection's lock lasts (its busy handler's; `PRAGMA busy_timeout` reads 0).
+    public var busyTimeoutMilliseconds: Int { busyWait.milliseconds }
 
     /// Opens (and with `options.create`, creates) the database at `path`, with foreign keys on,
     /// a busy timeout, and WAL journaling. Throws a `DatabaseError` for a file that is not a database.
@@ -59,6 +71,7 @@ public final class SQLiteDatabase: SQLDatabase {
         SQLiteDatabase.configureLibrary
         self.path = path
         self.cacheSize = options.statementCacheSize
+        busyWait = SQLiteBusyWait(milliseconds: Int(options.busyTimeoutMilliseconds))
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         var name = options.inMemory ? ":memory:" : path
         if options.immutable && !options.inMemory {
@@ -80,7 +93,7 @@ public final class SQLiteDatabase: SQLDatabase {
         }
         handle = connection
         sqlite3_extended_result_codes(connection, 1)
-        sqlite3_busy_timeout(connection, options.busyTimeoutMilliseconds)
+        sqlite3_busy_handler(connection, SQLiteBusyWait.handler, Unmanaged.passUnretained(busyWait).toOpaque())
         do {
             // Reading the schema forces SQLite to look at the file: a non-database fails here, not later.
             _ = try scalar("PRAGMA schema_version")

@@ -15,7 +15,7 @@ extension PostgresStoreEngine {
             return { throw error }
         }
         let readOnly = store.db.isReadOnly, now = context.now, planned = check
-        let background = SecondConnection(store.location, snapshot: false) { db in try planned.run(db, now: now) }
+        let background = SecondConnection(store.location, snapshot: false, caller: store.db) { db in try planned.run(db, now: now) }
         return {
             let outcome: PostgresIndexCheck.Outcome
             do { outcome = try background.wait() } catch { outcome = try planned.run(store.db, now: now) }

@@ -218,7 +218,7 @@ struct PostgresIntegrityChecks: IntegrityPlan {
             try joinRanges(db)
             return tally
         }
-        let second = snapshot.map { SecondConnection(location, postgresSnapshot: $0, other) }
+        let second = snapshot.map { SecondConnection(location, postgresSnapshot: $0, caller: db, other) }
         try plan.prepare(db, merging: true)
         var tallies = try plan.userLinks(db)
         if hasSync { tallies["sync_sub_malformed"] = try plan.malformedSubs(db, ranges: ranges, scan: malformed) }

@@ -17,7 +17,7 @@ extension SQLiteStoreEngine {
         let now = context.now
         // Each table's check is its own statement: no snapshot across them, and no transaction for damage
         // to fail the COMMIT of.
-        let background = SecondConnection(store.location, snapshot: false) { db in try sweep.run(db, tables: tables, now: now) }
+        let background = SecondConnection(store.location, snapshot: false, caller: store.db) { db in try sweep.run(db, tables: tables, now: now) }
         return {
             let outcome: IntegritySweep.Outcome
             do {

@@ -27,7 +27,7 @@ struct SQLiteIntegrityPlan: IntegrityPlan {
         var tallies: [String: IntegrityTally] = [:]
         // The sessions walk runs on a second connection (the other core) while this one walks accounts and subs. Its
         // snapshot is taken at the same moment; each check reads one snapshot throughout.
-        let sessionWalk = SecondConnection(store.location) { db in
+        let sessionWalk = SecondConnection(store.location, caller: store.db) { db in
             try IntegrityMergeScan(db: db, schema: schema, sampleLimit: limit).sessions()
         }
         let scan = IntegrityMergeScan(db: db, schema: schema, sampleLimit: limit)
