@@ -268,7 +268,7 @@ public final class ConsoleServer: Sendable {
             do {
                 let stores = inline ? state.inlineStores : state.stores
                 let context = RequestContext(request: request, requestID: requestID, parameters: parameters,
-                                             stores: RequestStores(pool: stores, check: nil, deadline: stores.requestDeadline()), auth: state.auth, now: state.auth.clock(), session: nil)
+                                             stores: RequestStores(pool: stores, check: nil, deadline: stores.requestDeadline(since: request.receivedAt)), auth: state.auth, now: state.auth.clock(), session: nil)
                 // A cheap read sends its token check along with its first snapshot: one round trip to a server store.
                 let deferring = route.inline && request.method == "GET"
                 return try AuthMiddleware.handle(context, access: route.access, deferring: deferring) { context in

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// A complete HTTP request as the server hands it to a ``HTTPServer/Handler``: the body is fully read.
 public struct HTTPRequest: Sendable {
     /// The method exactly as the client sent it: `"GET"`, `"POST"`, ….
@@ -12,6 +14,9 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// The client's IP address as text: `"127.0.0.1"`, `"::1"`.
     public var remoteAddress: String
+    /// When the whole request was in (`DispatchTime` uptime, nanoseconds): a handler's time budget counts from here,
+    /// so the time it waited for a handler thread is part of it.
+    public var receivedAt: UInt64
 
     /// A request built by hand, for tests of code that handles requests.
     public init(
@@ -20,7 +25,8 @@ public struct HTTPRequest: Sendable {
         query: String? = nil,
         headers: HTTPHeaders = [:],
         body: [UInt8] = [],
-        remoteAddress: String = "127.0.0.1"
+        remoteAddress: String = "127.0.0.1",
+        receivedAt: UInt64 = DispatchTime.now().uptimeNanoseconds
     ) {
         self.method = method
         self.path = path
@@ -28,6 +34,7 @@ public struct HTTPRequest: Sendable {
         self.headers = headers
         self.body = body
         self.remoteAddress = remoteAddress
+        self.receivedAt = receivedAt
     }
 
     /// The value of the first header called `name` (any case): `request.header("host")`.

@@ -48,6 +48,23 @@ final class ConsoleHeldLockTests: XCTestCase {
         }
     }
 
+    /// A request that waited for a handler thread has spent that time of its budget: requests queued behind one that
+    /// waits out the lock give up within the same bound, not after their queue wait and a lock wait of their own.
+    func testRequestsQueuedForAHandlerThreadGiveUpWithinTheSameBound() throws {
+        let harness = try ConsoleHarness(users: 20, threads: 2, transport: .socket, engine: .postgres)
+        let db = try PostgresConnection(uri: harness.storePath)
+        let user = try XCTUnwrap(try db.rows(#"SELECT id FROM "user" ORDER BY id LIMIT 1"#).first?[0].string)
+        let token = try harness.tokens("root").access
+        let holder = try PostgresConnection(uri: harness.storePath)
+        try holder.executeScript(#"BEGIN; LOCK TABLE "user" IN ACCESS EXCLUSIVE MODE"#)
+        let requests = (0..<8).map { _ in Request(method: "GET", path: "/api/users/\(user)", token: token, body: nil) }
+        let answers = try Self.answer(requests, on: harness, width: 8)
+        try holder.executeScript("ROLLBACK")
+        XCTAssertEqual(answers.count, 8)
+        Self.check(answers, while: "user is locked and 8 requests share 2 handler threads")
+        XCTAssertEqual(answers.filter { $0.status == 503 }.count, 8, "\(answers)")
+    }
+
     func testEveryRouteAnswersWithinTheBusyTimeoutWhileAnotherProcessHoldsTheSQLiteFileExclusively() throws {
         let harness = try ConsoleHarness(users: 20, threads: Self.threads, transport: .socket, engine: .sqlite)
         let store = try Store.open(path: harness.storePath)
@@ -123,7 +140,7 @@ final class ConsoleHeldLockTests: XCTestCase {
     }
 
     /// Sends the requests over sockets, `width` at a time, each timed from its connection to its answer.
-    static func answer(_ requests: [Request], on harness: ConsoleHarness) throws -> [Answer] {
+    static func answer(_ requests: [Request], on harness: ConsoleHarness, width: Int = width) throws -> [Answer] {
         let port = harness.port
         let results = Locked<[Answer]>([])
         let next = Locked(0)

@@ -36,8 +36,11 @@ public final class StorePool: Sendable {
         }
     }
 
-    /// A request's deadline for every wait on a lock or a connection, from now: the busy timeout.
-    public func requestDeadline() -> WaitDeadline { WaitDeadline(milliseconds: busyMilliseconds) }
+    /// A request's deadline for every wait on a lock or a connection: the busy timeout from `start` (a `DispatchTime`
+    /// uptime in nanoseconds: when the request arrived, so its wait for a handler thread counts), or from now.
+    public func requestDeadline(since start: UInt64? = nil) -> WaitDeadline {
+        start.map { WaitDeadline(milliseconds: busyMilliseconds, after: $0) } ?? WaitDeadline(milliseconds: busyMilliseconds)
+    }
 
     /// Runs `body` with a store no other thread uses until it returns. With a `deadline` (a request's), the wait for
     /// a store and every lock wait in `body` share it: the request gives up once, when it passes.
