@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import JOSE
 import Locking
 
@@ -54,7 +55,8 @@ public final class AppleKeySource: @unchecked Sendable {
     public var description: String {
         switch origin {
         case .file(let path, _): return path
-        case .remote(let client): return client.baseURL + "/auth/keys"
+        // A misconfigured base URL may carry credentials: shown as every outbound refusal shows it.
+        case .remote(let client): return OutboundURL.redacted(client.baseURL + "/auth/keys")
         }
     }
 
@@ -71,7 +73,7 @@ public final class AppleKeySource: @unchecked Sendable {
         case .file(_, let keys):
             return keys
         case .remote(let client):
-            let url = client.baseURL + "/auth/keys"
+            let url = OutboundURL.redacted(client.baseURL + "/auth/keys")
             if fresh {
                 // Taken and stamped under one lock: of requests arriving together, one fetches.
                 let allowed = forced.withLock { state -> Bool in
