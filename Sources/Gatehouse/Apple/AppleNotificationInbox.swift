@@ -142,18 +142,20 @@ public struct AppleNotificationInbox {
     private func refuse(_ refusal: AppleNotificationRefusal, outcome: Receipt.Outcome, source: RefusalSource, now: Timestamp) throws -> Receipt {
         let db = store.db
         let detail = String(OperatorText.visible(refusal.description, keepLineBreaks: false).prefix(Self.maxRefusalDetail))
+        // The count is read before the upsert, never after it: a write may not read back its own rows (D1).
         let count: Int64 = try db.write {
             var key = source.key
-            if try db.row("SELECT id FROM gatehouse_apple_refusals WHERE reason = ? AND source = ?", [refusal.reason.rawValue, key]) == nil,
-               try db.scalar("SELECT count(*) FROM gatehouse_apple_refusals").int64 ?? 0 >= Int64(Self.maxRefusalCounters) {
+            var counted = try db.row("SELECT count FROM gatehouse_apple_refusals WHERE reason = ? AND source = ?", [refusal.reason.rawValue, key])
+            if counted == nil, try db.scalar("SELECT count(*) FROM gatehouse_apple_refusals").int64 ?? 0 >= Int64(Self.maxRefusalCounters) {
                 key = source.others
+                counted = try db.row("SELECT count FROM gatehouse_apple_refusals WHERE reason = ? AND source = ?", [refusal.reason.rawValue, key])
             }
             try db.execute("""
                 INSERT INTO gatehouse_apple_refusals (reason, source, transport, count, first_seen, last_seen, last_detail) VALUES (?, ?, ?, 1, ?, ?, ?)
                 ON CONFLICT (reason, source) DO UPDATE SET count = gatehouse_apple_refusals.count + 1, last_seen = excluded.last_seen,
                     last_detail = excluded.last_detail
                 """, [refusal.reason.rawValue, key, source.transport.rawValue, now.iso8601, now.iso8601, detail])
-            return try db.scalar("SELECT count FROM gatehouse_apple_refusals WHERE reason = ? AND source = ?", [refusal.reason.rawValue, key]).int64 ?? 1
+            return (counted?["count"].int64 ?? 0) + 1
         }
         return Receipt(outcome: outcome, id: nil, type: nil, sub: nil, userID: nil, message: refusal.description, refusal: refusal.reason, refusals: count)
     }
