@@ -68,10 +68,11 @@ start_test_postgres() {
   _gatehouse_pg_as sh -c "{ echo 'local all gatehouse_pw scram-sha-256'; cat '$data/pg_hba.conf'; } > '$data/pg_hba.conf.new' && mv '$data/pg_hba.conf.new' '$data/pg_hba.conf'"
 
   # No TCP at all; the socket lives in the private directory, so the port only names the socket file.
-  # Small and unsynced: a test cluster on a 2-core machine shared with other builds.
+  # Small and unsynced: a test cluster on a 2-core machine shared with other builds. Room for 100 connections: a test
+  # may run 40 CLI processes at once while earlier tests' console pools are still closing.
   # The server's options, kept for tests that stop and start it again (the console's reconnection tests).
   GATEHOUSE_TEST_PG_OPTIONS="-c listen_addresses= -c unix_socket_directories=$GATEHOUSE_TEST_PG_DIR -c port=5432 -c fsync=off \
-      -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=16MB -c max_connections=40 \
+      -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=16MB -c max_connections=100 \
       -c password_encryption=scram-sha-256 ${GATEHOUSE_TEST_PG_SETTINGS:-}"
   export GATEHOUSE_TEST_PG_OPTIONS GATEHOUSE_TEST_PG_BINDIR="$bindir"
   [ "$(id -u)" -eq 0 ] && export GATEHOUSE_TEST_PG_RUN_AS="$GATEHOUSE_TEST_PG_OWNER"
