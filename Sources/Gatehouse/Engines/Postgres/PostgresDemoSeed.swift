@@ -67,13 +67,17 @@ final class PostgresDemoSeedLoad: DemoSeedLoad {
                                   tables).compactMap { $0[0].string }
         guard !present.isEmpty else { return true }
         let lock = "LOCK TABLE \(present.map(SQLDialect.quote).joined(separator: ", ")) IN ACCESS EXCLUSIVE MODE NOWAIT"
+        // NOWAIT's refusal is no wait that ran out: the command's wait budget stays as it was for the seed after it.
+        let budget = db.waitDeadline
         for attempt in 1...lockTries {
             do {
                 try db.write { try db.execute(lock) }
                 return true
             } catch let error as PostgresError where error.sqlState == PostgresSQLState.lockNotAvailable && attempt < lockTries {
+                db.waitDeadline = budget
                 usleep(100_000)
             } catch let error as PostgresError where error.sqlState == PostgresSQLState.lockNotAvailable {
+                db.waitDeadline = budget
                 return false
             }
         }
