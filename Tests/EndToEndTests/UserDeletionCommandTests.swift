@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// `gatehouse users delete` as an operator runs it, on SQLite and (under ops/test, GATEHOUSE_TEST_PG_URI) Postgres:
+/// `gatehouse users delete` as an operator runs it, on SQLite and (under ops/test) Postgres and D1:
 /// plan, apply, undo giving back every row (`sqlite3 .dump` / `pg_dump --data-only` of the affected tables equal
 /// before the delete and after the undo), a stale plan refused, SIGKILL mid-apply, purge, help, JSON and exit codes.
 final class UserDeletionCommandTests: XCTestCase {
@@ -11,18 +11,19 @@ final class UserDeletionCommandTests: XCTestCase {
 
     /// U1 (kept) and U2 (deleted): U2 with a Google account (no token), sessions, a verification row, a sync row with
     /// workspaces and a subscription, a role, a passkey (a plugin table), `seats` keyed by (id, sub) on users, and
-    /// `seat_notes` referencing seats (a second foreign-key hop), and on SQLite (where keys are not enforced for rows
-    /// written without `foreign_keys`) one dangling session of a user who is gone.
+    /// `seat_notes` referencing seats (a second foreign-key hop), and on SQLite and D1 (where keys are not enforced for rows
+    /// written without `foreign_keys`) one dangling session of a user who is gone. The passkey's counter is 2^53 + 1, or on
+    /// D1 2^53 - 1: D1 answers with JavaScript numbers, exact only below 2^53.
     func makeStore(_ engine: TestStore.Engine, _ scratch: Scratch, sessions: Int = 3, name: String = "store") throws -> TestStore {
         let store = try TestStore.make(engine, in: scratch, name: name)
         let initialised = try cli.run(["init", "--store", store.location])
         XCTAssertEqual(initialised.status, 0, initialised.all)
-        let integer = engine == .sqlite ? "INTEGER" : "bigint", blob = engine == .sqlite ? "BLOB" : "bytea"
-        let bytes = engine == .sqlite ? "X'00ff10'" : "'\\x00ff10'"
-        let series = engine == .sqlite
+        let integer = engine == .postgres ? "bigint" : "INTEGER", blob = engine == .postgres ? "bytea" : "BLOB"
+        let bytes = engine == .postgres ? "'\\x00ff10'" : "X'00ff10'"
+        let series = engine != .postgres
             ? "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(sessions)) SELECT i FROM n"
             : "SELECT i FROM generate_series(1, \(sessions)) AS i"
-        let boolean = engine == .sqlite ? "1" : "true"
+        let boolean = engine == .postgres ? "true" : "1"
         let created = try store.query("""
             INSERT INTO "user" VALUES ('\(u1)', 'Ana Costa', 'zq7del01@privaterelay.appleid.com', \(boolean), NULL, '2025-03-01T10:00:00.000Z', '2025-03-01T10:00:00.000Z');
             INSERT INTO "user" VALUES ('\(u2)', 'Bo Silva', 'bo.delete@gmail.com', \(boolean), 'https://x/y.png', '2025-03-04T10:00:00.123Z', '2025-03-04T10:00:00.123Z');
@@ -30,7 +31,7 @@ final class UserDeletionCommandTests: XCTestCase {
               ('acc1', 'https://appleid.apple.com', '001234.apple.0001', 'apple', '\(u1)', '2025-03-01T10:00:00.000Z', '2025-03-01T10:00:00.000Z'),
               ('acc2', 'https://accounts.google.com', '104857600000000000002', 'google', '\(u2)', '2025-03-04T10:00:00.000Z', '2025-03-04T10:00:00.000Z');
             INSERT INTO session SELECT 'sess' || i, '2030-01-01T00:00:00.000Z', 'tok' || i, '2025-03-04T10:00:00.000Z', '2025-03-04T10:00:00.000Z', '81.2.3.4', 'UA', '\(u2)' FROM (\(series)) AS n;
-            \(engine == .sqlite ? "INSERT INTO session VALUES ('dangling', '2030-01-01T00:00:00.000Z', 'tokd', '2025-03-04T10:00:00.000Z', '2025-03-04T10:00:00.000Z', NULL, NULL, 'gone0000000000000000000000000000');" : "")
+            \(engine != .postgres ? "INSERT INTO session VALUES ('dangling', '2030-01-01T00:00:00.000Z', 'tokd', '2025-03-04T10:00:00.000Z', '2025-03-04T10:00:00.000Z', NULL, NULL, 'gone0000000000000000000000000000');" : "")
             INSERT INTO verification VALUES ('v1', 'sign-in-otp-bo.delete@gmail.com', '123456:0', '2030-01-01T00:00:00.000Z', '2025-03-04T10:00:00.000Z', '2025-03-04T10:00:00.000Z'),
                                             ('v2', 'sign-in-otp-other@example.com', '654321:0', '2030-01-01T00:00:00.000Z', '2025-03-04T10:00:00.000Z', '2025-03-04T10:00:00.000Z');
             INSERT INTO users (id, sub, display_name, created_at) VALUES (1, 'better_auth|\(u1)', 'Ana', '2025-03-01'), (2, 'better_auth|\(u2)', 'Bo', '2025-03-04');
@@ -38,7 +39,7 @@ final class UserDeletionCommandTests: XCTestCase {
             INSERT INTO subscriptions VALUES ('sub1', 2, 'pro', 'active', '2026-01-01', '2025-03-04');
             INSERT INTO allow_list VALUES ('better_auth|\(u2)', 'dev', '2025-01-01'), ('better_auth|\(u1)', 'admin', '2025-01-01');
             CREATE TABLE passkey (id text PRIMARY KEY, "userId" text NOT NULL REFERENCES "user" (id) ON DELETE CASCADE, "publicKey" \(blob), counter \(integer), score real);
-            INSERT INTO passkey VALUES ('pk1', '\(u2)', \(bytes), 9007199254740993, 0.1), ('pk2', '\(u1)', NULL, 1, NULL);
+            INSERT INTO passkey VALUES ('pk1', '\(u2)', \(bytes), \(engine == .d1 ? "9007199254740991" : "9007199254740993"), 0.1), ('pk2', '\(u1)', NULL, 1, NULL);
             CREATE UNIQUE INDEX users_id_sub_uidx ON users (id, sub);
             CREATE TABLE seats (n integer PRIMARY KEY, owner \(integer), owner_sub text, FOREIGN KEY (owner, owner_sub) REFERENCES users (id, sub));
             CREATE TABLE seat_notes (n integer PRIMARY KEY, seat integer REFERENCES seats (n) ON DELETE CASCADE, note text);
@@ -99,7 +100,7 @@ final class UserDeletionCommandTests: XCTestCase {
             XCTAssertEqual(applied.status, 0, applied.all)
             XCTAssertEqual(try store.query("SELECT count(*) FROM \"user\""), "1")
             XCTAssertEqual(try store.query("SELECT n FROM seat_notes"), "2")
-            XCTAssertEqual(try store.query("SELECT id FROM session"), engine == .sqlite ? "dangling" : "", "a dangling row of someone else stays")
+            XCTAssertEqual(try store.query("SELECT id FROM session"), engine != .postgres ? "dangling" : "", "a dangling row of someone else stays")
             XCTAssertEqual(try store.query("SELECT id FROM workspaces"), "ws3")
             XCTAssertNotEqual(try dump(store), before)
 
@@ -133,6 +134,26 @@ final class UserDeletionCommandTests: XCTestCase {
             XCTAssertEqual(try dump(store), before)
             XCTAssertEqual(try store.query("SELECT count(*) FROM gatehouse_user_deletions"), "0")
         }
+    }
+
+    /// On D1 a row holding an integer D1 cannot answer exactly (2^53 + 1 arrives as 2^53) is refused in one line that
+    /// says so, by apply and by plan, and nothing is deleted (its guard could never match what the row holds).
+    func testOnD1AnIntegerBeyond2To53IsRefusedInOneLineAndNothingChanges() throws {
+        guard TestStore.d1Control != nil else { throw XCTSkip("no D1 test server: run ops/test") }
+        let scratch = try Scratch()
+        let store = try makeStore(.d1, scratch)
+        let id = try plan(store, u2)
+        _ = try store.query("UPDATE passkey SET counter = 9007199254740993 WHERE id = 'pk1'")
+        let before = try dump(store)
+        let applied = try cli.run(["users", "delete", "apply", id, "--yes", "--no-revoke", "--reason", "x", "--store", store.location])
+        let planned = try cli.run(["users", "delete", "plan", u2, "--ticket", "SUP-1", "--store", store.location])
+        for refused in [applied, planned] {
+            XCTAssertEqual(refused.status, 1, refused.all)
+            XCTAssertTrue(refused.stderr.hasPrefix("gatehouse: D1 sent \(store.location) an integer beyond 2^53, which a JavaScript number cannot hold exactly\n"),
+                          refused.stderr)
+        }
+        XCTAssertEqual(try dump(store), before)
+        XCTAssertEqual(try store.query("SELECT count(*) FROM gatehouse_user_deletions"), "0")
     }
 
     /// SIGKILL at points spread over `users delete apply` (slowed inside its transaction): the store is always either
@@ -278,7 +299,7 @@ final class UserDeletionCommandTests: XCTestCase {
         let purged = try cli.run(["users", "delete", "purge", "--store", store.location, "--json"])
         XCTAssertEqual(purged.status, 0, purged.all)
         XCTAssertEqual(try json(purged)["purged"] as? [Int], [1])
-        XCTAssertEqual(try store.query("SELECT status, (sealed_rows IS NULL)::text FROM gatehouse_user_deletions".replacingOccurrences(of: "::text", with: engine == .sqlite ? "" : "::int::text")), "purged|1")
+        XCTAssertEqual(try store.query("SELECT status, (sealed_rows IS NULL)::text FROM gatehouse_user_deletions".replacingOccurrences(of: "::text", with: engine == .postgres ? "::int::text" : "")), "purged|1")
         let undo = try cli.run(["users", "delete", "undo", "1", "--reason", "late", "--store", store.location])
         XCTAssertEqual(undo.status, 1, undo.all)
         XCTAssertTrue(undo.stderr.contains("purged"), undo.stderr)

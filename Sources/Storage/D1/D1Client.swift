@@ -206,7 +206,8 @@ struct D1Client {
         return decoded
     }
 
-    /// 2^53: above it, a JavaScript number (how D1 sends an integer) is not exact.
+    /// 2^53: from it on, a JavaScript number (how D1 sends an integer) is not exact — 2^53 + 1 arrives as 2^53, so an
+    /// answer of 2^53 may be either.
     static let exactIntegerLimit: Int64 = 9_007_199_254_740_992
 
     private func value(_ cell: D1JSON) throws(D1Error) -> SQLValue {
@@ -216,7 +217,7 @@ struct D1Client {
         case .bool(let flag): return .integer(flag ? 1 : 0)
         case .number(let text):
             if !text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }), let integer = Int64(text) {
-                guard integer.magnitude <= Self.exactIntegerLimit.magnitude else {
+                guard integer.magnitude < Self.exactIntegerLimit.magnitude else {
                     throw D1Error(.badAnswer, "D1 sent \(location) an integer beyond 2^53, which a JavaScript number cannot hold exactly")
                 }
                 return .integer(integer)
