@@ -8,11 +8,12 @@ import Storage
 /// A cheap read (`GET /api/users/{id}`, `GET /api/auth/me`) sends its token check along with its first snapshot
 /// (`TokenCheck`): one round trip to a Postgres server instead of two. The refusals must be exactly those of the
 /// check made up front — and a refused token must never see the page it asked for, whatever the page ran into.
-/// Run on SQLite and, under ops/test, on Postgres.
+/// Run on SQLite and, under ops/test, on Postgres and D1 (its local API server).
 final class ConsoleTokenCheckTests: XCTestCase {
     func harnesses() throws -> [ConsoleHarness] {
         var all = [try ConsoleHarness(users: 20)]
         if !(ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PG_URI"] ?? "").isEmpty { all.append(try ConsoleHarness(users: 20, engine: .postgres)) }
+        if !(ProcessInfo.processInfo.environment["GATEHOUSE_TEST_D1_CONTROL"] ?? "").isEmpty { all.append(try ConsoleHarness(users: 20, engine: .d1)) }
         return all
     }
 
@@ -46,7 +47,7 @@ final class ConsoleTokenCheckTests: XCTestCase {
 
     func testARefusedTokenNeverSeesTheUserAndAGoodOneDoes() throws {
         for harness in try harnesses() {
-            let engine = harness.storePath.hasPrefix("postgres") ? "postgres" : "sqlite"
+            let engine = harness.storePath.hasPrefix("postgres") ? "postgres" : harness.storePath.hasPrefix("d1:") ? "d1" : "sqlite"
             let (id, email) = try someUser(harness)
             let good = try harness.tokens("vera").access
             let answered = try harness.request("GET", "/api/users/\(id)", token: good)

@@ -67,10 +67,17 @@ final class AdminsCommandTests: XCTestCase {
     }
 
     func testAddListPasswdDisableEnableRemove() throws {
-        let store = scratch.path("s.sqlite")
+        for engine in TestStore.engines { try addListPasswdDisableEnableRemove(engine) }
+    }
+
+    func addListPasswdDisableEnableRemove(_ engine: TestStore.Engine) throws {
+        let cli = CLI(environment: TestStore.environment)
+        let testStore = try TestStore.make(engine, in: scratch, name: "admins-\(engine)")
+        defer { testStore.drop() }
+        let store = testStore.location
         XCTAssertEqual(try cli.run(["init", "--store", store, "--admin-password-file", try passwordFile("root-password-123456")]).status, 0)
         let added = try cli.run(["admins", "add", "alice", "--role", "support", "--store", store, "--actor", "ops-bob"])
-        XCTAssertEqual(added.status, 0, added.all)
+        XCTAssertEqual(added.status, 0, "\(engine): \(added.all)")
         XCTAssertTrue(added.stdout.hasPrefix("Added admin alice (support)\nPassword for alice (shown once"), added.stdout)
         let generated = try XCTUnwrap(added.stdout.split(separator: "\n").last?.trimmingCharacters(in: .whitespaces))
         XCTAssertEqual(generated.count, 24)
@@ -88,9 +95,11 @@ final class AdminsCommandTests: XCTestCase {
 
         let passwd = try cli.run(["admins", "passwd", "alice", "--store", store, "--password-file", try passwordFile("alice-new-password-99", name: "alice")])
         XCTAssertEqual(passwd.stdout, "Changed the password of alice; their console sessions have ended\n")
-        XCTAssertEqual(try cli.run(["admins", "disable", "alice", "--store", store]).stdout, "Disabled alice; their console sessions have ended\n")
+        let disabled = try cli.run(["admins", "disable", "alice", "--store", store])
+        XCTAssertEqual(disabled.stdout, "Disabled alice; their console sessions have ended\n", "\(engine): \(disabled.all)")
         XCTAssertTrue(try cli.run(["admins", "list", "--store", store]).stdout.contains("alice     support  disabled"))
-        XCTAssertEqual(try cli.run(["admins", "enable", "alice", "--store", store]).stdout, "Enabled alice\n")
+        let enabled = try cli.run(["admins", "enable", "alice", "--store", store])
+        XCTAssertEqual(enabled.stdout, "Enabled alice\n", "\(engine): \(enabled.all)")
         XCTAssertEqual(try cli.run(["admins", "remove", "bob", "--store", store]).stdout, "Removed bob\n")
         XCTAssertEqual(try cli.run(["admins", "remove", "bob", "--store", store]).status, 1)
 

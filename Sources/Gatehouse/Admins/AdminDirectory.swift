@@ -94,14 +94,15 @@ public struct AdminDirectory {
     public func disable(_ username: AdminUsername, actor: Actor, now: Timestamp) throws -> Admin {
         try write {
             let admin = try require(username)
-            guard !admin.disabled else { return admin }
+            guard !admin.disabled else { return }
             try refuseLosingLastAdmin(admin, doing: "disable")
             try store.db.execute("UPDATE gatehouse_admins SET disabled = 1, updated_at = ? WHERE id = ?", [now.iso8601, admin.id])
             let ended = try revokeSessions(of: admin, now: now)
             try store.audit.append(store.db, actor: actor, action: "admin.disable", subject: username.rawValue,
                                    details: ["sessions_ended": .int(Int64(ended))], at: now)
-            return try require(username)
         }
+        // Read back once written, as `add` does: D1 cannot answer a read of the rows the same write changes.
+        return try require(username)
     }
 
     /// Enables a disabled admin.
@@ -109,11 +110,11 @@ public struct AdminDirectory {
     public func enable(_ username: AdminUsername, actor: Actor, now: Timestamp) throws -> Admin {
         try write {
             let admin = try require(username)
-            guard admin.disabled else { return admin }
+            guard admin.disabled else { return }
             try store.db.execute("UPDATE gatehouse_admins SET disabled = 0, updated_at = ? WHERE id = ?", [now.iso8601, admin.id])
             try store.audit.append(store.db, actor: actor, action: "admin.enable", subject: username.rawValue, at: now)
-            return try require(username)
         }
+        return try require(username)
     }
 
     /// Removes an admin and their tokens. Refuses to remove the last enabled admin with the `admin` role.
