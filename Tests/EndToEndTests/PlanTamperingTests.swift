@@ -6,8 +6,6 @@ import XCTest
 /// nothing moves. And an undone plan is spent: applying it again is refused.
 final class PlanTamperingTests: XCTestCase {
     let cli = CLI(environment: TestStore.environment)
-    /// SQLite, Postgres under ops/test, and D1 (its local API server) when ops/test started one.
-    var engines: [TestStore.Engine] { TestStore.engines + (TestStore.d1Control != nil ? [.d1] : []) }
     let u1 = "U1aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", u2 = "U2bbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", u3 = "U3cccccccccccccccccccccccccccccc"
 
     /// U1 (Apple, relay email), U2 (Google, two sessions) and U3, a bystander with a Google account of its own.
@@ -44,7 +42,7 @@ final class PlanTamperingTests: XCTestCase {
     /// The red team's takeover: the stored merge plan's step that moves U2's account to U1 is pointed at U3's
     /// account. Apply derives the steps from the rows it reads and refuses; U3 keeps its account.
     func testAMergePlanWhoseStepsWereEditedInTheStoreIsRefused() throws {
-        for engine in engines {
+        for engine in TestStore.engines {
             let scratch = try Scratch()
             let store = try makeStore(engine, scratch)
             defer { store.drop() }
@@ -86,7 +84,7 @@ final class PlanTamperingTests: XCTestCase {
 
     /// `merge apply` after `merge undo`: the plan is spent, though the rows are back as it read them.
     func testAnUndoneMergePlanIsNotAppliedAgain() throws {
-        for engine in engines {
+        for engine in TestStore.engines {
             let scratch = try Scratch()
             let store = try makeStore(engine, scratch)
             defer { store.drop() }
@@ -117,7 +115,7 @@ final class PlanTamperingTests: XCTestCase {
     /// The stored deletion plan of U2 overwritten with U3's (its user, rows and fingerprint): applying U2's plan id
     /// is refused before anything is revoked or deleted; U3 is still there.
     func testADeletionPlanEditedInTheStoreIsRefused() throws {
-        for engine in engines {
+        for engine in TestStore.engines {
             let scratch = try Scratch()
             let store = try makeStore(engine, scratch)
             defer { store.drop() }
@@ -150,7 +148,7 @@ final class PlanTamperingTests: XCTestCase {
     /// A plan file written by `--out` for U2, with another plan's id and fingerprint written in: it names no plan
     /// (its user and rows are U2's), so it is refused and the other plan's user is not deleted.
     func testADeletionPlanFileWithAnotherPlansIDIsRefused() throws {
-        for engine in engines {
+        for engine in TestStore.engines {
             let scratch = try Scratch()
             let store = try makeStore(engine, scratch)
             defer { store.drop() }
@@ -182,7 +180,7 @@ final class PlanTamperingTests: XCTestCase {
 
     /// `users delete apply` after its undo: the plan is spent.
     func testAnUndoneDeletionPlanIsNotAppliedAgain() throws {
-        for engine in engines {
+        for engine in TestStore.engines {
             let scratch = try Scratch()
             let store = try makeStore(engine, scratch)
             defer { store.drop() }

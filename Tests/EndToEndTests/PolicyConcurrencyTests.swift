@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// The console and CLI processes change the policy at once: no change is ever lost, on either engine (Postgres's
+/// The console and CLI processes change the policy at once: no change is ever lost, on every engine (Postgres's
 /// writers take turns on an advisory lock as SQLite's take the write lock).
 final class PolicyConcurrencyTests: XCTestCase {
     let cli = CLI(environment: TestStore.environment)

@@ -23,9 +23,11 @@ struct TestStore {
     /// The local D1 API server's test endpoints, or nil when ops/test started none.
     static var d1Control: String? { ProcessInfo.processInfo.environment["GATEHOUSE_TEST_D1_CONTROL"].flatMap { $0.isEmpty ? nil : $0 } }
 
-    /// SQLite always; Postgres too when ops/test started a cluster.
+    /// Every engine this run can reach: SQLite always, Postgres when ops/test started a cluster
+    /// (GATEHOUSE_TEST_PG_URI), D1 when it started the local D1 API server (GATEHOUSE_TEST_D1_CONTROL).
     static var engines: [Engine] {
-        ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PG_URI"].map { $0.isEmpty ? [.sqlite] : [.sqlite, .postgres] } ?? [.sqlite]
+        let postgres = !(ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PG_URI"] ?? "").isEmpty
+        return [.sqlite] + (postgres ? [.postgres] : []) + (d1Control != nil ? [.d1] : [])
     }
 
     /// A new, empty store on `engine` (not yet initialised).
@@ -55,11 +57,13 @@ struct TestStore {
     var d1File: String? { engine == .d1 ? database : nil }
 
     /// A copy of this store as it is now, named `name` (a Postgres database made from this one as its template;
-    /// nothing may be connected to this one meanwhile).
+    /// nothing may be connected to this one meanwhile; a new D1 database holding this one's file and master key).
     func copy(in scratch: Scratch, name: String) throws -> TestStore {
         switch engine {
         case .d1:
-            throw XCTSkip("copying a D1 store is not supported by the test server")
+            let copy = try TestStore.make(.d1, in: scratch, name: name)
+            try copy.fillD1(from: database ?? "", key: masterKeyPath)
+            return copy
         case .sqlite:
             let path = scratch.path(name + ".sqlite")
             _ = try sqlite3(location, ".backup '\(path)'")
@@ -71,6 +75,46 @@ struct TestStore {
             guard created.status == 0 else { throw XCTSkip("could not copy the test database: \(created.all)") }
             return TestStore(engine: engine, location: location.replacingOccurrences(of: "/\(database)?", with: "/\(copy)?"), database: copy)
         }
+    }
+
+    /// Where a CLI on this store keeps its master key file (MasterKey.defaultPath's rule for a D1 store).
+    private var masterKeyPath: String {
+        guard engine == .d1 else { return location + ".key" }
+        let parts = location.dropFirst("d1://".count).split(separator: "/")
+        return Self.environment["GATEHOUSE_KEY_DIR"]! + "/d1_\(parts[0])_\(parts[1]).key"
+    }
+
+    /// Makes the file behind this D1 database a copy of the SQLite file `file` (with the table D1 keeps in every
+    /// database), and its master key file a copy of `key`, as an operator's rows would be there before Gatehouse.
+    func fillD1(from file: String, key: String) throws {
+        let target = try XCTUnwrap(d1File, "\(engine) is not D1")
+        _ = try sqlite3(file, ".backup '\(target)'")
+        _ = try sqlite3(target, "PRAGMA journal_mode = DELETE; CREATE TABLE IF NOT EXISTS _cf_KV (key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID;")
+        try FileManager.default.createDirectory(atPath: (masterKeyPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try? FileManager.default.removeItem(atPath: masterKeyPath)
+        try FileManager.default.copyItem(atPath: key, toPath: masterKeyPath)
+    }
+
+    /// `gatehouse demo seed ARGUMENTS` on this store. D1 refuses the seed (it reads back ids inside its writes), so
+    /// there the same seed fills a SQLite store in `scratch` whose file and key then become the D1 database's.
+    func seedDemo(_ arguments: [String], cli: CLI, in scratch: Scratch) throws -> CLI.Result {
+        guard engine == .d1 else { return try cli.run(["demo", "seed"] + arguments + ["--store", location]) }
+        let sqlite = scratch.path("d1-seed-\(UUID().uuidString).sqlite")
+        let seeded = try cli.run(["demo", "seed"] + arguments + ["--store", sqlite])
+        if seeded.status == 0 { try fillD1(from: sqlite, key: sqlite + ".key") }
+        return seeded
+    }
+
+    /// Runs `script` on this D1 database as `wrangler d1 execute --file` sends it (the whole file as one `sql`, which D1
+    /// runs as one batch): nil when it ran through, else D1's answer.
+    func d1Execute(_ script: String) throws -> String? {
+        let base = try XCTUnwrap(Self.environment["CLOUDFLARE_API_BASE_URL"]), token = try XCTUnwrap(ProcessInfo.processInfo.environment["CLOUDFLARE_API_TOKEN"])
+        let parts = location.dropFirst("d1://".count).split(separator: "/")
+        let body = String(decoding: try JSONSerialization.data(withJSONObject: ["sql": script]), as: UTF8.self)
+        let result = try Tool.run("/usr/bin/curl", ["-s", "-X", "POST", "-H", "Authorization: Bearer \(token)", "-H", "Content-Type: application/json",
+                                                      "--data-binary", "@-", "\(base)/accounts/\(parts[0])/d1/database/\(parts[1])/query"], stdin: body)
+        let answer = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        return answer?["success"] as? Bool == true ? nil : result.all
     }
 
     /// Drops the Postgres database (the scratch folder removes a SQLite file).
