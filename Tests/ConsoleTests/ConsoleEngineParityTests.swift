@@ -74,11 +74,23 @@ final class ConsoleEngineParityTests: XCTestCase {
     }
 }
 
-/// Secrets on a Postgres store are sealed or hashed before they leave the process: a `pg_dump` of the database holds
-/// no `.p8` line, no console token and no admin password.
+/// Secrets on a store are sealed or hashed before they leave the process: a dump of the database (`pg_dump`, `sqlite3
+/// .dump`, of the file behind a D1 database too) holds no `.p8` line, no console token and no admin password.
 final class PostgresSecretsAtRestTests: XCTestCase {
     func testAPgDumpHoldsNoKeyTokenOrPassword() throws {
-        let console = try ConsoleHarness(users: 5, engine: .postgres)
+        try dumpHoldsNoKeyTokenOrPassword(on: .postgres)
+    }
+
+    func testASQLiteDumpHoldsNoKeyTokenOrPassword() throws {
+        try dumpHoldsNoKeyTokenOrPassword(on: .sqlite)
+    }
+
+    func testAD1DatabasesDumpHoldsNoKeyTokenOrPassword() throws {
+        try dumpHoldsNoKeyTokenOrPassword(on: .d1)
+    }
+
+    func dumpHoldsNoKeyTokenOrPassword(on engine: SQLDialect.Engine) throws {
+        let console = try ConsoleHarness(users: 5, engine: engine)
         let (access, refresh) = try console.tokens("root")
         let pem = try P256.PrivateKey.generate().pemRepresentation
         let store = try Store.open(path: console.storePath)
@@ -88,7 +100,8 @@ final class PostgresSecretsAtRestTests: XCTestCase {
                                            body: try console.body(["pem": pem, "fileName": "AuthKey_ABCDEFGHIJ.p8"]))
         XCTAssertEqual(imported.status, 201, imported.bodyText)
 
-        let dump = try Self.run(try Self.pgDump(), [console.storePath, "--data-only", "--no-owner"])
+        let dump = engine == .postgres ? try Self.run(try Self.pgDump(), [console.storePath, "--data-only", "--no-owner"])
+            : try Self.run("/usr/bin/sqlite3", [console.d1File ?? console.storePath, ".dump"])
         // The dump is real: it holds the key's id and the admin's name.
         XCTAssertTrue(dump.stdout.contains("ABCDEFGHIJ") && dump.stdout.contains("root"), String(dump.stdout.prefix(500)))
         for line in pem.split(separator: "\n") where !line.hasPrefix("-----") {
