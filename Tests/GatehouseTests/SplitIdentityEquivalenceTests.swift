@@ -4,8 +4,8 @@ import XCTest
 import Storage
 
 /// `users duplicates` in bounded memory (`SplitIdentityScan`) gives the report the in-memory scan it replaced
-/// (`SplitIdentityReference`) gives, field for field and byte for byte as JSON, on a store of tricky data, on both
-/// engines, whether its sorters stay in memory or spill runs to a temporary file.
+/// (`SplitIdentityReference`) gives, field for field and byte for byte as JSON, on a store of tricky data, on every
+/// engine, whether its sorters stay in memory or spill runs to a temporary file.
 final class SplitIdentityEquivalenceTests: XCTestCase {
     var scratch: Scratch!
     override func setUpWithError() throws { scratch = try Scratch() }
@@ -24,6 +24,14 @@ final class SplitIdentityEquivalenceTests: XCTestCase {
         let (store, _) = try Store.initialize(path: database.uri, actor: tester)
         try fillWithTrickyData(store)
         try assertSameReports(store)
+    }
+
+    /// On D1 the scans page through the tables a request at a time: the same rows, copied from a SQLite store.
+    func testTheStreamingScanFindsTheReferencePairsOnD1() throws {
+        let path = scratch.path("tricky-d1.sqlite")
+        let (sqlite, _) = try Store.initialize(path: path, actor: tester)
+        try fillWithTrickyData(sqlite)
+        try assertSameReports(try D1TestDatabase.copy(of: path))
     }
 
     /// Every pair a scan finds, best first, and its counts.
