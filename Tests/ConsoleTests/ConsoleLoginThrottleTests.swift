@@ -1,10 +1,14 @@
-import Storage
-import Foundation
-import XCTest
 @testable import Console
+@testable import D1Engine
+import Foundation
 import Gatehouse
-import JOSE
 import HTTPTestSupport
+import JOSE
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import Storage
+import TestEngines
+import XCTest
 
 /// Failed logins: throttled per username and per client without letting a flood lock out an admin who
 /// knows the password, counted before the password check so parallel attempts cannot slip through,

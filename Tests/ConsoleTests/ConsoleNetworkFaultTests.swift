@@ -1,9 +1,13 @@
-import Foundation
-import XCTest
-import Storage
 @testable import Console
+@testable import D1Engine
+import Foundation
 import Gatehouse
 import HTTPTestSupport
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import Storage
+import TestEngines
+import XCTest
 
 /// The console on a store that fails as production stores do: backends ended under load, the server restarted, a
 /// lock held by another session, a store gone read-only. Every failure is a 503 (or 409) with a code and, where it

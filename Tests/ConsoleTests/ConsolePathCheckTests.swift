@@ -1,5 +1,9 @@
-import XCTest
 @testable import Console
+@testable import D1Engine
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// `RequestGuard.isPlainPath` scans bytes once; it must refuse exactly what the plain rule refuses.
 final class ConsolePathCheckTests: XCTestCase {

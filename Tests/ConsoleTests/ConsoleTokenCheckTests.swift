@@ -1,9 +1,13 @@
-import Foundation
-import XCTest
 @testable import Console
+@testable import D1Engine
+import Foundation
 @testable import Gatehouse
 import HTTPTestSupport
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// A cheap read (`GET /api/users/{id}`, `GET /api/auth/me`) sends its token check along with its first snapshot
 /// (`TokenCheck`): one round trip to a Postgres server instead of two. The refusals must be exactly those of the

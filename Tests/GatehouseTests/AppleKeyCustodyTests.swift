@@ -1,8 +1,12 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
 import JOSE
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// Doctored `.p8` files: the public key embedded in the file is the genuine one (so the fingerprint is the genuine
 /// key's), but the secret scalar is 0, the curve order n, above it, or simply another key's. None may enter the

@@ -1,6 +1,10 @@
-import XCTest
+@testable import D1Engine
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// Every demo person's addresses are theirs alone by construction (`DemoPeople`), for any count: the old generator's
 /// random Hide My Email address met an earlier person's at person 5,683,810, and `demo seed --users 10000000` stopped

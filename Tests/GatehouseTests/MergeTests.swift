@@ -1,7 +1,11 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// Merges in-process, on the three store shapes: plan, apply, undo, fingerprints and conflicts.
 final class MergeTests: XCTestCase {
@@ -313,7 +317,7 @@ final class MergeTests: XCTestCase {
             try s.execute("INSERT INTO allow_list VALUES (?, 'admin', '2025-01-01')", [s.u2Sub])
             let plan = try plan(s, MergeDecisions(keepEmail: .source, carryRoles: true))
             let time = Timestamp(iso8601: "2026-01-01T00:00:00.000Z")!
-            let script = try MergeSQLEmitter.script(for: plan, at: time)
+            let script = try MergeSQLEmitter.script(for: plan, at: time, on: s.store)
             // The script on a copy as planned gives the same rows as apply at the same time.
             let copy = scratch.path("copy-\(shape ?? "fresh").sqlite"), changed = scratch.path("changed-\(shape ?? "fresh").sqlite")
             try s.store.db.execute("VACUUM INTO ?", [copy])

@@ -1,7 +1,11 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// Setting, timed reverts computed on read, conditional changes, history, audit and export.
 final class PolicyStoreTests: XCTestCase {

@@ -1,7 +1,11 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// `users duplicates` in bounded memory (`SplitIdentityScan`) gives the report the in-memory scan it replaced
 /// (`SplitIdentityReference`) gives, field for field and byte for byte as JSON, on a store of tricky data, on both

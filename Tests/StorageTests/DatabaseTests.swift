@@ -1,6 +1,10 @@
-import XCTest
+@testable import D1Engine
 import Foundation
+@testable import PostgresEngine
+@testable import SQLiteEngine
 @testable import Storage
+import TestEngines
+import XCTest
 
 final class DatabaseTests: XCTestCase {
     var dir: TestDirectory!

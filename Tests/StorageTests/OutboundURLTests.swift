@@ -1,6 +1,10 @@
-import XCTest
+@testable import D1Engine
 @testable import HTTPClient
+@testable import PostgresEngine
+@testable import SQLiteEngine
 @testable import Storage
+import TestEngines
+import XCTest
 
 /// The one rule for a URL a secret is sent to (`OutboundURL`): https, or plain http only to a loopback literal or
 /// `localhost`; a user name or password is refused, whichever parser would have read it which way. And which curl

@@ -22,12 +22,8 @@ public struct RequestStores: Sendable {
         try pool.withStore(deadline: deadline) { store in
             guard let check, !check.isAnswered else { return try body(store) }
             check.current.withLock { $0 = store }
-            store.db.prelude = check.prelude()
-            defer {
-                store.db.prelude = nil
-                check.current.withLock { $0 = nil }
-            }
-            return try body(store)
+            defer { check.current.withLock { $0 = nil } }
+            return try store.carrying(check.prelude()) { try body(store) }
         }
     }
 }

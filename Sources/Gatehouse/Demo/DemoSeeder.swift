@@ -87,12 +87,7 @@ public struct DemoSeeder: Sendable {
 
     /// Throws, naming the way round, when `store` cannot take the seed: call it before changing anything else.
     public static func checkCanSeed(_ store: Store) throws {
-        let db = store.db
-        guard db.readsOwnWrites else {
-            throw GatehouseError("the demo seed reads back the sync ids each batch is given, which \(db.engine.displayName) cannot answer inside a write; nothing was written",
-                                 fix: "seed a SQLite file (\(command: .demoSeed, .option(.store, "demo.sqlite"))) and import it: sqlite3 demo.sqlite .dump > demo.sql, then wrangler d1 execute DATABASE --remote --file demo.sql",
-                                 code: .invalid)
-        }
+        try store.engine.checkCanSeedDemo(store)
     }
 
     /// Seeds `count` users (a split identity counts as two). One thread builds rows while this one inserts

@@ -28,21 +28,21 @@ public enum ResourceLocator {
         directory.hasPrefix(embeddedRoot + "/") ? String(directory.dropFirst(embeddedRoot.count + 1)) : nil
     }
 
-    /// The directory of one engine's migrations: `migrations/sqlite` or `migrations/postgres`.
-    /// `GATEHOUSE_MIGRATIONS` names the folder that holds both.
-    public static func migrationsDirectory(for engine: MigrationCatalog.Engine = .sqlite) throws -> String {
+    /// The directory of one engine's migrations, `migrations/<folder>` (`SQLDialect.migrationsFolder`: `sqlite`,
+    /// `postgres`). `GATEHOUSE_MIGRATIONS` names the folder that holds them all.
+    public static func migrationsDirectory(for folder: String) throws -> String {
         let root = try locate("migrations", environment: "GATEHOUSE_MIGRATIONS")
-        let directory = root + "/" + engine.migrationsFolder
+        let directory = root + "/" + folder
         if let folder = embeddedFolder(directory) {
             guard !EmbeddedResources.files(under: folder).isEmpty else {
-                throw GatehouseError("this binary carries no \(engine.rawValue) migrations",
-                                     fix: "point GATEHOUSE_MIGRATIONS at Gatehouse's migrations/, which holds sqlite/ and postgres/")
+                throw GatehouseError("this binary carries no \(folder) migrations",
+                                     fix: "point GATEHOUSE_MIGRATIONS at Gatehouse's migrations/, which holds a folder for each engine")
             }
             return directory
         }
         guard FileStatus(directory)?.isDirectory == true else {
-            throw GatehouseError.invalid("the migrations folder \(root) has no \(engine.rawValue)/ folder",
-                                         fix: "point GATEHOUSE_MIGRATIONS at Gatehouse's migrations/, which holds sqlite/ and postgres/")
+            throw GatehouseError.invalid("the migrations folder \(root) has no \(folder)/ folder",
+                                         fix: "point GATEHOUSE_MIGRATIONS at Gatehouse's migrations/, which holds a folder for each engine")
         }
         return directory
     }

@@ -99,11 +99,13 @@ struct Invocation {
         (try? storePath()).map { (try? StoreLocation($0))?.description ?? "the store" }
     }
 
-    /// Opens the store named on the command line. `readAhead`: the command's first reads of Gatehouse's own tables,
-    /// which opening may carry (`Store.open(readAhead:)`).
-    func openStore(readAhead: ReadAhead = .nothing) throws -> Store {
-        try Store.open(path: storePath(), configurationPath: GlobalOptions.configurationPath(self), readAhead: readAhead)
+    /// Opens the store named on the command line.
+    func openStore() throws -> Store {
+        try Store.open(path: storePath(), configurationPath: configurationPath)
     }
+
+    /// The store configuration file `--config` names, if any.
+    var configurationPath: String? { GlobalOptions.configurationPath(self) }
 
     /// The actor for the audit log: `--actor`, else the invoking OS user.
     var actor: Actor {

@@ -65,7 +65,7 @@ enum MergeCommands: CommandNoun {
                                           fix: "plan again with \(options)")
         }
         if let path = try invocation[Options.emitSQL] {
-            let script = CLISpelling.render(try MergeSQLEmitter.script(for: plan, at: .now(), engine: store.db.engine))
+            let script = CLISpelling.render(try MergeSQLEmitter.script(for: plan, at: .now(), on: store))
             // The script carries the planned rows' full images (session and OAuth tokens among them): owner-only.
             do {
                 try Data(script.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
@@ -116,8 +116,7 @@ enum MergeCommands: CommandNoun {
     static func apply(_ invocation: Invocation) throws -> Int32 {
         let planID = invocation.argument("PLAN_ID") ?? ""
         let ticket = try invocation[Options.ticket]
-        let store = try invocation.openStore(readAhead: .mergeApply(planID: planID))
-        let applier = MergeApplier(store: store)
+        let applier = try MergeApplier.open(path: invocation.storePath(), configurationPath: invocation.configurationPath, planID: planID)
         _ = try MergeApplier.validate(ticket: ticket)
         if try !invocation[Options.yes] {
             guard isatty(0) == 1 else {

@@ -128,7 +128,7 @@ enum PolicyCommands: CommandNoun {
     }
 
     static func show(_ invocation: Invocation) throws -> Int32 {
-        let snapshot = try PolicyStore(store: invocation.openStore(readAhead: .policy)).snapshot(now: .now())
+        let snapshot = try PolicyStore.open(path: invocation.storePath(), configurationPath: invocation.configurationPath).snapshot(now: .now())
         if invocation.json { try invocation.output.json(snapshot); return 0 }
         invocation.output.line("policy version \(snapshot.version)")
         invocation.output.table(["KEY", "VALUE", "SET BY", "SET AT", "REVERTS", "REASON"], snapshot.entries.map { entry in
@@ -150,7 +150,8 @@ enum PolicyCommands: CommandNoun {
             guard let version = Int(text), version >= 0 else { throw invocation.usage("--if-version must be a whole number ≥ 0, got \"\(text.prefix(40))\"") }
             change.ifVersion = version
         }
-        let result = try PolicyStore(store: invocation.openStore(readAhead: .policyChange)).set(change, actor: invocation.actor, now: .now())
+        let result = try PolicyStore.open(path: invocation.storePath(), configurationPath: invocation.configurationPath, toChange: true)
+            .set(change, actor: invocation.actor, now: .now())
         if invocation.json { try invocation.output.json(result); return 0 }
         for revert in result.revertsRecorded {
             invocation.output.line("recorded revert: \(revert.key) \(revert.from.json) → \(revert.to.json) (expired \(revert.effectiveAt.iso8601), version \(revert.version))")
