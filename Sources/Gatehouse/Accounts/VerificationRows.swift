@@ -5,7 +5,7 @@ import Storage
 /// `<purpose>:<email>`) or, for password resets, holds the user id as value. An empty email (dirt) names no row: it
 /// would otherwise match every identifier ending in `:` or `-`.
 ///
-/// Read from indexes (`AccountIndexes` makes them) rather than by comparing the end of every identifier, which took
+/// Read from indexes (`AccountIndexes` makes them) rather than by comparing the end of every identifier, which takes
 /// 27 ms of a merge's transaction on Postgres and about 40 ms on SQLite at 10M users (97,000 verification rows):
 /// - Postgres: the identifiers ending in the email are two ranges of `gatehouse_verification_identifier_suffix_idx`
 ///   (each identifier's last `suffixKeyLength` characters, reversed, in byte order: an identifier ends in `:<email>`
