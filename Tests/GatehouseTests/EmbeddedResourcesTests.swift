@@ -44,7 +44,7 @@ final class EmbeddedResourcesTests: XCTestCase {
             XCTAssertEqual(embedded.migrations.map(\.sql), folder.migrations.map(\.sql), folderName)
             XCTAssertEqual(embedded.unlessTable, folder.unlessTable, folderName)
         }
-        // The checksums stores made before the per-engine layout recorded (MigrationCatalogTests) hold for the copies too.
+        // The checksums existing stores recorded (MigrationCatalogTests) hold for the copies too.
         let sqlite = try MigrationCatalog.load(directory: ResourceLocator.embeddedRoot + "/migrations/sqlite")
         XCTAssertEqual(sqlite.migrations.first?.checksum, "b0a45c9e5fd4a91929ac5f7906c46e26de82ed96c873c2b0544e5d93f9de081c")
         XCTAssertEqual(sqlite.migrations.first.map { SHA256.hex(Array($0.sql.utf8)) }, sqlite.migrations.first?.checksum)

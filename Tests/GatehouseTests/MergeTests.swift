@@ -76,8 +76,8 @@ final class MergeTests: XCTestCase {
         XCTAssertEqual(record, try MergeJSON.string(whole))
     }
 
-    /// What versions before `MergeJSON.Fragment` stored: the empty record's text cut before `]}` with the entries
-    /// glued in. Kept here as the reference the stored form must still match.
+    /// The spliced form a store may hold: the empty record's text cut before `]}` with the entries
+    /// glued in. The reference the stored form must match.
     static func splicedUndoRecord(steps: [MergeStep], rows: [MergeRowImage?], appliedAt: Timestamp) throws -> String {
         let envelope = try MergeJSON.string(MergeUndoData(format: 1, appliedAt: appliedAt, steps: []))
         let entries = try zip(steps, rows).map { try MergeJSON.string(MergeUndoData.Entry(step: $0, after: $1)) }
@@ -95,12 +95,12 @@ final class MergeTests: XCTestCase {
         let earlier = try Self.splicedUndoRecord(steps: decoded.steps.map(\.step), rows: decoded.steps.map(\.after), appliedAt: decoded.appliedAt)
         XCTAssertEqual(stored, earlier, "the record is stored exactly as earlier versions stored it")
 
-        // A record in the earlier form, put in place of this one, undoes the merge.
+        // A record in the spliced form, put in place of this one, undoes the merge.
         try s.execute("UPDATE gatehouse_merges SET undo_data = ? WHERE id = ?", [earlier, result.mergeID])
         _ = try MergeUndo(store: s.store).undo(mergeID: String(result.mergeID), reason: "test", actor: tester)
         XCTAssertEqual(try s.dumpAll(), before)
 
-        // Rows that differ from the expected ones, with keys and text the encoder escapes, still match the earlier form.
+        // Rows that differ from the expected ones, with keys and text the encoder escapes, still match the spliced form.
         let time = Timestamp(iso8601: "2026-02-03T04:05:06.789Z")!
         var rows = plan.steps.map { $0.after(at: time) }
         for index in rows.indices where rows[index] != nil {

@@ -20,7 +20,7 @@ final class MigrationCatalogTests: XCTestCase {
         }
     }
 
-    /// Stores made before the per-engine layout recorded these checksums: the SQLite files moved unchanged.
+    /// Existing stores recorded these checksums: the SQLite files must keep them byte for byte.
     func testSQLiteFilesKeepTheChecksumsExistingStoresRecorded() throws {
         let catalog = try MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: "sqlite"))
         XCTAssertTrue(catalog.directory.hasSuffix("/migrations/sqlite"), catalog.directory)
@@ -74,7 +74,7 @@ final class MigrationCatalogTests: XCTestCase {
     }
 }
 
-/// The path helpers that replaced Foundation's URL on the store-opening path.
+/// The path helpers the store-opening path uses instead of Foundation's URL.
 final class StorePathTests: XCTestCase {
     func testDirectoryOfAStorePath() {
         XCTAssertEqual(FileStatus.directory(of: "/srv/gh/auth.sqlite"), "/srv/gh")

@@ -7,7 +7,7 @@ import Storage
 import TestEngines
 import XCTest
 
-/// `users duplicates` in bounded memory (`SplitIdentityScan`) gives the report the in-memory scan it replaced
+/// `users duplicates` in bounded memory (`SplitIdentityScan`) gives the report the in-memory reference scan
 /// (`SplitIdentityReference`) gives, field for field and byte for byte as JSON, on a store of tricky data, on both
 /// engines, whether its sorters stay in memory or spill runs to a temporary file.
 final class SplitIdentityEquivalenceTests: XCTestCase {

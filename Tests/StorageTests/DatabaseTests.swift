@@ -78,7 +78,7 @@ final class DatabaseTests: XCTestCase {
     }
 
     /// The same SQL run inside a `forEach` over it gets its own statement: the outer cursor walks on instead of
-    /// being reset to its first row (which looped forever before).
+    /// being reset to its first row (which would loop forever).
     func testSameSQLInsideForEachDoesNotResetTheOuterCursor() throws {
         let db = try makeDatabase()
         try db.execute("CREATE TABLE t (n INTEGER)")

@@ -30,7 +30,7 @@ final class OutboundURLTests: XCTestCase {
         XCTAssertEqual(try OutboundURL("https://h/p?a=1", variable: "X").query, "a=1")
     }
 
-    /// The red team's forms: each sent `Authorization: Bearer` in the clear to 192.0.2.2 through the old prefix check.
+    /// The red team's forms: each would send `Authorization: Bearer` in the clear to 192.0.2.2 past a prefix check.
     func testUserinfoAndIPv6FormsCannotSmuggleAnotherHostPastTheLoopbackRule() {
         let refused: [(String, String)] = [
             ("http://localhost:1@192.0.2.2:8787/client/v4", "user name or password"),

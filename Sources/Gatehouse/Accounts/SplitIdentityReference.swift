@@ -1,6 +1,6 @@
 import Storage
 
-/// The in-memory duplicates scan that `SplitIdentityScan` replaced, kept as the reference it is tested against
+/// An in-memory duplicates scan, the simple reference `SplitIdentityScan` is tested against
 /// (`SplitIdentityEquivalenceTests`: the same report on stores with tricky data, on both engines). It holds every
 /// user's keys in arrays (about 100 bytes a user) and visits every time-window pair of a common name, so its memory
 /// grows with the users and its time with the square of a name's popularity; `find` never uses it.

@@ -88,7 +88,7 @@ struct SplitIdentityScan {
                 let member = SplitIdentityMember(index: index, rowid: dialect.rowLocator(row[0]) ?? 0, nameKey: normalizer.key(row[2].string ?? ""),
                                                  created: Self.createdMilliseconds(row[4]), mailbox: email.mailbox, domain: email.domain,
                                                  relay: email.isPrivateRelay, lookalike: lookalike?.lookalike ?? 0, exact: lookalike?.exact ?? 0)
-                // The merged flag rides in the key's last part; a merged user still takes its sessions (as before), then is dropped.
+                // The merged flag rides in the key's last part; a merged user still takes its sessions (as in the reference), then is dropped.
                 try users.append(ExternalSorter.Key(FNV1a.hash(id), UInt64(UInt32(bitPattern: index)), isMerged ? 1 : 0)) { member.write(&$0) }
                 index += 1
             }

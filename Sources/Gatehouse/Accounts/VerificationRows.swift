@@ -5,7 +5,7 @@ import Storage
 /// `<purpose>:<email>`) or, for password resets, holds the user id as value. An empty email (dirt) names no row: it
 /// would otherwise match every identifier ending in `:` or `-`.
 ///
-/// Read from indexes (`AccountIndexes` makes them) rather than by comparing the end of every identifier, which took
+/// Read from indexes (`AccountIndexes` makes them) rather than by comparing the end of every identifier, which takes
 /// tens of milliseconds of a merge's transaction at 10M users (97,000 verification rows): the identifiers ending in
 /// the email through the dialect's suffix index (`SQLDialect.suffixIndex`: a range of reversed ends, or an equality
 /// on the last characters with each candidate checked whole), the password resets an equality on an index of

@@ -284,8 +284,8 @@ public struct DemoSeeder: Sendable {
     }
 
     /// Person `number`'s Hide My Email address (`DemoPeople.relayAddress(of:)`): one person's alone, never a random
-    /// draw that may meet another's. It still takes the draw a random address took, so every other value of the
-    /// seed stays as it was.
+    /// draw that may meet another's. It still takes one draw from the stream, as a random address would, so every
+    /// other value of the seed keeps its place in the stream.
     static func relayAddress(_ number: Int, _ random: inout DemoRandom) -> String {
         _ = random.next()
         return DemoPeople.relayAddress(of: number)

@@ -279,7 +279,7 @@ final class SeedRowBuilder {
         var row = [SQLValue](repeating: .null, count: columns.width)
         func set(_ field: AuthSchema.Field, _ value: SQLValue) { if let slot = columns.slot(field) { row[slot] = value } }
         // The first six characters count, as `sequentialID`'s do, so no two of a seed's verifications share an id; the
-        // rest is the random id's own draw, so every other value of the seed stays as it was.
+        // rest is the random id's own draw, so every other value of the seed keeps its place in the stream.
         verificationSequence += 1
         set(.id, .text(DemoRandom.counter(verificationSequence) + random.alphanumeric(32).dropFirst(6)))
         set(.identifier, .text(identifier + ":" + random.alphanumeric(12)))

@@ -11,7 +11,7 @@ import Foundation
 /// 3. the copies compiled into the binary (`EmbeddedResources`), byte for byte the files it was built from: an
 ///    installed or copied binary needs nothing beside it.
 ///
-/// There is no `share/gatehouse` folder beside an installed binary any more: a stale one from an older install
+/// No `share/gatehouse` folder beside an installed binary is read: a stale one from an older install
 /// would otherwise win over the binary's own copies, and a migrations folder that does not match the binary is how
 /// a store gets a migration its code does not know.
 ///

@@ -60,7 +60,7 @@ enum D1JSON: Equatable {
 
     /// How many items each array and object holds, in the order their opening brackets come: one pass that only
     /// counts (it checks nothing; the parser does), so the parser reserves each array at its final size. An answer
-    /// parsed into arrays grown by doubling took over twenty times its size; reserved, the values take what they need.
+    /// parsed into arrays grown by doubling takes over twenty times its size; reserved, the values take what they need.
     static func containerSizes(_ bytes: [UInt8]) -> [Int32] {
         var sizes: [Int32] = []
         var open: [(slot: Int, empty: Bool)] = []
