@@ -53,9 +53,12 @@ public struct StoreLocation: Sendable, CustomStringConvertible {
     /// quotes at most a scheme it recognised, never anything after the colon, which may hold a password.
     public static func misspeltURI(_ text: String) -> GatehouseError? {
         if let server = StoreEngines.server(claiming: text) {
-            // A server's URI that does not parse is a usage error too; the engine's words never quote a secret.
-            do { _ = try server.init(location: text); return nil } catch let error as GatehouseError { return error } catch {
-                return GatehouseError.invalid("the store URI cannot be read", fix: uriFix)
+            // A server's URI that does not parse is a usage error too (the engine's words never quote a secret); a
+            // problem with what it is reached through is the store's, reported when it is opened.
+            do { _ = try server.init(location: text); return nil } catch let error as GatehouseError where error.code == .invalid {
+                return error
+            } catch {
+                return nil
             }
         }
         let trimmed = text.drop { $0.isWhitespace || $0.unicodeScalars.allSatisfy { $0.properties.generalCategory == .control } }

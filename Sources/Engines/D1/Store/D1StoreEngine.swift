@@ -14,11 +14,13 @@ struct D1StoreEngine: StoreEngine {
     static var uriSchemes: [String] { ["d1"] }
     static var uriHint: String? { "a D1 store as d1://ACCOUNT_ID/DATABASE_ID (the account's 32-character id, the database's UUID)" }
     static var dialectName: String { D1Dialect().name }
-    /// A D1 store that does not parse is a usage error; its words never quote the ids.
+    /// A D1 store that does not parse is a usage error; its words never quote the ids. The environment it is reached
+    /// through (`CLOUDFLARE_API_BASE_URL`, …) is read after, and a problem there is the store's, not the usage's.
     init(location text: String) throws {
-        do { location = try D1Location(uri: text) } catch {
+        do { _ = try D1Location(uri: text, environment: [:]) } catch {
             throw GatehouseError.invalid(error.message, fix: "write a D1 store as d1://ACCOUNT_ID/DATABASE_ID (the account's 32-character id, the database's UUID)")
         }
+        location = try D1Location(uri: text)
     }
     init(location: D1Location) { self.location = location }
     var shownLocation: String { location.description }
