@@ -21,11 +21,11 @@ public struct RequestStores: Sendable {
     public func withStore<T>(_ body: (Store) throws -> T) throws -> T {
         try pool.withStore(deadline: deadline) { store in
             guard let check, !check.isAnswered else { return try body(store) }
-            check.current.withLock { $0 = store }
+            check.hold(store)
             store.db.prelude = check.prelude()
             defer {
                 store.db.prelude = nil
-                check.current.withLock { $0 = nil }
+                check.hold(nil)
             }
             return try body(store)
         }
