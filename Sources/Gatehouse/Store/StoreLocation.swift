@@ -110,17 +110,7 @@ public struct StoreLocation: Sendable, CustomStringConvertible {
 
     /// Whether `a` is within two single-letter edits of `b` (a typo of a scheme).
     private static func closeTo(_ a: String, _ b: String) -> Bool {
-        let a = Array(a), b = Array(b)
-        guard abs(a.count - b.count) <= 2 else { return false }
-        var previous = Array(0...b.count)
-        for i in a.indices {
-            var current = [i + 1] + Array(repeating: 0, count: b.count)
-            for j in b.indices {
-                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (a[i] == b[j] ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count] <= 2
+        Suggestion.editDistance(a, b, limit: 2) != nil
     }
 
     /// The path, or the URI with its password replaced: safe to print.

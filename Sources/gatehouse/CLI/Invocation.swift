@@ -30,9 +30,13 @@ struct Invocation {
     }
     var json: Bool { (try? self[GlobalOptions.json]) ?? false }
 
-    /// A positional argument by name.
-    func argument(_ name: String) -> String? {
-        guard let index = spec.arguments.firstIndex(where: { $0.name == name }) else { return nil }
+    /// The word given for a declared positional argument, nil when it was left out (read it through its
+    /// `Argument`). The argument must be in this command's spec: a debug build stops otherwise.
+    func word(for argument: ArgumentSpec) -> String? {
+        guard let index = spec.arguments.firstIndex(where: { $0.name == argument.name }) else {
+            assertionFailure("\(argument.name) is read by `\(path.joined(separator: " "))` but not in its arguments")
+            return nil
+        }
         if spec.arguments[index].variadic { return arguments.count > index ? arguments[index...].joined(separator: " ") : nil }
         return index < arguments.count ? arguments[index] : nil
     }

@@ -46,10 +46,7 @@ enum PolicyCommands: CommandNoun {
                                 different email (email-based takeover wherever a link is made without the user's session) and
                                 needs --accept-takeover-risk. Provider lists: ["google","apple"] or google,apple.
                                 """,
-                            arguments: [
-                                ArgumentSpec(name: "KEY", help: "a policy key, e.g. linkSocial.allowDifferentEmails"),
-                                ArgumentSpec(name: "VALUE", help: "true|false, or a provider list"),
-                            ],
+                            arguments: [Arguments.key.spec, Arguments.value.spec],
                             options: [
                                 Options.reason.spec,
                                 Options.forDuration.spec,
@@ -64,7 +61,7 @@ enum PolicyCommands: CommandNoun {
                             ],
                             run: set),
                 CommandSpec(name: "history", summary: "every change and every automatic revert, newest first",
-                            arguments: [ArgumentSpec(name: "KEY", help: "only this key's history", optional: true)],
+                            arguments: [Arguments.historyKey.spec],
                             options: [Options.limit.spec, .json],
                             run: history),
                 CommandSpec(name: "export", summary: "the effective policy for the runtime's createBetterAuth(env)",
@@ -141,8 +138,8 @@ enum PolicyCommands: CommandNoun {
     }
 
     static func set(_ invocation: Invocation) throws -> Int32 {
-        let key = try PolicyKey.named(invocation.argument("KEY") ?? "")
-        let value = try key.parse(invocation.argument("VALUE") ?? "")
+        let key = try invocation[Arguments.key]
+        let value = try key.parse(try invocation[Arguments.value])
         var change = PolicyChange(key: key, value: value, reason: try invocation[Options.reason],
                                   acceptTakeoverRisk: try invocation[Options.acceptTakeoverRisk])
         if let duration = try invocation[Options.forDuration] { change.duration = duration }
@@ -163,7 +160,7 @@ enum PolicyCommands: CommandNoun {
     }
 
     static func history(_ invocation: Invocation) throws -> Int32 {
-        let key = try invocation.argument("KEY").map(PolicyKey.named)
+        let key = try invocation[Arguments.historyKey]
         let limit = try invocation[Options.limit]
         let entries = try PolicyStore(store: invocation.openStore()).history(key: key, limit: limit, now: .now())
         if invocation.json { try invocation.output.json(entries); return 0 }
@@ -270,6 +267,14 @@ enum PolicyCommands: CommandNoun {
 }
 
 extension PolicyCommands {
+    /// The positional arguments these commands read, each declared once. The value is judged with its key.
+    enum Arguments {
+        static let key: Argument<PolicyKey> = .parsed("KEY", "a policy key, e.g. linkSocial.allowDifferentEmails", completion: keys, PolicyKey.named)
+        static let value: Argument<String> = .text("VALUE", "true|false, or a provider list")
+        static let historyKey: Argument<PolicyKey?> = .optionalParsed("KEY", "only this key's history", completion: keys, PolicyKey.named)
+        private static let keys = ArgumentCompletion.words { PolicyKey.allCases.map(\.rawValue) }
+    }
+
     /// The options these commands read, each declared once: the specs list them, the commands read them.
     enum Options {
         static let acceptTakeoverRisk: Option<Bool> = .flag("accept-takeover-risk", "required to set autoLink.allowDifferentEmails to true")

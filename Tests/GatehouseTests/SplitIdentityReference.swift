@@ -1,9 +1,10 @@
+@testable import Gatehouse
 import Storage
 
-/// An in-memory duplicates scan, the simple reference `SplitIdentityScan` is tested against
-/// (`SplitIdentityEquivalenceTests`: the same report on stores with tricky data, on both engines). It holds every
-/// user's keys in arrays (about 100 bytes a user) and visits every time-window pair of a common name, so its memory
-/// grows with the users and its time with the square of a name's popularity; `find` never uses it.
+/// An in-memory duplicates scan, the reference `SplitIdentityScan` is tested against (`SplitIdentityEquivalenceTests`:
+/// the same report on stores with tricky data, on both engines). It holds every user's keys in arrays (about 100 bytes
+/// a user) and visits every time-window pair of a common name, so its memory grows with the users and its time with
+/// the square of a name's popularity: a test oracle, not part of the product.
 enum SplitIdentityReference {
     /// The scan, with the pairs best first, as `SplitIdentityScan.run` returns it.
     static func run(_ store: Store, merged: Set<String>, windowMs: Int64, minPoints: Int) throws -> SplitIdentityScanResult {
