@@ -87,7 +87,7 @@ for job in "${jobs[@]}"; do
     on_csv=$("$gatehouse" $job --store "csv:$snapshot" 2>&1 | sed "s#csv:$snapshot#STORE#g") || true
     [ -n "$on_sqlite" ] || fail "gatehouse $job printed nothing on the SQLite store"
     if [ "$on_sqlite" != "$on_csv" ]; then
-        diff <(echo "$on_sqlite") <(echo "$on_csv") | head -20 >&2
+        diff <(echo "$on_sqlite") <(echo "$on_csv") | tail -8 >&2
         fail "gatehouse $job answers otherwise on the CSV snapshot"
     fi
 done
