@@ -71,6 +71,8 @@ struct CSVStoreEngine: StoreEngine {
         let db = try SQLiteDatabase(path: folder, options: options)
         try db.executeScript(String(decoding: schema, as: UTF8.self))
         try db.write {
+            // Tables load in name order, children before their parents at times: keys are checked at the commit.
+            try db.execute(db.dialect.deferForeignKeys)
             for table in try db.tableNames() {
                 guard let data = FileManager.default.contents(atPath: folder + "/\(table).csv") else { continue }
                 var records = CSV.records(String(decoding: data, as: UTF8.self))
