@@ -41,6 +41,16 @@ final class EngineSeamTests: XCTestCase {
         XCTAssert(leaks.isEmpty, "these import an engine outside Sources/Engines/ and gatehouse/main.swift:\n" + leaks.joined(separator: "\n"))
     }
 
+    /// libcurl's declarations reach the domain through `HTTPClient` (Apple's calls need it), so the compiler would let
+    /// a domain file import them: only `HTTPClient` does.
+    func testOnlyHTTPClientImportsLibcurl() throws {
+        let pattern = try NSRegularExpression(pattern: "^\\s*(@testable\\s+)?import\\s+CLibCurl\\b", options: .anchorsMatchLines)
+        let leaks = try Self.sourceFiles().filter { file in
+            !file.path.hasPrefix("HTTPClient/") && pattern.firstMatch(in: file.code, range: NSRange(file.code.startIndex..., in: file.code)) != nil
+        }.map(\.path).sorted()
+        XCTAssert(leaks.isEmpty, "these import CLibCurl outside Sources/HTTPClient/:\n" + leaks.joined(separator: "\n"))
+    }
+
     func testNoFileOutsideTheEnginesAsksWhichEngineItHas() throws {
         let pattern = try NSRegularExpression(pattern: "dialect\\.name\\s*[!=]=|[!=]=\\s*[A-Za-z.]*dialect\\.name|sqlite_master|pg_catalog|pg_class")
         let leaks = try Self.sourceFiles().filter { file in

@@ -4,11 +4,12 @@ import Gatehouse
 import PostgresEngine
 import SQLiteEngine
 
-/// Registers every engine with `StoreEngines`, as the executable does, before any test runs: called from the test
+/// Registers every engine with `StoreEngines`, as the executable does, and the tests' own in-memory one
+/// (`MemoryStoreEngine`), before any test runs: called from the test
 /// binary's load-time constructor (`CTestEngineRegistration`), so no test can open a store before its engine is known.
 @_cdecl("gatehouse_register_test_engines")
 public func registerTestEngines() {
-    StoreEngines.register(PostgresEngines.all + D1Engines.all + SQLiteEngines.all)
+    StoreEngines.register(PostgresEngines.all + D1Engines.all + [MemoryStoreEngine.self] + SQLiteEngines.all)
 }
 
 /// The engines by name, for tests that check engine-specific behaviour (the product never asks which engine it has).

@@ -66,7 +66,7 @@ package protocol StoreEngine: Sendable {
     /// anti-joins alone. `mergeScan`: the link checks may walk sorted indexes (off in tests that compare the two).
     func integrityPlan(_ store: Store, sampleLimit: Int, mergeScan: Bool) throws -> (any IntegrityPlan)?
     /// The engine's name search index on `db`, one of its own connections, or nil when it has none (name search
-    /// then scans the user table in id order). Static: a connection is all it needs (`SQLDialect.Engine.storeEngine`).
+    /// then scans the user table in id order). Static: a connection is all it needs (`StoreEngines.engines(speaking:)`).
     static func nameIndex(on db: SQLDatabase) -> (any NameIndex)?
     /// How the engine estimates table sizes without reading them (`store status`), or nil to count every row.
     var rowEstimator: (any RowCountEstimating)? { get }

@@ -559,7 +559,7 @@ public final class D1Connection: SQLDatabase {
 
     /// D1 has no schemas another role could add.
     /// D1 tables have rowids, but a merge names rows by primary key here: a rowid given back by an undo would need a
-    /// read of the rows the same write restores, which a D1 write cannot make (`readsOwnWrites`).
+    /// read of the rows the same write restores, which a D1 write cannot make (`rowsAfterWrite`).
     public func rowidNamesRows(of table: String) throws -> Bool { false }
     /// The API token decides, and a refused `CREATE INDEX` says so.
     public func mayCreateIndex(on table: String) throws -> Bool { true }

@@ -31,6 +31,9 @@ public final class SQLiteDatabase: SQLDatabase {
         /// Open a new, empty in-memory database instead of the file; `path` then only names it in messages (an
         /// offline copy loaded from a dump).
         public var inMemory: Bool = false
+        /// Open the in-memory database `path` names, shared by every connection of this process that names it, and
+        /// kept while one of them is open (`file:NAME?mode=memory&cache=shared`).
+        public var sharedInMemory: Bool = false
 
         public init(create: Bool = false, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 15_000,
                     journalModeWAL: Bool = true, statementCacheSize: Int = 64) {
@@ -75,7 +78,10 @@ public final class SQLiteDatabase: SQLDatabase {
         busyWait = SQLiteBusyWait(milliseconds: Int(options.busyTimeoutMilliseconds))
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         var name = options.inMemory ? ":memory:" : path
-        if options.immutable && !options.inMemory {
+        if options.sharedInMemory {
+            flags |= SQLITE_OPEN_URI
+            name = "file:" + path.replacingPercentSpecials() + "?mode=memory&cache=shared"
+        } else if options.immutable && !options.inMemory {
             flags |= SQLITE_OPEN_URI
             name = "file:" + path.replacingPercentSpecials() + "?immutable=1"
         }
