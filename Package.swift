@@ -18,7 +18,7 @@ let package = Package(
         // Headers only: HTTPServer loads libmicrohttpd with dlopen when a server starts, so that the other
         // commands do not load it (and GnuTLS behind it) at every start.
         .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
-        // Declarations only, no libpq header: Storage loads libpq (Debian's libpq5) with dlopen when a Postgres
+        // Declarations only, no libpq header: PostgresEngine loads libpq (Debian's libpq5) with dlopen when a Postgres
         // store is opened, so neither building nor SQLite-only use needs it.
         .systemLibrary(name: "CLibPQ"),
         // Declarations only, no libcurl header: HTTPClient loads libcurl (Debian's libcurl4) with dlopen on the first
@@ -32,7 +32,8 @@ let package = Package(
         .target(name: "Locking"),
         // HTTP calls (Apple, Cloudflare D1's API) through libcurl loaded with dlopen.
         .target(name: "HTTPClient", dependencies: ["CLibCurl"]),
-        .target(name: "Storage", dependencies: ["CSQLite", "CLibPQ", "HTTPClient", "Locking"]),
+        // The store contract every engine implements and the domain reads through: no engine library behind it.
+        .target(name: "Storage", dependencies: ["Locking"]),
         .target(name: "JOSE", dependencies: ["CCrypto", "Locking"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Locking"]),
 
@@ -46,18 +47,29 @@ let package = Package(
         // The domain: one service layer that the CLI and the console both call.
         .target(name: "Gatehouse", dependencies: ["Storage", "JOSE", "Locking", "EmbeddedResources", "HTTPClient"]),
         .target(name: "Console", dependencies: ["Gatehouse", "HTTPServer", "Locking", "EmbeddedResources"]),
-        .executableTarget(name: "gatehouse", dependencies: ["Console", "Gatehouse", "CProcess"]),
 
+        // The engines, one target each (Sources/Engines/<Engine>/): the connection (`SQLDatabase`, its `SQLDialect`)
+        // and the store engine (`StoreEngine`, what the domain asks of it). Only the executable and the tests link
+        // them, and the executable registers them (`StoreEngines.register`): the domain cannot import one.
+        .target(name: "SQLiteEngine", dependencies: ["Storage", "Gatehouse", "Locking", "CSQLite"], path: "Sources/Engines/SQLite"),
+        .target(name: "PostgresEngine", dependencies: ["Storage", "Gatehouse", "Locking", "CLibPQ"], path: "Sources/Engines/Postgres"),
+        // D1 speaks SQLite's SQL (its dialect is SQLite's but for rowids) through Cloudflare's HTTP API.
+        .target(name: "D1Engine", dependencies: ["Storage", "Gatehouse", "Locking", "HTTPClient", "SQLiteEngine"], path: "Sources/Engines/D1"),
+        .executableTarget(name: "gatehouse", dependencies: ["Console", "Gatehouse", "SQLiteEngine", "PostgresEngine", "D1Engine", "CProcess"]),
+
+        // Every engine registered when the test binary loads (a C constructor calls TestEngines), as main.swift does.
+        .target(name: "TestEngines", dependencies: ["Gatehouse", "Storage", "SQLiteEngine", "PostgresEngine", "D1Engine"], path: "Tests/TestEngines"),
+        .target(name: "CTestEngineRegistration", dependencies: ["TestEngines"], path: "Tests/CTestEngineRegistration"),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
-        .testTarget(name: "StorageTests", dependencies: ["Storage"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "HTTPClient", "SQLiteEngine", "PostgresEngine", "D1Engine", "TestEngines", "CTestEngineRegistration"]),
         // Against the throw-away cluster ops/test starts (GATEHOUSE_TEST_PG_URI); skipped without it.
-        .testTarget(name: "PostgresTests", dependencies: ["Storage", "Gatehouse"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Storage", "Gatehouse", "SQLiteEngine", "PostgresEngine", "D1Engine", "TestEngines", "CTestEngineRegistration"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE"]),
         // A raw-socket HTTP client shared by the tests that go over a real socket.
         .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestSupport"]),
-        .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", "EmbeddedResources"]),
-        .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTPTestSupport"]),
+        .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", "EmbeddedResources", "SQLiteEngine", "PostgresEngine", "D1Engine", "TestEngines", "CTestEngineRegistration"]),
+        .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTPTestSupport", "SQLiteEngine", "PostgresEngine", "D1Engine", "TestEngines", "CTestEngineRegistration"]),
         // Runs the built `gatehouse` binary the way a user does.
         .testTarget(name: "EndToEndTests", dependencies: ["HTTPTestSupport"]),
     ]

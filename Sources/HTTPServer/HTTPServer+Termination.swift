@@ -16,9 +16,9 @@ extension HTTPServer {
 /// and `received` tells long work between its steps whether one came.
 ///
 /// Both signals get a handler that records the first one and posts a POSIX semaphore (both async-signal-safe),
-/// installed with `signal()` before `init` returns. Dispatch signal sources were used before and lost signals: one
-/// registers on libdispatch's manager thread some time after `resume()`, and a SIGTERM that came in between was
-/// ignored; a second source made after the first was cancelled never fired. The handler stays installed after
+/// installed with `signal()` before `init` returns. Dispatch signal sources would lose signals: one
+/// registers on libdispatch's manager thread some time after `resume()`, and a SIGTERM that comes in between is
+/// ignored; a second source made after the first is cancelled never fires. The handler stays installed after
 /// the wait, so a second Ctrl-C during shutdown does not cut it short. One instance at a time per process: a new
 /// one forgets a signal the previous one saw. Create it before the server says it is listening, since whoever
 /// reads that line may send SIGTERM at once.

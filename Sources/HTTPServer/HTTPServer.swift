@@ -60,7 +60,9 @@ public final class HTTPServer: Sendable {
     /// The running daemon and its context (libmicrohttpd holds the context unretained, so it is kept until
     /// `MHD_stop_daemon` returns). The lock serializes `start()` and `stop()`; it is held while `MHD_stop_daemon`
     /// waits for handlers.
-    private struct Running {
+    /// `@unchecked` for the daemon's C pointer alone: it is read and written only inside `running`'s lock, by
+    /// `start()` and `stop()`, and libmicrohttpd's daemon handle may be stopped from any thread.
+    private struct Running: @unchecked Sendable {
         var daemon: OpaquePointer?
         var context: ServerContext?
     }

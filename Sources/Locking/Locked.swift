@@ -7,7 +7,11 @@ import Foundation
 ///     let seen = hits.value
 ///
 /// `tryWithLock` runs only when the lock is free, for callers that have something better to do than wait.
-public final class Locked<Value>: @unchecked Sendable { // `protected` is read and written only with `lock` held
+///
+/// A `Locked` is `Sendable` only when its value is: the lock keeps two threads from touching the value at once, but a
+/// value that is not `Sendable` (a class with its own mutable state, say) could still be handed out by `withLock` and
+/// used by two threads after the lock is released.
+public final class Locked<Value> {
     private let lock = NSLock()
     private var protected: Value
 
@@ -32,3 +36,6 @@ public final class Locked<Value>: @unchecked Sendable { // `protected` is read a
     /// A copy of the value, read under the lock.
     public var value: Value { withLock { $0 } }
 }
+
+// `protected` is read and written only with `lock` held, and a `Sendable` value may be handed to any thread.
+extension Locked: @unchecked Sendable where Value: Sendable {}

@@ -10,7 +10,9 @@ import Foundation
 ///
 /// Every change made through `update` or `wait(until:then:)` wakes every waiter, which then re-checks its own
 /// condition: simple, and correct however many kinds of waiter there are.
-public final class Monitor<State>: @unchecked Sendable { // `state` is read and written only with `condition` locked
+///
+/// Like `Locked`, a `Monitor` is `Sendable` only when its state is.
+public final class Monitor<State> {
     private let condition = NSCondition()
     private var state: State
 
@@ -55,3 +57,6 @@ public final class Monitor<State>: @unchecked Sendable { // `state` is read and 
     /// A copy of the state, read under the lock.
     public var value: State { withLock { $0 } }
 }
+
+// `state` is read and written only with `condition` locked, and a `Sendable` state may be handed to any thread.
+extension Monitor: @unchecked Sendable where State: Sendable {}

@@ -103,7 +103,7 @@ extension Migrator {
 
     /// The read of the records (`applied(on:)`), for a caller that announces it ahead (`SQLDatabase.readAhead`).
     public static var appliedStatement: SQLStatement {
-        SQLStatement("SELECT id, name, checksum, applied_at, ran FROM \(SQLDialect.quote(Migrator().table)) ORDER BY id")
+        SQLStatement("SELECT id, name, checksum, applied_at, ran FROM \(SQL.quote(Migrator().table)) ORDER BY id")
     }
 
     /// Checks applied migrations against `migrations` and returns those still to apply.

@@ -12,7 +12,7 @@ import Locking
 /// pause fail at once with the last error instead of each waiting out a connect timeout. Waiting for a resource that
 /// others hold is bounded too (`waitTimeout`, or less: what is left of the caller's `WaitDeadline`), ending in
 /// `ResourcePoolTimeout`.
-public final class ResourcePool<Resource>: Sendable {
+public final class ResourcePool<Resource>: @unchecked Sendable { // a resource is reached by one thread at a time: idle, only under `state`'s lock; checked out, only by its caller until check-in
     private let size: Int
     private let make: @Sendable () throws -> Resource
     private let tidy: @Sendable (Resource) -> Void

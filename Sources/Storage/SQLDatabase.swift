@@ -1,26 +1,22 @@
 /// Storage's engine boundary: the one interface the domain reads and writes a store through.
 ///
-/// Two engines stand behind it — `SQLiteDatabase` (a file, the embedded default) and `PostgresConnection` (a
-/// server, through libpq loaded at run time) — and the domain never asks which one it holds. What differs between
-/// them lives in each engine's conformance and in its `SQLDialect`, not in features:
+/// Each engine conforms in its own target (`Sources/Engines/<Engine>/Connection/`), and the domain never asks which
+/// one it holds. What differs between engines lives in each conformance and in its `SQLDialect`, not in features:
 ///
-/// - statements are written once with `?` placeholders; Postgres numbers them (`$1`, `$2`, …) before preparing;
-/// - a value binds by the type the engine infers for its place: an integer 1 bound where Postgres expects a
-///   native `boolean` goes as `true`, so Better Auth's boolean columns need no `if postgres`;
-/// - `write` is the engine's way of making writers take turns (SQLite's `BEGIN IMMEDIATE`, Postgres's
-///   transaction-scoped advisory lock), so a read-then-append inside one `write` is never interleaved with another
-///   Gatehouse writer's;
-/// - the catalog (`tableExists`, `tableNames`, `columns(of:)`, `foreignKeys(of:)`, `indexes(of:)`) reads
-///   `sqlite_master`/`pragma_*` or `pg_catalog`.
-///
-/// A third engine conforms here and supplies a `SQLDialect`; see the README's architecture section.
+/// - statements are written once with `?` placeholders; an engine that numbers them (`$1`, `$2`, …) does so itself;
+/// - a value binds by the type the engine infers for its place: an integer 1 bound where the engine expects a
+///   native `boolean` goes as `true`, so Better Auth's boolean columns need no per-engine code;
+/// - `write` is the engine's way of making writers take turns (a write lock taken up front, or a transaction-scoped
+///   advisory lock), so a read-then-append inside one `write` is never interleaved with another Gatehouse writer's;
+/// - the catalog (`tableExists`, `tableNames`, `columns(of:)`, `foreignKeys(of:)`, `indexes(of:)`) reads the
+///   engine's own catalog.
 ///
 ///     func countUsers(_ db: SQLDatabase) throws -> Int64 {
 ///         try db.scalar("SELECT count(*) FROM \(db.dialect.quote("user"))").int64 ?? 0
 ///     }
 public protocol SQLDatabase: AnyObject {
     /// How this engine spells what SQL leaves to each engine.
-    var dialect: SQLDialect { get }
+    var dialect: any SQLDialect { get }
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { get }
     /// Whether a transaction is open on this connection.
@@ -35,10 +31,6 @@ public protocol SQLDatabase: AnyObject {
     /// The deadline of the operation this connection serves, for every wait on a lock (`WaitDeadline`): each wait
     /// gets only what is left of it, never more than the busy timeout. Nil: each wait gets the busy timeout.
     var waitDeadline: WaitDeadline? { get set }
-    /// Whether a read inside `write {}` sees the rows the same write changed. True where a write is a transaction
-    /// on the server (SQLite, Postgres); false on D1, whose writes are sent together when the write ends — there a
-    /// caller works out what it wrote instead of reading it back.
-    var readsOwnWrites: Bool { get }
 
     /// Runs one statement that returns no rows.
     func execute(_ sql: String, _ arguments: [SQLBindable]) throws
@@ -56,6 +48,10 @@ public protocol SQLDatabase: AnyObject {
     /// Runs `body` in a write transaction with this engine's writer turn taken up front; commits when `body`
     /// returns, rolls back when it throws. Nested calls become savepoints.
     func write<T>(_ body: () throws -> T) throws -> T
+    /// Inside `write {}`: the rows as this write left them. Where a read inside a write sees the write's own rows (a
+    /// transaction on the server), `readBack` reads them; where it cannot (D1, whose writes are sent together when
+    /// the write ends), `asWritten` works them out from what the caller wrote.
+    func rowsAfterWrite<T>(readBack: () throws -> T, asWritten: () throws -> T) throws -> T
     /// Runs `body` in a read transaction: every query in it sees one snapshot of the store.
     func read<T>(_ body: () throws -> T) throws -> T
     /// The rows of each statement, in order, all read from one snapshot of the store (the caller's transaction
@@ -85,6 +81,11 @@ public protocol SQLDatabase: AnyObject {
     func indexes(of table: String) throws -> [IndexInfo]
     /// `indexes(of:)` for each table (D1: two requests for them all), keyed by table name.
     func indexes(ofEach tables: [String]) throws -> [String: [IndexInfo]]
+    /// Whether `table`'s rows each have a rowid that names the row for good, which a merge's undo writes back as it was
+    /// (a SQLite table but a `WITHOUT ROWID` one); false where rows are named by their primary key.
+    func rowidNamesRows(of table: String) throws -> Bool
+    /// Whether this connection's role may create indexes on `table` (on a server, it owns the table).
+    func mayCreateIndex(on table: String) throws -> Bool
     /// Schemas and tables named like Gatehouse's (`prefix`) that its statements do not reach but another role could
     /// have meant them to; empty on an engine without schemas.
     func schemaShadows(prefix: String) throws -> [SchemaShadow]
@@ -152,6 +153,11 @@ public struct SQLBatchResult {
     public let rows: [Row]
     /// Rows changed by it, when it was an INSERT, UPDATE or DELETE.
     public let changes: Int
+
+    public init(rows: [Row], changes: Int) {
+        self.rows = rows
+        self.changes = changes
+    }
 }
 
 /// A column as the engine's catalog describes it.
@@ -221,11 +227,8 @@ extension SQLDatabase {
     public func row(_ sql: String) throws -> Row? { try row(sql, []) }
     public func scalar(_ sql: String) throws -> SQLValue { try scalar(sql, []) }
 
-    /// The engine this connection speaks to.
-    public var engine: SQLDialect.Engine { dialect.engine }
-
-    /// A transaction on the server sees its own writes.
-    public var readsOwnWrites: Bool { true }
+    /// A transaction on the server sees its own writes: read them back.
+    public func rowsAfterWrite<T>(readBack: () throws -> T, asWritten: () throws -> T) throws -> T { try readBack() }
 
     /// An engine whose waits this process does not bound with a deadline keeps none.
     public var waitDeadline: WaitDeadline? {
@@ -309,12 +312,14 @@ extension SQLDatabase {
 /// The transaction shape every engine shares: `begin`, then `COMMIT` when the body returns and `ROLLBACK` when it
 /// throws; inside an open transaction, a savepoint instead (released, or rolled back to and released). Each
 /// connection owns one, which counts its savepoints.
-final class TransactionNesting {
+package final class TransactionNesting {
     private var depth = 0
 
     /// Runs `body` in a transaction on `db` opened with `begin`. `beforeCommit` may refuse to commit (Postgres's
     /// transaction aborted by a statement whose error was caught).
-    func run<T>(on db: SQLDatabase, begin: String, beforeCommit: () throws -> Void = {}, _ body: () throws -> T) throws -> T {
+    package init() {}
+
+    package func run<T>(on db: SQLDatabase, begin: String, beforeCommit: () throws -> Void = {}, _ body: () throws -> T) throws -> T {
         if db.isInTransaction {
             depth += 1
             let name = "gatehouse_sp\(depth)"
@@ -342,160 +347,95 @@ final class TransactionNesting {
     }
 }
 
-/// What SQL leaves to each engine, in one place per engine.
+/// What SQL leaves to each engine: every answer a statement may need that the engines spell differently. Each engine
+/// conforms once, in its own target, and its connections hand it out (`SQLDatabase.dialect`); there is no default, so
+/// an engine that leaves one out does not compile.
 ///
-/// Gatehouse's statements are written in the SQL both engines accept (`ON CONFLICT … DO NOTHING|UPDATE`,
+/// Gatehouse's statements are written in the SQL every engine accepts (`ON CONFLICT … DO NOTHING|UPDATE`,
 /// `RETURNING`, `CASE`, `||`, `coalesce`, `lower`, `substr`, `length`, `CAST(… AS …)`); where they cannot be, a
 /// statement asks its connection's dialect.
-public struct SQLDialect: Sendable, Equatable {
-    /// The engines Storage speaks.
-    public enum Engine: String, Sendable, Codable, CaseIterable {
-        case sqlite
-        case postgres
-        /// Cloudflare D1: SQLite's SQL through an HTTP API, without interactive transactions.
-        case d1
+///
+///     let newest = "SELECT id FROM \(SQL.quote("user")) ORDER BY \(db.dialect.byteOrdered("email")) LIMIT 1"
+public protocol SQLDialect: Sendable {
+    /// The engine's name as an operator reads it ("SQLite", "Postgres").
+    var name: String { get }
+    /// The folder of `migrations/` this engine's migrations are read from (an engine that speaks another's SQL, as D1
+    /// speaks SQLite's, names that one's).
+    var migrationsFolder: String { get }
+    /// Whether a column declared `timestamp`, `timestamptz` or `date` holds the engine's own date values, so its
+    /// encoding follows from the declaration; where a declared type is only an affinity (SQLite), the encoding is
+    /// judged from a stored value.
+    var nativeTimestamps: Bool { get }
+    /// `expression` compared and sorted by its bytes (UTF-8 code point order), whatever the column's collation. A
+    /// prefix range is only right in byte order, and only an index in the same order serves it.
+    func byteOrdered(_ expression: String) -> String
+    /// The last `count` characters of `text` (all of it when it is shorter), reading each value once.
+    func suffix(_ text: String, count: String) -> String
+    /// The clause that locks the rows a `SELECT` reads until the transaction ends, so that no other writer changes
+    /// them between this read and the writes that rely on it (empty where the write transaction already keeps every
+    /// other writer out).
+    var lockingRead: String { get }
+    /// What an `INSERT … (columns)` puts before `VALUES` to give back a row exactly as it was, identity columns
+    /// included (empty where no column refuses a given value).
+    var insertAsItWas: String { get }
+    /// The statement that defers foreign-key checks to the commit, for a transaction that moves rows between parents.
+    var deferForeignKeys: String { get }
+    /// A column every table has that names one row within one read transaction, as an integer once read through
+    /// `rowLocator(_:)`. For re-reading a row found by a scan in the same snapshot; not a key to keep.
+    var rowLocatorColumn: String { get }
+    /// The condition that finds the row `rowLocator(_:)` made, with one `?` for `rowLocatorArgument(_:)`.
+    var rowLocatorCondition: String { get }
+    /// The row locator read from `rowLocatorColumn`, as one integer.
+    func rowLocator(_ value: SQLValue) -> Int64?
+    /// The value to bind to `rowLocatorCondition` for a locator `rowLocator(_:)` made.
+    func rowLocatorArgument(_ locator: Int64) -> SQLValue
+    /// How an index finds the values of a text column by their end, or nil where Gatehouse makes none (a lookup then
+    /// compares the end of every value).
+    var suffixIndex: SuffixIndex? { get }
+    /// The index method for a column whose values may be longer than a B-tree entry holds (`hash`), or nil where the
+    /// default index holds any value.
+    var longValueIndexMethod: String? { get }
+}
 
-        /// The engine's name as an operator reads it.
-        public var displayName: String {
-            switch self {
-            case .sqlite: "SQLite"
-            case .postgres: "Postgres"
-            case .d1: "D1"
-            }
-        }
-
-        /// The folder of `migrations/` this engine's migrations are read from: D1 runs SQLite's.
-        public var migrationsFolder: String {
-            switch self {
-            case .sqlite, .d1: "sqlite"
-            case .postgres: "postgres"
-            }
-        }
+/// An index on the end of a text column's values, as an engine can build one: what finds a value that ends with a
+/// given string.
+public struct SuffixIndex: Sendable {
+    /// How the index is read.
+    public enum Lookup: Sendable {
+        /// The key is the value's last `length` characters reversed, in byte order: a value ends with a string when
+        /// its key starts with the string reversed, a range of the index. A string of `length` characters or more is
+        /// compared with every value.
+        case reversedRange
+        /// The key is the value's last `length` characters as they are: a value ends with a string of `length`
+        /// characters or more when its key equals the string's last `length`, each candidate then checked whole. A
+        /// shorter string is compared with every value.
+        case tailEquality
     }
 
-    public let engine: Engine
+    public let lookup: Lookup
+    /// How many characters of a value, from its end, the key keeps (counted as code points).
+    public let length: Int
+    /// The key of `column` (quoted), as the index and the statements that read it both spell it: the planner
+    /// matches them as written.
+    public let key: @Sendable (String) -> String
 
-    public static let sqlite = SQLDialect(engine: .sqlite)
-    public static let postgres = SQLDialect(engine: .postgres)
-    public static let d1 = SQLDialect(engine: .d1)
+    public init(lookup: Lookup, length: Int, key: @escaping @Sendable (String) -> String) {
+        self.lookup = lookup
+        self.length = length
+        self.key = key
+    }
+}
 
-    /// Quotes an identifier (`user` → `"user"`): the same on both engines.
-    public func quote(_ identifier: String) -> String { Self.quote(identifier) }
+extension SQLDialect {
+    /// Quotes an identifier (`user` → `"user"`): standard SQL, the same on every engine (`SQL.quote`).
+    public func quote(_ identifier: String) -> String { SQL.quote(identifier) }
+}
 
-    /// Quotes an identifier (`user` → `"user"`): standard SQL, which both engines read alike.
+/// What every engine spells alike.
+public enum SQL {
+    /// Quotes an identifier (`user` → `"user"`): standard SQL, which every engine reads alike.
     public static func quote(_ identifier: String) -> String {
         "\"" + identifier.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
-    }
-
-    /// Whether every table (but a `WITHOUT ROWID` one) has a rowid that names a row for good — a merge's undo writes
-    /// it back as it was — and `sqlite_master` holds each table's DDL: SQLite's. Without one a merge names rows by
-    /// their primary key.
-    public var hasRowid: Bool {
-        switch engine {
-        case .sqlite: true
-        // D1 tables have rowids, but a merge names rows by primary key there: a rowid given back by an undo would
-        // need a read of the rows the same write restores (`SQLDatabase.readsOwnWrites`).
-        case .postgres, .d1: false
-        }
-    }
-
-    /// Whether a column declared `timestamp`, `timestamptz` or `date` holds the engine's own date values (Postgres), so
-    /// its encoding follows from the declaration; where a declared type is only an affinity (SQLite), the encoding is
-    /// judged from a stored value.
-    public var nativeTimestamps: Bool {
-        switch engine {
-        case .sqlite, .d1: false
-        case .postgres: true
-        }
-    }
-
-    /// `expression` compared and sorted by its bytes (UTF-8 code point order), whatever the column's collation: as it
-    /// is on SQLite (BINARY), with `COLLATE "C"` on Postgres, whose databases usually sort by a language's rules. A
-    /// prefix range is only right in byte order, and only an index in the same order serves it.
-    public func byteOrdered(_ expression: String) -> String {
-        switch engine {
-        case .sqlite, .d1: expression
-        case .postgres: "\(expression) COLLATE \"C\""
-        }
-    }
-
-    /// The last `count` characters of `text` (all of it when it is shorter): SQLite's `substr(text, -count)`,
-    /// Postgres's `right(text, count)`, which (unlike recomputing the start from `length`) reads each value once.
-    public func suffix(_ text: String, count: String) -> String {
-        switch engine {
-        case .sqlite, .d1: "substr(\(text), -(\(count)))"
-        case .postgres: "right(\(text), \(count))"
-        }
-    }
-
-    /// The statement that defers foreign-key checks to the commit, for a transaction that moves rows between
-    /// parents: SQLite's `defer_foreign_keys`; on Postgres, `SET CONSTRAINTS ALL DEFERRED`, which defers the keys
-    /// declared DEFERRABLE (the others are checked per statement, so the writes keep parents before children).
-    /// The clause that locks the rows a `SELECT` reads until the transaction ends, so that no other writer changes
-    /// them between this read and the writes that rely on it: ` FOR UPDATE` on Postgres; nothing on SQLite, whose
-    /// write transaction (`BEGIN IMMEDIATE`) already keeps every other writer out.
-    public var lockingRead: String {
-        switch engine {
-        case .sqlite, .d1: ""
-        case .postgres: " FOR UPDATE"
-        }
-    }
-
-    /// What an `INSERT … (columns)` puts before `VALUES` to give back a row exactly as it was, identity columns
-    /// included: Postgres refuses a value for a `GENERATED ALWAYS` identity column without ` OVERRIDING SYSTEM VALUE`
-    /// (and accepts the clause on any table); SQLite has no such column.
-    public var insertAsItWas: String {
-        switch engine {
-        case .sqlite, .d1: ""
-        case .postgres: " OVERRIDING SYSTEM VALUE"
-        }
-    }
-
-    public var deferForeignKeys: String {
-        switch engine {
-        case .sqlite, .d1: "PRAGMA defer_foreign_keys = ON"
-        case .postgres: "SET CONSTRAINTS ALL DEFERRED"
-        }
-    }
-
-    /// A column every table has that names one row within one read transaction, as an integer: SQLite's `rowid`,
-    /// Postgres's `ctid` (block and line, packed by `rowLocator(_:)`). For re-reading a row found by a scan in the
-    /// same snapshot; not a key to keep.
-    public var rowLocatorColumn: String {
-        switch engine {
-        case .sqlite, .d1: "rowid"
-        case .postgres: "ctid"
-        }
-    }
-
-    /// The condition that finds the row `rowLocator(_:)` made, with one `?` for `rowLocatorArgument(_:)`.
-    public var rowLocatorCondition: String {
-        switch engine {
-        case .sqlite, .d1: "rowid = ?"
-        case .postgres: "ctid = CAST(? AS tid)"
-        }
-    }
-
-    /// The row locator read from `rowLocatorColumn`, as one integer.
-    public func rowLocator(_ value: SQLValue) -> Int64? {
-        switch engine {
-        case .sqlite, .d1:
-            return value.int64
-        case .postgres:
-            // "(block,line)": a 32-bit block and a 16-bit line.
-            guard let text = value.string, text.hasPrefix("("), text.hasSuffix(")") else { return nil }
-            let parts = text.dropFirst().dropLast().split(separator: ",")
-            guard parts.count == 2, let block = Int64(parts[0]), let line = Int64(parts[1]) else { return nil }
-            return block << 16 | line
-        }
-    }
-
-    /// The value to bind to `rowLocatorCondition` for a locator `rowLocator(_:)` made.
-    public func rowLocatorArgument(_ locator: Int64) -> SQLValue {
-        switch engine {
-        case .sqlite, .d1: .integer(locator)
-        case .postgres: .text("(\(locator >> 16),\(locator & 0xFFFF))")
-        }
     }
 }
 

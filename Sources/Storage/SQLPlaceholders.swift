@@ -3,10 +3,10 @@
 /// an array subscript) and comments. Each engine that binds differently from
 /// SQLite rewrites them through this one scanner: Postgres numbers them (`$1`…), D1 writes values as literals or
 /// string parameters.
-enum SQLPlaceholders {
+package enum SQLPlaceholders {
     /// Walks `sql`, handing over runs of text in order and each placeholder between them (`?` as nil, `?NNN` as its
     /// number).
-    static func scan(_ sql: String, sqliteQuotes: Bool, text: (String) -> Void, placeholder: (Int?) -> Void) {
+    package static func scan(_ sql: String, sqliteQuotes: Bool, text: (String) -> Void, placeholder: (Int?) -> Void) {
         let bytes = Array(sql.utf8)
         var index = 0, runStart = 0
         func flush(_ end: Int) { if end > runStart { text(String(decoding: bytes[runStart..<end], as: UTF8.self)) } }

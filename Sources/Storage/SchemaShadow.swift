@@ -8,6 +8,12 @@ public struct SchemaShadow: Sendable, Equatable, CustomStringConvertible {
     /// Who owns it.
     public let owner: String
 
+    public init(schema: String, table: String?, owner: String) {
+        self.schema = schema
+        self.table = table
+        self.owner = owner
+    }
+
     public var description: String {
         if let table {
             return "a table \(table) also exists in schema \(schema) (owner \(owner)); Gatehouse uses the one its pinned search_path finds"

@@ -28,7 +28,7 @@ public final class SnapshotPrelude {
 
 extension SQLDatabase {
     /// Runs `read` for the statements of a snapshot, with a waiting `prelude` put first and handed its rows.
-    func answeringPrelude(_ statements: [SQLStatement], _ read: ([SQLStatement]) throws -> [[Row]]) throws -> [[Row]] {
+    package func answeringPrelude(_ statements: [SQLStatement], _ read: ([SQLStatement]) throws -> [[Row]]) throws -> [[Row]] {
         guard let prelude else { return try read(statements) }
         self.prelude = nil
         let results = try read([prelude.statement] + statements)

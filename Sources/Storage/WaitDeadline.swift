@@ -51,5 +51,5 @@ public struct WaitDeadline: Sendable, Comparable {
 
     public static func < (lhs: WaitDeadline, rhs: WaitDeadline) -> Bool { lhs.uptimeNanoseconds < rhs.uptimeNanoseconds }
 
-    static var clock: UInt64 { DispatchTime.now().uptimeNanoseconds }
+    package static var clock: UInt64 { DispatchTime.now().uptimeNanoseconds }
 }

@@ -1,10 +1,16 @@
 import CProcess
+import D1Engine
 import Foundation
 import Gatehouse
+import PostgresEngine
+import SQLiteEngine
 
 // No core file, and no other process of this user may read this one's memory or environment: it may hold the master
 // key, a store password or an API token. Before anything is read.
 _ = gatehouse_process_set_undumpable()
+
+// The engines a `--store` value may name, asked in this order (servers first; a SQLite file takes any other path).
+StoreEngines.register(PostgresEngines.all + D1Engines.all + SQLiteEngines.all)
 
 // The CLI: parse, run, map errors to exit statuses (0 success, 1 failure, 2 usage).
 let output = Output()

@@ -1,8 +1,12 @@
-import Foundation
-import XCTest
 @testable import Console
+@testable import D1Engine
+import Foundation
 import Gatehouse
 import HTTPTestSupport
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// `GET /api/apple/notifications`: the recorded notifications for the Apple events page, read-only, for viewers,
 /// with no token in the answer.

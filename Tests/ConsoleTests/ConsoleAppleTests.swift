@@ -1,9 +1,13 @@
-import Foundation
-import XCTest
 @testable import Console
+@testable import D1Engine
+import Foundation
 import Gatehouse
 import HTTPTestSupport
 import JOSE
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// The Apple key ring and client-secret APIs over a real socket: the lifecycle through the console,
 /// hostile bodies, re-authentication for the export, and no key material or secret in any response

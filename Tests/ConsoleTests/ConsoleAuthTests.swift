@@ -1,9 +1,13 @@
-import Storage
-import Foundation
-import XCTest
 @testable import Console
+@testable import D1Engine
+import Foundation
 import Gatehouse
 import HTTPTestSupport
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import Storage
+import TestEngines
+import XCTest
 
 /// The console's login and token lifecycle, over a real socket.
 final class ConsoleAuthTests: XCTestCase {

@@ -1,10 +1,14 @@
-import Foundation
-import XCTest
-import Storage
 @testable import Console
+@testable import D1Engine
+import Foundation
 import Gatehouse
 import HTTPTestSupport
 import JOSE
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import Storage
+import TestEngines
+import XCTest
 
 /// The console's read pages answer alike on a SQLite store and a Postgres store holding the same seeded data, and
 /// its policy switch writes on Postgres as on SQLite.
@@ -30,7 +34,7 @@ final class ConsoleEngineParityTests: XCTestCase {
         try readPagesAnswerAlike(on: .d1)
     }
 
-    func readPagesAnswerAlike(on engine: SQLDialect.Engine) throws {
+    func readPagesAnswerAlike(on engine: EngineKind) throws {
         let postgres = try ConsoleHarness(users: 60, engine: engine)
         let sqlite = try ConsoleHarness(users: 60)
         let tokens = (sqlite: try sqlite.tokens("vera").access, postgres: try postgres.tokens("vera").access)
@@ -54,7 +58,7 @@ final class ConsoleEngineParityTests: XCTestCase {
         try policySwitchWrites(on: .d1)
     }
 
-    func policySwitchWrites(on engine: SQLDialect.Engine) throws {
+    func policySwitchWrites(on engine: EngineKind) throws {
         let console = try ConsoleHarness(users: 10, engine: engine)
         let token = try console.tokens("root").access
         let set = try console.request("POST", "/api/policy", token: token, body: try console.body([

@@ -1,8 +1,12 @@
-import Foundation
-import XCTest
 @testable import Console
+@testable import D1Engine
+import Foundation
 import Gatehouse
 import HTTPTestSupport
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// The gate API over a real socket: the board, declaring requirements, enabling and disabling with
 /// Guideline 4.8 refusals in the service's words, history and export; roles; hostile input.

@@ -1,10 +1,14 @@
-import Storage
-import Foundation
-import XCTest
 @testable import Console
+@testable import D1Engine
+import Foundation
 import Gatehouse
 import HTTPServer
 import HTTPTestSupport
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import Storage
+import TestEngines
+import XCTest
 
 /// A clock the tests move by hand: tokens expire and locks lift without waiting.
 final class TestClock: @unchecked Sendable {
@@ -50,7 +54,7 @@ final class ConsoleHarness {
     /// opens them, so it can only read them, as on a read-only mount (root ignores file modes); skipped where `chattr`
     /// is not allowed. Logging in writes, so `preIssuedToken` is issued before.
     init(users: Int = 50, lifetimes: TokenLifetimes = .standard, throttle: LoginThrottle.Rules = .standard, threads: Int = 2,
-         transport: Transport = .inProcess, engine: SQLDialect.Engine = .sqlite, immutableStore: Bool = false) throws {
+         transport: Transport = .inProcess, engine: EngineKind = .sqlite, immutableStore: Bool = false) throws {
         // GATEHOUSE_CONSOLE_TESTS_OVER=socket runs every console test over a real socket, to compare both paths.
         self.transport = ProcessInfo.processInfo.environment["GATEHOUSE_CONSOLE_TESTS_OVER"] == "socket" ? .socket : transport
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-console-\(UUID().uuidString)")

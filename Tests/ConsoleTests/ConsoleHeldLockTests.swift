@@ -1,10 +1,14 @@
-import Foundation
-import XCTest
 @testable import Console
+@testable import D1Engine
+import Foundation
 import Gatehouse
 import HTTPTestSupport
 import Locking
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// While another session (Postgres) or process (SQLite) holds a lock on the store, every console route answers over
 /// a real socket within the busy timeout plus a margin, and a route that meets the lock answers 503 "busy" once:

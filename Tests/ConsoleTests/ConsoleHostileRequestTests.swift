@@ -1,9 +1,13 @@
-import Storage
-import Foundation
-import XCTest
 @testable import Console
+@testable import D1Engine
+import Foundation
 import Gatehouse
 import HTTPTestSupport
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import Storage
+import TestEngines
+import XCTest
 
 /// Malformed and hostile requests over a real socket: each gets a clear 4xx, reveals nothing, and the
 /// console keeps answering.

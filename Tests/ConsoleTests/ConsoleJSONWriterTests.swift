@@ -1,8 +1,12 @@
-import Foundation
-import XCTest
 @testable import Console
+@testable import D1Engine
+import Foundation
 @testable import Gatehouse
 import HTTPServer
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// The hand-written JSON must be byte for byte what `JSONBody.encoder` writes.
 final class ConsoleJSONWriterTests: XCTestCase {

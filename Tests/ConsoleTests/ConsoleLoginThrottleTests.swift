@@ -1,10 +1,14 @@
-import Storage
-import Foundation
-import XCTest
 @testable import Console
+@testable import D1Engine
+import Foundation
 import Gatehouse
-import JOSE
 import HTTPTestSupport
+import JOSE
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import Storage
+import TestEngines
+import XCTest
 
 /// Failed logins: throttled per username and per client without letting a flood lock out an admin who
 /// knows the password, counted before the password check so parallel attempts cannot slip through,
@@ -172,7 +176,7 @@ final class ConsoleLoginThrottleTests: XCTestCase {
     func testASuccessfulLoginForgetsQuietAndEarlierSchemeScopes() throws {
         let db = try Store.open(path: harness.storePath).db
         let long = harness.clock.now.adding(seconds: -3600).iso8601
-        // Rows of the earlier scheme held the name as typed (here a password typed into the username field).
+        // Undigested rows hold the name as typed (here a password typed into the username field).
         for scope in ["account:Hunter2-typed-as-a-name", "*"] {
             try db.execute("INSERT INTO gatehouse_login_failures VALUES (?, 3, ?, ?, NULL)", [scope, long, long])
         }

@@ -1,9 +1,13 @@
-import Storage
-import Foundation
-import XCTest
 @testable import Console
+@testable import D1Engine
+import Foundation
 import Gatehouse
 import HTTPTestSupport
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import Storage
+import TestEngines
+import XCTest
 
 /// The merge API over a real socket: plan (deciding a conflict), apply with a ticket, list, show and
 /// undo; roles; hostile input; and no token value or password hash in any answer.

@@ -1,9 +1,13 @@
-import Foundation
-import XCTest
-import Storage
 @testable import Console
+@testable import D1Engine
+import Foundation
 import Gatehouse
 import HTTPTestSupport
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import Storage
+import TestEngines
+import XCTest
 
 /// The console on a store that fails as production stores do: backends ended under load, the server restarted, a
 /// lock held by another session, a store gone read-only. Every failure is a 503 (or 409) with a code and, where it
@@ -299,7 +303,7 @@ final class ConsoleNetworkFaultTests: XCTestCase {
 
     /// A signed-in viewer floods `GET /api/health` from many short-lived connections (each sends and leaves): the
     /// surplus is refused or dropped, never worked through; an admin's login is answered during the flood and right
-    /// after it. Before bounded lanes the login queued behind every health check the flood had sent.
+    /// after it. Without bounded lanes the login would queue behind every health check the flood sent.
     func testAViewerFloodDoesNotKeepAnAdminOut() throws {
         let console = try ConsoleHarness(users: 200, threads: 2, transport: .socket)
         let viewer = try console.tokens("vera").access

@@ -1,9 +1,13 @@
-import XCTest
 @testable import Console
+@testable import D1Engine
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// `RequestGuard.isPlainPath` scans bytes once; it must refuse exactly what the plain rule refuses.
 final class ConsolePathCheckTests: XCTestCase {
-    /// The rule as first written, kept as the reference.
+    /// The rule written plainly, as the reference.
     static func reference(_ path: String) -> Bool {
         guard path.hasPrefix("/"), path.utf8.count <= 2048 else { return false }
         let lowered = path.lowercased()

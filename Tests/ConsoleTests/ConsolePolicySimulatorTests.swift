@@ -1,8 +1,12 @@
-import Foundation
-import XCTest
 @testable import Console
+@testable import D1Engine
+import Foundation
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// `POST /api/policy/simulate` with the inputs Better Auth branches on: the flow, a missing email, provider options.
 final class ConsolePolicySimulatorTests: XCTestCase {

@@ -1,7 +1,11 @@
-import XCTest
 @testable import Console
+@testable import D1Engine
 import Gatehouse
 import HTTPTestSupport
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// Every route of the job pages enforces its minimum role: no token is 401, a lower role is 403
 /// `forbidden_role`, before any body is read.

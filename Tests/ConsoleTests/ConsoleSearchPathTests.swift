@@ -1,8 +1,12 @@
+@testable import D1Engine
 import Foundation
-import XCTest
-import Storage
 @testable import Gatehouse
 import HTTPTestSupport
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import Storage
+import TestEngines
+import XCTest
 
 /// Another role with CREATE on the database makes a schema named after Gatehouse's role (first in the default
 /// `"$user", public`) and puts its own `gatehouse_admins` there. Gatehouse pins its search path past that schema:

@@ -1,6 +1,10 @@
-import XCTest
 @testable import Console
+@testable import D1Engine
 import HTTPTestSupport
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// The console's own security, over a real socket.
 final class ConsoleSecurityTests: XCTestCase {

@@ -1,9 +1,13 @@
-import Foundation
-import XCTest
 @testable import Console
+@testable import D1Engine
+import Foundation
 import Gatehouse
 import HTTPServer
 import HTTPTestSupport
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// One local process opening hundreds of slow or silent connections (slowloris) must not keep the
 /// browser from being answered. Bounded: 600 loopback connections for a few seconds.

@@ -1,8 +1,12 @@
-import Foundation
-import XCTest
 @testable import Console
+@testable import D1Engine
+import Foundation
 import Gatehouse
 import HTTPTestSupport
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// The store file removed or replaced under a running console: writes are refused (503), nothing is
 /// written anywhere, `/api/health` says so, and all is served again once the file is back.

@@ -1,9 +1,14 @@
-import Foundation
-import XCTest
 @testable import Console
+@testable import D1Engine
+import Foundation
 @testable import Gatehouse
 import HTTPTestSupport
+import Locking
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// A cheap read (`GET /api/users/{id}`, `GET /api/auth/me`) sends its token check along with its first snapshot
 /// (`TokenCheck`): one round trip to a Postgres server instead of two. The refusals must be exactly those of the
@@ -43,6 +48,32 @@ final class ConsoleTokenCheckTests: XCTestCase {
             XCTAssertTrue(route.readOnly, route.route)
             XCTAssertTrue(route.route.hasPrefix("GET "), route.route)
         }
+    }
+
+    /// A check run while the handler holds a store runs on that store, on the handler's thread only: on any other
+    /// thread it takes a store of its own from the pool (a store is used by one thread at a time), waiting as any
+    /// check-out does. With the pool's one store held, the other thread's check waits out its deadline.
+    func testTheHeldStoreServesOnlyTheThreadHoldingIt() throws {
+        let harness = try ConsoleHarness(users: 2)
+        let token = try harness.tokens("vera").access
+        let pool = try StorePool(path: harness.storePath, size: 1)
+        let sameThread = try TokenCheck(token: token, required: .viewer, now: .now(), pool: pool, deadline: WaitDeadline(milliseconds: 300))
+        let otherThread = try TokenCheck(token: token, required: .viewer, now: .now(), pool: pool, deadline: WaitDeadline(milliseconds: 300))
+        let outcome = Locked<String?>(nil)
+        try RequestStores(pool: pool, check: sameThread, deadline: nil).withStore { _ in
+            XCTAssertEqual(try sameThread.session().admin.username, "vera", "the holder's check runs on the store it holds")
+        }
+        let done = DispatchSemaphore(value: 0)
+        try RequestStores(pool: pool, check: otherThread, deadline: nil).withStore { _ in
+            DispatchQueue.global().async {
+                let result: String
+                do { result = "accepted \(try otherThread.session().admin.username)" } catch { result = "refused" }
+                outcome.withLock { $0 = result }
+                done.signal()
+            }
+            XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        }
+        XCTAssertEqual(outcome.value, "refused", "another thread must not use the store the handler holds")
     }
 
     func testARefusedTokenNeverSeesTheUserAndAGoodOneDoes() throws {

@@ -1,9 +1,13 @@
-import Storage
-import Foundation
-import XCTest
 @testable import Console
+@testable import D1Engine
+import Foundation
 import Gatehouse
 import HTTPTestSupport
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import Storage
+import TestEngines
+import XCTest
 
 /// The user-deletion API: admin only; the plan from the user page with the email to type; apply refused without the
 /// typed email, and (in this build) without `noRevoke` and a reason; undo, list, show, purge; no token value in any answer.

@@ -1,9 +1,13 @@
-import Storage
-import Foundation
-import XCTest
 @testable import Console
+@testable import D1Engine
+import Foundation
 @testable import Gatehouse
 import HTTPTestSupport
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import Storage
+import TestEngines
+import XCTest
 
 /// The user, duplicate, integrity and health APIs over a real socket: answers, hostile input, and
 /// no token or password value in any answer.

@@ -1,8 +1,12 @@
-import Foundation
-import XCTest
 @testable import Console
+@testable import D1Engine
+import Foundation
 import Gatehouse
 import HTTPTestSupport
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// The console speaks no CLI: error responses and JSON bodies that carry the domain's words (refused merge plans and
 /// applies, gate and policy refusals, the health report) name request fields and pages, never a `--flag` or a

@@ -1,7 +1,11 @@
-import XCTest
 @testable import Console
+@testable import D1Engine
 import Gatehouse
 import HTTPServer
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// The router in-process: which route a path reaches, whatever the order routes were added in.
 final class RouterTests: XCTestCase {

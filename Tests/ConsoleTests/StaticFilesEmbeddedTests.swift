@@ -1,6 +1,10 @@
-import XCTest
-import Gatehouse
 @testable import Console
+@testable import D1Engine
+import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// The console serves the binary's own copy of Public/ exactly as it serves the folder.
 final class StaticFilesEmbeddedTests: XCTestCase {

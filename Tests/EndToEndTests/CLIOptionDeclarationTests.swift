@@ -4,7 +4,7 @@ import XCTest
 /// Every option a command reads is declared in a spec, so `--help`, completions and the man page list it and the
 /// parser accepts it. Commands read options through typed declarations (`static let x: Option<…>`, read as
 /// `invocation[Options.x]`), which cannot be misspelt where they are read; this walks the command sources for what
-/// still could go wrong: a by-name read (`invocation.value("name")`) coming back, and a typed declaration left out of
+/// still could go wrong: a by-name read (`invocation.value("name")`), and a typed declaration left out of
 /// every spec's `options:`. (A debug build also stops at any read of an option the running command does not declare.)
 final class CLIOptionDeclarationTests: XCTestCase {
     static let globalOptions: Set<String> = ["store", "store-file", "config", "actor", "help", "json"]

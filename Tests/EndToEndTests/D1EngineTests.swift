@@ -440,7 +440,7 @@ final class D1EngineTests: XCTestCase {
 
     /// A hostile answer under the cap is parsed in a few times its size, not tens of times: a BLOB of 20 MB of JSON
     /// (`[1,1,…]`, ten million values) is kept as its bytes, and every array is reserved at its size, not grown by
-    /// doubling. Before, 38 MB of it took 1.09 GB.
+    /// doubling (which takes 1.09 GB for 38 MB of it).
     func testAHostileAnswerUnderTheCapTakesAFewTimesItsSizeInMemory() throws {
         let scratch = try Scratch()
         let d1 = try TestStore.make(.d1, in: scratch)

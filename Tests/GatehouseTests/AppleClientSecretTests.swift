@@ -1,7 +1,11 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
 import JOSE
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// Minting, the lifetime cap, tracking and every finding of the inspector.
 final class AppleClientSecretTests: XCTestCase {

@@ -1,12 +1,16 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
 import JOSE
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// Doctored `.p8` files: the public key embedded in the file is the genuine one (so the fingerprint is the genuine
 /// key's), but the secret scalar is 0, the curve order n, above it, or simply another key's. None may enter the
-/// ring, and one that entered before this check existed must not block the genuine key.
+/// ring, and one already in a store's ring must not block the genuine key.
 final class AppleKeyCustodyTests: XCTestCase {
     var scratch: Scratch!
     var store: Store!
@@ -58,7 +62,7 @@ final class AppleKeyCustodyTests: XCTestCase {
         let genuine = try AppleKeyFiles.p256("GENUINE002", in: scratch.url.path)
         let key = try P256.PrivateKey(pemRepresentation: String(contentsOfFile: genuine, encoding: .utf8))
         let fingerprint = key.publicKey.fingerprint
-        // As an older Gatehouse would have stored it: sealed, same fingerprint, then revoked by an operator.
+        // As a ring without the scalar check holds it: sealed, same fingerprint, then revoked by an operator.
         let impostor = try doctored(genuine, scalar: String(repeating: "0", count: 64))
         let master = try MasterKey.load(storePath: store.path)
         let impostorID = try KeyID("IMPOSTOR01")

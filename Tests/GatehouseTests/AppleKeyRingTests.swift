@@ -1,8 +1,12 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
 import JOSE
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// The key ring: import and every refusal, the lifecycle, the self-test, sealing at rest.
 final class AppleKeyRingTests: XCTestCase {

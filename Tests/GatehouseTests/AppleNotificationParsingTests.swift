@@ -1,5 +1,9 @@
-import XCTest
+@testable import D1Engine
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// The parts of notification handling that need no signed token: Apple's body shape, its event-type spellings, and
 /// the `Cache-Control` reading that decides how long Apple's keys are kept. Signed notifications are tested end to

@@ -1,7 +1,11 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
 import JOSE
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// Key files made with the `openssl` CLI (an independent implementation), one for each thing `apple key import`
 /// must accept or refuse.

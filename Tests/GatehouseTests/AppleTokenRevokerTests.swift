@@ -1,7 +1,11 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
 import HTTPClient
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// `AppleTokenRevoker` as the deletion work calls it: `init(store:baseURL:now:)` and `revoke(userID:dryRun:)`. Apple's
 /// answers are tested end to end against Tests/Fixtures/apple_server.py (AppleRevokeTests); here, what needs no

@@ -1,5 +1,9 @@
-import XCTest
+@testable import D1Engine
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// The provider table against Better Auth 1.7.1's sources (packages/core/src/social-providers/*.ts).
 final class BetterAuthProvidersTests: XCTestCase {

@@ -1,4 +1,8 @@
+@testable import D1Engine
 import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
 
 /// The command line's spelling of `DomainText` references (the CLI's `CLISpelling`, which lives in the executable),
 /// so domain tests can assert a message as an operator reads it in a terminal.

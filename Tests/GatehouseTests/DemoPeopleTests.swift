@@ -1,13 +1,17 @@
-import XCTest
+@testable import D1Engine
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
-/// Every demo person's addresses are theirs alone by construction (`DemoPeople`), for any count: the old generator's
-/// random Hide My Email address met an earlier person's at person 5,683,810, and `demo seed --users 10000000` stopped
-/// at 5,908,000 users with "UNIQUE constraint failed: user.email".
+/// Every demo person's addresses are theirs alone by construction (`DemoPeople`), for any count: a random
+/// Hide My Email address would meet an earlier person's at person 5,683,810, and `demo seed --users 10000000`
+/// would stop at 5,908,000 users with "UNIQUE constraint failed: user.email".
 final class DemoPeopleTests: XCTestCase {
     /// A relay address is its person's number in disguise: undoing it gives the number back, so two numbers never
-    /// share one. Checked across the old collision point, the ten-million boundary of a seed's block, a hundred
+    /// share one. Checked across the random collision point, the ten-million boundary of a seed's block, a hundred
     /// million, numbers past every block (seeds of more than ten million) and the last number the addresses hold.
     func testRelayAddressesAreOneToOne() {
         let ranges = [1..<40_000, 5_660_000..<5_700_000, 9_990_000..<10_010_000, 99_990_000..<100_010_000,
@@ -53,9 +57,9 @@ final class DemoPeopleTests: XCTestCase {
         XCTAssertNotEqual(DemoPeople.number(block: 0, position: 10_000_001), DemoPeople.number(block: 1, position: 1))
     }
 
-    /// The generator itself, for people numbered across the old collision point (a store that held 5,682,000 users):
+    /// The generator itself, for people numbered across the random collision point (a store that held 5,682,000 users):
     /// every email is distinct and names its own person — a relay address gives its person's number back, any other
-    /// ends in it — where the old generator's relay addresses were random draws that named nobody. Every other value
+    /// ends in it — where random relay addresses would be draws that name nobody. Every other value
     /// a unique column holds is distinct too (ids and tokens count in their first six characters).
     func testTheGeneratorsEmailsAcrossTheOldCollisionPointNameTheirPerson() throws {
         let scratch = try Scratch()

@@ -1,5 +1,9 @@
-import XCTest
+@testable import D1Engine
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// Domain text names fields and commands; each front end spells them. These check the marks, the neutral words,
 /// a flag-style spelling like the CLI's, and that marker characters from users render harmlessly.

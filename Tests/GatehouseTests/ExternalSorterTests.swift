@@ -1,6 +1,10 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// The duplicates scan's spill sorter: the same order as an in-memory sort whether it spills or not, records longer
 /// than its read buffers, and a clear error when the temporary folder cannot be written.

@@ -1,6 +1,10 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// The gate's state machine: blocked, ready, live, lapsed; derived requirements following the key ring and the
 /// provider configuration; lapse by membership expiry (injected clock) and by key revocation.

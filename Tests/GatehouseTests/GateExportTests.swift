@@ -1,6 +1,10 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// The export: only live gates, never Google on ios without Apple, and when to read it again.
 final class GateExportTests: XCTestCase {

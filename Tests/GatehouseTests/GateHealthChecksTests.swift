@@ -1,6 +1,10 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// The gate's health checks: the membership's renewal (31 / 29 / 6 days, expired), a Guideline 4.8 breach,
 /// a lapsed gate; blocked and ready gates reported, not alarmed.

@@ -1,6 +1,10 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// Declaring, enabling and disabling: every refusal (derived requirements, dates, evidence, Guideline 4.8 both
 /// ways) leaves no row, no history and no audit entry; every change leaves all three.

@@ -1,6 +1,10 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// A store with the gate's inputs a test needs: the Apple and Google provider configuration, a key in the ring,
 /// and operator declarations — each step separate so a test can leave one out.

@@ -1,7 +1,11 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// `accounts check`: a store holding each problem, and each problem found.
 final class IntegrityCheckerTests: XCTestCase {
@@ -185,11 +189,11 @@ final class PostgresIntegrityTests: XCTestCase {
             WHERE contype = 'f' AND confrelid = '"user"'::regclass
             """).map { ($0[0].string ?? "", $0[1].string ?? "", $0[2].string ?? "") }
         XCTAssertEqual(keys.count, 2, "\(keys)")
-        for (name, table, _) in keys { try store.db.execute("ALTER TABLE \(table) DROP CONSTRAINT \(SQLDialect.quote(name))") }
+        for (name, table, _) in keys { try store.db.execute("ALTER TABLE \(table) DROP CONSTRAINT \(SQL.quote(name))") }
         try alter(store.db)
         try IntegrityMergeScanTests.insertBrokenRows(store.db)
         for (name, table, definition) in keys {
-            try store.db.execute("ALTER TABLE \(table) ADD CONSTRAINT \(SQLDialect.quote(name)) \(definition) NOT VALID")
+            try store.db.execute("ALTER TABLE \(table) ADD CONSTRAINT \(SQL.quote(name)) \(definition) NOT VALID")
         }
         let scratch = try Scratch()
         let (sqlite, _) = try Store.initialize(path: scratch.path("same.sqlite"), actor: tester)

@@ -1,5 +1,9 @@
-import XCTest
+@testable import D1Engine
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// A user named by email is found as Better Auth stores emails: lowercased by JavaScript's `toLowerCase`.
 final class JavaScriptEmailLookupTests: XCTestCase {

@@ -1,6 +1,10 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// `JavaScriptString` against answers JavaScript itself gave (Tests/Fixtures/js-strings/js-strings.json, made by
 /// generate.js beside it with Debian's nodejs): every code point whose toLowerCase is not itself, context-dependent

@@ -1,5 +1,9 @@
-import XCTest
+@testable import D1Engine
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// A merge's email conflict says what Better Auth would make of the two emails (JavaScript toLowerCase, then ===).
 final class MergeEmailConflictTests: XCTestCase {

@@ -1,7 +1,11 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// A split identity written into a store of any shape, through `AuthSchema`: U1 (Apple, relay email)
 /// and U2 (Google, real email), each with accounts, sessions, a sync users row, workspaces, a

@@ -1,7 +1,11 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// Merges in-process, on the three store shapes: plan, apply, undo, fingerprints and conflicts.
 final class MergeTests: XCTestCase {
@@ -72,8 +76,8 @@ final class MergeTests: XCTestCase {
         XCTAssertEqual(record, try MergeJSON.string(whole))
     }
 
-    /// What versions before `MergeJSON.Fragment` stored: the empty record's text cut before `]}` with the entries
-    /// glued in. Kept here as the reference the stored form must still match.
+    /// The spliced form a store may hold: the empty record's text cut before `]}` with the entries
+    /// glued in. The reference the stored form must match.
     static func splicedUndoRecord(steps: [MergeStep], rows: [MergeRowImage?], appliedAt: Timestamp) throws -> String {
         let envelope = try MergeJSON.string(MergeUndoData(format: 1, appliedAt: appliedAt, steps: []))
         let entries = try zip(steps, rows).map { try MergeJSON.string(MergeUndoData.Entry(step: $0, after: $1)) }
@@ -91,12 +95,12 @@ final class MergeTests: XCTestCase {
         let earlier = try Self.splicedUndoRecord(steps: decoded.steps.map(\.step), rows: decoded.steps.map(\.after), appliedAt: decoded.appliedAt)
         XCTAssertEqual(stored, earlier, "the record is stored exactly as earlier versions stored it")
 
-        // A record in the earlier form, put in place of this one, undoes the merge.
+        // A record in the spliced form, put in place of this one, undoes the merge.
         try s.execute("UPDATE gatehouse_merges SET undo_data = ? WHERE id = ?", [earlier, result.mergeID])
         _ = try MergeUndo(store: s.store).undo(mergeID: String(result.mergeID), reason: "test", actor: tester)
         XCTAssertEqual(try s.dumpAll(), before)
 
-        // Rows that differ from the expected ones, with keys and text the encoder escapes, still match the earlier form.
+        // Rows that differ from the expected ones, with keys and text the encoder escapes, still match the spliced form.
         let time = Timestamp(iso8601: "2026-02-03T04:05:06.789Z")!
         var rows = plan.steps.map { $0.after(at: time) }
         for index in rows.indices where rows[index] != nil {
@@ -313,7 +317,7 @@ final class MergeTests: XCTestCase {
             try s.execute("INSERT INTO allow_list VALUES (?, 'admin', '2025-01-01')", [s.u2Sub])
             let plan = try plan(s, MergeDecisions(keepEmail: .source, carryRoles: true))
             let time = Timestamp(iso8601: "2026-01-01T00:00:00.000Z")!
-            let script = try MergeSQLEmitter.script(for: plan, at: time)
+            let script = try MergeSQLEmitter.script(for: plan, at: time, on: s.store)
             // The script on a copy as planned gives the same rows as apply at the same time.
             let copy = scratch.path("copy-\(shape ?? "fresh").sqlite"), changed = scratch.path("changed-\(shape ?? "fresh").sqlite")
             try s.store.db.execute("VACUUM INTO ?", [copy])

@@ -1,7 +1,11 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// Which verification rows a merge drops with U2, and the deletes it sends together, on both engines (the Postgres
 /// store a database of its own on the throw-away cluster ops/test starts).

@@ -1,6 +1,10 @@
-import XCTest
+@testable import D1Engine
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 final class NamedChoiceTests: XCTestCase {
     enum Format: String, CaseIterable { case env, json }

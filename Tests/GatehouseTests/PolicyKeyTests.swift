@@ -1,5 +1,9 @@
-import XCTest
+@testable import D1Engine
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// Keys, value parsing and validation of the account-linking policy.
 final class PolicyKeyTests: XCTestCase {

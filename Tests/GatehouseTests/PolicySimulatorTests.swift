@@ -1,6 +1,10 @@
-import XCTest
+@testable import D1Engine
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// The simulator's decision table: every rule of Better Auth 1.7's linkSocial and idToken sign-in,
 /// on a real store with rows written as Better Auth writes them.

@@ -1,9 +1,14 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
-/// Setting, timed reverts computed on read, conditional changes, history, audit and export.
+/// Setting, timed reverts computed on read, conditional changes, history, audit and export, on the tests' in-memory
+/// engine (`MemoryStoreEngine`): the policy service needs no file.
 final class PolicyStoreTests: XCTestCase {
     var scratch: Scratch!
     var store: Store!
@@ -13,9 +18,16 @@ final class PolicyStoreTests: XCTestCase {
 
     override func setUpWithError() throws {
         scratch = try Scratch()
-        store = try Store.initialize(path: scratch.path("s.sqlite"), actor: tester).0
+        memory = "policy-\(UInt32.random(in: .min ... .max))"
+        store = try Store.initialize(path: "memory:" + memory, actor: tester).0
         policy = PolicyStore(store: store)
     }
+
+    override func tearDown() {
+        MemoryStoreEngine.drop(memory)
+    }
+
+    var memory = ""
 
     func minutes(_ n: Int64) -> Timestamp { t0.adding(seconds: n * 60) }
 

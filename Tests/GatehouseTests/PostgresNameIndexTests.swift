@@ -1,7 +1,11 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// Name search on Postgres through `PostgresNameIndex`, against the throw-away cluster ops/test starts: the same
 /// answers as the reference (every name normalized here, in the server's id order), through the index whether the
@@ -123,7 +127,7 @@ final class PostgresNameIndexTests: XCTestCase {
         XCTAssertEqual(try store.db.scalar("SELECT key FROM gatehouse_user_search_names WHERE user_id = ?", [String(format: "v%031d", 5)]).string,
                        "zebediah folded")
         try assertSearchesMatchTheReference(store, plan: .index)
-        try store.db.execute("DROP TRIGGER \(SQLDialect.quote(UserSearchIndex.updateTrigger)) ON \(user.sql)")
+        try store.db.execute("DROP TRIGGER \(SQL.quote(UserSearchIndex.updateTrigger)) ON \(user.sql)")
         XCTAssertEqual(try UserSearchIndex.status(store.db, schema: store.schema).state, .stale)
         try assertSearchesMatchTheReference(store, plan: .scan)
         guard case .built = try UserSearchIndex.ensure(store, actor: Actor("tester")) else { return XCTFail("not rebuilt") }

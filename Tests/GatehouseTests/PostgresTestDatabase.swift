@@ -1,7 +1,11 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// A database of its own on the throw-away Postgres cluster ops/test starts (`GATEHOUSE_TEST_PG_URI`), for one test;
 /// `drop()` removes it.

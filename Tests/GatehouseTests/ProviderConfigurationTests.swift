@@ -1,5 +1,9 @@
-import XCTest
+@testable import D1Engine
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// Better Auth 1.7's audience rule for Apple (`audience`, else `appBundleIdentifier`, else `clientId`) and the warnings.
 final class ProviderConfigurationTests: XCTestCase {

@@ -1,10 +1,14 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
-/// `users duplicates` in bounded memory (`SplitIdentityScan`) gives the report the in-memory scan it replaced
-/// (`SplitIdentityReference`) gives, field for field and byte for byte as JSON, on a store of tricky data, on every
+/// `users duplicates` in bounded memory (`SplitIdentityScan`) gives the report an in-memory scan
+/// (`SplitIdentityReference`, the test oracle) gives, field for field and byte for byte as JSON, on a store of tricky data, on every
 /// engine, whether its sorters stay in memory or spill runs to a temporary file.
 final class SplitIdentityEquivalenceTests: XCTestCase {
     var scratch: Scratch!
@@ -34,8 +38,24 @@ final class SplitIdentityEquivalenceTests: XCTestCase {
         try assertSameReports(try D1TestDatabase.copy(of: path))
     }
 
+    /// The oracle lives with the tests: no product source declares or calls it.
+    func testTheReferenceScanIsNotInTheProduct() throws {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources")
+        let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)!.compactMap { $0 as? URL }
+            .filter { $0.pathExtension == "swift" }
+        XCTAssertGreaterThan(files.count, 100)
+        for file in files {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            XCTAssertFalse(text.contains("enum SplitIdentityReference") || text.contains("SplitIdentityReference.run"), file.path)
+        }
+    }
+
+    /// The streaming scan with its sorters' budget, or the reference.
+    private enum Scan { case streaming(sorterBudget: Int), reference }
+
     /// Every pair a scan finds, best first, and its counts.
-    private func scan(_ store: Store, minPoints: Int, windowDays: Int, _ scan: SplitIdentityFinder.Scan) throws -> ([Int], [ScoredPair]) {
+    private func scan(_ store: Store, minPoints: Int, windowDays: Int, _ scan: Scan) throws -> ([Int], [ScoredPair]) {
         try store.db.read {
             let merged = try MergeLedger.mergedUserIDs(store.db), windowMs = Int64(windowDays) * 86_400_000
             let result = switch scan {
@@ -76,8 +96,10 @@ final class SplitIdentityEquivalenceTests: XCTestCase {
         encoder.outputFormatting = [.sortedKeys]
         var codes = Set<String>(), sawCut = false
         for (minPoints, windowDays, limit) in [(50, 30, 300), (61, 400, 7), (70, 30, 300), (70, 1, 50), (85, 30, 300)] {
-            let reference = try finder.find(minPoints: minPoints, limit: limit, windowDays: windowDays, scan: .reference)
-            let streamed = try finder.find(minPoints: minPoints, limit: limit, windowDays: windowDays, scan: .streaming(sorterBudget: 1 << 16))
+            let reference = try finder.find(minPoints: minPoints, limit: limit, windowDays: windowDays) { merged, windowMs in
+                try SplitIdentityReference.run(store, merged: merged, windowMs: windowMs, minPoints: minPoints)
+            }
+            let streamed = try finder.find(minPoints: minPoints, limit: limit, windowDays: windowDays, sorterBudget: 1 << 16)
             XCTAssertEqual(streamed, reference, "min \(minPoints), window \(windowDays), limit \(limit)", file: file, line: line)
             XCTAssertEqual(try encoder.encode(streamed), try encoder.encode(reference), file: file, line: line)
             codes.formUnion(reference.candidates.flatMap { $0.reasons.map(\.code) })

@@ -1,7 +1,11 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// `users duplicates`: the seeded split identities are found, with reasons, and merged users are left out.
 final class SplitIdentityFinderTests: XCTestCase {

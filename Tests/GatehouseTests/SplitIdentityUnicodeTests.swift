@@ -1,7 +1,11 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// The split-identity email signals compare as Better Auth does (JavaScript's toLowerCase, then code units).
 final class SplitIdentityUnicodeTests: XCTestCase {

@@ -1,6 +1,10 @@
-import XCTest
+@testable import D1Engine
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 final class StoreInitTests: XCTestCase {
     var scratch: Scratch!
@@ -10,7 +14,7 @@ final class StoreInitTests: XCTestCase {
         let (store, report) = try Store.initialize(path: scratch.path("new.sqlite"), actor: tester)
         XCTAssertTrue(report.created)
         XCTAssertEqual(Array(report.applied.prefix(3)), ["0001_better_auth_core", "0002_sync_server", "0003_gatehouse_audit"])
-        XCTAssertEqual(report.applied.count, try MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory()).migrations.count)
+        XCTAssertEqual(report.applied.count, try MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: "sqlite")).migrations.count)
         XCTAssertTrue(store.schema.hasIssuer)
         let index = try store.db.scalar("SELECT sql FROM sqlite_master WHERE name = 'account_issuer_accountId_uidx'").string
         XCTAssertEqual(index, #"CREATE UNIQUE INDEX "account_issuer_accountId_uidx" on "account" ("issuer", "accountId")"#)
@@ -128,7 +132,7 @@ final class StoreInitTests: XCTestCase {
         let path = scratch.path("s.sqlite")
         _ = try Store.initialize(path: path, actor: tester)
         let copy = scratch.path("migrations")
-        try FileManager.default.copyItem(atPath: try ResourceLocator.migrationsDirectory(), toPath: copy)
+        try FileManager.default.copyItem(atPath: try ResourceLocator.migrationsDirectory(for: "sqlite"), toPath: copy)
         try (try String(contentsOfFile: copy + "/0002_sync_server.sql", encoding: .utf8) + "\n-- edited\n")
             .write(toFile: copy + "/0002_sync_server.sql", atomically: true, encoding: .utf8)
         XCTAssertThrowsError(try Store.open(path: path, migrations: MigrationCatalog.load(directory: copy))) {

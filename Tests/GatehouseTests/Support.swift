@@ -1,7 +1,11 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// A temporary directory per test.
 final class Scratch {
@@ -32,7 +36,7 @@ enum Fixtures {
 func dump(_ db: SQLDatabase, tables: [String]) throws -> [String] {
     try tables.flatMap { table in
         // Sorted text, not rowid order: some tables are WITHOUT ROWID.
-        try db.rows("SELECT * FROM \(SQLDialect.quote(table))").map { row in
+        try db.rows("SELECT * FROM \(SQL.quote(table))").map { row in
             table + ":" + row.values.map { "\($0)" }.joined(separator: "|")
         }.sorted()
     }

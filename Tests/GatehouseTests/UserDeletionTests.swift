@@ -1,7 +1,11 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// Deleting a user on request, through the service layer: on every Better Auth shape (1.7, 1.5 without issuer,
 /// Drizzle snake_case with epoch dates), the injected revocation step (called first, its failure stopping the
@@ -58,7 +62,7 @@ final class UserDeletionTests: XCTestCase {
             let token = store.schema.account.column(.accessToken)
             let expected = before.map { $0.replacingOccurrences(of: "text(\"secret-token-\(s.u2)\")", with: "null") }
             XCTAssertEqual(try dump(store.db, tables: try tables(store)), expected, "\(shape ?? "fresh")")
-            XCTAssertTrue(try store.db.scalar("SELECT \(SQLDialect.quote(token)) FROM account WHERE \(store.schema.account.col(.userId)) = ?", [s.u2]).isNull)
+            XCTAssertTrue(try store.db.scalar("SELECT \(SQL.quote(token)) FROM account WHERE \(store.schema.account.col(.userId)) = ?", [s.u2]).isNull)
             let actions = try store.db.rows("SELECT action FROM gatehouse_audit WHERE action LIKE 'user.delete.%' ORDER BY id").compactMap { $0["action"].string }
             XCTAssertEqual(actions, ["user.delete.plan", "user.delete.apply", "user.delete.undo"])
         }

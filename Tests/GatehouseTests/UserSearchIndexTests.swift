@@ -1,7 +1,11 @@
+@testable import D1Engine
 import Foundation
-import XCTest
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// Name search through `UserSearchIndex` answers exactly as the scan does, stays exact while Better Auth writes
 /// the user table behind Gatehouse's back, and treats every query as literal text.
@@ -214,7 +218,7 @@ final class UserSearchIndexTests: XCTestCase {
             if immutable { _ = try store.db.scalar("PRAGMA wal_checkpoint(TRUNCATE)") }
             var options = SQLiteDatabase.Options(readOnly: true)
             options.immutable = immutable
-            let reader = Store(location: .file(store.path), db: try SQLiteDatabase(path: store.path, options: options), schema: store.schema, configuration: store.configuration)
+            let reader = Store(location: StoreLocation(SQLiteStoreEngine(path: store.path)), db: try SQLiteDatabase(path: store.path, options: options), schema: store.schema, configuration: store.configuration)
             let search = NameSearch(db: reader.db, schema: reader.schema)
             XCTAssertEqual(try search.ids(matching: "yodel", limit: 5).ids.map(\.rawValue), ["late"])
             XCTAssertEqual(try search.ids(matching: "yodel", limit: 5).plan, .index)
@@ -223,7 +227,7 @@ final class UserSearchIndexTests: XCTestCase {
         }
         try UserSearchIndex.drop(store.db, schema: store.schema)
         _ = try store.db.scalar("PRAGMA wal_checkpoint(TRUNCATE)")
-        let reader = Store(location: .file(store.path), db: try SQLiteDatabase(path: store.path, options: .init(readOnly: true)), schema: store.schema, configuration: store.configuration)
+        let reader = Store(location: StoreLocation(SQLiteStoreEngine(path: store.path)), db: try SQLiteDatabase(path: store.path, options: .init(readOnly: true)), schema: store.schema, configuration: store.configuration)
         XCTAssertEqual(try UserSearchIndex.status(reader.db, schema: reader.schema).state, .absent)
         try assertSearchesMatchTheReference(reader, expectIndex: false)
     }

@@ -1,6 +1,10 @@
-import XCTest
+@testable import D1Engine
 import Foundation
+@testable import PostgresEngine
+@testable import SQLiteEngine
 @testable import Storage
+import TestEngines
+import XCTest
 
 /// libpq is loaded with dlopen when the first Postgres connection is made, never linked; a missing or wrong library
 /// is one clear line naming the Debian package.

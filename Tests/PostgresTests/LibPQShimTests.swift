@@ -1,5 +1,9 @@
-import XCTest
+@testable import D1Engine
 import Foundation
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
+import XCTest
 
 /// CLibPQ's shim.h copies libpq's types, constants and signatures instead of including libpq-fe.h (which building
 /// must not need). Where libpq-dev happens to be installed, a C compiler checks every copy against the real header,

@@ -1,7 +1,11 @@
-import XCTest
+@testable import D1Engine
 import Foundation
-@testable import Storage
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+@testable import Storage
+import TestEngines
+import XCTest
 
 /// migrations/postgres says what migrations/sqlite says: after both sets are applied, Gatehouse's tables and the
 /// sync server's have the same columns in the same order with the same nullability and defaults' presence, the same
@@ -19,7 +23,7 @@ final class MigrationParityTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let db = try SQLiteDatabase(path: directory + "/s.sqlite", options: .init(create: true))
-        let catalog = try MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: .sqlite))
+        let catalog = try MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: "sqlite"))
         try Migrator().migrate(db, catalog.migrations, now: "2026-12-01T00:00:00.000Z")
         var shapes: [String: TableShape] = [:]
         for table in try db.tableNames() where !StoreConfiguration.betterAuthTables.contains(table) {
@@ -67,7 +71,7 @@ final class MigrationParityTests: XCTestCase {
 
     func testPostgresTablesMatchTheSQLiteTables() throws {
         try TestPostgres.withFreshSchema { db, _ in
-            let catalog = try MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: .postgres))
+            let catalog = try MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: "postgres"))
             try catalog.migrate(postgres: db, configuration: StoreConfiguration(), now: "2026-12-01T00:00:00.000Z")
             let sqlite = try sqliteShapes(), postgres = try postgresShapes(db)
             XCTAssertEqual(postgres.keys.sorted(), sqlite.keys.sorted())
@@ -91,10 +95,10 @@ final class MigrationParityTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let sqliteDB = try SQLiteDatabase(path: directory + "/s.sqlite", options: .init(create: true))
-        try Migrator().migrate(sqliteDB, MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: .sqlite)).migrations, now: "now")
+        try Migrator().migrate(sqliteDB, MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: "sqlite")).migrations, now: "now")
         let sqliteTriggers = try sqliteDB.rows("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name").map { try $0.string("name") }
         try TestPostgres.withFreshSchema { db, _ in
-            try MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: .postgres))
+            try MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: "postgres"))
                 .migrate(postgres: db, configuration: StoreConfiguration(), now: "now")
             let triggers = try db.rows("""
                 SELECT tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid

@@ -1,7 +1,11 @@
-import XCTest
+@testable import D1Engine
 import Foundation
-@testable import Storage
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+@testable import Storage
+import TestEngines
+import XCTest
 
 /// AuthSchema read from Postgres catalogs, on the shapes Better Auth users have on Postgres: Better Auth's own
 /// migration (1.7 and 1.4–1.6), Drizzle's and Prisma's generated schemas (packages/cli/test/__snapshots__ at
@@ -66,7 +70,7 @@ final class PostgresAuthSchemaTests: XCTestCase {
         """
 
     static func betterAuth17() throws -> String {
-        let directory = try ResourceLocator.migrationsDirectory(for: .postgres)
+        let directory = try ResourceLocator.migrationsDirectory(for: "postgres")
         return try XCTUnwrap(MigrationCatalog.load(directory: directory).migrations.first).sql
     }
 

@@ -1,6 +1,10 @@
-import XCTest
+@testable import D1Engine
 import Foundation
+@testable import PostgresEngine
+@testable import SQLiteEngine
 @testable import Storage
+import TestEngines
+import XCTest
 
 /// PostgresConnection against the real cluster ops/test starts: binding, rows, transactions and error predicates.
 final class PostgresConnectionTests: XCTestCase {

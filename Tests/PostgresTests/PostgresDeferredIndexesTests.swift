@@ -1,6 +1,10 @@
-import XCTest
+@testable import D1Engine
 import Foundation
+@testable import PostgresEngine
+@testable import SQLiteEngine
 @testable import Storage
+import TestEngines
+import XCTest
 
 /// `deferIndexes(on:)` against the test cluster: what it sets aside, that the rebuild gives back exactly what the
 /// server had (by the server's own definitions), and that a load the rebuild refuses leaves nothing behind.

@@ -1,7 +1,11 @@
-import XCTest
+@testable import D1Engine
 import Foundation
-@testable import Storage
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+@testable import Storage
+import TestEngines
+import XCTest
 
 /// `accounts check` on every Postgres shape of Better Auth's tables (`PostgresAuthSchemaTests`' fixtures: Better Auth
 /// 1.4–1.6, Drizzle snake_case with renamed tables, Prisma, uuid ids): each check runs, finds the dangling account and
@@ -46,7 +50,7 @@ final class PostgresIntegrityShapesTests: XCTestCase {
             for (index, owner) in ids.enumerated() {
                 if index == 2 {
                     for key in try db.rows("SELECT conname, conrelid::regclass::text FROM pg_constraint WHERE contype = 'f' AND confrelid = to_regclass(?)", [user.sql]) {
-                        try db.execute("ALTER TABLE \(key[1].string ?? "") DROP CONSTRAINT \(SQLDialect.quote(key[0].string ?? ""))")
+                        try db.execute("ALTER TABLE \(key[1].string ?? "") DROP CONSTRAINT \(SQL.quote(key[0].string ?? ""))")
                     }
                 }
                 let issuer = s.hasIssuer ? "\(account.col(.issuer)), " : "", issuerValue = s.hasIssuer ? "'https://accounts.google.com', " : ""

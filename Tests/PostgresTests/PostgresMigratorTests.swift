@@ -1,7 +1,11 @@
-import XCTest
+@testable import D1Engine
 import Foundation
-@testable import Storage
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
+@testable import Storage
+import TestEngines
+import XCTest
 
 /// migrations/postgres applied by PostgresMigrator against the real cluster: Better Auth 1.7's tables in an empty
 /// database exactly as Better Auth's own Postgres migration makes them, Gatehouse's tables beside an existing
@@ -10,7 +14,7 @@ final class PostgresMigratorTests: XCTestCase {
     let now = "2026-12-01T21:00:00.000Z"
 
     func catalog() throws -> MigrationCatalog {
-        try MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: .postgres))
+        try MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: "postgres"))
     }
 
     /// Better Auth 1.7's tables as its Kysely migration creates them on Postgres (get-migration.ts at v1.7.1:

@@ -1,6 +1,10 @@
-import XCTest
+@testable import D1Engine
 import Foundation
+@testable import PostgresEngine
+@testable import SQLiteEngine
 @testable import Storage
+import TestEngines
+import XCTest
 
 /// Password logins against the test cluster's `gatehouse_pw` role (SCRAM; its password is random per ops/test run):
 /// the password works from the URI and from PGPASSWORD, and appears in nothing a caller can see.

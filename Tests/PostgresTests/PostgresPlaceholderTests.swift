@@ -1,5 +1,9 @@
-import XCTest
+@testable import D1Engine
+@testable import PostgresEngine
+@testable import SQLiteEngine
 @testable import Storage
+import TestEngines
+import XCTest
 
 /// `?` and `?NNN` become `$n` for Postgres; a `?` in a literal, an identifier or a comment stays as it is.
 final class PostgresPlaceholderTests: XCTestCase {

@@ -1,6 +1,10 @@
-import XCTest
+@testable import D1Engine
 @testable import Gatehouse
+@testable import PostgresEngine
+@testable import SQLiteEngine
 @testable import Storage
+import TestEngines
+import XCTest
 
 /// Searches on a Postgres store read indexes, in byte order whatever the database's collation.
 final class PostgresSearchPlanTests: XCTestCase {

@@ -1,5 +1,9 @@
-import XCTest
+@testable import D1Engine
+@testable import PostgresEngine
+@testable import SQLiteEngine
 @testable import Storage
+import TestEngines
+import XCTest
 
 /// Parsing and redaction of store URIs: no server needed.
 final class PostgresURITests: XCTestCase {

@@ -1,6 +1,10 @@
-import XCTest
+@testable import D1Engine
 import Foundation
+@testable import PostgresEngine
+@testable import SQLiteEngine
 @testable import Storage
+import TestEngines
+import XCTest
 
 /// The throw-away cluster ops/test starts (ops/lib/postgres.sh): its URI, its password role, fresh connections.
 enum TestPostgres {

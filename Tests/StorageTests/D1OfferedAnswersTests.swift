@@ -1,6 +1,10 @@
+@testable import D1Engine
 import Foundation
-import XCTest
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
+import XCTest
 
 /// `recordingReads` and `offer` on a D1 database of the local D1 API server ops/test starts (skipped without it): an
 /// offered answer serves only the next write, where its guard sends the write round again when the row moved.
@@ -35,7 +39,7 @@ final class D1OfferedAnswersTests: XCTestCase {
         let (read, record) = try db.recordingReads { try db.scalar("SELECT v FROM t WHERE id = ?", [1]).string }
         XCTAssertEqual(read, "a")
         let offered = try XCTUnwrap(record, "D1 records its reads")
-        XCTAssertEqual(offered.entries.map(\.sql), ["SELECT v FROM t WHERE id = 1"])
+        XCTAssertEqual(D1ReadRecord(offered)?.entries.map(\.sql), ["SELECT v FROM t WHERE id = 1"])
 
         // The row moves after the record.
         try db.execute("UPDATE t SET v = 'b' WHERE id = 1")

@@ -1,5 +1,9 @@
-import XCTest
+@testable import D1Engine
+@testable import PostgresEngine
+@testable import SQLiteEngine
 @testable import Storage
+import TestEngines
+import XCTest
 
 /// How a statement goes to D1's API (values as literals or string parameters) and how its answers are read, checked
 /// against the rules of the API reference: params are strings, at most 100 a statement; numbers come back as

@@ -1,6 +1,10 @@
-import XCTest
+@testable import D1Engine
 import Foundation
+@testable import PostgresEngine
+@testable import SQLiteEngine
 @testable import Storage
+import TestEngines
+import XCTest
 
 final class DatabaseTests: XCTestCase {
     var dir: TestDirectory!
@@ -74,7 +78,7 @@ final class DatabaseTests: XCTestCase {
     }
 
     /// The same SQL run inside a `forEach` over it gets its own statement: the outer cursor walks on instead of
-    /// being reset to its first row (which looped forever before).
+    /// being reset to its first row (which would loop forever).
     func testSameSQLInsideForEachDoesNotResetTheOuterCursor() throws {
         let db = try makeDatabase()
         try db.execute("CREATE TABLE t (n INTEGER)")

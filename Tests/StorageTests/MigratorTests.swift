@@ -1,5 +1,9 @@
-import XCTest
+@testable import D1Engine
+@testable import PostgresEngine
+@testable import SQLiteEngine
 @testable import Storage
+import TestEngines
+import XCTest
 
 final class MigratorTests: XCTestCase {
     var dir: TestDirectory!

@@ -1,6 +1,10 @@
-import XCTest
+@testable import D1Engine
 @testable import HTTPClient
+@testable import PostgresEngine
+@testable import SQLiteEngine
 @testable import Storage
+import TestEngines
+import XCTest
 
 /// The one rule for a URL a secret is sent to (`OutboundURL`): https, or plain http only to a loopback literal or
 /// `localhost`; a user name or password is refused, whichever parser would have read it which way. And which curl
@@ -26,7 +30,7 @@ final class OutboundURLTests: XCTestCase {
         XCTAssertEqual(try OutboundURL("https://h/p?a=1", variable: "X").query, "a=1")
     }
 
-    /// The red team's forms: each sent `Authorization: Bearer` in the clear to 192.0.2.2 through the old prefix check.
+    /// The red team's forms: each would send `Authorization: Bearer` in the clear to 192.0.2.2 past a prefix check.
     func testUserinfoAndIPv6FormsCannotSmuggleAnotherHostPastTheLoopbackRule() {
         let refused: [(String, String)] = [
             ("http://localhost:1@192.0.2.2:8787/client/v4", "user name or password"),

@@ -1,5 +1,9 @@
+@testable import D1Engine
 import Foundation
+@testable import PostgresEngine
+@testable import SQLiteEngine
 import Storage
+import TestEngines
 import XCTest
 
 /// A `SnapshotPrelude` is answered by the next snapshot, from the same snapshot, with the snapshot's own results

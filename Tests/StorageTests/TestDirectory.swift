@@ -1,4 +1,8 @@
+@testable import D1Engine
 import Foundation
+@testable import PostgresEngine
+@testable import SQLiteEngine
+import TestEngines
 
 /// A fresh temporary directory per test, removed afterwards.
 final class TestDirectory {

@@ -7,7 +7,7 @@ fresh="$BENCH_DIR/seeding-$BENCH_USERS.sqlite"
 rm -f "$fresh" "$fresh"-wal "$fresh"-shm "$fresh".key
 if ! /usr/bin/time -f '%e %M' -o "$BENCH_DIR/seed.time" \
   "$GATEHOUSE_BIN" demo seed --store "$fresh" --users "$BENCH_USERS" --seed 1 --json -q > "$BENCH_DIR/seed.json" 2> "$BENCH_DIR/seed.err"; then
-  # A seed that stops part-way (issue 29: at 10M the generator once ran out of emails at 5,908,000 users) leaves no
+  # A seed that stops part-way (a constraint it breaks, a full disk) leaves no
   # store to measure: say how far it got, and stop the run (ops/bench checks that BENCH_STORE exists).
   users=$("$SQLITE3" -readonly "$fresh" 'SELECT count(*) FROM "user"' 2>/dev/null || echo "?")
   row "seed $BENCH_USERS users: wall time" "FAILED" "s" "$(at_scale "< 60 s" "< 10 min")" \

@@ -1,6 +1,6 @@
 // Overview: the latest recorded health run, the active Apple key and its age, the gate board, the
-// store's counts, the linkSocial switch, and the newest audit entries. It shows only what the API has today; jobs that
-// land later add their own cards here.
+// store's counts, the linkSocial switch, and the newest audit entries. It shows only what the API answers; a job the
+// API gains adds its own card here.
 import { age, card, el, facts, findings, json, pill, table, time } from "../dom.js";
 
 const SWITCH = "linkSocial.allowDifferentEmails";

@@ -2,7 +2,7 @@ import Gatehouse
 import HTTPServer
 
 /// `GET /api/users/:id`'s body written by hand: the console's busiest response, where `JSONEncoder`
-/// took about a sixth of the request's time. The bytes are those `JSONBody.response(detail)` would send
+/// takes about a sixth of the request's time. The bytes are those `JSONBody.response(detail)` would send
 /// (keys sorted, nil optionals left out); `ConsoleUserTests` checks that against `JSONEncoder`.
 /// Fast path kept for ops/bench's console row (`GET /api/users/{id}` ≥ 5,000 req/s, p99 < 20 ms).
 enum UserDetailJSON {

@@ -21,13 +21,9 @@ public struct RequestStores: Sendable {
     public func withStore<T>(_ body: (Store) throws -> T) throws -> T {
         try pool.withStore(deadline: deadline) { store in
             guard let check, !check.isAnswered else { return try body(store) }
-            check.current.withLock { $0 = store }
-            store.db.prelude = check.prelude()
-            defer {
-                store.db.prelude = nil
-                check.current.withLock { $0 = nil }
-            }
-            return try body(store)
+            check.hold(store)
+            defer { check.hold(nil) }
+            return try store.carrying(check.prelude()) { try body(store) }
         }
     }
 }

@@ -10,13 +10,14 @@ import Storage
 /// handler that needs the session earlier (`RequestContext.requireSession()`) gets the check run there and then.
 /// Only inline routes defer, and their handlers get the store as a `ReadOnlyStore`, which has no write: a write can
 /// never run on a token not yet checked.
-public final class TokenCheck: @unchecked Sendable { // its stores are not Sendable; each mutable field is a Locked
+public final class TokenCheck: Sendable {
     private enum Outcome {
         case accepted(AdminSession)
         case refused(Error)
     }
 
-    let lookup: SQLStatement
+    private let lookupSQL: String
+    private let lookupArguments: [SQLBindable]
     let required: AdminRole
     let now: Timestamp
     private let pool: StorePool
@@ -25,10 +26,20 @@ public final class TokenCheck: @unchecked Sendable { // its stores are not Senda
     private let outcome = Locked<Outcome?>(nil)
     /// The store the handler holds now, if any (set by `RequestStores` on the handler's thread): a check run while
     /// the handler holds a store runs on it, never on a second one from the pool (which may be empty).
-    let current = Locked<Store?>(nil)
+    private let held = Locked<HeldStore?>(nil)
+
+    /// A store and the thread that checked it out. `@unchecked Sendable` because `Store` is not (a store is used by
+    /// one thread at a time): `TokenCheck` hands the store back only to the thread that holds it
+    /// (`storeHeldByThisThread`), so the store itself never reaches another thread.
+    private struct HeldStore: @unchecked Sendable {
+        let store: Store
+        let thread: pthread_t
+    }
 
     init(token: String, required: AdminRole, now: Timestamp, pool: StorePool, deadline: WaitDeadline? = nil) throws {
-        lookup = try TokenService.lookup(accessToken: token)
+        let lookup = try TokenService.lookup(accessToken: token)
+        lookupSQL = lookup.sql
+        lookupArguments = lookup.arguments
         self.required = required
         self.now = now
         self.pool = pool
@@ -45,7 +56,19 @@ public final class TokenCheck: @unchecked Sendable { // its stores are not Senda
 
     /// The prelude that answers this check from a snapshot's first result.
     func prelude() -> SnapshotPrelude {
-        SnapshotPrelude(lookup) { [self] rows in record(rows.first) }
+        SnapshotPrelude(SQLStatement(lookupSQL, lookupArguments)) { [self] rows in record(rows.first) }
+    }
+
+    /// Records the store the calling thread holds now (nil once it gives it back), for a check run meanwhile.
+    func hold(_ store: Store?) {
+        let holder = pthread_self()
+        held.withLock { $0 = store.map { HeldStore(store: $0, thread: holder) } }
+    }
+
+    /// The store the calling thread holds, if any; nil on any other thread, which checks on a store of its own.
+    private var storeHeldByThisThread: Store? {
+        let caller = pthread_self()
+        return held.withLock { held in held.flatMap { pthread_equal($0.thread, caller) != 0 ? $0.store : nil } }
     }
 
     /// The signed-in session, or the refusal (`TokenError`, or 403 for a role too low). Runs the lookup on its own
@@ -55,9 +78,9 @@ public final class TokenCheck: @unchecked Sendable { // its stores are not Senda
         if let answered = outcome.value {
             decided = answered
         } else {
-            let lookup = self.lookup
-            decided = record(try current.value.map { try $0.db.row(lookup.sql, lookup.arguments) }
-                             ?? pool.withStore(deadline: deadline) { try $0.db.row(lookup.sql, lookup.arguments) })
+            let (sql, arguments) = (lookupSQL, lookupArguments)
+            decided = record(try storeHeldByThisThread.map { try $0.db.row(sql, arguments) }
+                             ?? pool.withStore(deadline: deadline) { try $0.db.row(sql, arguments) })
         }
         switch decided {
         case .accepted(let session): return session

@@ -31,10 +31,10 @@ public enum AccountIndexes {
 
         func sql(_ dialect: SQLDialect) -> String {
             let keys = expression.map { ["(\($0))"] } ?? columns.enumerated().map { index, column in
-                index == 0 && byteOrdered ? dialect.byteOrdered(SQLDialect.quote(column)) : SQLDialect.quote(column)
+                index == 0 && byteOrdered ? dialect.byteOrdered(SQL.quote(column)) : SQL.quote(column)
             }
             let using = method.map { " USING \($0)" } ?? ""
-            return "CREATE INDEX IF NOT EXISTS \(SQLDialect.quote(name)) ON \(SQLDialect.quote(table))\(using) (\(keys.joined(separator: ", ")))"
+            return "CREATE INDEX IF NOT EXISTS \(SQL.quote(name)) ON \(SQL.quote(table))\(using) (\(keys.joined(separator: ", ")))"
         }
 
         private enum CodingKeys: String, CodingKey { case name, table, columns, purpose, present, servedBy }
@@ -48,16 +48,12 @@ public enum AccountIndexes {
             (schema.account, [.userId], "a user's accounts (users show); users without accounts (accounts check)", false),
             (schema.session, [.userId], "a user's sessions (users show)", false),
         ]
-        // A user's verification rows by the end of their identifiers and by their values (`VerificationRows`), on
-        // SQLite and Postgres (D1 reads them with the scan). On Postgres only where the store's role may make them (it
-        // owns the table): the lookup finds the same rows without them, and a role that owns none of Better Auth's
-        // tables (their other indexes Better Auth's own) still opens the store.
-        var verification = db.engine == .d1 ? nil : schema.verification
-        if db.engine == .postgres, let table = verification,
-           try db.scalar("SELECT coalesce((SELECT pg_has_role(relowner, 'USAGE') FROM pg_class WHERE oid = to_regclass(?)), false)",
-                         [SQLDialect.quote(table.name)]).int64 != 1 {
-            verification = nil
-        }
+        // A user's verification rows by the end of their identifiers and by their values (`VerificationRows`), where
+        // the dialect has a suffix index, and only where the store's role may make them (a server role may own none
+        // of Better Auth's tables): the lookup finds the same rows without them, and such a store still opens.
+        let suffixIndex = db.dialect.suffixIndex
+        var verification = suffixIndex == nil ? nil : schema.verification
+        if let table = verification, try !db.mayCreateIndex(on: table.name) { verification = nil }
         // Every table's indexes at once (on D1, two requests rather than two a table).
         let indexes = try db.indexes(ofEach: wanted.map { $0.0.name } + (verification.map { [$0.name] } ?? []))
         var plans = wanted.map { table, fields, purpose, byteOrdered in
@@ -66,23 +62,25 @@ public enum AccountIndexes {
             return Plan(name: name(table, fields), table: table.name, columns: columns, purpose: purpose, present: servedBy != nil,
                         servedBy: servedBy, byteOrdered: byteOrdered)
         }
-        if let table = verification {
+        if let table = verification, let suffixIndex {
             let existing = indexes[table.name] ?? []
             // The identifier index is found by its name: no other index has its key.
-            let postgres = db.engine == .postgres
-            let ends = postgres ? "gatehouse_verification_identifier_suffix_idx" : "gatehouse_verification_identifier_tail_idx"
+            let ends = switch suffixIndex.lookup {
+            case .reversedRange: "gatehouse_verification_identifier_suffix_idx"
+            case .tailEquality: "gatehouse_verification_identifier_tail_idx"
+            }
             let endsServedBy = existing.first { $0.name == ends }?.name
             plans.append(Plan(name: ends, table: table.name, columns: [table.column(.identifier)],
                               purpose: "verification rows ending in a user's email (merge, user deletion)", present: endsServedBy != nil,
                               servedBy: endsServedBy,
-                              expression: postgres ? VerificationRows.suffixKey(table.col(.identifier)) : VerificationRows.tailKey(table.col(.identifier))))
-            // On Postgres a hash index: a value (a JSON state, a token) may be longer than a B-tree entry holds. Any
+                              expression: suffixIndex.key(table.col(.identifier))))
+            // A value (a JSON state, a token) may be longer than a B-tree entry holds (`longValueIndexMethod`). Any
             // index on the column serves the equality.
             let value = table.column(.value)
             let valueServedBy = leadingIndex(existing, column: value, byteOrdered: false)
             plans.append(Plan(name: name(table, [.value]), table: table.name, columns: [value],
                               purpose: "verification rows holding a user's id (merge, user deletion)", present: valueServedBy != nil,
-                              servedBy: valueServedBy, method: postgres ? "hash" : nil))
+                              servedBy: valueServedBy, method: db.dialect.longValueIndexMethod))
         }
         return plans
     }
@@ -121,7 +119,7 @@ public enum AccountIndexes {
     }
 
     /// The name of an index on `table` whose first column is `column` (in byte order when `byteOrdered`), if any.
-    static func leadingIndex(_ indexes: [IndexInfo], column: String, byteOrdered: Bool) -> String? {
+    package static func leadingIndex(_ indexes: [IndexInfo], column: String, byteOrdered: Bool) -> String? {
         indexes.first { $0.columns.first == column && (!byteOrdered || $0.leadingColumnByteOrdered) }?.name
     }
 }

@@ -7,11 +7,11 @@ import Locking
 ///     let half = BackgroundJob { work(on: secondHalf) }
 ///     let mine = work(on: firstHalf)
 ///     let all = mine + half.wait()
-final class BackgroundJob<Value: Sendable>: Sendable {
+package final class BackgroundJob<Value: Sendable>: Sendable {
     private let result = Monitor<Value?>(nil)
 
     /// Starts `body` at once on a global queue.
-    init(_ body: @escaping @Sendable () -> Value) {
+    package init(_ body: @escaping @Sendable () -> Value) {
         DispatchQueue.global().async { [result] in
             let value = body()
             result.update { $0 = value }

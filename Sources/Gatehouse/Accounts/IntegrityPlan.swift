@@ -4,7 +4,7 @@ import Storage
 /// SQLite walks the sorted indexes (`IntegrityMergeScan`), Postgres tells the server how to join
 /// (`PostgresIntegrityPlan`). The checker runs every check the plan leaves out as its anti-join; an engine without a
 /// plan of its own hands out nil, and every check is its anti-join.
-protocol IntegrityPlan {
+package protocol IntegrityPlan {
     /// Inside the checker's read transaction, before anything else is read in it: the tallies of the checks this
     /// engine answers its own way, by check code. `antiJoins` holds each check's SQL by code, for a plan that runs
     /// some of them as they are (on a second connection, say).

@@ -7,7 +7,7 @@ import Storage
 ///
 /// Both keep the same two tables by the same names (`UserSearchIndex.namesTable`, `pendingTable`), the same three
 /// triggers recording changed users, and each user's key as `UserSearchIndex.key(of:)` makes it.
-protocol NameIndex {
+package protocol NameIndex {
     /// How far the index can be trusted, from the schema and the pending count alone (cheap: no scan).
     func status(schema: AuthSchema) throws -> UserSearchIndex.Status
     /// Whether an index that is current lacks a part this Gatehouse adds (one built by an older Gatehouse), which

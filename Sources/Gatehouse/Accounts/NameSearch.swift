@@ -13,24 +13,24 @@ import Storage
 ///
 /// No SQL pattern is built from the query: `%` and `_` are plain characters, and FTS5 gets the query as one
 /// quoted phrase, so `"`, `*`, `NEAR`, `AND` and parentheses are plain characters too.
-struct NameSearch {
+package struct NameSearch {
     let db: SQLDatabase
     let schema: AuthSchema
     /// Keys read in rowid order, for a needle of one or two characters, before the trigram list is consulted.
     var probeKeys = 10_000
 
     /// Pending users beyond which the index is too far behind to help (`accounts index` folds them in).
-    static let maxPending = 20_000
+    package static let maxPending = 20_000
 
     /// Trigrams holding a short needle beyond which SQLite's index leaves it to the keys' scan (a needle that common
     /// matches many users early in rowid order, and the scan stops at the limit).
-    static let maxTerms = 500
+    package static let maxTerms = 500
 
     /// `GATEHOUSE_NAME_SEARCH=scan` skips the index: a diagnostic switch, and the benchmark's baseline.
     static var scanForced: Bool { getenv("GATEHOUSE_NAME_SEARCH").map { String(cString: $0) } == "scan" }
 
     /// Which plan answered the last call (for tests and the benchmark's notes).
-    enum Plan: String {
+    package enum Plan: String {
         /// The index (FTS5 trigrams on SQLite, the key table on Postgres).
         case index
         /// A needle of one or two characters: the first keys, then the trigrams holding it (or all keys, past 500).
@@ -54,13 +54,13 @@ struct NameSearch {
     }
 
     /// The FTS5 query for a needle: one phrase, quotes doubled, so nothing in it is query syntax.
-    static func phrase(_ needle: [UInt8]) -> String {
+    package static func phrase(_ needle: [UInt8]) -> String {
         "\"" + String(decoding: needle, as: UTF8.self).replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// Every name in `id` order, through the seam, until `limit` match: the scan of an engine whose index keeps users
     /// in id order, or that has none. The rows stream: the table is never held in memory.
-    static func scanInIDOrder(_ db: SQLDatabase, schema: AuthSchema, _ needle: [UInt8], limit: Int,
+    package static func scanInIDOrder(_ db: SQLDatabase, schema: AuthSchema, _ needle: [UInt8], limit: Int,
                               normalizer: inout NameNormalizer) throws -> [BetterAuthUserID] {
         let user = schema.user
         var ids: [BetterAuthUserID] = []
@@ -75,7 +75,7 @@ struct NameSearch {
         return ids
     }
 
-    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+    package static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard needle.count <= haystack.count else { return false }
         if needle.isEmpty { return true }
         for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {

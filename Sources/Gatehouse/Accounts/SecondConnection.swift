@@ -9,7 +9,7 @@ import Storage
 ///     let sessions = SecondConnection(store.location) { db in try SessionKeys.read(db, schema: schema) }
 ///     … // scan something else on the caller's own connection
 ///     let keys = try sessions.wait()
-final class SecondConnection<Value: Sendable> {
+package final class SecondConnection<Value: Sendable> {
     private let job: BackgroundJob<Result<Value, Error>>
     /// The connection of the operation this work is part of: the two share one budget for lock waits
     /// (`WaitDeadline`), so a lock wait that ran out here is not waited out again there.
@@ -17,14 +17,14 @@ final class SecondConnection<Value: Sendable> {
 
     /// Wraps work already started; an engine's own way of reading on a second connection starts it
     /// (`init(_:postgresSnapshot:caller:_:)`).
-    init(job: BackgroundJob<Result<Value, Error>>, caller: SQLDatabase? = nil) {
+    package init(job: BackgroundJob<Result<Value, Error>>, caller: SQLDatabase? = nil) {
         self.job = job
         self.caller = caller
     }
 
     /// Starts `body` at once on another thread; with `snapshot` (the default), inside one read transaction. Its
     /// lock waits end by the `caller`'s deadline.
-    init(_ location: StoreLocation, snapshot: Bool = true, caller: SQLDatabase? = nil, _ body: @escaping @Sendable (SQLDatabase) throws -> Value) {
+    package init(_ location: StoreLocation, snapshot: Bool = true, caller: SQLDatabase? = nil, _ body: @escaping @Sendable (SQLDatabase) throws -> Value) {
         let deadline = caller?.waitDeadline
         job = BackgroundJob {
             Result {
@@ -38,7 +38,7 @@ final class SecondConnection<Value: Sendable> {
 
     /// What `body` returned or threw, once it has finished. A lock wait that ran out spends the caller's budget
     /// too: what the caller then reads itself (a fallback onto its own connection) gives up at once.
-    func wait() throws -> Value {
+    package func wait() throws -> Value {
         let result = job.wait()
         if case .failure(let error) = result, let caller, GatehouseError.operatorFacing(error)?.code == .busy {
             caller.waitDeadline = .now

@@ -96,24 +96,26 @@ public struct SplitIdentityFinder {
         guard (1...3650).contains(windowDays) else {
             throw GatehouseError.invalid("the window must be 1 to 3650 days, got \(windowDays)")
         }
-        return try find(minPoints: Int((minScore * 100).rounded()), limit: limit, windowDays: windowDays, scan: .streaming(sorterBudget: SplitIdentityScan.defaultSorterBudget))
+        return try find(minPoints: Int((minScore * 100).rounded()), limit: limit, windowDays: windowDays, sorterBudget: SplitIdentityScan.defaultSorterBudget)
     }
 
-    /// Which scan finds the pairs: the bounded-memory one (each of its sorters buffering up to `sorterBudget` bytes
-    /// before it writes a run to a temporary file), or the in-memory reference it is tested against.
-    enum Scan { case streaming(sorterBudget: Int), reference }
+    /// `find` with the bounded-memory scan, each of its sorters buffering up to `sorterBudget` bytes before it writes
+    /// a run to a temporary file.
+    func find(minPoints: Int, limit: Int, windowDays: Int, sorterBudget: Int) throws -> SplitIdentityReport {
+        try find(minPoints: minPoints, limit: limit, windowDays: windowDays) { [store] merged, windowMs in
+            try SplitIdentityScan(store: store, merged: merged, windowMs: windowMs, minPoints: minPoints, sorterBudget: sorterBudget).run()
+        }
+    }
 
-    /// `find` with the scan chosen (tests compare the two).
-    func find(minPoints: Int, limit: Int, windowDays: Int, scan: Scan) throws -> SplitIdentityReport {
+    /// `find` with the pairs found by `scan`, given the ids of users left out as merged and the window in
+    /// milliseconds (tests hand it a reference scan to compare reports).
+    func find(minPoints: Int, limit: Int, windowDays: Int,
+              scan: (_ merged: Set<String>, _ windowMs: Int64) throws -> SplitIdentityScanResult) throws -> SplitIdentityReport {
         try store.db.read {
             let merged = try MergeLedger.mergedUserIDs(store.db)
             let mergeTable = try store.db.tableExists(MergeLedger.table)
             let windowMs = Int64(windowDays) * 86_400_000
-            let result = switch scan {
-            case .streaming(let budget):
-                try SplitIdentityScan(store: store, merged: merged, windowMs: windowMs, minPoints: minPoints, sorterBudget: budget).run()
-            case .reference: try SplitIdentityReference.run(store, merged: merged, windowMs: windowMs, minPoints: minPoints)
-            }
+            let result = try scan(merged, windowMs)
             var candidates: [SplitIdentityCandidate] = []
             // Pairs are explained a few at a time, their users' rows read in one snapshot (one request on D1).
             while candidates.count < limit {

@@ -2,7 +2,7 @@
 /// creation time, and where the user stands in the scan. It travels through `ExternalSorter` as a record, so that a
 /// pass holds only the users of one name or mailbox at a time.
 struct SplitIdentityMember {
-    /// Position in the scan of the user table (the order ties are broken by, as before).
+    /// Position in the scan of the user table (the order ties are broken by, as in `SplitIdentityReference`).
     var index: Int32
     /// The row locator, to read the user's rows back when a pair is explained.
     var rowid: Int64

@@ -34,7 +34,7 @@ struct SplitIdentityScanResult {
 /// 3. members by (mailbox key, position), and the few with non-ASCII emails by (lookalike key, position);
 /// 4. the pairs found, by (points descending, positions).
 ///
-/// The blocking and the scoring are the in-memory finder's (`SplitIdentityReference`), pair for pair, so the report is
+/// The blocking and the scoring are those of the tests' in-memory oracle (`SplitIdentityReference`), pair for pair, so the report is
 /// the same: tested on both engines. One difference in the work, not the result: inside a common name's group, when
 /// the threshold is above what a common name, the time window, a relay/real pair and a shared user agent add up to,
 /// only window pairs that also share an IP address, a mailbox or a lookalike email are visited (the others are
@@ -88,7 +88,7 @@ struct SplitIdentityScan {
                 let member = SplitIdentityMember(index: index, rowid: dialect.rowLocator(row[0]) ?? 0, nameKey: normalizer.key(row[2].string ?? ""),
                                                  created: Self.createdMilliseconds(row[4]), mailbox: email.mailbox, domain: email.domain,
                                                  relay: email.isPrivateRelay, lookalike: lookalike?.lookalike ?? 0, exact: lookalike?.exact ?? 0)
-                // The merged flag rides in the key's last part; a merged user still takes its sessions (as before), then is dropped.
+                // The merged flag rides in the key's last part; a merged user still takes its sessions (as in the reference), then is dropped.
                 try users.append(ExternalSorter.Key(FNV1a.hash(id), UInt64(UInt32(bitPattern: index)), isMerged ? 1 : 0)) { member.write(&$0) }
                 index += 1
             }

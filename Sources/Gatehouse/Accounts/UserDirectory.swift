@@ -299,7 +299,7 @@ struct UserDetailSQL: Sendable {
     init(_ schema: AuthSchema) {
         let user = schema.user, account = schema.account, session = schema.session
         func select(_ table: AuthSchema.Table, _ fields: [AuthSchema.Field]) -> [String] {
-            fields.map { "\(table.col($0)) AS \(SQLDialect.quote($0.rawValue))" }
+            fields.map { "\(table.col($0)) AS \(SQL.quote($0.rawValue))" }
         }
         // Presence of a secret column, computed in SQL so the value never enters the process.
         func present(_ table: AuthSchema.Table, _ field: AuthSchema.Field) -> String {
@@ -312,7 +312,7 @@ struct UserDetailSQL: Sendable {
         var accountFields = select(account, [.id, .providerId, .issuer, .accountId, .createdAt, .updatedAt, .scope,
                                              .accessTokenExpiresAt, .refreshTokenExpiresAt])
         accountFields += [(AuthSchema.Field.accessToken, "hasAccessToken"), (.refreshToken, "hasRefreshToken"), (.idToken, "hasIdToken"), (.password, "hasPassword")]
-            .map { "\(present(account, $0.0)) AS \(SQLDialect.quote($0.1))" }
+            .map { "\(present(account, $0.0)) AS \(SQL.quote($0.1))" }
         accountRecords = "SELECT \(accountFields.joined(separator: ", ")) FROM \(account.sql) WHERE \(account.col(.userId)) = ?"
             + " ORDER BY \(account.col(.createdAt)), \(account.col(.id))"
         let userId = session.col(.userId)

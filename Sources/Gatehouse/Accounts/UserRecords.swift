@@ -127,7 +127,7 @@ public struct SyncRecord: Sendable, Codable, Equatable {
     public let missingTables: [String]
 
     /// The sync server's tables a user's record is read from.
-    static let tables = ["users", "workspaces", "subscriptions", "allow_list"]
+    package static let tables = ["users", "workspaces", "subscriptions", "allow_list"]
 }
 
 /// One merge record that names the user, with its identifying columns only (never undo data).

@@ -26,15 +26,15 @@ public enum UserSearchIndex {
     /// one or two characters finds the trigrams holding it without reading FTS5's doclists. Absent in an index built
     /// before it.
     public static let termsTable = "gatehouse_user_search_terms"
-    static let insertTrigger = "gatehouse_user_search_insert"
-    static let updateTrigger = "gatehouse_user_search_update"
-    static let deleteTrigger = "gatehouse_user_search_delete"
+    package static let insertTrigger = "gatehouse_user_search_insert"
+    package static let updateTrigger = "gatehouse_user_search_update"
+    package static let deleteTrigger = "gatehouse_user_search_delete"
 
     /// Trigrams (SQLite's index): a needle of fewer characters (Unicode scalars) has none, and is looked for in the keys
     /// one by one.
     public static let minimumNeedle = 3
     /// Beyond this many pending users a fold rebuilds the whole index (cheaper than row-by-row updates).
-    static let rebuildFraction = 4
+    package static let rebuildFraction = 4
 
     /// How far the index can be trusted.
     public enum State: String, Sendable, Codable {
@@ -58,6 +58,12 @@ public enum UserSearchIndex {
         public let pending: Int
         /// Why the index is unsupported or stale, in one line.
         public let reason: String?
+
+        package init(state: State, pending: Int, reason: String?) {
+            self.state = state
+            self.pending = pending
+            self.reason = reason
+        }
     }
 
     /// What `ensure` did.
@@ -79,7 +85,7 @@ public enum UserSearchIndex {
 
     /// The key table's row for a user with `name`: (id, key), or nothing when the name has no letter or digit.
     /// `keys` remembers each name's key (a bulk load repeats names).
-    static func keyRow(id: String, name: String, normalizer: inout NameNormalizer, keys: inout [String: String]) -> [SQLValue] {
+    package static func keyRow(id: String, name: String, normalizer: inout NameNormalizer, keys: inout [String: String]) -> [SQLValue] {
         let key: String
         if let known = keys[name] {
             key = known
@@ -92,13 +98,14 @@ public enum UserSearchIndex {
 
     // MARK: - the engine's index
 
-    /// The engine's index on `db` (`StoreEngine.nameIndex(on:)`), or nil when the engine has none.
+    /// The engine's index on `db` (`StoreEngine.nameIndex(on:)`, asked of the engines that speak its dialect), or
+    /// nil when the engine has none.
     static func index(_ db: SQLDatabase) -> (any NameIndex)? {
-        db.engine.storeEngine.nameIndex(on: db)
+        StoreEngines.engines(speaking: db.dialect).lazy.compactMap { $0.nameIndex(on: db) }.first
     }
 
     static func otherEngineReason(_ db: SQLDatabase) -> String {
-        "Gatehouse has no name search index for \(db.engine.displayName): name search scans the user table"
+        "Gatehouse has no name search index for \(db.dialect.name): name search scans the user table"
     }
 
     /// How far the index can be trusted, from the schema and the pending count alone (cheap: no scan).

@@ -141,7 +141,7 @@ public struct LoginThrottle {
 
     /// After a successful check: clears the username's scope and takes back the client's advance count.
     /// Also tidies the table: scopes quiet for longer than they can matter go (every name ever typed would
-    /// otherwise stay), and so do scopes of the earlier scheme (`account:<name as typed>`, `*`), which held
+    /// otherwise stay), and so do undigested scopes (`account:<name as typed>`, `*`), which hold
     /// typed text. Runs inside the caller's write transaction.
     func recordSuccess(username: String, client: String, now: Timestamp) throws {
         try store.db.execute("DELETE FROM gatehouse_login_failures WHERE scope = ?", [Self.accountScope(username, store: store)])
@@ -167,7 +167,7 @@ public struct LoginThrottle {
                 try store.db.execute("DELETE FROM gatehouse_login_failures")
             }
             let lifted = rows.map { row in
-                // Scopes written before digests (`account:<name as typed>`, `*`) are reported without their text.
+                // Undigested scopes (`account:<name as typed>`, `*`) are reported without their text.
                 let scope = row["scope"].string ?? ""
                 let shown = scope.hasPrefix("user:") || scope.hasPrefix("client:") ? scope : "legacy"
                 return Lifted(scope: shown, failures: Int(row["failures"].int64 ?? 0),

@@ -113,8 +113,8 @@ public struct AppleKeyRing {
                                      associatedData: Self.associatedData(keyID: keyID, fingerprint: fingerprint))
         let key = AppleKey(keyID: keyID, teamID: teamID, state: .staged, fingerprint: fingerprint, importedAt: now,
                            activatedAt: nil, retiredAt: nil, revokedAt: nil)
-        // A row with this fingerprint whose sealed key is not a usable key (a doctored file imported before keys'
-        // scalars were checked) is an impostor of the key being imported: it gives way to the genuine one.
+        // A row with this fingerprint whose sealed key is not a usable key (a doctored file imported where keys'
+        // scalars are not checked) is an impostor of the key being imported: it gives way to the genuine one.
         let impostor = try store.db.row("SELECT * FROM gatehouse_apple_keys WHERE fingerprint = ?", [fingerprint])
             .flatMap { row -> AppleKey? in try storedKeyIsUsable(row, master: master) == false ? Self.key(row) : nil }
         var details: [String: AuditValue] = ["key_id": .string(keyID.rawValue), "team_id": .string(teamID.rawValue),

@@ -11,7 +11,7 @@ import Locking
 /// (`forcedRefreshSeconds`): anyone can send a token naming a made-up `kid`, and each must not cost a request to
 /// Apple. Within the minute the keys last fetched are used (the unknown `kid` is refused without a fetch), or, when
 /// that refresh failed, the same failure is answered again (Apple retries a notification that is not judged).
-public final class AppleKeySource: @unchecked Sendable {
+public final class AppleKeySource: Sendable {
     /// The longest Gatehouse keeps fetched keys, whatever `max-age` says.
     public static let maxCacheSeconds: Int64 = 86_400
 

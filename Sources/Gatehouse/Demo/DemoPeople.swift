@@ -1,6 +1,6 @@
 /// The numbers and addresses that make each demo person unique, as functions of the person's place alone (never of
 /// the random stream), so that two people can be told apart by construction rather than by luck: a random Hide My
-/// Email address of ten characters met an earlier one after 5,683,810 people (`demo seed --users 10000000` stopped
+/// Email address of ten characters meets an earlier one after 5,683,810 people (`demo seed --users 10000000` would stop
 /// at 5,908,000 users with "UNIQUE constraint failed: user.email").
 ///
 /// A person's number is `number(block:position:)`: its position in the store (the users it held before the seed,

@@ -3,7 +3,7 @@ import Storage
 /// How one engine loads the demo seed's batches (`StoreEngine.demoSeedLoad`): what it tunes on the connection for a
 /// bulk load, and the transactions the batches go in. Made when the seed starts, ended once when it stops, however it
 /// stops. `BatchSeedLoad` is the seam's own way, which an engine without a faster one hands out.
-protocol DemoSeedLoad: AnyObject {
+package protocol DemoSeedLoad: AnyObject {
     /// Whether the seed's batches carry each user's name search key (`SeedBatch.nameKeys`), which `load` writes with
     /// the users instead of building the index afterwards.
     var buildsNameKeys: Bool { get }
@@ -20,11 +20,11 @@ protocol DemoSeedLoad: AnyObject {
 }
 
 /// The demo seed through the seam alone: batch by batch, each in a write transaction of its own, nothing tuned.
-final class BatchSeedLoad: DemoSeedLoad {
-    init() {}
-    var buildsNameKeys: Bool { false }
-    var isOneTransaction: Bool { false }
-    func load(_ inserter: SeedInserter, batches: () throws -> Void) throws { try batches() }
-    func beforeIndexing() throws {}
-    func end() {}
+package final class BatchSeedLoad: DemoSeedLoad {
+    package init() {}
+    package var buildsNameKeys: Bool { false }
+    package var isOneTransaction: Bool { false }
+    package func load(_ inserter: SeedInserter, batches: () throws -> Void) throws { try batches() }
+    package func beforeIndexing() throws {}
+    package func end() {}
 }

@@ -87,12 +87,7 @@ public struct DemoSeeder: Sendable {
 
     /// Throws, naming the way round, when `store` cannot take the seed: call it before changing anything else.
     public static func checkCanSeed(_ store: Store) throws {
-        let db = store.db
-        guard db.readsOwnWrites else {
-            throw GatehouseError("the demo seed reads back the sync ids each batch is given, which \(db.engine.displayName) cannot answer inside a write; nothing was written",
-                                 fix: "seed a SQLite file (\(command: .demoSeed, .option(.store, "demo.sqlite"))) and import it: sqlite3 demo.sqlite .dump > demo.sql, then wrangler d1 execute DATABASE --remote --file demo.sql",
-                                 code: .invalid)
-        }
+        try store.engine.checkCanSeedDemo(store)
     }
 
     /// Seeds `count` users (a split identity counts as two). One thread builds rows while this one inserts
@@ -289,8 +284,8 @@ public struct DemoSeeder: Sendable {
     }
 
     /// Person `number`'s Hide My Email address (`DemoPeople.relayAddress(of:)`): one person's alone, never a random
-    /// draw that may meet another's. It still takes the draw a random address took, so every other value of the
-    /// seed stays as it was.
+    /// draw that may meet another's. It still takes one draw from the stream, as a random address would, so every
+    /// other value of the seed keeps its place in the stream.
     static func relayAddress(_ number: Int, _ random: inout DemoRandom) -> String {
         _ = random.next()
         return DemoPeople.relayAddress(of: number)

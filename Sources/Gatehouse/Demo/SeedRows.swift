@@ -64,7 +64,7 @@ struct SeedLayout: Sendable {
 
 /// One engine's fastest way to append whole rows to one table, made by its `StoreEngine.bulkAppender` (SQLite:
 /// prepared multi-row `INSERT`s; Postgres: `COPY … FROM STDIN`).
-protocol BulkAppender {
+package protocol BulkAppender {
     /// Appends `values`, whole rows of the table's columns in order.
     func append(_ values: [SQLValue]) throws
 }
@@ -73,14 +73,14 @@ protocol BulkAppender {
 /// the seam's multi-row `INSERT … VALUES (…), (…), …` statements when the engine has none: one statement run writes
 /// `chunk` rows with the table's and its indexes' cursors opened once, where a statement per row opens and positions
 /// them again for every row; the rest of a batch goes through a one-row statement.
-final class BulkInsert {
+package final class BulkInsert {
     private let appender: (any BulkAppender)?
     private let db: SQLDatabase
     private let many: String, one: String
     private let width: Int, chunk: Int
 
     init(_ db: SQLDatabase, engine: any StoreEngine, table: String, columns: [String], chunk: Int = 64) throws {
-        let prefix = "INSERT INTO \(SQLDialect.quote(table)) (\(columns.map(SQLDialect.quote).joined(separator: ", ")))"
+        let prefix = "INSERT INTO \(SQL.quote(table)) (\(columns.map(SQL.quote).joined(separator: ", ")))"
         let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
         many = prefix + " VALUES " + Array(repeating: row, count: chunk).joined(separator: ", ")
         one = prefix + " VALUES " + row
@@ -98,7 +98,7 @@ final class BulkInsert {
     }
 
     /// Runs `execute` on whole chunks of `chunk` rows (`many`), then on the rest one row at a time.
-    static func inChunks(_ values: [SQLValue], width: Int, chunk: Int, _ execute: (_ many: Bool, ArraySlice<SQLValue>) throws -> Void) throws {
+    package static func inChunks(_ values: [SQLValue], width: Int, chunk: Int, _ execute: (_ many: Bool, ArraySlice<SQLValue>) throws -> Void) throws {
         var start = 0
         while values.count - start >= chunk * width {
             try execute(true, values[start..<start + chunk * width])
@@ -112,7 +112,7 @@ final class BulkInsert {
 }
 
 /// Writes batches of seed rows, parents before children, resolving sync owners to their rowids.
-final class SeedInserter {
+package final class SeedInserter {
     private let db: SQLDatabase
     private let users: BulkInsert, accounts: BulkInsert, sessions: BulkInsert
     private let verifications: BulkInsert?
@@ -135,7 +135,7 @@ final class SeedInserter {
 
     /// Writes a batch's name keys into the name search index, when the engine's load writes the index with the users
     /// (`DemoSeedLoad.load` sets it); nil leaves them out.
-    var nameKeys: (([SQLValue]) throws -> Void)?
+    package var nameKeys: (([SQLValue]) throws -> Void)?
 
     /// Inserts one batch; call inside a write transaction.
     func insert(_ batch: SeedBatch) throws {
@@ -279,7 +279,7 @@ final class SeedRowBuilder {
         var row = [SQLValue](repeating: .null, count: columns.width)
         func set(_ field: AuthSchema.Field, _ value: SQLValue) { if let slot = columns.slot(field) { row[slot] = value } }
         // The first six characters count, as `sequentialID`'s do, so no two of a seed's verifications share an id; the
-        // rest is the random id's own draw, so every other value of the seed stays as it was.
+        // rest is the random id's own draw, so every other value of the seed keeps its place in the stream.
         verificationSequence += 1
         set(.id, .text(DemoRandom.counter(verificationSequence) + random.alphanumeric(32).dropFirst(6)))
         set(.identifier, .text(identifier + ":" + random.alphanumeric(12)))

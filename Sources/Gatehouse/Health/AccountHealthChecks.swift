@@ -8,9 +8,8 @@ import Storage
 /// Unprovisioned users are counted in full, but only recent ones warn: a signup of the last `recentWindow`
 /// without a sync row means provisioning is broken now; older ones are a known backlog for `accounts check`.
 ///
-/// Both counts come from one walk of the sorted user ids, account user ids and sync subs
-/// (`IntegrityMergeScan`, as `accounts check` does) on SQLite, and from per-range anti-joins on Postgres
-/// (`rangeWindow`); elsewhere they are whole SQL anti-joins. The walk stops when the run's budget (`--sweep-budget`)
+/// Both counts come from the engine's walk of the user ids a window at a time (`AccountSweep`), where it has one;
+/// elsewhere they are whole SQL anti-joins. The walk stops when the run's budget (`--sweep-budget`)
 /// is spent, and the next recorded run goes on from there (`sweep`): at ten million users one run walks about a
 /// million, and the counts are the last full cycle's, or worse ones this cycle has found so far. `--deep` walks
 /// everything at once.
@@ -41,22 +40,14 @@ public struct AccountHealthChecks: HealthCheckProvider {
     /// The walk within `budget`, resumed where the latest recorded run stopped (its `carry`): on a store too large to
     /// walk within the budget (10M users: about 4 s warm, far more cold), recorded runs share one cycle, each walking
     /// a window of user ids. Without a budget (`--deep`), the whole walk from the first user. Nil where no window can
-    /// run (D1; a column not in byte order on SQLite; no account `userId` index on Postgres): the caller then counts
+    /// run (the engine has no `AccountSweep`, or it cannot run on this store): the caller then counts
     /// with whole anti-joins.
     func sweep(_ store: Store, since: SQLValue, budget: Seconds?) throws -> [HealthCheck]? {
         let previous = budget == nil ? [:] : (try? Self.previousCarry(store.db)) ?? [:]
         let start = previous["next"]
         let deadline = budget.map { DispatchTime.now().uptimeNanoseconds + UInt64(max($0.value, 0)) * 1_000_000_000 } ?? .max
         let shouldStop = { DispatchTime.now().uptimeNanoseconds >= deadline }
-        let window: Window
-        switch store.db.engine {
-        case .sqlite:
-            guard let walked = try orderedWindow(store, from: start, since: since, shouldStop: shouldStop) else { return nil }
-            window = walked
-        case .postgres:
-            guard let counted = try rangeWindow(store, from: start, since: since, shouldStop: shouldStop) else { return nil }
-            window = counted
-        default:
+        guard let window = try store.engine.accountSweep?.window(store, from: start, since: since, stride: Self.stride, shouldStop: shouldStop) else {
             return nil
         }
         let recent = window.recent
@@ -90,80 +81,6 @@ public struct AccountHealthChecks: HealthCheckProvider {
         return report(shown, carry: carry, partial: true, note: "walked \(walked) users so far in \(runs) run(s) of this cycle; recorded runs go on\(lastFull)")
     }
 
-    /// What one run's window of the walk found, and the user id the next window starts at (nil: the walk ended).
-    struct Window {
-        var dangling: Int
-        var unprovisioned: Int
-        var recent: Int64
-        var users: Int
-        var next: String?
-    }
-
-    /// SQLite: one ordered walk of the user ids, account user ids and sync subs (`IntegrityMergeScan`), two statements
-    /// stepped in turn on one connection (`IndexOrderCursor`); nil where a column is not in byte order.
-    func orderedWindow(_ store: Store, from start: String?, since: SQLValue, shouldStop: () -> Bool) throws -> Window? {
-        let user = store.schema.user
-        let createdSince = "SELECT \(user.col(.createdAt)) >= ? FROM \(user.sql) WHERE \(user.col(.id)) = ?"
-        var recent: Int64 = 0
-        do {
-            let walked = try store.db.read {
-                try IntegrityMergeScan(db: store.db, schema: store.schema, sampleLimit: 0)
-                    .accountLinksWindow(from: start, stride: Self.stride, shouldStop: shouldStop) { id in
-                        if try store.db.scalar(createdSince, [since, id]).int64 == 1 { recent += 1 }
-                    }
-            }
-            return Window(dangling: walked.dangling, unprovisioned: walked.unprovisioned, recent: recent, users: walked.users, next: walked.next)
-        } catch is IndexOrderUnavailable {
-            return nil
-        }
-    }
-
-    /// Users per statement of the range walk (Postgres), unless a test asks for smaller windows.
-    static let rangeStride: Int = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_HEALTH_WALK_STRIDE"] == nil ? 16_384 : stride
-
-    /// Postgres: the user ids a range at a time in the user table's key order, each range's anti-joins answered by the
-    /// server from the indexes (the sync `sub` key, the account `userId` index, the user key): a statement finds where
-    /// the range ends `rangeStride` users on, one counts it, until `shouldStop` says so. Ranges are half-open
-    /// [start, next): an account row is counted in the range its user id falls in (NULL ones in the first), as in the
-    /// ordered walk. Nil without an index on the account's `userId` (each range would scan every account): the caller
-    /// then counts with whole anti-joins.
-    func rangeWindow(_ store: Store, from start: String?, since: SQLValue, shouldStop: () -> Bool) throws -> Window? {
-        let s = store.schema, user = s.user, account = s.account
-        let userID = user.col(.id), accountUser = account.col(.userId)
-        guard AccountIndexes.leadingIndex(try store.db.indexes(of: account.name), column: account.column(.userId), byteOrdered: false) != nil else { return nil }
-        return try store.db.read {
-            var window = Window(dangling: 0, unprovisioned: 0, recent: 0, users: 0, next: start)
-            repeat {
-                let low = window.next
-                let from = low == nil ? "" : "\(userID) >= ?"
-                let high = try store.db.scalar(
-                    "SELECT \(userID) FROM \(user.sql)\(low == nil ? "" : " WHERE " + from) ORDER BY \(userID) OFFSET ? LIMIT 1",
-                    (low.map { [SQLValue.text($0)] } ?? [] as [SQLValue]) + [SQLValue.integer(Int64(Self.rangeStride))]).string
-                // The half-open range [low, high) on a column, with its bindings.
-                func range(_ column: String) -> (sql: String, binds: [SQLBindable]) {
-                    let parts = [low.map { _ in "\(column) >= ?" }, high.map { _ in "\(column) < ?" }].compactMap { $0 }
-                    return (parts.isEmpty ? "TRUE" : parts.joined(separator: " AND "), [low, high].compactMap { $0.map(SQLValue.text) })
-                }
-                let users = range("u.\(userID)"), accounts = range("a.\(accountUser)")
-                // One pass over the range's users, one over its accounts.
-                let row = try store.db.row("""
-                    SELECT count(*) AS walked, count(*) FILTER (WHERE lonely) AS unprovisioned,
-                           count(*) FILTER (WHERE lonely AND recent) AS recent,
-                           (SELECT count(*) FROM \(account.sql) a WHERE (\(accounts.sql)\(low == nil ? " OR a.\(accountUser) IS NULL" : ""))
-                              AND NOT EXISTS (SELECT 1 FROM \(user.sql) u WHERE u.\(userID) = a.\(accountUser))) AS dangling
-                    FROM (SELECT NOT EXISTS (SELECT 1 FROM users s WHERE s.sub = '\(SyncSub.prefix)' || u.\(userID)) AS lonely,
-                                 u.\(user.col(.createdAt)) >= ? AS recent
-                          FROM \(user.sql) u WHERE \(users.sql)) r
-                    """, accounts.binds + [since] + users.binds)
-                window.users += Int(row?["walked"].int64 ?? 0)
-                window.unprovisioned += Int(row?["unprovisioned"].int64 ?? 0)
-                window.recent += row?["recent"].int64 ?? 0
-                window.dangling += Int(row?["dangling"].int64 ?? 0)
-                window.next = high
-            } while window.next != nil && !shouldStop()
-            return window
-        }
-    }
 
     /// The `carry` of the latest recorded run's `accounts.dangling` check.
     static func previousCarry(_ db: SQLDatabase) throws -> [String: String] {
@@ -210,5 +127,32 @@ public struct AccountHealthChecks: HealthCheckProvider {
             WHERE NOT EXISTS (SELECT 1 FROM users s WHERE s.sub = 'better_auth|' || u.\(s.user.col(.id)))
             """, [since])
         return Counts(dangling: dangling, unprovisioned: row?["total"].int64 ?? 0, recentUnprovisioned: row?["recent"].int64 ?? 0)
+    }
+}
+
+/// How an engine walks the user ids a window at a time for `health`'s account checks (`AccountHealthChecks`), within
+/// the run's time budget: each window counts the account rows whose user is missing and the users without a sync row
+/// among the users it walked.
+package protocol AccountSweep {
+    /// Walks from `start` (nil: the first user) until `shouldStop` says so (looked at every `stride` users at most)
+    /// or the users end; nil where the walk cannot run on this store (the caller then counts with whole anti-joins).
+    /// `since`: a user created at or after it and without a sync row counts as recent.
+    func window(_ store: Store, from start: String?, since: SQLValue, stride: Int, shouldStop: () -> Bool) throws -> AccountSweepWindow?
+}
+
+/// What one run's window of the walk found, and the user id the next window starts at (nil: the walk ended).
+package struct AccountSweepWindow {
+    package var dangling: Int
+    package var unprovisioned: Int
+    package var recent: Int64
+    package var users: Int
+    package var next: String?
+
+    package init(dangling: Int, unprovisioned: Int, recent: Int64, users: Int, next: String?) {
+        self.dangling = dangling
+        self.unprovisioned = unprovisioned
+        self.recent = recent
+        self.users = users
+        self.next = next
     }
 }

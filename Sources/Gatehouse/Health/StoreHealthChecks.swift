@@ -6,6 +6,9 @@ import Storage
 /// The consistency check is the one whole-store scan of a run: it runs on a second connection (the other
 /// core) while the other providers' checks run on the store's own connection.
 public struct StoreHealthChecks: HealthCheckProvider {
+    /// The metric an engine's consistency check records each unit it checked under (when, as a Unix time), so that the
+    /// next run goes on from the unit checked longest ago.
+    package static let consistencyCheckedMetric = "gatehouse_store_integrity_checked_timestamp_seconds"
     public let group = "store"
     public init() {}
 

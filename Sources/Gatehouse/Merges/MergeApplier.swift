@@ -127,9 +127,8 @@ public struct MergeApplier {
             } else {
                 try writer.apply(steps, at: now)
             }
-            // The rows as the updates left them: read back where a write sees its own rows, else as the plan makes
-            // them (D1 sends the writes when this closure returns).
-            let after = db.readsOwnWrites ? try writer.after(steps) : steps.map { $0.after(at: now) }
+            // The rows as the updates left them: read back where a write sees its own rows, else as the plan makes them.
+            let after = try db.rowsAfterWrite(readBack: { try writer.after(steps) }, asWritten: { steps.map { $0.after(at: now) } })
             let summary = MergeRecords.Summary(steps: steps)
             // The id is chosen here, not given back by the insert: one writer at a time takes the next (the write's
             // lock, or on D1 the guard on this read).
@@ -154,9 +153,11 @@ public struct MergeApplier {
     }
 }
 
-extension ReadAhead {
-    /// What `MergeApplier.apply` reads first: the plan, then Gatehouse's own rows (`MergeApplier.ownReads`).
-    public static func mergeApply(planID: String) -> ReadAhead {
-        planID.count <= 100 ? ReadAhead([MergeApplier.planStatement(planID)] + MergeApplier.ownReads(planID)) : .nothing
+extension MergeApplier {
+    /// Opens the store at `path` to apply plan `planID`. Its first reads go with the opening's own where the engine
+    /// pays a request per question: the plan, then Gatehouse's own rows (`ownReads`).
+    public static func open(path: String, configurationPath: String? = nil, planID: String) throws -> MergeApplier {
+        let reads = planID.count <= 100 ? [planStatement(planID)] + ownReads(planID) : []
+        return MergeApplier(store: try Store.open(path: path, configurationPath: configurationPath, startingWith: reads))
     }
 }

@@ -13,7 +13,7 @@ public struct MergeCount: Sendable, Equatable, Codable {
     public let column: String
     public let value: MergeValue
     /// The other columns of a composite key, in key order; absent (not stored) for a key of one column, so a plan
-    /// stored before composite keys were followed reads as it did.
+    /// stored without it reads as a key of one column.
     public let alsoMatching: [Match]?
     public let before: Int
     public let after: Int

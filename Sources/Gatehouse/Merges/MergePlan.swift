@@ -30,9 +30,9 @@ public struct MergePlan: Sendable, Codable {
     public let counts: [MergeCount]
     /// Every foreign key the merge follows (`workspaces.owner_id → users.id`).
     public let references: [String]
-    /// What the plan's reads answered, on an engine that cannot lock them for the apply (D1): the apply offers them
-    /// back (`SQLDatabase.offer`) and checks them in its write's one request instead of reading them again. Absent
-    /// elsewhere, in plans stored before it existed, and when it would not fit `maxReadRecordBytes`.
+    /// The engine's record of what the plan's reads answered, opaque here (`ReadRecord`), where the engine keeps one
+    /// (`SQLDatabase.recordingReads`): the apply offers it back (`SQLDatabase.offer`) so the engine may check the rows
+    /// instead of reading them again. Absent elsewhere and when it would not fit `maxReadRecordBytes`.
     public var reads: ReadRecord? = nil
     /// How many plans of the same rows and decisions were applied and undone before this one (absent for none):
     /// part of the id, so that planning again after an undo gives a new plan rather than the spent one.

@@ -287,7 +287,7 @@ public struct MergePlanner {
                     "\(rows.count) row(s) of \(reference.table) point at a value this merge changes (\(change)) through the key \(reference), "
                         + "which the store checks at each statement (it is not DEFERRABLE), so they cannot follow it; nothing was planned",
                     fix: "\(otherwise), declare the key DEFERRABLE "
-                        + "(ALTER TABLE \(SQLDialect.quote(reference.table)) ALTER CONSTRAINT … DEFERRABLE), or move those rows by hand")
+                        + "(ALTER TABLE \(SQL.quote(reference.table)) ALTER CONSTRAINT … DEFERRABLE), or move those rows by hand")
             }
             for row in rows {
                 let set = reference.pointing(at: parent)

@@ -42,7 +42,7 @@ public struct MergeRowKey: Sendable, Equatable, Codable, CustomStringConvertible
 
     /// `"id" = ? AND ...`, for the values in order.
     var whereClause: String {
-        columns.map { ($0 == "rowid" ? "rowid" : SQLDialect.quote($0)) + " = ?" }.joined(separator: " AND ")
+        columns.map { ($0 == "rowid" ? "rowid" : SQL.quote($0)) + " = ?" }.joined(separator: " AND ")
     }
 
     /// `id=abc`, for messages. Key values are ids, never secrets.

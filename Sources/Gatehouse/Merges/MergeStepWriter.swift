@@ -55,7 +55,7 @@ struct MergeStepWriter {
     private mutating func deletion(_ group: ArraySlice<MergeStep>) throws -> SQLStatement {
         let first = group[group.startIndex]
         let shape = try shape(first.table)
-        let column = first.key.columns[0] == "rowid" ? "rowid" : SQLDialect.quote(first.key.columns[0])
+        let column = first.key.columns[0] == "rowid" ? "rowid" : SQL.quote(first.key.columns[0])
         let marks = Array(repeating: "?", count: group.count).joined(separator: ", ")
         let table = first.table, count = group.count
         return SQLStatement("DELETE FROM \(shape.sql) WHERE \(column) IN (\(marks))", group.map { $0.key.values[0].sql },
@@ -72,7 +72,7 @@ struct MergeStepWriter {
             return SQLStatement("DELETE FROM \(shape.sql) WHERE \(step.key.whereClause)", step.key.values.map(\.sql), expecting: Self.oneChange(step))
         case .update:
             let values = step.assignments(at: time).sorted { $0.key < $1.key }
-            let assignments = values.map { "\(SQLDialect.quote($0.key)) = ?" }.joined(separator: ", ")
+            let assignments = values.map { "\(SQL.quote($0.key)) = ?" }.joined(separator: ", ")
             return SQLStatement("UPDATE \(shape.sql) SET \(assignments) WHERE \(step.key.whereClause)", values.map(\.value.sql) + step.key.values.map(\.sql),
                                 expecting: Self.oneChange(step))
         }
@@ -125,7 +125,7 @@ struct MergeStepWriter {
         switch step.operation {
         case .update:
             let columns = step.changedColumns
-            let assignments = columns.map { "\(SQLDialect.quote($0)) = ?" }.joined(separator: ", ")
+            let assignments = columns.map { "\(SQL.quote($0)) = ?" }.joined(separator: ", ")
             // After the undo the key may differ (a key column was changed): name the row by its merged key.
             let mergedKey = shape.key(of: step.before.with(step.set))
             try db.execute("UPDATE \(shape.sql) SET \(assignments) WHERE \(mergedKey.whereClause)",
@@ -137,7 +137,7 @@ struct MergeStepWriter {
                 columns.insert("rowid", at: 0)
                 values.insert(.integer(rowid), at: 0)
             }
-            let names = columns.map { $0 == "rowid" ? "rowid" : SQLDialect.quote($0) }.joined(separator: ", ")
+            let names = columns.map { $0 == "rowid" ? "rowid" : SQL.quote($0) }.joined(separator: ", ")
             let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
             try db.execute("INSERT INTO \(shape.sql) (\(names))\(db.dialect.insertAsItWas) VALUES (\(marks))", values)
         }

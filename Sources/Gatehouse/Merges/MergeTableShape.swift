@@ -32,27 +32,24 @@ public struct MergeTableShape: Sendable, Equatable {
     private static func shape(_ db: SQLDatabase, table: String, columns info: [ColumnInfo]) throws -> MergeTableShape {
         guard !info.isEmpty else { throw GatehouseError.notFound("table \"\(table)\" does not exist") }
         let keys = info.filter { $0.primaryKeyPosition > 0 }.sorted { $0.primaryKeyPosition < $1.primaryKeyPosition }
-        guard db.dialect.hasRowid else {
-            // Only a rowid names a row for good (`SQLDialect.hasRowid`); elsewhere a merge names rows by primary key.
+        guard try db.rowidNamesRows(of: table) else {
+            // Without a lasting rowid a merge names rows by primary key.
             guard !keys.isEmpty else {
-                throw GatehouseError("table \"\(table)\" has no primary key, so a merge cannot name its rows on \(db.engine.displayName); nothing was changed",
+                throw GatehouseError("table \"\(table)\" has no primary key, so a merge cannot name its rows on \(db.dialect.name); nothing was changed",
                                      fix: "give the table a primary key, or merge these two users by hand")
             }
             return MergeTableShape(name: table, columns: info.map(\.name), keyColumns: keys.map(\.name), hasRowid: false, rowidIsKey: false)
         }
-        let ddl = try db.scalar("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [table]).string ?? ""
-        let withoutRowid = ddl.uppercased().replacingOccurrences(of: "\\s+", with: " ", options: .regularExpression).contains("WITHOUT ROWID")
-        let integerKey = !withoutRowid && keys.count == 1 && keys[0].declaredType.uppercased() == "INTEGER"
-        return MergeTableShape(name: table, columns: info.map(\.name), keyColumns: keys.map(\.name),
-                               hasRowid: !withoutRowid, rowidIsKey: integerKey)
+        let integerKey = keys.count == 1 && keys[0].declaredType.uppercased() == "INTEGER"
+        return MergeTableShape(name: table, columns: info.map(\.name), keyColumns: keys.map(\.name), hasRowid: true, rowidIsKey: integerKey)
     }
 
     /// The quoted table name.
-    var sql: String { SQLDialect.quote(name) }
+    var sql: String { SQL.quote(name) }
 
     /// `rowid, "a", "b"`: what every read selects, so an image holds the whole row.
     var selectList: String {
-        (hasRowid ? "rowid, " : "") + columns.map(SQLDialect.quote).joined(separator: ", ")
+        (hasRowid ? "rowid, " : "") + columns.map(SQL.quote).joined(separator: ", ")
     }
 
     /// The row's image from a result selected with `selectList`.
@@ -73,7 +70,7 @@ public struct MergeTableShape: Sendable, Equatable {
     /// The statement of `rows(_:locking:where:is:)` for rows whose `columns` all hold given values: one placeholder
     /// per column, in order.
     func rowsSQL(_ db: SQLDatabase, locking: Bool, where columns: [String]) -> String {
-        let condition = columns.map { "\(SQLDialect.quote($0)) = ?" }.joined(separator: " AND ")
+        let condition = columns.map { "\(SQL.quote($0)) = ?" }.joined(separator: " AND ")
         return "SELECT \(selectList) FROM \(sql) WHERE \(condition) ORDER BY \(orderList)\(locking ? db.dialect.lockingRead : "")"
     }
 
@@ -88,5 +85,5 @@ public struct MergeTableShape: Sendable, Equatable {
         try db.row("SELECT \(selectList) FROM \(sql) WHERE \(key.whereClause)", key.values.map(\.sql)).map(image)
     }
 
-    var orderList: String { keyColumns.isEmpty ? "rowid" : keyColumns.map(SQLDialect.quote).joined(separator: ", ") }
+    var orderList: String { keyColumns.isEmpty ? "rowid" : keyColumns.map(SQL.quote).joined(separator: ", ") }
 }

@@ -19,8 +19,8 @@ public struct MergeUndoData: Sendable, Codable {
     public let steps: [Entry]
 }
 
-/// The undo record's JSON, encoded before the merge's transaction begins: encoding it inside took most of the time
-/// the transaction held the store's write lock (about 30 of 50 ms for 232 rows; the target is < 50 ms for a merge of
+/// The undo record's JSON, encoded before the merge's transaction begins: encoding it inside takes most of the time
+/// the transaction holds the store's write lock (about 30 of 50 ms for 232 rows; the target is < 50 ms for a merge of
 /// 10 accounts, 200 sessions and 20 workspaces, `ops/bench` "merge apply").
 ///
 /// Each entry is encoded beforehand with the row its update is expected to leave (`MergeStep.after(at:)`). Inside the
@@ -28,7 +28,7 @@ public struct MergeUndoData: Sendable, Codable {
 /// differs (on SQLite none, unless a trigger of the app's own wrote to it; on Postgres the updates, whose date
 /// columns read back in the server's spelling). The record is assembled from the encoder's own fragments
 /// (`MergeJSON.Fragment`), never by cutting encoded text, and is byte for byte the encoder's for the whole record
-/// (`MergeTests`), so records stored by earlier versions and by this one read and undo alike.
+/// (`MergeTests`), so a stored record reads and undoes alike whether it was spliced or assembled.
 struct MergeUndoJSON {
     private let expected: [MergeRowImage?]
     private let steps: [MergeStep]

@@ -10,7 +10,7 @@ import Foundation
 /// api/routes/callback.ts:299 `callbackOAuth`; the callback has no other way to learn the value, and the state that
 /// marks a callback as a link is opaque to the runtime). Applying it to every callback is safe in Better Auth 1.7.1:
 /// `allowDifferentEmails` is read in those two places only, never by sign-in or implicit linking. A runtime that
-/// applied it to `POST /link-social` alone (this export's advice before `appliesTo`) leaves web users who link by
+/// applies it to `POST /link-social` alone leaves web users who link by
 /// redirect under the `autoLink` value: `?error=email_does_not_match` while it is false.
 /// `version` lets the runtime skip rebuilding an unchanged policy; `validUntil` is the next automatic
 /// revert, after which a cached copy must be read again.

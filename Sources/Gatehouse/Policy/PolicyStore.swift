@@ -406,9 +406,12 @@ struct PolicyState: Sendable {
     }
 }
 
-extension ReadAhead {
-    /// What `PolicyStore.snapshot` reads first.
-    public static var policy: ReadAhead { ReadAhead(PolicyState.statements) }
-    /// What `PolicyStore.set` reads first (the policy and the audit chain's head, `PolicyState.loadWithAuditHead`).
-    public static var policyChange: ReadAhead { ReadAhead(PolicyState.statements + [AuditLog.headStatement]) }
+extension PolicyStore {
+    /// Opens the store at `path` for this service. Its first reads go with the opening's own where the engine pays a
+    /// request per question: the policy (what `snapshot` reads), and with `toChange` the audit chain's head too (what
+    /// `set` reads, `PolicyState.loadWithAuditHead`).
+    public static func open(path: String, configurationPath: String? = nil, toChange: Bool = false) throws -> PolicyStore {
+        PolicyStore(store: try Store.open(path: path, configurationPath: configurationPath,
+                                          startingWith: PolicyState.statements + (toChange ? [AuditLog.headStatement] : [])))
+    }
 }

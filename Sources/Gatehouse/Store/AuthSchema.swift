@@ -35,7 +35,7 @@ public struct AuthSchema: Sendable {
         public var declaredTypes: [Field: String] = [:]
 
         /// The table name, quoted for SQL.
-        public var sql: String { SQLDialect.quote(name) }
+        public var sql: String { SQL.quote(name) }
 
         /// Whether the field exists here.
         public func has(_ field: Field) -> Bool { columns[field] != nil }
@@ -43,7 +43,7 @@ public struct AuthSchema: Sendable {
         /// The quoted column for a field. Required fields are checked when the schema is read; an optional
         /// field that is absent yields `NULL` so that SELECT lists stay valid.
         public func col(_ field: Field) -> String {
-            columns[field].map(SQLDialect.quote) ?? "NULL"
+            columns[field].map(SQL.quote) ?? "NULL"
         }
 
         /// The column's name here, unquoted (the logical name when the column is absent).
@@ -225,8 +225,8 @@ public struct AuthSchema: Sendable {
     /// The one statement that reads `sampleValues`.
     static func sampleStatement(table: String, columns: [String]) -> SQLStatement {
         let samples = columns.map { column in
-            let quoted = SQLDialect.quote(column)
-            return "(SELECT \(quoted) FROM (SELECT \(quoted) FROM \(SQLDialect.quote(table)) LIMIT 1000) AS sample WHERE \(quoted) IS NOT NULL LIMIT 1)"
+            let quoted = SQL.quote(column)
+            return "(SELECT \(quoted) FROM (SELECT \(quoted) FROM \(SQL.quote(table)) LIMIT 1000) AS sample WHERE \(quoted) IS NOT NULL LIMIT 1)"
         }
         return SQLStatement("SELECT " + samples.joined(separator: ", "))
     }

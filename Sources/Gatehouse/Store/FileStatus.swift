@@ -13,14 +13,14 @@ import Darwin
 /// Opening the store asks this of a few paths at every start. Foundation's `FileManager.attributesOfItem`
 /// also resolves the owner's and group's names (reading /etc/passwd and /etc/group through NSS) and
 /// builds a dictionary of them; a `stat` is all these checks need.
-struct FileStatus {
+package struct FileStatus {
     /// Whether the path is a directory (symbolic links followed).
-    let isDirectory: Bool
+    package let isDirectory: Bool
     /// The size in bytes.
-    let size: Int64
+    package let size: Int64
 
     /// The status of `path`, or nil when it does not exist (or cannot be looked at).
-    init?(_ path: String) {
+    package init?(_ path: String) {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
@@ -31,13 +31,13 @@ struct FileStatus {
     static func exists(_ path: String) -> Bool { FileStatus(path) != nil }
 
     /// Whether `path` lies on a filesystem mounted read-only.
-    static func isOnReadOnlyFilesystem(_ path: String) -> Bool {
+    package static func isOnReadOnlyFilesystem(_ path: String) -> Bool {
         var info = statvfs()
         return statvfs(path, &info) == 0 && info.f_flag & UInt(ST_RDONLY) != 0
     }
 
     /// Whether this process may read `path`.
-    static func isReadable(_ path: String) -> Bool { access(path, R_OK) == 0 }
+    package static func isReadable(_ path: String) -> Bool { access(path, R_OK) == 0 }
 
     /// The folder holding `path`, made absolute against the current directory: `/srv/gh/auth.sqlite` → `/srv/gh`.
     static func directory(of path: String) -> String {

@@ -15,13 +15,12 @@ public struct MasterKey: Sendable {
     /// `GATEHOUSE_KEY_DIR`, else `$XDG_CONFIG_HOME/gatehouse`, else `~/.config/gatehouse`, on the machine that runs
     /// Gatehouse — the key never goes to the database server.
     public static func defaultPath(forStore storePath: String) -> String {
-        guard StoreLocation.namesServer(storePath), let location = try? StoreLocation(storePath) else { return storePath + ".key" }
-        return location.storeEngine.masterKeyPath
+        (try? StoreLocation(storePath))?.engine.masterKeyPath ?? storePath + ".key"
     }
 
     /// The folder on the operator's machine that holds the key files of stores on a server (Postgres, D1):
     /// `GATEHOUSE_KEY_DIR`, else `$XDG_CONFIG_HOME/gatehouse`, else `~/.config/gatehouse`.
-    static func operatorKeyFolder(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    package static func operatorKeyFolder(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         environment["GATEHOUSE_KEY_DIR"].flatMap { $0.isEmpty ? nil : $0 }
             ?? environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 + "/gatehouse" }
             ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config/gatehouse"
@@ -38,8 +37,8 @@ public struct MasterKey: Sendable {
         }
         let path = defaultPath(forStore: storePath)
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
-            // A Postgres store is named by its redacted URI here, which is no --store value to copy: `init` on the same
-            // store, however it is given (GATEHOUSE_STORE, --store-file), creates the key file.
+            // A store on a server is named by its redacted URI here, which is no --store value to copy: `init` on the
+            // same store, however it is given (GATEHOUSE_STORE, --store-file), creates the key file.
             let initCommand = StoreLocation.namesServer(storePath) ? "\(command: .`init`) on this store" : "\(command: .`init`, .option(.store, storePath))"
             throw GatehouseError.notFound("the master key file \(path) does not exist",
                                           fix: "run \(initCommand) (it creates the key file while the store holds no sealed keys), or set GATEHOUSE_MASTER_KEY")
@@ -100,8 +99,8 @@ public struct MasterKey: Sendable {
         if let value = environment["GATEHOUSE_MASTER_KEY"], !value.isEmpty { return nil }
         let path = defaultPath(forStore: storePath)
         if FileManager.default.fileExists(atPath: path) { return nil }
-        if (try? StoreLocation(storePath))?.storeEngine.createsPrivateKeyFolder ?? StoreLocation.namesServer(storePath) {
-            // The key folder of Postgres stores is the operator's own: made private when it is first needed.
+        if (try? StoreLocation(storePath))?.engine.createsPrivateKeyFolder ?? StoreLocation.namesServer(storePath) {
+            // The key folder of server stores is the operator's own: made private when it is first needed.
             try? FileManager.default.createDirectory(atPath: FileStatus.directory(of: path), withIntermediateDirectories: true,
                                                      attributes: [.posixPermissions: 0o700])
         }

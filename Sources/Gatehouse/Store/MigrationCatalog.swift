@@ -3,15 +3,12 @@ import Storage
 import JOSE
 import EmbeddedResources
 
-/// One engine's migrations, shipped in `migrations/sqlite/` or `migrations/postgres/`: files named `NNNN_name.sql`,
-/// numbered from 1 with no gap. Both folders hold the same ids and names for the same purposes.
+/// One engine's migrations, shipped in `migrations/<folder>/` (`SQLDialect.migrationsFolder`): files named
+/// `NNNN_name.sql`, numbered from 1 with no gap. Every folder holds the same ids and names for the same purposes.
 ///
 /// A migration may start with `-- gatehouse:unless-table NAME`: it is then recorded without running
 /// when that table already exists (Better Auth created it), so an existing database is never altered.
 public struct MigrationCatalog: Sendable {
-    /// The engine a set of migrations is written for; its raw value names its folder under `migrations/`.
-    public typealias Engine = SQLDialect.Engine
-
     /// The directory read.
     public let directory: String
     /// The migrations, in order.
@@ -32,7 +29,7 @@ public struct MigrationCatalog: Sendable {
 
     /// Whether a migration runs or is only recorded, on any engine: one whose `unless-table` exists (a Better Auth
     /// table under its `configuration` name) is recorded without running.
-    func shouldRun(configuration: StoreConfiguration) -> (Migration, SQLDatabase) throws -> Bool {
+    package func shouldRun(configuration: StoreConfiguration) -> (Migration, SQLDatabase) throws -> Bool {
         let unless = unlessTable
         return { migration, db in
             guard let table = unless[migration.id] else { return true }

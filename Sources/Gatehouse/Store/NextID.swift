@@ -8,7 +8,7 @@ import Storage
 enum NextID {
     /// The read, for a caller that reads it together with its other reads (`SQLDatabase.snapshot`).
     static func statement(in table: String) -> SQLStatement {
-        SQLStatement("SELECT coalesce(max(id), 0) + 1 FROM \(SQLDialect.quote(table))")
+        SQLStatement("SELECT coalesce(max(id), 0) + 1 FROM \(SQL.quote(table))")
     }
 
     /// The id `statement`'s rows give.

@@ -11,7 +11,7 @@ import Foundation
 /// 3. the copies compiled into the binary (`EmbeddedResources`), byte for byte the files it was built from: an
 ///    installed or copied binary needs nothing beside it.
 ///
-/// There is no `share/gatehouse` folder beside an installed binary any more: a stale one from an older install
+/// No `share/gatehouse` folder beside an installed binary is read: a stale one from an older install
 /// would otherwise win over the binary's own copies, and a migrations folder that does not match the binary is how
 /// a store gets a migration its code does not know.
 ///
@@ -28,21 +28,21 @@ public enum ResourceLocator {
         directory.hasPrefix(embeddedRoot + "/") ? String(directory.dropFirst(embeddedRoot.count + 1)) : nil
     }
 
-    /// The directory of one engine's migrations: `migrations/sqlite` or `migrations/postgres`.
-    /// `GATEHOUSE_MIGRATIONS` names the folder that holds both.
-    public static func migrationsDirectory(for engine: MigrationCatalog.Engine = .sqlite) throws -> String {
+    /// The directory of one engine's migrations, `migrations/<folder>` (`SQLDialect.migrationsFolder`: `sqlite`,
+    /// `postgres`). `GATEHOUSE_MIGRATIONS` names the folder that holds them all.
+    public static func migrationsDirectory(for folder: String) throws -> String {
         let root = try locate("migrations", environment: "GATEHOUSE_MIGRATIONS")
-        let directory = root + "/" + engine.migrationsFolder
+        let directory = root + "/" + folder
         if let folder = embeddedFolder(directory) {
             guard !EmbeddedResources.files(under: folder).isEmpty else {
-                throw GatehouseError("this binary carries no \(engine.rawValue) migrations",
-                                     fix: "point GATEHOUSE_MIGRATIONS at Gatehouse's migrations/, which holds sqlite/ and postgres/")
+                throw GatehouseError("this binary carries no \(folder) migrations",
+                                     fix: "point GATEHOUSE_MIGRATIONS at Gatehouse's migrations/, which holds a folder for each engine")
             }
             return directory
         }
         guard FileStatus(directory)?.isDirectory == true else {
-            throw GatehouseError.invalid("the migrations folder \(root) has no \(engine.rawValue)/ folder",
-                                         fix: "point GATEHOUSE_MIGRATIONS at Gatehouse's migrations/, which holds sqlite/ and postgres/")
+            throw GatehouseError.invalid("the migrations folder \(root) has no \(folder)/ folder",
+                                         fix: "point GATEHOUSE_MIGRATIONS at Gatehouse's migrations/, which holds a folder for each engine")
         }
         return directory
     }

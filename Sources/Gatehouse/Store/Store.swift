@@ -15,7 +15,7 @@ public final class Store {
     /// Where the store is, to open more connections to it.
     public let location: StoreLocation
     /// What this store's engine does its own way (`StoreEngine`), chosen by `location`.
-    let engine: any StoreEngine
+    package let engine: any StoreEngine
     /// The connection. A `Store` belongs to one thread at a time, like its connection.
     public let db: SQLDatabase
     /// Better Auth's tables as this database has them.
@@ -27,13 +27,21 @@ public final class Store {
     /// Tables whose presence was asked recently, with when (`existingTables(_:lifetime:fresh:)`).
     private var presence: (names: [String], present: Set<String>, asked: DispatchTime)?
 
-    init(location: StoreLocation, db: SQLDatabase, schema: AuthSchema, configuration: StoreConfiguration) {
+    package init(location: StoreLocation, db: SQLDatabase, schema: AuthSchema, configuration: StoreConfiguration) {
         self.location = location
-        self.engine = location.storeEngine
+        self.engine = location.engine
         self.path = location.description
         self.db = db
         self.schema = schema
         self.configuration = configuration
+    }
+
+    /// Runs `body` with `prelude` waiting for the first snapshot it reads (`SnapshotPrelude`): read from the same
+    /// snapshot, and on an engine a round trip away sent in the same trip.
+    public func carrying<T>(_ prelude: SnapshotPrelude, _ body: () throws -> T) rethrows -> T {
+        db.prelude = prelude
+        defer { db.prelude = nil }
+        return try body()
     }
 
     /// Which of `names` exist, asked of the database at most once per `lifetime` (a console answers many requests
@@ -49,24 +57,30 @@ public final class Store {
     }
 
     /// How long a command waits for another process's write lock (`GATEHOUSE_BUSY_TIMEOUT_MS`, default 15 s).
-    static var busyTimeout: Int32 { Int32(StoreTimeouts.command.busyMilliseconds) }
+    package static var busyTimeout: Int32 { Int32(StoreTimeouts.command.busyMilliseconds) }
 
     /// Opens an initialised, up-to-date store. Refuses a missing file, a non-database, a store whose
     /// migrations are pending or were edited, and a Better Auth schema lacking columns Gatehouse needs. Waits on the
     /// store end after `timeouts`.
-    /// `readAhead`: the reads the caller makes first, when they depend on nothing but Gatehouse's own tables; an
-    /// engine that pays a request per question sends them with the opening's own (`SQLDatabase.readAhead`).
     public static func open(path: String, configurationPath: String? = nil, migrations: MigrationCatalog? = nil,
-                            timeouts: StoreTimeouts = .command, readAhead: ReadAhead = .nothing) throws -> Store {
+                            timeouts: StoreTimeouts = .command) throws -> Store {
+        try open(path: path, configurationPath: configurationPath, migrations: migrations, timeouts: timeouts, startingWith: [])
+    }
+
+    /// `open`, for a service whose first reads (`reads`) depend on nothing but Gatehouse's own tables: the service
+    /// names them (`PolicyStore.open`, `MergeApplier.open`), and the engine decides whether to send them with the
+    /// opening's own (`SQLDatabase.readAhead`: where each question is a request) or to answer them when asked.
+    package static func open(path: String, configurationPath: String? = nil, migrations: MigrationCatalog? = nil,
+                             timeouts: StoreTimeouts = .command, startingWith reads: [SQLStatement]) throws -> Store {
         let location = try StoreLocation(path)
-        let (db, configuration) = try location.storeEngine.openChecked(configurationPath: configurationPath, timeouts: timeouts)
-        return try open(location, db: db, configuration: configuration, migrations: migrations, readAhead: readAhead.statements)
+        let (db, configuration) = try location.engine.openChecked(configurationPath: configurationPath, timeouts: timeouts)
+        return try open(location, db: db, configuration: configuration, migrations: migrations, readAhead: reads)
     }
 
     /// The part of opening that is the same on every engine: migrations up to date, Better Auth's schema read.
     private static func open(_ location: StoreLocation, db: SQLDatabase, configuration: StoreConfiguration,
                              migrations: MigrationCatalog?, readAhead: [SQLStatement]) throws -> Store {
-        let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: db.engine))
+        let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: db.dialect.migrationsFolder))
         // Where each question is a request (D1), the ones below go as one: the migrations applied, Better Auth's
         // columns, their date samples as Better Auth's own shape names them, and the caller's first reads.
         db.readAhead([Migrator.appliedStatement] + AuthSchema.likelySampleStatements(configuration: configuration) + readAhead,
@@ -104,17 +118,17 @@ public final class Store {
     /// (`StoreEngine.initialize`) puts its own checks and transactions around the shared steps below.
     public static func initialize(path: String, configurationPath: String? = nil, actor: Actor,
                                   migrations: MigrationCatalog? = nil) throws -> (Store, InitReport) {
-        try StoreLocation(path).storeEngine.initialize(configurationPath: configurationPath, actor: actor, migrations: migrations)
+        try StoreLocation(path).engine.initialize(configurationPath: configurationPath, actor: actor, migrations: migrations)
     }
 
     /// Tables another tool keeps for its own bookkeeping in a database that is otherwise empty: wrangler's record of
     /// the D1 migrations it applied (`wrangler d1 migrations apply` makes it before any of the app's tables).
-    static let toolTables: Set<String> = ["d1_migrations"]
+    package static let toolTables: Set<String> = ["d1_migrations"]
 
     /// What init checks on every engine before it writes anything: an existing Better Auth database has the columns
     /// Gatehouse needs, a database with tables but no `user` table is refused (most likely renamed tables without a
     /// mapping), and when `keyCustody` (the store existed) the master key it may hold sealed keys under is at hand.
-    static func checkBeforeWriting(_ db: SQLDatabase, named name: String, configuration: StoreConfiguration,
+    package static func checkBeforeWriting(_ db: SQLDatabase, named name: String, configuration: StoreConfiguration,
                                    applied before: [Migrator.Record], keyCustody: Bool) throws {
         let userTable = configuration.tableName("user")
         if try db.tableExists(userTable) {
@@ -134,7 +148,7 @@ public final class Store {
     /// What init does on every engine once the migrations ran: Better Auth's schema read, the `gatehouse_` indexes
     /// on Better Auth's tables (the one schema step a .sql migration cannot express: column names differ by shape),
     /// the name search index, the master key file when there is none, and one audit entry when anything changed.
-    static func recordInit(_ db: SQLDatabase, location: StoreLocation, configuration: StoreConfiguration, actor: Actor,
+    package static func recordInit(_ db: SQLDatabase, location: StoreLocation, configuration: StoreConfiguration, actor: Actor,
                            applied: [Migration], previouslyApplied: Int, action: String, created: Bool,
                            extraDetails: [String: AuditValue], journalSwitchedFrom: String?) throws -> (Store, InitReport) {
         let name = location.description

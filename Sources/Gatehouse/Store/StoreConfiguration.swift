@@ -1,6 +1,6 @@
 import Foundation
 
-/// Settings that belong to one store rather than one command: today, the names Better Auth's tables
+/// Settings that belong to one store rather than one command: the names Better Auth's tables
 /// have in this database (Better Auth lets an app rename them).
 ///
 /// Read from `--config FILE`, `GATEHOUSE_CONFIG`, or `gatehouse.json` beside the store:

@@ -31,7 +31,7 @@ public final class StorePool: Sendable {
         try withStore { store in
             guard let free = try store.engine.freeConnections(store.db) else { return }
             guard free < count - 1 else { return }
-            throw GatehouseError("the \(store.db.engine.displayName) server of \(store.path) can give this process \(max(free, 0) + 1) connection(s) (max_connections, those open now, or the role's CONNECTION LIMIT); the console needs \(count)",
+            throw GatehouseError("the \(store.db.dialect.name) server of \(store.path) can give this process \(max(free, 0) + 1) connection(s) (max_connections, those open now, or the role's CONNECTION LIMIT); the console needs \(count)",
                                  fix: "\(fix), or raise max_connections / the role's connection limit")
         }
     }

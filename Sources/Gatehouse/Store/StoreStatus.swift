@@ -31,7 +31,7 @@ public struct StoreStatus: Sendable, Codable {
             ("workspaces", "workspaces", "workspaces", "workspaces"),
             ("audit_entries", "gatehouse_audit", "gatehouse_audit", nil),
         ]
-        let estimator = exact ? nil : store.engine as? RowCountEstimating
+        let estimator = exact ? nil : store.engine.rowEstimator
         // A sync table the database does not have (a bare Better Auth store) is left out; any other failure (a lock
         // held past the busy timeout, a lost connection) is the answer, not a missing line.
         let present = try store.existingTables(["users", "workspaces"])

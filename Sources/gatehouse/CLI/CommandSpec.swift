@@ -1,3 +1,5 @@
+import Gatehouse
+
 /// One declarative description of a command: it drives parsing and `--help` both, so the help can
 /// never drift from what is accepted.
 ///
@@ -70,13 +72,59 @@ struct CommandSpec {
     func subcommand(named name: String) -> CommandSpec? { subcommands.first { $0.name == name }?.resolved() }
 }
 
-/// A positional argument.
-struct ArgumentSpec {
+/// A positional argument's declaration (commands declare it as a typed `Argument` and list its `.spec`): what the
+/// parser binds and checks, and what `--help`, the man page and the completions show.
+struct ArgumentSpec: Sendable {
     let name: String
     let help: String
     var optional = false
     /// Takes all remaining positional words.
     var variadic = false
+    /// What the word must look like; the parser refuses any other before the command runs.
+    var form: ArgumentForm = .text
+    /// What the shells offer in its place.
+    var completion: ArgumentCompletion = .none
+
+    /// The parser's one wording for an argument left out: its name, and what to pass.
+    var missing: String { "missing \(name): pass \(help)" }
+
+    /// The parser's one wording for a word not of the declared form, nil when it is: the argument's name, what it
+    /// must be, the word as given (cut short, invisible characters shown), and what to pass.
+    func malformed(_ word: String) -> String? {
+        guard let expected = form.refusal(of: word) else { return nil }
+        let shown = OperatorText.visible(word.count > 40 ? String(word.prefix(40)) + "…" : word, keepLineBreaks: false)
+        return "\(name) must be \(expected), got \"\(shown)\"; pass \(help)"
+    }
+}
+
+/// The form a positional word must have for the parser to accept it. What only the domain can judge (a provider's
+/// name, a Key ID) is judged where the command reads the argument, in the domain's words.
+enum ArgumentForm: Sendable {
+    /// Any word.
+    case text
+    /// A whole number within the range (a record's number).
+    case number(ClosedRange<Int64>)
+
+    /// What `word` should have been, nil when it is of this form.
+    func refusal(of word: String) -> String? {
+        switch self {
+        case .text:
+            return nil
+        case .number(let range):
+            if let number = Int64(word), range.contains(number) { return nil }
+            return range.upperBound == .max ? "a whole number ≥ \(range.lowerBound)" : "a whole number from \(range.lowerBound) to \(range.upperBound)"
+        }
+    }
+}
+
+/// What the completion scripts offer for a positional argument.
+enum ArgumentCompletion: Sendable {
+    /// Nothing: a name or an id only the operator knows.
+    case none
+    /// File names.
+    case files
+    /// These words (computed when a script is generated).
+    case words(@Sendable () -> [String])
 }
 
 /// An option: a flag (`--json`) or an option with a value (`--store FILE`).

@@ -30,9 +30,13 @@ struct Invocation {
     }
     var json: Bool { (try? self[GlobalOptions.json]) ?? false }
 
-    /// A positional argument by name.
-    func argument(_ name: String) -> String? {
-        guard let index = spec.arguments.firstIndex(where: { $0.name == name }) else { return nil }
+    /// The word given for a declared positional argument, nil when it was left out (read it through its
+    /// `Argument`). The argument must be in this command's spec: a debug build stops otherwise.
+    func word(for argument: ArgumentSpec) -> String? {
+        guard let index = spec.arguments.firstIndex(where: { $0.name == argument.name }) else {
+            assertionFailure("\(argument.name) is read by `\(path.joined(separator: " "))` but not in its arguments")
+            return nil
+        }
         if spec.arguments[index].variadic { return arguments.count > index ? arguments[index...].joined(separator: " ") : nil }
         return index < arguments.count ? arguments[index] : nil
     }
@@ -99,11 +103,13 @@ struct Invocation {
         (try? storePath()).map { (try? StoreLocation($0))?.description ?? "the store" }
     }
 
-    /// Opens the store named on the command line. `readAhead`: the command's first reads of Gatehouse's own tables,
-    /// which opening may carry (`Store.open(readAhead:)`).
-    func openStore(readAhead: ReadAhead = .nothing) throws -> Store {
-        try Store.open(path: storePath(), configurationPath: GlobalOptions.configurationPath(self), readAhead: readAhead)
+    /// Opens the store named on the command line.
+    func openStore() throws -> Store {
+        try Store.open(path: storePath(), configurationPath: configurationPath)
     }
+
+    /// The store configuration file `--config` names, if any.
+    var configurationPath: String? { GlobalOptions.configurationPath(self) }
 
     /// The actor for the audit log: `--actor`, else the invoking OS user.
     var actor: Actor {

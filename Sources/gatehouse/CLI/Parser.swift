@@ -110,8 +110,13 @@ struct Parser {
             if !spec.subcommands.isEmpty { throw unknownCommand(extra, in: spec, path: path) }
             throw UsageError(message: "unexpected argument \"\(extra.prefix(60))\"", commandPath: path)
         }
-        for (position, argument) in declared.enumerated() where !argument.optional && position >= positionals.count {
-            throw UsageError(message: "missing \(argument.name)", commandPath: path)
+        for (position, argument) in declared.enumerated() {
+            guard position < positionals.count else {
+                if argument.optional { continue }
+                throw UsageError(message: argument.missing, commandPath: path)
+            }
+            let word = argument.variadic ? positionals[position...].joined(separator: " ") : positionals[position]
+            if let refusal = argument.malformed(word) { throw UsageError(message: refusal, commandPath: path) }
         }
         for option in spec.options where option.required && options[option.name] == nil {
             throw UsageError(message: "missing --\(option.name) \(option.value ?? "")", commandPath: path)

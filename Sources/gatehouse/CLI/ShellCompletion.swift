@@ -1,7 +1,8 @@
 /// Completion scripts for bash, zsh and fish, generated from the command tree (`CommandTree`): every command and
 /// option the parser accepts, nothing it does not. Each script finds the command a line has reached by walking its
-/// words (skipping options and the value after an option that takes one), then offers that command's subcommands,
-/// or its options after a `-`, or files where a value or an argument is expected.
+/// words (skipping options and the value after an option that takes one), counting the positional words after it,
+/// then offers that command's subcommands, or its options after a `-`, or files where an option's value is expected,
+/// or what the positional argument at that place declares (`ArgumentCompletion`: files, words, or nothing).
 enum ShellCompletion {
     enum Shell: String, CaseIterable {
         case bash, zsh, fish
@@ -25,6 +26,27 @@ enum ShellCompletion {
     /// A command's path as the scripts key it: words joined by spaces, "" for the root.
     static func key(_ path: [String]) -> String { path.joined(separator: " ") }
 
+    /// What each of a command's positional arguments completes to, in order, as the scripts hold it: `@files`, the
+    /// words joined by spaces, or "" for nothing; and whether the last takes every word after it (variadic).
+    static func positionals(_ spec: CommandSpec) -> (accepts: [String], repeatsLast: Bool) {
+        let accepts = spec.arguments.map { argument -> String in
+            switch argument.completion {
+            case .none: return ""
+            case .files: return "@files"
+            case .words(let words): return words().joined(separator: " ")
+            }
+        }
+        return (accepts, spec.arguments.last?.variadic == true)
+    }
+
+    /// The bash and zsh case line's assignments of a command's positional completions (nothing for a command without
+    /// arguments: the script resets them before its `case`).
+    static func positionalAssignments(_ spec: CommandSpec, array: String, repeats: String) -> String {
+        let (accepts, repeatsLast) = positionals(spec)
+        guard !accepts.isEmpty else { return "" }
+        return "; \(array)=(\(accepts.map { quoted($0) }.joined(separator: " ")))" + (repeatsLast ? "; \(repeats)=1" : "")
+    }
+
     // MARK: bash
 
     static func bash(_ tree: CommandTree) -> String {
@@ -33,7 +55,8 @@ enum ShellCompletion {
         for entry in tree.entries {
             let commands = entry.children.map(\.name).joined(separator: " ")
             let options = CommandTree.options(of: entry).map { "--" + $0.name }.joined(separator: " ")
-            cases += "        \(quoted(key(entry.path)))) commands=\(quoted(commands)); options=\(quoted(options)) ;;\n"
+            let arguments = positionalAssignments(entry.spec, array: "arguments", repeats: "repeats")
+            cases += "        \(quoted(key(entry.path)))) commands=\(quoted(commands)); options=\(quoted(options))\(arguments) ;;\n"
             if !entry.path.isEmpty { paths.append(key(entry.path)) }
         }
         return """
@@ -41,7 +64,7 @@ enum ShellCompletion {
             # Installed as /usr/share/bash-completion/completions/gatehouse, or: source <(gatehouse completion bash)
             _gatehouse() {
                 local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
-                local path="" word i skip=0
+                local path="" word i skip=0 positional=0
                 local value_options=\(quoted(" " + tree.valueOptions.joined(separator: " ") + " "))
                 local paths=\(quoted("|" + paths.joined(separator: "|") + "|"))
                 for ((i = 1; i < COMP_CWORD; i++)); do
@@ -52,13 +75,14 @@ enum ShellCompletion {
                         -*) [[ "$value_options" == *" $word "* ]] && skip=1; continue ;;
                     esac
                     local next="${path:+$path }$word"
-                    [[ "$paths" == *"|$next|"* ]] && path="$next"
+                    if [[ "$paths" == *"|$next|"* ]]; then path="$next"; else positional=$((positional + 1)); fi
                 done
                 if [[ "$value_options" == *" $prev "* ]]; then
                     COMPREPLY=($(compgen -f -- "$cur"))
                     return
                 fi
-                local commands="" options=""
+                local commands="" options="" repeats=0
+                local -a arguments=()
                 case "$path" in
             \(cases)    esac
                 if [[ "$cur" == -* ]]; then
@@ -66,7 +90,13 @@ enum ShellCompletion {
                 elif [ -n "$commands" ]; then
                     COMPREPLY=($(compgen -W "$commands" -- "$cur"))
                 else
-                    COMPREPLY=($(compgen -f -- "$cur"))
+                    if [ "$repeats" = 1 ] && (( positional >= ${#arguments[@]} )); then positional=$((${#arguments[@]} - 1)); fi
+                    local accepts="${arguments[positional]-}"
+                    if [ "$accepts" = @files ]; then
+                        COMPREPLY=($(compgen -f -- "$cur"))
+                    elif [ -n "$accepts" ]; then
+                        COMPREPLY=($(compgen -W "$accepts" -- "$cur"))
+                    fi
                 fi
             }
             complete -o filenames -F _gatehouse gatehouse
@@ -87,7 +117,8 @@ enum ShellCompletion {
         for entry in tree.entries {
             let commands = entry.children.map { described($0.name, $0.summary) }.joined(separator: " ")
             let options = CommandTree.options(of: entry).map { described("--" + $0.name, $0.help) }.joined(separator: " ")
-            cases += "        \(quoted(key(entry.path)))) subcommands_=(\(commands)); options_=(\(options)) ;;\n"
+            let arguments = positionalAssignments(entry.spec, array: "arguments_", repeats: "repeats_")
+            cases += "        \(quoted(key(entry.path)))) subcommands_=(\(commands)); options_=(\(options))\(arguments) ;;\n"
             if !entry.path.isEmpty { paths.append(key(entry.path)) }
         }
         return """
@@ -95,7 +126,7 @@ enum ShellCompletion {
             # zsh completion for gatehouse; generated by `gatehouse completion zsh` from the CLI's own spec.
             # Installed as /usr/share/zsh/vendor-completions/_gatehouse, or: source <(gatehouse completion zsh)
             _gatehouse() {
-                local path_="" word next i skip=0
+                local path_="" word next i skip=0 positional=0
                 local value_options=\(quoted(" " + tree.valueOptions.joined(separator: " ") + " "))
                 local paths=\(quoted("|" + paths.joined(separator: "|") + "|"))
                 for ((i = 2; i < CURRENT; i++)); do
@@ -106,13 +137,14 @@ enum ShellCompletion {
                         -*) [[ "$value_options" == *" $word "* ]] && skip=1; continue ;;
                     esac
                     next="${path_:+$path_ }$word"
-                    [[ "$paths" == *"|$next|"* ]] && path_="$next"
+                    if [[ "$paths" == *"|$next|"* ]]; then path_="$next"; else positional=$((positional + 1)); fi
                 done
                 if [[ "$value_options" == *" ${words[CURRENT-1]} "* ]]; then
                     _files
                     return
                 fi
-                local -a subcommands_ options_  # not `commands`/`options`: zsh's own parameters
+                local -a subcommands_ options_ arguments_  # not `commands`/`options`: zsh's own parameters
+                local repeats_=0 accepts_
                 case "$path_" in
             \(cases)    esac
                 if [[ "${words[CURRENT]}" == -* ]]; then
@@ -120,7 +152,13 @@ enum ShellCompletion {
                 elif (( ${#subcommands_} )); then
                     _describe -t commands 'command' subcommands_
                 else
-                    _files
+                    if [[ $repeats_ == 1 ]] && (( positional >= ${#arguments_} )); then positional=$(( ${#arguments_} - 1 )); fi
+                    accepts_="${arguments_[positional+1]}"
+                    if [[ "$accepts_" == @files ]]; then
+                        _files
+                    elif [[ -n "$accepts_" ]]; then
+                        compadd -- ${=accepts_}
+                    fi
                 fi
             }
             if [[ $zsh_eval_context[-1] == loadautofunc ]]; then
@@ -148,8 +186,13 @@ enum ShellCompletion {
             }
             let own = entry.spec.options + (entry.path.isEmpty ? [CommandTree.version] : [])
             for option in own { lines.append(fishOption(option, condition: condition)) }
-            // A command that takes arguments (`apple key import FILE`) completes files there.
-            if !entry.spec.arguments.isEmpty { lines.append("complete -c gatehouse -n \(quoted(condition, fish: true)) -F") }
+            // Each positional argument completes what it declares, at its place.
+            let (accepts, repeatsLast) = positionals(entry.spec)
+            for (position, accepted) in accepts.enumerated() where !accepted.isEmpty {
+                let repeats = repeatsLast && position == accepts.count - 1 ? " repeats" : ""
+                let at = quoted("__gatehouse_argument " + quoted(key(entry.path), fish: true) + " \(position)\(repeats)", fish: true)
+                lines.append(accepted == "@files" ? "complete -c gatehouse -n \(at) -F" : "complete -c gatehouse -f -n \(at) -a \(quoted(accepted, fish: true))")
+            }
         }
         return """
             # fish completion for gatehouse; generated by `gatehouse completion fish` from the CLI's own spec.
@@ -178,6 +221,38 @@ enum ShellCompletion {
             function __gatehouse_at
                 set -l path (__gatehouse_path)
                 test "$path" = "$argv[1]"
+            end
+            # At command $argv[1], completing its positional argument number $argv[2] (from 0; or any later one when
+            # $argv[3] is "repeats").
+            function __gatehouse_argument
+                set -l path
+                set -l count 0
+                set -l skip 0
+                for word in (commandline -opc)[2..-1]
+                    if test $skip = 1
+                        set skip 0
+                        continue
+                    end
+                    if string match -q -- '--*=*' $word
+                        continue
+                    else if string match -q -- '-*' $word
+                        contains -- $word $__gatehouse_value_options; and set skip 1
+                        continue
+                    end
+                    set -l next (string join ' ' $path $word)
+                    if contains -- $next $__gatehouse_paths
+                        set path $path $word
+                    else
+                        set count (math $count + 1)
+                    end
+                end
+                set -l joined (string join ' ' $path)
+                test "$joined" = "$argv[1]"; or return 1
+                if test "$argv[3]" = repeats
+                    test $count -ge $argv[2]
+                else
+                    test $count -eq $argv[2]
+                end
             end
             complete -c gatehouse -f
             \(lines.joined(separator: "\n"))

@@ -20,19 +20,19 @@ enum AdminsCommands: CommandNoun {
                 """,
             subcommands: [
                 CommandSpec(name: "add", summary: "add an admin",
-                            arguments: [ArgumentSpec(name: "USER", help: "1–64 of a-z, 0-9, '.', '_', '-'")],
+                            arguments: [Arguments.newUser.spec],
                             options: [Options.role.spec, passwordFile, .json],
                             examples: ["gatehouse admins add alice --role support", "gatehouse admins add bob --role admin --password-file bob.pw"],
                             run: add),
                 CommandSpec(name: "list", summary: "every admin, their role and whether they are disabled", options: [.json], run: list),
                 CommandSpec(name: "passwd", summary: "set a new password (ends the admin's sessions)",
-                            arguments: [ArgumentSpec(name: "USER", help: "the admin")], options: [passwordFile, .json], run: passwd),
+                            arguments: [Arguments.user.spec], options: [passwordFile, .json], run: passwd),
                 CommandSpec(name: "disable", summary: "stop an admin from logging in (ends their sessions)",
-                            arguments: [ArgumentSpec(name: "USER", help: "the admin")], options: [.json], run: disable),
+                            arguments: [Arguments.user.spec], options: [.json], run: disable),
                 CommandSpec(name: "enable", summary: "let a disabled admin log in again",
-                            arguments: [ArgumentSpec(name: "USER", help: "the admin")], options: [.json], run: enable),
+                            arguments: [Arguments.user.spec], options: [.json], run: enable),
                 CommandSpec(name: "remove", summary: "delete an admin and their tokens",
-                            arguments: [ArgumentSpec(name: "USER", help: "the admin")], options: [.json], run: remove),
+                            arguments: [Arguments.user.spec], options: [.json], run: remove),
                 CommandSpec(name: "unthrottle", summary: "lift the console's login throttle for one username, or every throttle",
                             discussion: """
                                 Failed console logins lock the username typed (5 failures in 5 minutes) and, for names that are
@@ -40,7 +40,7 @@ enum AdminsCommands: CommandNoun {
                                 succeeds, or `admins passwd`, clears the username's own lock; this clears it at once. --all also
                                 clears every client's lock. The change is audited (admin.unthrottle).
                                 """,
-                            arguments: [ArgumentSpec(name: "USER", help: "the username whose lock to lift (any name that was typed)", optional: true)],
+                            arguments: [Arguments.throttledUser.spec],
                             options: [Options.all.spec, .json],
                             examples: ["gatehouse admins unthrottle alice", "gatehouse admins unthrottle --all --json"],
                             run: unthrottle),
@@ -56,10 +56,6 @@ enum AdminsCommands: CommandNoun {
         let generatedPassword: String?
     }
 
-    static func username(_ invocation: Invocation) throws -> AdminUsername {
-        try AdminUsername(invocation.argument("USER") ?? "")
-    }
-
     /// The password from --password-file, or a generated one (returned as text to print once).
     static func password(_ invocation: Invocation) throws -> (AdminPassword, String?) {
         if let path = try invocation[Options.passwordFile] { return (try PasswordFile.read(path, option: "--password-file"), nil) }
@@ -68,7 +64,7 @@ enum AdminsCommands: CommandNoun {
     }
 
     static func add(_ invocation: Invocation) throws -> Int32 {
-        let name = try username(invocation)
+        let name = try invocation[Arguments.newUser]
         let role = try invocation[Options.role].map { try AdminRole.named($0) } ?? .viewer
         let (password, generated) = try password(invocation)
         let admin = try AdminDirectory(store: invocation.openStore()).add(name, role: role, password: password, actor: invocation.actor, now: .now())
@@ -89,7 +85,7 @@ enum AdminsCommands: CommandNoun {
     }
 
     static func passwd(_ invocation: Invocation) throws -> Int32 {
-        let name = try username(invocation)
+        let name = try invocation[Arguments.user]
         let (password, generated) = try password(invocation)
         let directory = AdminDirectory(store: try invocation.openStore())
         try directory.setPassword(name, password: password, actor: invocation.actor, now: .now())
@@ -104,21 +100,21 @@ enum AdminsCommands: CommandNoun {
     }
 
     static func disable(_ invocation: Invocation) throws -> Int32 {
-        let admin = try AdminDirectory(store: invocation.openStore()).disable(try username(invocation), actor: invocation.actor, now: .now())
+        let admin = try AdminDirectory(store: invocation.openStore()).disable(try invocation[Arguments.user], actor: invocation.actor, now: .now())
         if invocation.json { try invocation.output.json(admin); return 0 }
         invocation.output.line("Disabled \(admin.username); their console sessions have ended")
         return 0
     }
 
     static func enable(_ invocation: Invocation) throws -> Int32 {
-        let admin = try AdminDirectory(store: invocation.openStore()).enable(try username(invocation), actor: invocation.actor, now: .now())
+        let admin = try AdminDirectory(store: invocation.openStore()).enable(try invocation[Arguments.user], actor: invocation.actor, now: .now())
         if invocation.json { try invocation.output.json(admin); return 0 }
         invocation.output.line("Enabled \(admin.username)")
         return 0
     }
 
     static func remove(_ invocation: Invocation) throws -> Int32 {
-        let name = try username(invocation)
+        let name = try invocation[Arguments.user]
         try AdminDirectory(store: invocation.openStore()).remove(name, actor: invocation.actor, now: .now())
         if invocation.json { try invocation.output.json(["removed": name.rawValue]); return 0 }
         invocation.output.line("Removed \(name)")
@@ -133,7 +129,7 @@ enum AdminsCommands: CommandNoun {
     }
 
     static func unthrottle(_ invocation: Invocation) throws -> Int32 {
-        let name = invocation.argument("USER")
+        let name = try invocation[Arguments.throttledUser]
         let all = try invocation[Options.all]
         guard (name != nil) != all else {
             throw invocation.usage(all ? "give a USER or --all, not both" : "give the USER whose login throttle to lift, or --all")
@@ -164,6 +160,13 @@ enum AdminsCommands: CommandNoun {
 }
 
 extension AdminsCommands {
+    /// The positional arguments these commands read, each declared once.
+    enum Arguments {
+        static let newUser: Argument<AdminUsername> = .parsed("USER", "the new admin's username: 1–64 of a-z, 0-9, '.', '_', '-'", AdminUsername.init)
+        static let user: Argument<AdminUsername> = .parsed("USER", "the admin's username", AdminUsername.init)
+        static let throttledUser: Argument<String?> = .optionalText("USER", "the username whose lock to lift (any name that was typed)")
+    }
+
     /// The options these commands read, each declared once: the specs list them, the commands read them.
     enum Options {
         static let all: Option<Bool> = .flag("all", "lift every throttle: all usernames and all clients")

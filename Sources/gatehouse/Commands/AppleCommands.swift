@@ -21,7 +21,7 @@ enum AppleCommands: CommandNoun {
                                             options: [.json], run: list),
                                 CommandSpec(name: "import", summary: "seal a .p8 into the ring as staged",
                                             discussion: "The Key ID comes from Apple's file name AuthKey_<KEYID>.p8 unless --key-id is given; the Team ID from --team-id, else `providers set apple --team-id`.",
-                                            arguments: [ArgumentSpec(name: "FILE", help: "the AuthKey_<KEYID>.p8 downloaded from Apple")],
+                                            arguments: [Arguments.p8File.spec],
                                             options: [
                                                 Options.keyId.spec,
                                                 Options.teamId.spec,
@@ -30,14 +30,14 @@ enum AppleCommands: CommandNoun {
                                             examples: ["gatehouse apple key import ~/Downloads/AuthKey_ABCDEFGHIJ.p8 --team-id TEAM123456"],
                                             run: importKey),
                                 CommandSpec(name: "activate", summary: "self-test a key, then make it active (the active one becomes retired)",
-                                            arguments: [ArgumentSpec(name: "ID", help: "the Key ID")], options: [.json], run: activate),
+                                            arguments: [Arguments.keyID.spec], options: [.json], run: activate),
                                 CommandSpec(name: "rollback", summary: "re-activate the most recently retired key that is not revoked",
                                             options: [.json], run: rollback),
                                 CommandSpec(name: "revoke", summary: "record that a key was revoked in Apple's portal (it can never be activated again)",
-                                            arguments: [ArgumentSpec(name: "ID", help: "the Key ID")],
+                                            arguments: [Arguments.keyID.spec],
                                             options: [Options.force.spec, .json], run: revoke),
                                 CommandSpec(name: "selftest", summary: "open a sealed key, mint a client secret and verify it",
-                                            arguments: [ArgumentSpec(name: "ID", help: "the Key ID (default: the active key)", optional: true)],
+                                            arguments: [Arguments.selfTestKeyID.spec],
                                             options: [.json], run: selftest),
                             ],
                             defaultSubcommand: "list"),
@@ -53,15 +53,15 @@ enum AppleCommands: CommandNoun {
                                             examples: ["gatehouse apple secret mint --ttl 1h", "gatehouse apple secret mint --ttl 90d | gatehouse apple secret track -"],
                                             run: mint),
                                 CommandSpec(name: "track", summary: "watch the expiry of a secret deployed as a static value (stores its expiry and SHA-256, never the token)",
-                                            arguments: [ArgumentSpec(name: "JWT", help: "the client secret, or - to read it from stdin")],
+                                            arguments: [Arguments.secret.spec],
                                             options: [.json], run: track),
                                 CommandSpec(name: "inspect", summary: "decode a client secret and name every fault that makes Apple answer invalid_client",
                                             discussion: "Exit status 1 when a fault is found.",
-                                            arguments: [ArgumentSpec(name: "JWT", help: "the client secret, or - to read it from stdin")],
+                                            arguments: [Arguments.secret.spec],
                                             options: [.json], run: inspect),
                                 CommandSpec(name: "list", summary: "tracked secrets, soonest expiry first", options: [.json], run: tracked),
                                 CommandSpec(name: "untrack", summary: "stop watching a deployed secret (replaced, or the runtime now mints per request)",
-                                            arguments: [ArgumentSpec(name: "FINGERPRINT", help: "the secret's fingerprint from `apple secret list` (at least 8 characters)")],
+                                            arguments: [Arguments.fingerprint.spec],
                                             options: [.json], run: untrack),
                                 CommandSpec(name: "bench", summary: "benchmark: mint client secrets from a throwaway key on one thread for N seconds",
                                             discussion: "A benchmark for ops/bench, comparable with `openssl speed ecdsap256` (one thread). Touches no store.",
@@ -109,7 +109,7 @@ enum AppleCommands: CommandNoun {
     }
 
     static func importKey(_ invocation: Invocation) throws -> Int32 {
-        guard let file = invocation.argument("FILE") else { throw invocation.usage("missing FILE") }
+        let file = try invocation[Arguments.p8File]
         let result = try AppleKeyRing(store: try invocation.openStore())
             .importKey(file: file, keyID: try invocation[Options.keyId].map { try KeyID($0) }, teamID: try invocation[Options.teamId].map { try TeamID($0) },
                        actor: invocation.actor, now: .now())
@@ -120,13 +120,8 @@ enum AppleCommands: CommandNoun {
         return 0
     }
 
-    static func keyID(_ invocation: Invocation) throws -> KeyID {
-        guard let text = invocation.argument("ID") else { throw invocation.usage("missing ID (the Key ID)") }
-        return try KeyID(text)
-    }
-
     static func activate(_ invocation: Invocation) throws -> Int32 {
-        let result = try AppleKeyRing(store: try invocation.openStore()).activate(try keyID(invocation), actor: invocation.actor, now: .now())
+        let result = try AppleKeyRing(store: try invocation.openStore()).activate(try invocation[Arguments.keyID], actor: invocation.actor, now: .now())
         return try report(result, verb: "activated", invocation)
     }
 
@@ -136,7 +131,7 @@ enum AppleCommands: CommandNoun {
     }
 
     static func revoke(_ invocation: Invocation) throws -> Int32 {
-        let result = try AppleKeyRing(store: try invocation.openStore()).revoke(try keyID(invocation), force: try invocation[Options.force], actor: invocation.actor, now: .now())
+        let result = try AppleKeyRing(store: try invocation.openStore()).revoke(try invocation[Arguments.keyID], force: try invocation[Options.force], actor: invocation.actor, now: .now())
         return try report(result, verb: "recorded as revoked:", invocation)
     }
 
@@ -153,7 +148,7 @@ enum AppleCommands: CommandNoun {
     }
 
     static func selftest(_ invocation: Invocation) throws -> Int32 {
-        let id = try invocation.argument("ID").map { try KeyID($0) }
+        let id = try invocation[Arguments.selfTestKeyID]
         let test = try AppleKeyRing(store: try invocation.openStore()).selfTest(id, now: .now())
         if invocation.json { try invocation.output.json(test) } else {
             invocation.output.line("self-test of \(test.keyID) (fingerprint \(test.fingerprint.prefix(16))…): \(test.passed ? "passed" : "FAILED")")
@@ -174,7 +169,7 @@ enum AppleCommands: CommandNoun {
     }
 
     static func track(_ invocation: Invocation) throws -> Int32 {
-        let result = try ClientSecretService(store: try invocation.openStore()).track(try TokenCommands.readToken(invocation), actor: invocation.actor, now: .now())
+        let result = try ClientSecretService(store: try invocation.openStore()).track(try TokenCommands.readToken(invocation, Arguments.secret), actor: invocation.actor, now: .now())
         if invocation.json { try invocation.output.json(result); return 0 }
         let tracked = result.tracked
         invocation.output.line("tracking the client secret for \(tracked.clientID) (key \(tracked.keyID)): expires \(tracked.expiresAt.iso8601); fingerprint \(tracked.fingerprint.prefix(16))…")
@@ -183,7 +178,7 @@ enum AppleCommands: CommandNoun {
     }
 
     static func inspect(_ invocation: Invocation) throws -> Int32 {
-        let inspection = try ClientSecretInspector(store: try invocation.openStore()).inspect(try TokenCommands.readToken(invocation), now: .now())
+        let inspection = try ClientSecretInspector(store: try invocation.openStore()).inspect(try TokenCommands.readToken(invocation, Arguments.secret), now: .now())
         if invocation.json { try invocation.output.json(inspection) } else {
             invocation.output.line(inspection.verdict)
             if let claims = inspection.claims {
@@ -206,7 +201,7 @@ enum AppleCommands: CommandNoun {
 
     static func untrack(_ invocation: Invocation) throws -> Int32 {
         let secret = try ClientSecretService(store: try invocation.openStore())
-            .untrack(fingerprint: invocation.argument("FINGERPRINT") ?? "", actor: invocation.actor, now: .now())
+            .untrack(fingerprint: try invocation[Arguments.fingerprint], actor: invocation.actor, now: .now())
         if invocation.json { try invocation.output.json(secret); return 0 }
         invocation.output.line("no longer tracking the secret for \(secret.clientID) (key \(secret.keyID), expires \(secret.expiresAt.iso8601))")
         return 0
@@ -232,6 +227,15 @@ enum AppleCommands: CommandNoun {
 }
 
 extension AppleCommands {
+    /// The positional arguments these commands read, each declared once.
+    enum Arguments {
+        static let p8File: Argument<String> = .text("FILE", "the AuthKey_<KEYID>.p8 downloaded from Apple", completion: .files)
+        static let keyID: Argument<KeyID> = .parsed("ID", "the Key ID") { try KeyID($0) }
+        static let selfTestKeyID: Argument<KeyID?> = .optionalParsed("ID", "the Key ID (default: the active key)") { try KeyID($0) }
+        static let secret: Argument<String> = .text("JWT", "the client secret, or - to read it from stdin")
+        static let fingerprint: Argument<String> = .text("FINGERPRINT", "the secret's fingerprint from `apple secret list` (at least 8 characters)")
+    }
+
     /// The options these commands read, each declared once: the specs list them, the commands read them.
     enum Options {
         static let clientId: Option<String?> = .text("client-id", "ID", "the sub (default: the configured Services ID)")

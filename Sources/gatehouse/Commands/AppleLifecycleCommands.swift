@@ -36,7 +36,7 @@ enum AppleLifecycleCommands {
                                     examples: ["gatehouse apple notifications serve --store auth.sqlite --listen 127.0.0.1:8788"],
                                     run: serve),
                         CommandSpec(name: "ingest", summary: "verify and record one body another transport stored (exit 1 if refused)",
-                                    arguments: [ArgumentSpec(name: "FILE", help: "the raw body Apple sent ({\"payload\": \"<JWT>\"}), or - for stdin")],
+                                    arguments: [Arguments.body.spec],
                                     options: [Options.jwks.spec, .json],
                                     examples: ["gatehouse apple notifications ingest body.json", "wrangler kv key get … | gatehouse apple notifications ingest -"],
                                     run: ingest),
@@ -72,7 +72,7 @@ enum AppleLifecycleCommands {
     }
 
     static func ingest(_ invocation: Invocation) throws -> Int32 {
-        guard let file = invocation.argument("FILE") else { throw invocation.usage("missing FILE (the raw body, or - for stdin)") }
+        let file = try invocation[Arguments.body]
         let body: [UInt8]
         if file == "-" {
             body = [UInt8]((try? FileHandle.standardInput.read(upToCount: maxBodyBytes + 1)) ?? Data())
@@ -202,6 +202,11 @@ enum NotificationListener {
 }
 
 extension AppleLifecycleCommands {
+    /// The positional arguments these commands read, each declared once.
+    enum Arguments {
+        static let body: Argument<String> = .text("FILE", "the raw body Apple sent ({\"payload\": \"<JWT>\"}), or - for stdin", completion: .files)
+    }
+
     /// The options these commands read, each declared once: the specs list them, the commands read them.
     enum Options {
         static let jwks: Option<String?> = .text("jwks", "FILE", "Apple's keys from this JWKS file instead of {base}/auth/keys")

@@ -36,11 +36,7 @@ enum GatesCommands: CommandNoun {
                                 Without --platform a declaration covers every platform the requirement applies to; a
                                 platform's own declaration overrides it there.
                                 """,
-                            arguments: [
-                                ArgumentSpec(name: "PROVIDER", help: "apple or google"),
-                                ArgumentSpec(name: "REQUIREMENT", help: "membership, app_id, services_id, return_urls"),
-                                ArgumentSpec(name: "STATE", help: "met or unmet"),
-                            ],
+                            arguments: [Arguments.provider.spec, Arguments.requirement.spec, Arguments.state.spec],
                             options: [
                                 Options.platform.spec,
                                 Options.evidence.spec,
@@ -54,7 +50,7 @@ enum GatesCommands: CommandNoun {
                             ],
                             run: set),
                 CommandSpec(name: "enable", summary: "offer a provider on a platform (it must be ready)",
-                            arguments: [ArgumentSpec(name: "PROVIDER", help: "apple or google")],
+                            arguments: [Arguments.provider.spec],
                             options: [
                                 Options.requiredPlatform.spec,
                                 Options.reason.spec,
@@ -63,7 +59,7 @@ enum GatesCommands: CommandNoun {
                             examples: ["gatehouse gates enable apple --platform ios --reason \"iOS 2.0 ships Sign in with Apple\""],
                             run: enable),
                 CommandSpec(name: "disable", summary: "stop offering a provider on a platform",
-                            arguments: [ArgumentSpec(name: "PROVIDER", help: "apple or google")],
+                            arguments: [Arguments.provider.spec],
                             options: [
                                 Options.requiredPlatform.spec,
                                 Options.reason.spec,
@@ -103,14 +99,9 @@ enum GatesCommands: CommandNoun {
     enum RequirementState: String, CaseIterable { case met, unmet }
 
     static func set(_ invocation: Invocation) throws -> Int32 {
-        let provider = try GateProvider.named(invocation.argument("PROVIDER") ?? "")
-        let requirement = try GateRequirement.named(invocation.argument("REQUIREMENT") ?? "", provider: provider)
-        let met: Bool
-        do {
-            met = try NamedChoice.parse(invocation.argument("STATE") ?? "", as: RequirementState.self) == .met
-        } catch {
-            throw GatehouseError.invalid("\"\(error.shownGiven)\" is not a requirement state", fix: "write met or unmet")
-        }
+        let provider = try invocation[Arguments.provider]
+        let requirement = try GateRequirement.named(try invocation[Arguments.requirement], provider: provider)
+        let met = try invocation[Arguments.state] == .met
         var change = GateChange(requirement: requirement, platform: try invocation[Options.platform].map(GatePlatform.named), met: met,
                                 evidence: try invocation[Options.evidence], force: try invocation[Options.force])
         if let text = try invocation[Options.expires] { change.expires = try GateInput.date(text, field: .expires) }
@@ -134,7 +125,7 @@ enum GatesCommands: CommandNoun {
     }
 
     static func change(_ invocation: Invocation, enable: Bool) throws -> Int32 {
-        let provider = try GateProvider.named(invocation.argument("PROVIDER") ?? "")
+        let provider = try invocation[Arguments.provider]
         let platform = try GatePlatform.named(try invocation[Options.requiredPlatform])
         let reason = try invocation[Options.reason]
         let gates = GateStore(store: try invocation.openStore())
@@ -214,6 +205,19 @@ enum GatesCommands: CommandNoun {
 }
 
 extension GatesCommands {
+    /// The positional arguments these commands read, each declared once. The requirement is judged with its provider.
+    enum Arguments {
+        static let provider: Argument<GateProvider> = .parsed("PROVIDER", "apple or google", completion: .words { GateProvider.allCases.map(\.rawValue) },
+                                                              GateProvider.named)
+        static let requirement: Argument<String> = .text("REQUIREMENT", "membership, app_id, services_id, return_urls",
+                                                         completion: .words { GateRequirement.allCases.filter { $0.source == .operator }.map(\.rawValue) })
+        static let state: Argument<RequirementState> = .parsed("STATE", "met or unmet", completion: .words { RequirementState.allCases.map(\.rawValue) }) { text in
+            do throws(NamedChoice.Refusal) { return try NamedChoice.parse(text, as: RequirementState.self) } catch {
+                throw GatehouseError.invalid("\"\(error.shownGiven)\" is not a requirement state", fix: "write met or unmet")
+            }
+        }
+    }
+
     /// The options these commands read, each declared once: the specs list them, the commands read them.
     enum Options {
         static let platform: Option<String?> = .text("platform", "P", "only for this platform (ios, desktop, web)")

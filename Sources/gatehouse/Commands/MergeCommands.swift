@@ -30,19 +30,19 @@ enum MergeCommands: CommandNoun {
                             run: plan),
                 CommandSpec(name: "apply", summary: "apply a plan in one transaction, if nothing changed since it was made",
                             discussion: "Without --yes it asks on a terminal, and refuses when stdin is not a terminal.",
-                            arguments: [ArgumentSpec(name: "PLAN_ID", help: "the id `merge plan` printed (mp_…)")],
+                            arguments: [Arguments.planID.spec],
                             options: [Options.ticket.spec, Options.yes.spec, .json],
                             examples: ["gatehouse merge apply mp_0123456789abcdef01234567 --ticket SUP-1234 --yes"],
                             run: apply),
                 CommandSpec(name: "undo", summary: "restore every row a merge changed, if nothing touched them since",
-                            arguments: [ArgumentSpec(name: "MERGE_ID", help: "the merge's number (see `merge list`)")],
+                            arguments: [Arguments.mergeID.spec],
                             options: [Options.reason.spec, .json],
                             examples: ["gatehouse merge undo 3 --reason \"wrong person, SUP-1240\""],
                             run: undo),
                 CommandSpec(name: "list", summary: "merges, newest first",
                             options: [Options.limit.spec, .json], run: list),
                 CommandSpec(name: "show", summary: "one merge: who, when, ticket, and every row it touched (never values)",
-                            arguments: [ArgumentSpec(name: "ID", help: "the merge's number")], options: [.json], run: show),
+                            arguments: [Arguments.shownID.spec], options: [.json], run: show),
             ],
             defaultSubcommand: "list"
         )
@@ -65,7 +65,7 @@ enum MergeCommands: CommandNoun {
                                           fix: "plan again with \(options)")
         }
         if let path = try invocation[Options.emitSQL] {
-            let script = CLISpelling.render(try MergeSQLEmitter.script(for: plan, at: .now(), engine: store.db.engine))
+            let script = CLISpelling.render(try MergeSQLEmitter.script(for: plan, at: .now(), on: store))
             // The script carries the planned rows' full images (session and OAuth tokens among them): owner-only.
             do {
                 try Data(script.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
@@ -114,10 +114,9 @@ enum MergeCommands: CommandNoun {
     }
 
     static func apply(_ invocation: Invocation) throws -> Int32 {
-        let planID = invocation.argument("PLAN_ID") ?? ""
+        let planID = try invocation[Arguments.planID]
         let ticket = try invocation[Options.ticket]
-        let store = try invocation.openStore(readAhead: .mergeApply(planID: planID))
-        let applier = MergeApplier(store: store)
+        let applier = try MergeApplier.open(path: invocation.storePath(), configurationPath: invocation.configurationPath, planID: planID)
         _ = try MergeApplier.validate(ticket: ticket)
         if try !invocation[Options.yes] {
             guard isatty(0) == 1 else {
@@ -145,7 +144,7 @@ enum MergeCommands: CommandNoun {
 
     static func undo(_ invocation: Invocation) throws -> Int32 {
         let result = try MergeUndo(store: invocation.openStore())
-            .undo(mergeID: invocation.argument("MERGE_ID") ?? "", reason: try invocation[Options.reason], actor: invocation.actor)
+            .undo(mergeID: String(try invocation[Arguments.mergeID]), reason: try invocation[Options.reason], actor: invocation.actor)
         if invocation.json { try invocation.output.json(result); return 0 }
         invocation.output.line("merge \(result.mergeID) undone: \(result.rowsRestored) row(s) restored; \(result.source) and \(result.target) are separate users again")
         return 0
@@ -162,7 +161,7 @@ enum MergeCommands: CommandNoun {
     }
 
     static func show(_ invocation: Invocation) throws -> Int32 {
-        let record = try MergeRecords(store: invocation.openStore()).show(invocation.argument("ID") ?? "")
+        let record = try MergeRecords(store: invocation.openStore()).show(String(try invocation[Arguments.shownID]))
         if invocation.json { try invocation.output.json(record); return 0 }
         let out = invocation.output
         out.line("merge \(record.id) (\(record.status)), plan \(record.planID)")
@@ -177,6 +176,13 @@ enum MergeCommands: CommandNoun {
 }
 
 extension MergeCommands {
+    /// The positional arguments these commands read, each declared once.
+    enum Arguments {
+        static let planID: Argument<String> = .text("PLAN_ID", "the id `merge plan` printed (mp_…)")
+        static let mergeID: Argument<Int64> = .number("MERGE_ID", "the merge's number (see `merge list`)")
+        static let shownID: Argument<Int64> = .number("ID", "the merge's number")
+    }
+
     /// The options these commands read, each declared once: the specs list them, the commands read them.
     enum Options {
         static let carryRoles: Option<Bool> = .flag("carry-roles", "grant U1 the allow-list roles only U2 had (otherwise they are dropped)")

@@ -46,10 +46,7 @@ enum PolicyCommands: CommandNoun {
                                 different email (email-based takeover wherever a link is made without the user's session) and
                                 needs --accept-takeover-risk. Provider lists: ["google","apple"] or google,apple.
                                 """,
-                            arguments: [
-                                ArgumentSpec(name: "KEY", help: "a policy key, e.g. linkSocial.allowDifferentEmails"),
-                                ArgumentSpec(name: "VALUE", help: "true|false, or a provider list"),
-                            ],
+                            arguments: [Arguments.key.spec, Arguments.value.spec],
                             options: [
                                 Options.reason.spec,
                                 Options.forDuration.spec,
@@ -64,7 +61,7 @@ enum PolicyCommands: CommandNoun {
                             ],
                             run: set),
                 CommandSpec(name: "history", summary: "every change and every automatic revert, newest first",
-                            arguments: [ArgumentSpec(name: "KEY", help: "only this key's history", optional: true)],
+                            arguments: [Arguments.historyKey.spec],
                             options: [Options.limit.spec, .json],
                             run: history),
                 CommandSpec(name: "export", summary: "the effective policy for the runtime's createBetterAuth(env)",
@@ -128,7 +125,7 @@ enum PolicyCommands: CommandNoun {
     }
 
     static func show(_ invocation: Invocation) throws -> Int32 {
-        let snapshot = try PolicyStore(store: invocation.openStore(readAhead: .policy)).snapshot(now: .now())
+        let snapshot = try PolicyStore.open(path: invocation.storePath(), configurationPath: invocation.configurationPath).snapshot(now: .now())
         if invocation.json { try invocation.output.json(snapshot); return 0 }
         invocation.output.line("policy version \(snapshot.version)")
         invocation.output.table(["KEY", "VALUE", "SET BY", "SET AT", "REVERTS", "REASON"], snapshot.entries.map { entry in
@@ -141,8 +138,8 @@ enum PolicyCommands: CommandNoun {
     }
 
     static func set(_ invocation: Invocation) throws -> Int32 {
-        let key = try PolicyKey.named(invocation.argument("KEY") ?? "")
-        let value = try key.parse(invocation.argument("VALUE") ?? "")
+        let key = try invocation[Arguments.key]
+        let value = try key.parse(try invocation[Arguments.value])
         var change = PolicyChange(key: key, value: value, reason: try invocation[Options.reason],
                                   acceptTakeoverRisk: try invocation[Options.acceptTakeoverRisk])
         if let duration = try invocation[Options.forDuration] { change.duration = duration }
@@ -150,7 +147,8 @@ enum PolicyCommands: CommandNoun {
             guard let version = Int(text), version >= 0 else { throw invocation.usage("--if-version must be a whole number ≥ 0, got \"\(text.prefix(40))\"") }
             change.ifVersion = version
         }
-        let result = try PolicyStore(store: invocation.openStore(readAhead: .policyChange)).set(change, actor: invocation.actor, now: .now())
+        let result = try PolicyStore.open(path: invocation.storePath(), configurationPath: invocation.configurationPath, toChange: true)
+            .set(change, actor: invocation.actor, now: .now())
         if invocation.json { try invocation.output.json(result); return 0 }
         for revert in result.revertsRecorded {
             invocation.output.line("recorded revert: \(revert.key) \(revert.from.json) → \(revert.to.json) (expired \(revert.effectiveAt.iso8601), version \(revert.version))")
@@ -162,7 +160,7 @@ enum PolicyCommands: CommandNoun {
     }
 
     static func history(_ invocation: Invocation) throws -> Int32 {
-        let key = try invocation.argument("KEY").map(PolicyKey.named)
+        let key = try invocation[Arguments.historyKey]
         let limit = try invocation[Options.limit]
         let entries = try PolicyStore(store: invocation.openStore()).history(key: key, limit: limit, now: .now())
         if invocation.json { try invocation.output.json(entries); return 0 }
@@ -269,6 +267,14 @@ enum PolicyCommands: CommandNoun {
 }
 
 extension PolicyCommands {
+    /// The positional arguments these commands read, each declared once. The value is judged with its key.
+    enum Arguments {
+        static let key: Argument<PolicyKey> = .parsed("KEY", "a policy key, e.g. linkSocial.allowDifferentEmails", completion: keys, PolicyKey.named)
+        static let value: Argument<String> = .text("VALUE", "true|false, or a provider list")
+        static let historyKey: Argument<PolicyKey?> = .optionalParsed("KEY", "only this key's history", completion: keys, PolicyKey.named)
+        private static let keys = ArgumentCompletion.words { PolicyKey.allCases.map(\.rawValue) }
+    }
+
     /// The options these commands read, each declared once: the specs list them, the commands read them.
     enum Options {
         static let acceptTakeoverRisk: Option<Bool> = .flag("accept-takeover-risk", "required to set autoLink.allowDifferentEmails to true")

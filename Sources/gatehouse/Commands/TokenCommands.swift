@@ -20,7 +20,7 @@ enum TokenCommands: CommandNoun {
                                 Each failure is named as Better Auth's verifier reports it, with the change that fixes it. The client
                                 always sees 401 INVALID_TOKEN. The token is never stored. Exit status 1 when Better Auth would reject it.
                                 """,
-                            arguments: [ArgumentSpec(name: "JWT", help: "the ID token, or - to read it from stdin")],
+                            arguments: [Arguments.token.spec],
                             options: [
                                 Options.provider.spec,
                                 Options.nonce.spec,
@@ -38,7 +38,7 @@ enum TokenCommands: CommandNoun {
     }
 
     static func inspect(_ invocation: Invocation) throws -> Int32 {
-        let token = try readToken(invocation)
+        let token = try readToken(invocation, Arguments.token)
         let provider = try invocation[Options.provider]
         let jwks = try invocation[Options.jwks].map(IDTokenDiagnosis.loadJWKS(file:))
         let report = try IDTokenDiagnosis(store: invocation.openStore())
@@ -58,10 +58,10 @@ enum TokenCommands: CommandNoun {
         return report.accepted ? 0 : 1
     }
 
-    /// The token argument, or stdin for `-`. Stdin is read up to 2 MiB; the service refuses anything that long.
-    static func readToken(_ invocation: Invocation) throws -> String {
-        guard let argument = invocation.argument("JWT") else { throw invocation.usage("missing JWT (pass the token, or - to read it from stdin)") }
-        guard argument == "-" else { return argument }
+    /// The token `argument` holds, or stdin for `-`. Stdin is read up to 2 MiB; the service refuses anything that long.
+    static func readToken(_ invocation: Invocation, _ argument: Argument<String>) throws -> String {
+        let given = try invocation[argument]
+        guard given == "-" else { return given }
         let data = (try? FileHandle.standardInput.read(upToCount: 2 << 20)) ?? Data()
         return String(decoding: data, as: UTF8.self)
     }
@@ -84,6 +84,11 @@ enum TokenCommands: CommandNoun {
 }
 
 extension TokenCommands {
+    /// The positional arguments these commands read, each declared once.
+    enum Arguments {
+        static let token: Argument<String> = .text("JWT", "the ID token, or - to read it from stdin")
+    }
+
     /// The options these commands read, each declared once: the specs list them, the commands read them.
     enum Options {
         static let jwks: Option<String?> = .text("jwks", "FILE", "the provider's keys, saved from https://appleid.apple.com/auth/keys or https://www.googleapis.com/oauth2/v3/certs")

@@ -21,7 +21,7 @@ enum UserDeletionCommands {
                 """,
             subcommands: [
                 CommandSpec(name: "plan", summary: "show every row a deletion would remove, and store the plan under an id",
-                            arguments: [ArgumentSpec(name: "USER", help: "a user id, an exact email, or a sub better_auth|<id>")],
+                            arguments: [Arguments.user.spec],
                             options: [
                                 Options.ticket.spec,
                                 Options.out.spec,
@@ -36,7 +36,7 @@ enum UserDeletionCommands {
                                 deleting nothing. Without --no-revoke, the user's Apple tokens are revoked first and a failed
                                 revocation stops the deletion. Without --yes it asks on a terminal, and refuses when stdin is not one.
                                 """,
-                            arguments: [ArgumentSpec(name: "PLAN", help: "the plan id `users delete plan` printed (dp_…), or the file its --out wrote")],
+                            arguments: [Arguments.plan.spec],
                             options: [
                                 Options.yes.spec,
                                 Options.noRevoke.spec,
@@ -48,7 +48,7 @@ enum UserDeletionCommands {
                                        "gatehouse users delete apply plan.json --yes --no-revoke --reason 'revoked in the app, SUP-1234' --retain 7d"],
                             run: apply),
                 CommandSpec(name: "undo", summary: "restore every row of a deletion within its retention (tokens come back NULL)",
-                            arguments: [ArgumentSpec(name: "ID", help: "the deletion's number (see `users delete list`)")],
+                            arguments: [Arguments.undoneID.spec],
                             options: [Options.undoReason.spec, .json],
                             examples: ["gatehouse users delete undo 3 --reason 'deleted by mistake, SUP-1240'"],
                             run: undo),
@@ -58,14 +58,14 @@ enum UserDeletionCommands {
                 CommandSpec(name: "list", summary: "deletions, newest first",
                             options: [Options.limit.spec, .json], run: list),
                 CommandSpec(name: "show", summary: "one deletion: who, when, ticket, revocation, rows per table (never values)",
-                            arguments: [ArgumentSpec(name: "ID", help: "the deletion's number")], options: [.json], run: show),
+                            arguments: [Arguments.shownID.spec], options: [.json], run: show),
             ],
             defaultSubcommand: "list"
         )
     }
 
     static func plan(_ invocation: Invocation) throws -> Int32 {
-        guard let user = invocation.argument("USER") else { throw invocation.usage("missing USER") }
+        let user = try invocation[Arguments.user]
         let ticket = try invocation[Options.ticket]
         let plan = try UserDeletionPlanner(store: invocation.openStore()).plan(user: user, ticket: ticket, actor: invocation.actor)
         if let path = try invocation[Options.out] {
@@ -133,7 +133,7 @@ enum UserDeletionCommands {
     }
 
     static func apply(_ invocation: Invocation) throws -> Int32 {
-        guard let argument = invocation.argument("PLAN") else { throw invocation.usage("missing PLAN") }
+        let argument = try invocation[Arguments.plan]
         let noRevoke = try invocation[Options.noRevoke]
         let reason = try invocation[Options.noRevokeReason]
         if noRevoke && reason == nil { throw invocation.usage("--no-revoke needs --reason TEXT: say why the Apple tokens are not revoked") }
@@ -170,7 +170,7 @@ enum UserDeletionCommands {
     }
 
     static func undo(_ invocation: Invocation) throws -> Int32 {
-        guard let id = invocation.argument("ID") else { throw invocation.usage("missing ID") }
+        let id = try invocation[Arguments.undoneID]
         let result = try UserDeletionUndo(store: invocation.openStore()).undo(deletionID: id, reason: try invocation[Options.undoReason], actor: invocation.actor)
         if invocation.json { try invocation.output.json(result); return 0 }
         invocation.output.line("deletion \(result.deletionID) undone: \(result.rowsRestored) row(s) restored; user \(result.userID) is back")
@@ -198,7 +198,7 @@ enum UserDeletionCommands {
     }
 
     static func show(_ invocation: Invocation) throws -> Int32 {
-        guard let id = invocation.argument("ID") else { throw invocation.usage("missing ID") }
+        let id = try invocation[Arguments.shownID]
         let record = try UserDeletionRecords(store: invocation.openStore()).show(id)
         if invocation.json { try invocation.output.json(record); return 0 }
         let out = invocation.output
@@ -216,6 +216,16 @@ enum UserDeletionCommands {
 }
 
 extension UserDeletionCommands {
+    /// The positional arguments these commands read, each declared once.
+    enum Arguments {
+        static let user: Argument<String> = .text("USER", "a user id, an exact email, or a sub better_auth|<id>")
+        static let plan: Argument<String> = .text("PLAN", "the plan id `users delete plan` printed (dp_…), or the file its --out wrote", completion: .files)
+        // Text, not `.number`: a deletion id that is not a number is refused by the lookup (exit 1, "no user
+        // deletion"), as UserDeletionCommandTests holds.
+        static let undoneID: Argument<String> = .text("ID", "the deletion's number (see `users delete list`)")
+        static let shownID: Argument<String> = .text("ID", "the deletion's number")
+    }
+
     /// The options these commands read, each declared once: the specs list them, the commands read them.
     enum Options {
         static let noRevokeReason: Option<String?> = .text("reason", "TEXT", "why tokens are not revoked (with --no-revoke; kept in the record and the audit log)")

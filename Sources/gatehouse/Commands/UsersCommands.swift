@@ -21,7 +21,7 @@ enum UsersCommands: CommandNoun {
                                 Names are found through the gatehouse_user_search index that init and `accounts index`
                                 build (`health` says when it is missing or out of date); without it every name is read.
                                 """,
-                            arguments: [ArgumentSpec(name: "QUERY", help: "what to look for (at most \(UserQuery.maxBytes) bytes)")],
+                            arguments: [Arguments.query.spec],
                             options: [
                                 Options.by.spec,
                                 Options.searchLimit.spec,
@@ -32,7 +32,7 @@ enum UsersCommands: CommandNoun {
                             run: search),
                 CommandSpec(name: "show", summary: "one user: accounts, sessions, sync row, workspaces, subscription, roles, merges",
                             discussion: "Token and password values are never shown, only whether each is present.",
-                            arguments: [ArgumentSpec(name: "USER", help: "a user id, an email, or a sub better_auth|<id>")],
+                            arguments: [Arguments.user.spec],
                             options: [
                                 Options.sessions.spec,
                                 .json,
@@ -59,7 +59,7 @@ enum UsersCommands: CommandNoun {
     }
 
     static func search(_ invocation: Invocation) throws -> Int32 {
-        guard let query = invocation.argument("QUERY") else { throw invocation.usage("missing QUERY") }
+        let query = try invocation[Arguments.query]
         let kind = try invocation[Options.by]
         let limit = try invocation[Options.searchLimit]
         let result = try UserDirectory(store: invocation.openStore()).search(query, by: kind, limit: limit)
@@ -78,7 +78,7 @@ enum UsersCommands: CommandNoun {
     }
 
     static func show(_ invocation: Invocation) throws -> Int32 {
-        guard let reference = invocation.argument("USER") else { throw invocation.usage("missing USER") }
+        let reference = try invocation[Arguments.user]
         let sessions = try invocation[Options.sessions]
         let detail = try UserDirectory(store: invocation.openStore()).show(reference, latestSessions: sessions)
         if invocation.json { try invocation.output.json(detail); return 0 }
@@ -192,6 +192,12 @@ struct OneLineOutput {
 }
 
 extension UsersCommands {
+    /// The positional arguments these commands read, each declared once.
+    enum Arguments {
+        static let query: Argument<String> = .text("QUERY", "what to look for (at most \(UserQuery.maxBytes) bytes)")
+        static let user: Argument<String> = .text("USER", "a user id, an email, or a sub better_auth|<id>")
+    }
+
     /// The options these commands read, each declared once: the specs list them, the commands read them.
     enum Options {
         static let searchLimit: Option<Int> = .integer("limit", "N", "at most N users (default 20, at most \(UserDirectory.maxLimit))", default: 20, range: 1...UserDirectory.maxLimit)

@@ -1,0 +1,2 @@
+// The test binary's load-time engine registration (registration.c); nothing to call.
+#pragma once
