@@ -93,7 +93,7 @@ final class PostgresSecretsAtRestTests: XCTestCase {
         try dumpHoldsNoKeyTokenOrPassword(on: .d1)
     }
 
-    func dumpHoldsNoKeyTokenOrPassword(on engine: SQLDialect.Engine) throws {
+    func dumpHoldsNoKeyTokenOrPassword(on engine: EngineKind) throws {
         let console = try ConsoleHarness(users: 5, engine: engine)
         let (access, refresh) = try console.tokens("root")
         let pem = try P256.PrivateKey.generate().pemRepresentation

@@ -8,7 +8,7 @@ import XCTest
 final class MemoryStoreEngineTests: XCTestCase {
     func testAStoreOpenedByNameSeesWhatInitAndItsWritesLeft() throws {
         let name = "memory-\(UInt32.random(in: .min ... .max))"
-        defer { MemoryStoreEngine.drop(name) }
+        defer { MemoryStores.drop(name) }
         let (made, report) = try Store.initialize(path: "memory:" + name, actor: Actor("tester"))
         XCTAssertFalse(report.applied.isEmpty)
         _ = try PolicyStore(store: made).set(PolicyChange(key: .linkSocialAllowDifferentEmails, value: .bool(true), reason: "SUP-1"),
@@ -21,7 +21,7 @@ final class MemoryStoreEngineTests: XCTestCase {
     func testADroppedOrUnknownStoreIsRefused() throws {
         let name = "memory-\(UInt32.random(in: .min ... .max))"
         _ = try Store.initialize(path: "memory:" + name, actor: Actor("tester"))
-        MemoryStoreEngine.drop(name)
+        MemoryStores.drop(name)
         XCTAssertThrowsError(try Store.open(path: "memory:" + name)) { error in
             XCTAssertEqual((error as? GatehouseError)?.code, .notFound, "\(error)")
         }

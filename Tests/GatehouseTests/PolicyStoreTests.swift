@@ -24,7 +24,7 @@ final class PolicyStoreTests: XCTestCase {
     }
 
     override func tearDown() {
-        MemoryStoreEngine.drop(memory)
+        MemoryStores.drop(memory)
     }
 
     var memory = ""

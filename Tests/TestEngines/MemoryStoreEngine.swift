@@ -5,12 +5,12 @@ import Storage
 
 /// An engine in the test process alone, for domain tests that need no file and no server (the idea of swift-nio's
 /// `NIOEmbedded`): `memory:NAME` is an in-memory SQLite database shared by every connection of the process that names
-/// it, kept from `init` until `MemoryStoreEngine.drop(NAME)`. Registered only in tests (`registerTestEngines`); it
+/// it, kept from `init` until `MemoryStores.drop(NAME)`. Registered only in tests (`registerTestEngines`); it
 /// answers every `StoreEngine` requirement with the plain way, so a domain test on it runs the seam's default paths.
 ///
 ///     let (store, _) = try Store.initialize(path: "memory:policy-test", actor: tester)
 ///     defer { MemoryStoreEngine.drop("policy-test") }
-public struct MemoryStoreEngine: StoreEngine {
+struct MemoryStoreEngine: StoreEngine {
     /// The database's name within the process.
     let name: String
 
@@ -65,7 +65,9 @@ public struct MemoryStoreEngine: StoreEngine {
         let configuration = try StoreConfiguration.load(storePath: nil, explicitPath: configurationPath)
         let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: SQLiteDialect().migrationsFolder))
         let created = try Self.keepers.open(name)
-        let db = try connect(readOnly: false, timeouts: .command)
+        var options = SQLiteDatabase.Options(busyTimeoutMilliseconds: Store.busyTimeout, journalModeWAL: false)
+        options.sharedInMemory = true
+        let db = try SQLiteDatabase(path: name, options: options)
         let before = try Migrator.applied(on: db)
         try Store.checkBeforeWriting(db, named: shownLocation, configuration: configuration, applied: before, keyCustody: !created)
         let shouldRun = catalog.shouldRun(configuration: configuration)
@@ -76,7 +78,7 @@ public struct MemoryStoreEngine: StoreEngine {
     }
 
     /// Ends the in-memory store `name`: its keeper connection closes, and with the last connection its rows go.
-    public static func drop(_ name: String) { keepers.close(name) }
+    static func drop(_ name: String) { keepers.close(name) }
 
     /// One open connection per in-memory store, which keeps it alive between the connections tests open and close.
     private static let keepers = Keepers()
@@ -100,4 +102,10 @@ public struct MemoryStoreEngine: StoreEngine {
         func isOpen(_ name: String) -> Bool { lock.withLock { open[name] != nil } }
         func close(_ name: String) { _ = lock.withLock { open.removeValue(forKey: name) } }
     }
+}
+
+/// The tests' in-memory stores (`MemoryStoreEngine`).
+public enum MemoryStores {
+    /// Ends the in-memory store `name`: what it held goes.
+    public static func drop(_ name: String) { MemoryStoreEngine.drop(name) }
 }
