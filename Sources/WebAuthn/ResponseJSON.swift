@@ -1,0 +1,64 @@
+/// `RegistrationResponseJSON` (WebAuthn Level 3 §5.1): what `navigator.credentials.create()` gives, serialised with
+/// `PublicKeyCredential.toJSON()`, binary fields as unpadded base64url. Members not listed (`clientExtensionResults`,
+/// `authenticatorAttachment`) are read past.
+public struct RegistrationResponseJSON: Sendable, Hashable, Codable {
+    public var id: String
+    public var rawId: String
+    public var response: AuthenticatorAttestationResponseJSON
+    /// "public-key".
+    public var type: String
+
+    public init(id: String, rawId: String, response: AuthenticatorAttestationResponseJSON, type: String = "public-key") {
+        self.id = id
+        self.rawId = rawId
+        self.response = response
+        self.type = type
+    }
+}
+
+/// `AuthenticatorAttestationResponseJSON`: the registration ceremony's response.
+public struct AuthenticatorAttestationResponseJSON: Sendable, Hashable, Codable {
+    public var clientDataJSON: String
+    public var attestationObject: String
+    /// Transport hints (`usb`, `nfc`, `ble`, `smart-card`, `hybrid`, `internal`).
+    public var transports: [String]?
+
+    public init(clientDataJSON: String, attestationObject: String, transports: [String]? = nil) {
+        self.clientDataJSON = clientDataJSON
+        self.attestationObject = attestationObject
+        self.transports = transports
+    }
+}
+
+/// `AuthenticationResponseJSON` (WebAuthn Level 3 §5.1): what `navigator.credentials.get()` gives, serialised with
+/// `toJSON()`.
+public struct AuthenticationResponseJSON: Sendable, Hashable, Codable {
+    public var id: String
+    public var rawId: String
+    public var response: AuthenticatorAssertionResponseJSON
+    /// "public-key".
+    public var type: String
+
+    public init(id: String, rawId: String, response: AuthenticatorAssertionResponseJSON, type: String = "public-key") {
+        self.id = id
+        self.rawId = rawId
+        self.response = response
+        self.type = type
+    }
+}
+
+/// `AuthenticatorAssertionResponseJSON`: the authentication ceremony's response.
+public struct AuthenticatorAssertionResponseJSON: Sendable, Hashable, Codable {
+    public var clientDataJSON: String
+    public var authenticatorData: String
+    public var signature: String
+    /// The user handle a discoverable credential returns; absent or empty otherwise.
+    public var userHandle: String?
+
+    public init(clientDataJSON: String, authenticatorData: String, signature: String, userHandle: String? = nil) {
+        self.clientDataJSON = clientDataJSON
+        self.authenticatorData = authenticatorData
+        self.signature = signature
+        self.userHandle = userHandle
+    }
+}
