@@ -69,6 +69,7 @@ public struct AuthenticatorData: Sendable, Hashable {
     public let bytes: [UInt8]
     /// SHA-256 of the RP id the credential is scoped to.
     public let rpIDHash: [UInt8]
+    /// UP, UV, BE, BS, AT, ED.
     public let flags: AuthenticatorFlags
     /// The signature counter; 0 from authenticators that keep none.
     public let signCount: UInt32

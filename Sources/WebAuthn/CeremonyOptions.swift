@@ -34,38 +34,55 @@ public enum WebAuthnOptionsError: Error, Equatable, Sendable, CustomStringConver
 /// `PublicKeyCredentialCreationOptionsJSON` (WebAuthn Level 3 §5.4): what `navigator.credentials.create()` is given
 /// (after `PublicKeyCredential.parseCreationOptionsFromJSON`, or the same decoding done by hand).
 public struct PublicKeyCredentialCreationOptionsJSON: Sendable, Hashable, Encodable {
+    /// `rp`: who asks.
     public struct RelyingPartyEntity: Sendable, Hashable, Encodable {
+        /// The RP id.
         public let id: String
+        /// The name the browser shows.
         public let name: String
     }
 
+    /// `user`: whom the credential is for.
     public struct UserEntity: Sendable, Hashable, Encodable {
         /// The user handle, base64url.
         public let id: String
+        /// The account name.
         public let name: String
+        /// The friendlier name.
         public let displayName: String
     }
 
+    /// One `pubKeyCredParams` entry.
     public struct CredentialParameters: Sendable, Hashable, Encodable {
+        /// "public-key".
         public let type: String
+        /// The COSE algorithm offered.
         public let alg: COSEAlgorithm
     }
 
+    /// `authenticatorSelection`: a discoverable credential and user verification preferred.
     public struct AuthenticatorSelection: Sendable, Hashable, Encodable {
+        /// "preferred".
         public let residentKey: String
+        /// The relying party's policy.
         public let userVerification: UserVerificationRequirement
     }
 
+    /// Who asks.
     public let rp: RelyingPartyEntity
+    /// Whom the credential is for.
     public let user: UserEntity
     /// The fresh challenge: keep it with the pending registration.
     public let challenge: WebAuthnChallenge
+    /// ES256 and RS256, in order of preference.
     public let pubKeyCredParams: [CredentialParameters]
     /// Milliseconds.
     public let timeout: Int
     /// The user's credentials already registered, so that an authenticator does not register twice.
     public let excludeCredentials: [CredentialDescriptor]
+    /// A discoverable credential and user verification preferred.
     public let authenticatorSelection: AuthenticatorSelection
+    /// "none": no attestation statement is asked for.
     public let attestation: String
 }
 
@@ -75,8 +92,11 @@ public struct PublicKeyCredentialRequestOptionsJSON: Sendable, Hashable, Encodab
     public let challenge: WebAuthnChallenge
     /// Milliseconds.
     public let timeout: Int
+    /// The RP id the assertion is scoped to.
     public let rpId: String
+    /// The user's registered credentials.
     public let allowCredentials: [CredentialDescriptor]
+    /// The relying party's policy.
     public let userVerification: UserVerificationRequirement
 }
 
@@ -84,6 +104,7 @@ public struct PublicKeyCredentialRequestOptionsJSON: Sendable, Hashable, Encodab
 public struct CredentialDescriptor: Sendable, Hashable, Encodable {
     /// "public-key".
     public let type: String
+    /// The credential id (base64url in JSON).
     public let id: CredentialID
     /// Transport hints as registration reported them; left out of the JSON when nil.
     public let transports: [String]?

@@ -2,8 +2,11 @@
 /// `PublicKeyCredential.toJSON()`, binary fields as unpadded base64url. Members not listed (`clientExtensionResults`,
 /// `authenticatorAttachment`) are read past.
 public struct RegistrationResponseJSON: Sendable, Hashable, Codable {
+    /// The credential id, base64url (the same as `rawId`).
     public var id: String
+    /// The credential id, base64url.
     public var rawId: String
+    /// The authenticator's response.
     public var response: AuthenticatorAttestationResponseJSON
     /// "public-key".
     public var type: String
@@ -18,7 +21,9 @@ public struct RegistrationResponseJSON: Sendable, Hashable, Codable {
 
 /// `AuthenticatorAttestationResponseJSON`: the registration ceremony's response.
 public struct AuthenticatorAttestationResponseJSON: Sendable, Hashable, Codable {
+    /// The exact client data bytes, base64url.
     public var clientDataJSON: String
+    /// The CBOR attestation object (fmt, attStmt, authData), base64url.
     public var attestationObject: String
     /// Transport hints (`usb`, `nfc`, `ble`, `smart-card`, `hybrid`, `internal`).
     public var transports: [String]?
@@ -33,8 +38,11 @@ public struct AuthenticatorAttestationResponseJSON: Sendable, Hashable, Codable 
 /// `AuthenticationResponseJSON` (WebAuthn Level 3 §5.1): what `navigator.credentials.get()` gives, serialised with
 /// `toJSON()`.
 public struct AuthenticationResponseJSON: Sendable, Hashable, Codable {
+    /// The credential id, base64url (the same as `rawId`).
     public var id: String
+    /// The credential id, base64url: look the stored credential up by it.
     public var rawId: String
+    /// The authenticator's response.
     public var response: AuthenticatorAssertionResponseJSON
     /// "public-key".
     public var type: String
@@ -49,8 +57,11 @@ public struct AuthenticationResponseJSON: Sendable, Hashable, Codable {
 
 /// `AuthenticatorAssertionResponseJSON`: the authentication ceremony's response.
 public struct AuthenticatorAssertionResponseJSON: Sendable, Hashable, Codable {
+    /// The exact client data bytes, base64url.
     public var clientDataJSON: String
+    /// The authenticator data bytes, base64url.
     public var authenticatorData: String
+    /// The signature over authenticatorData ‖ SHA-256(clientDataJSON), base64url (ES256 in ASN.1 DER).
     public var signature: String
     /// The user handle a discoverable credential returns; absent or empty otherwise.
     public var userHandle: String?

@@ -34,8 +34,8 @@ final class Fido2LiveTests: XCTestCase {
     func client(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> Data {
         let out = directory.appendingPathComponent("out-\(UUID().uuidString)")
         let err = directory.appendingPathComponent("err-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try Self.python())
         process.arguments = [packageRoot.appendingPathComponent("Tests/Fixtures/webauthn/fido2_client.py").path] + arguments
