@@ -252,6 +252,43 @@ final class AuthenticationTests: XCTestCase {
                       stored: rising)
     }
 
+    /// Mutated assertions (authenticator data, client data, signature; a fixed seed): each is refused unless the
+    /// mutations cancelled out, and none crashes.
+    func testFuzzedAssertionsAreRefused() throws {
+        var random = SeededGenerator(seed: 0x44_A55E_7710)
+        let rsa = SoftwareAuthenticator.rs256()
+        let rsaStored = try register(rsa)
+        for (authenticator, stored) in [(authenticator!, stored!), (rsa, rsaStored)] {
+            let valid = try AssertionBuilder(authenticator, challenge: challenge, signCount: 100).response()
+            let members: [WritableKeyPath<AuthenticatorAssertionResponseJSON, String>] = [\.authenticatorData, \.clientDataJSON, \.signature]
+            var refused = 0
+            for index in 0..<3_000 {
+                let member = members[index % members.count]
+                var bytes = try XCTUnwrap(Base64URL.decode(valid.response[keyPath: member]))
+                let original = bytes
+                for _ in 0..<Int.random(in: 1...3, using: &random) where !bytes.isEmpty {
+                    let at = Int.random(in: 0..<bytes.count, using: &random)
+                    switch Int.random(in: 0..<4, using: &random) {
+                    case 0: bytes[at] ^= 1 << UInt8.random(in: 0...7, using: &random)
+                    case 1: bytes.insert(UInt8.random(in: 0...255, using: &random), at: at)
+                    case 2: bytes.remove(at: at)
+                    default: bytes.removeSubrange(at...)
+                    }
+                }
+                var response = valid
+                response.response[keyPath: member] = Base64URL.encode(bytes)
+                do {
+                    _ = try testRP.verifyAuthentication(response, expectedChallenge: challenge, allowedCredentialIDs: [stored.id],
+                                                        credential: stored)
+                    XCTAssertEqual(bytes, original, "a mutated \(member) was accepted")
+                } catch {
+                    refused += 1
+                }
+            }
+            XCTAssertGreaterThan(refused, 2_900)
+        }
+    }
+
     /// Issue 44's budget: a login with a passkey under 50 ms of server time. Verification is most of it.
     func testVerificationIsWellWithinTheLoginBudget() throws {
         let rsa = SoftwareAuthenticator.rs256()
