@@ -36,6 +36,8 @@ let package = Package(
         .target(name: "Storage", dependencies: ["Locking"]),
         .target(name: "JOSE", dependencies: ["CCrypto", "Locking"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "Locking"]),
+        // The WebAuthn relying party: a strict CBOR reader, COSE keys, the options JSON and the §7.1/§7.2 checks.
+        .target(name: "WebAuthn", dependencies: ["JOSE"]),
 
         // migrations/ and Public/ compiled into the binary, byte for byte, with the build's commit and date, so one
         // copied binary is a working install. The plugin and its generator live under Sources/ (the top level is fixed).
@@ -65,6 +67,7 @@ let package = Package(
         // Against the throw-away cluster ops/test starts (GATEHOUSE_TEST_PG_URI); skipped without it.
         .testTarget(name: "PostgresTests", dependencies: ["Storage", "Gatehouse", "SQLiteEngine", "PostgresEngine", "D1Engine", "TestEngines", "CTestEngineRegistration"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE"]),
+        .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "JOSE", "CCrypto"]),
         // A raw-socket HTTP client shared by the tests that go over a real socket.
         .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestSupport"]),
