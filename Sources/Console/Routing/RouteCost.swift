@@ -13,6 +13,7 @@ enum RouteCost {
 
     static let slowRoutes: Set<String> = [
         "POST /api/apple/export",              // asks for the password again
+        "POST /api/auth/mfa/totp",             // asks for the password again
         "POST /api/apple/secret/mint",         // asks for the password again
         "POST /api/apple/keys/:id/selftest",
         "GET /api/users",                      // search
