@@ -4,6 +4,7 @@ import Foundation
 import HTTPTestSupport
 import JOSE
 import Storage
+import TestEngines
 import XCTest
 
 /// The console's second factor over a real socket: TOTP enrolment, the login's second step, the mfaToken's single
@@ -215,6 +216,37 @@ final class ConsoleMfaTests: XCTestCase {
         let removed = try harness.request("POST", "/api/auth/mfa/factors/\(id)/remove", token: enrolled.access, body: "{}")
         XCTAssertEqual(removed.status, 200, removed.bodyText)
         XCTAssertNotNil(try harness.json(try harness.login("sam"))["accessToken"], "no factor: the password alone again")
+    }
+
+    func testTheFlowOnPostgres() throws { try flow(on: .postgres) }
+    func testTheFlowOnD1() throws { try flow(on: .d1) }
+    func testTheFlowOnSQLite() throws { try flow(on: .sqlite) }
+
+    /// Enrolment, the login's second step, single use of the token and the code, step-up, a recovery code, the
+    /// requirement and the break-glass reset, alike on every engine (its SQL and its way of writing).
+    func flow(on engine: EngineKind) throws {
+        harness = try ConsoleHarness(users: 5, engine: engine)
+        let enrolled = try enrol("root")
+        let token = try passwordStep("root").token
+        let code = nextCode(enrolled.totp)
+        XCTAssertEqual(try secondStep(token, code: code).status, 200, "\(engine)")
+        XCTAssertEqual(harness.errorCode(try secondStep(token, code: code)), "mfa_token_used", "\(engine)")
+        XCTAssertEqual(harness.errorCode(try secondStep(try passwordStep("root").token, code: code)), "invalid_code", "\(engine): the code again")
+        XCTAssertEqual(try secondStep(try passwordStep("root").token, method: "recovery", code: enrolled.recoveryCodes[0]).status, 200, "\(engine)")
+        XCTAssertEqual(harness.errorCode(try secondStep(try passwordStep("root").token, method: "recovery", code: enrolled.recoveryCodes[0])), "invalid_code")
+        harness.clock.advance(seconds: 301)
+        XCTAssertEqual(harness.errorCode(try harness.request("POST", "/api/policy", token: enrolled.access, body: policyChange)), "step_up_required", "\(engine)")
+        XCTAssertEqual(try harness.request("POST", "/api/auth/step-up", token: enrolled.access,
+                                           body: try harness.body(["method": "totp", "code": nextCode(enrolled.totp)])).status, 200, "\(engine)")
+        XCTAssertEqual(try harness.request("POST", "/api/policy", token: enrolled.access, body: policyChange).status, 200, "\(engine)")
+        let store = try Store.open(path: harness.storePath)
+        let factors = SecondFactors(store: store)
+        try factors.setRequired(true, actor: Actor("ops"), now: harness.clock.now)
+        XCTAssertEqual(harness.errorCode(try harness.request("GET", "/api/policy", token: try harness.tokens("vera").access)), "mfa_enrollment_required", "\(engine)")
+        let reset = try factors.reset(try AdminUsername("root"), reason: "lost phone", actor: Actor("ops"), now: harness.clock.now)
+        XCTAssertEqual(reset.factorsRemoved, 1, "\(engine)")
+        XCTAssertEqual(reset.recoveryCodesRemoved, 9, "\(engine)")
+        XCTAssertNotNil(try harness.json(try harness.login("root"))["accessToken"], "\(engine): the password alone after a reset")
     }
 
     /// The routes the issue lists as irreversible or security-relevant are registered with step-up, in one place.
