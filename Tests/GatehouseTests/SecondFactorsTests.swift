@@ -129,6 +129,25 @@ final class SecondFactorsTests: XCTestCase {
         XCTAssertEqual(try factors.methods(of: admin), [.recovery])
     }
 
+    /// TOTP secrets are sealed like the Apple keys, so `init` guards them alike: without the key file it refuses to make
+    /// a new key, and a key that opens none of them is refused.
+    func testInitKeepsCustodyOfSealedTOTPSecrets() throws {
+        _ = try enrolled()
+        let keyFile = MasterKey.defaultPath(forStore: store.path)
+        XCTAssertNoThrow(try MasterKey.checkOpensSealed(store.db, storePath: store.path, environment: [:]))
+        XCTAssertThrowsError(try MasterKey.checkOpensSealed(store.db, storePath: store.path, environment: ["GATEHOUSE_MASTER_KEY": String(repeating: "ab", count: 32)])) {
+            XCTAssertEqual(($0 as? GatehouseError)?.code, .unsealFailed)
+            XCTAssertTrue("\($0)".contains("does not open the store's 1 sealed TOTP secret(s)"), "\($0)")
+        }
+        try FileManager.default.removeItem(atPath: keyFile)
+        XCTAssertThrowsError(try MasterKey.checkCustody(store.db, storePath: store.path, environment: [:])) {
+            XCTAssertEqual(($0 as? GatehouseError)?.code, .masterKeyMissing)
+            XCTAssertTrue("\($0)".contains("the store holds 1 sealed TOTP secret(s) but its master key file"), "\($0)")
+        }
+        XCTAssertThrowsError(try Store.initialize(path: store.path, actor: tester))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: keyFile), "no new key was made")
+    }
+
     func storeDump() throws -> String {
         var lines: [String] = []
         for table in try store.db.tableNames() {
