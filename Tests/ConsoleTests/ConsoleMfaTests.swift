@@ -249,6 +249,52 @@ final class ConsoleMfaTests: XCTestCase {
         XCTAssertNotNil(try harness.json(try harness.login("root"))["accessToken"], "\(engine): the password alone after a reset")
     }
 
+    /// Passkeys plug in through `WebAuthnAssertionVerifier`: with one, the login and the step-up offer them with a
+    /// challenge, an assertion over another challenge (a replay) is refused, a step-up challenge is used once, and a
+    /// counter that does not grow is refused and audited.
+    func testAPasskeyPlugsInThroughTheVerifierSeam() throws {
+        harness = try ConsoleHarness(users: 5, transport: .socket, webauthn: FakeWebAuthnVerifier())
+        let store = try Store.open(path: harness.storePath)
+        let root = try XCTUnwrap(try AdminDirectory(store: store).find(try AdminUsername("root")))
+        _ = try SecondFactors(store: store).addWebAuthnCredential(root, name: "Laptop", credentialID: "cred-1", publicKey: [1, 2, 3], signCount: 1,
+                                                                  actor: root.consoleActor, now: harness.clock.now)
+        func assertion(_ challenge: String, counter: Int, id: String = "cred-1") -> [String: Any] {
+            ["id": id, "challenge": challenge, "counter": counter]
+        }
+        func second(_ token: String, _ credential: [String: Any]) throws -> RawResponse {
+            try harness.request("POST", "/api/auth/login/mfa", body: try harness.body(["mfaToken": token, "method": "webauthn", "credential": credential]))
+        }
+        let login = try harness.json(try harness.login("root"))
+        XCTAssertEqual(login["methods"] as? [String], ["webauthn", "recovery"])
+        let options = try XCTUnwrap(login["webauthn"] as? [String: Any])
+        let challenge = try XCTUnwrap(options["challenge"] as? String)
+        XCTAssertEqual((options["allowCredentials"] as? [[String: Any]])?.first?["id"] as? String, "cred-1")
+        let token = try XCTUnwrap(login["mfaToken"] as? String)
+        let signedIn = try second(token, assertion(challenge, counter: 2))
+        XCTAssertEqual(signedIn.status, 200, signedIn.bodyText)
+        let access = try XCTUnwrap(try harness.json(signedIn)["accessToken"] as? String)
+        // The same assertion at another login: its challenge is not this login's.
+        let replayToken = try XCTUnwrap(try harness.json(try harness.login("root"))["mfaToken"] as? String)
+        XCTAssertEqual(harness.errorCode(try second(replayToken, assertion(challenge, counter: 3))), "invalid_code")
+        // A counter that does not grow: a cloned authenticator.
+        let cloneLogin = try harness.json(try harness.login("root"))
+        let cloned = try second(try XCTUnwrap(cloneLogin["mfaToken"] as? String),
+                                assertion(try XCTUnwrap((cloneLogin["webauthn"] as? [String: Any])?["challenge"] as? String), counter: 2))
+        XCTAssertEqual(harness.errorCode(cloned), "invalid_code", cloned.bodyText)
+        XCTAssertTrue(try harness.auditText().contains("admin.mfa.webauthn.counter_refused"))
+        // Step-up with a passkey: the options' challenge, once.
+        harness.clock.advance(seconds: 301)
+        let stepOptions = try harness.json(try harness.request("POST", "/api/auth/step-up/options", token: access, body: "{}"))
+        let stepChallenge = try XCTUnwrap((stepOptions["webauthn"] as? [String: Any])?["challenge"] as? String)
+        func stepUp(_ credential: [String: Any]) throws -> RawResponse {
+            try harness.request("POST", "/api/auth/step-up", token: access, body: try harness.body(["method": "webauthn", "credential": credential]))
+        }
+        XCTAssertEqual(harness.errorCode(try stepUp(assertion("bm90LWlzc3VlZA", counter: 10))), "invalid_code", "a challenge never issued")
+        XCTAssertEqual(try stepUp(assertion(stepChallenge, counter: 10)).status, 200)
+        XCTAssertEqual(harness.errorCode(try stepUp(assertion(stepChallenge, counter: 11))), "invalid_code", "the step-up challenge is used")
+        XCTAssertEqual(try harness.request("POST", "/api/policy", token: access, body: policyChange).status, 200)
+    }
+
     /// The routes the issue lists as irreversible or security-relevant are registered with step-up, in one place.
     func testEveryIrreversibleWriteIsASteppedUpRoute() {
         var router = Router()
@@ -263,5 +309,33 @@ final class ConsoleMfaTests: XCTestCase {
         ])
         XCTAssertEqual(Set(router.enrolmentRoutes), ["GET /api/auth/me", "POST /api/auth/logout", "GET /api/auth/mfa", "POST /api/auth/mfa/totp",
                                                      "POST /api/auth/mfa/totp/confirm"])
+    }
+}
+
+/// A stand-in for the WebAuthn library, to test the seam: an "assertion" is `{"id", "challenge", "counter"}`, valid
+/// when it names the credential and the challenge it is checked against.
+struct FakeWebAuthnVerifier: WebAuthnAssertionVerifier {
+    struct Refused: Error {}
+
+    func fields(_ assertion: String) throws -> [String: Any] {
+        guard let object = try JSONSerialization.jsonObject(with: Data(assertion.utf8)) as? [String: Any] else { throw Refused() }
+        return object
+    }
+
+    func credentialID(of assertion: String) throws -> String {
+        guard let id = try fields(assertion)["id"] as? String else { throw Refused() }
+        return id
+    }
+
+    func challenge(of assertion: String) throws -> String {
+        guard let challenge = try fields(assertion)["challenge"] as? String else { throw Refused() }
+        return challenge
+    }
+
+    func verify(assertion: String, challenge: String, credential: WebAuthnCredential) throws -> UInt32 {
+        let object = try fields(assertion)
+        guard object["challenge"] as? String == challenge, object["id"] as? String == credential.credentialID,
+              let counter = object["counter"] as? Int else { throw Refused() }
+        return UInt32(counter)
     }
 }

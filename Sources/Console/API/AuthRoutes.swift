@@ -5,11 +5,11 @@ import HTTPServer
 /// The console's login and token lifecycle:
 ///
 /// - `POST /api/auth/login` {username, password} → {accessToken, refreshToken, expiresIn, username, role} (public); for an
-///   admin with a second factor, {mfaRequired: true, mfaToken, methods, expiresAt} and no token
+///   admin with a second factor, {mfaRequired: true, mfaToken, methods, expiresAt, webauthn?} and no token
 /// - `POST /api/auth/login/mfa` {mfaToken, method, code} → the token bundle (public); the mfaToken is single use and
 ///   lasts 5 minutes (401 `invalid_mfa_token`, `mfa_token_used`, `mfa_token_expired`); a wrong code is 401
 ///   `invalid_code` and counts toward the login throttle
-/// - `POST /api/auth/step-up/options` → {methods} (viewer); `POST /api/auth/step-up` {method, code} → {factorCheckedAt}
+/// - `POST /api/auth/step-up/options` → {methods, webauthn?, window} (viewer); `POST /api/auth/step-up` {method, code} → {factorCheckedAt}
 ///   (viewer): routes registered with `factor: .stepUp` then answer for the step-up window
 /// - `POST /api/auth/refresh` {refreshToken} → a new bundle; the old refresh token is consumed (public)
 /// - `POST /api/auth/logout` → revokes this login's token family (viewer)
@@ -48,8 +48,9 @@ enum AuthRoutes {
         return String(decoding: data, as: UTF8.self)
     }
 
-    struct StepUpOptions: Encodable {
+    struct StepUpOptionsResponse: Encodable {
         let methods: [SecondFactorMethod]
+        let webauthn: WebAuthnRequestOptions?
         let window: Int64
     }
 
@@ -102,8 +103,8 @@ enum AuthRoutes {
         }
         router.add("POST", "/api/auth/step-up/options", role: .viewer) { ctx in
             let session = try ctx.requireSession()
-            let methods = try ctx.stores.withStore { try ctx.tokens($0).factors.methods(of: session.admin) }
-            return try JSONBody.response(StepUpOptions(methods: methods, window: ctx.auth.stepUpWindow.value))
+            let options = try ctx.stores.withStore { try ctx.tokens($0).stepUpOptions(session, now: ctx.now) }
+            return try JSONBody.response(StepUpOptionsResponse(methods: options.methods, webauthn: options.webauthn, window: ctx.auth.stepUpWindow.value))
         }
         router.add("POST", "/api/auth/step-up", role: .viewer) { ctx in
             let session = try ctx.requireSession()

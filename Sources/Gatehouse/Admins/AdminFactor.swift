@@ -58,9 +58,36 @@ public struct WebAuthnCredential: Sendable, Equatable {
 public protocol WebAuthnAssertionVerifier: Sendable {
     /// The credential id (base64url) an `AuthenticationResponseJSON` names, read without checking anything.
     func credentialID(of assertion: String) throws -> String
+    /// The challenge (base64url) its `clientDataJSON` names, read without checking anything: a step-up finds the
+    /// challenge it was issued by it (`MFAChallenges`), then `verify` checks it.
+    func challenge(of assertion: String) throws -> String
     /// Checks `assertion` (`AuthenticationResponseJSON`) for `challenge` (base64url, as issued) against `credential`;
     /// returns the authenticator's signature counter from it. Throws when anything does not verify.
     func verify(assertion: String, challenge: String, credential: WebAuthnCredential) throws -> UInt32
+}
+
+/// The part of WebAuthn's `PublicKeyCredentialRequestOptions` (JSON form) Gatehouse knows: the challenge and the
+/// admin's credentials. The relying party id is the console's origin's, added where that is known.
+public struct WebAuthnRequestOptions: Sendable, Equatable, Encodable {
+    public struct Descriptor: Sendable, Equatable, Encodable {
+        public let type = "public-key"
+        public let id: String
+        enum CodingKeys: String, CodingKey { case type, id }
+    }
+
+    public let challenge: String
+    public let allowCredentials: [Descriptor]
+    public let userVerification = "preferred"
+    /// Milliseconds: the challenge's lifetime.
+    public let timeout: Int64
+
+    enum CodingKeys: String, CodingKey { case challenge, allowCredentials, userVerification, timeout }
+
+    public init(challenge: String, credentials: [WebAuthnCredential], lifetime: Int64) {
+        self.challenge = challenge
+        allowCredentials = credentials.map { Descriptor(id: $0.credentialID) }
+        timeout = lifetime * 1000
+    }
 }
 
 /// What enrolling a TOTP factor hands the admin once: the secret to type in, and the URI to scan.

@@ -65,8 +65,16 @@ public struct SecondFactorChallenge: Sendable, Equatable, Encodable {
     /// A random WebAuthn challenge (base64url), for the request options of a passkey login.
     public let challenge: String
     public let expiresAt: Timestamp
+    /// The request options for a passkey, when `methods` offers one.
+    public let webauthn: WebAuthnRequestOptions?
 
-    enum CodingKeys: String, CodingKey { case mfaRequired, mfaToken, methods, expiresAt }
+    enum CodingKeys: String, CodingKey { case mfaRequired, mfaToken, methods, expiresAt, webauthn }
+}
+
+/// What a step-up may use: the methods, and a passkey's request options (a fresh single-use challenge) when offered.
+public struct StepUpOptions: Sendable, Equatable, Encodable {
+    public let methods: [SecondFactorMethod]
+    public let webauthn: WebAuthnRequestOptions?
 }
 
 /// The console's login and token lifecycle:
@@ -171,7 +179,9 @@ public struct TokenService {
             try store.audit.append(store.db, actor: admin.consoleActor, action: "console.login.password", subject: admin.username,
                                    details: ["second_factor": .bool(true)], at: now)
         }
-        return SecondFactorChallenge(mfaToken: token, methods: methods, challenge: challenge, expiresAt: expires)
+        let options = methods.contains(.webauthn)
+            ? WebAuthnRequestOptions(challenge: challenge, credentials: try factors.webAuthnCredentials(of: admin), lifetime: Self.mfaTokenLifetime) : nil
+        return SecondFactorChallenge(mfaToken: token, methods: methods, challenge: challenge, expiresAt: expires, webauthn: options)
     }
 
     /// The second step of a login: the `mfaToken` from `signIn` and the factor (a TOTP code, a recovery code, or a
@@ -201,10 +211,24 @@ public struct TokenService {
         return try startFamily(admin: admin, client: client, method: method, now: now)
     }
 
-    /// Step-up: the signed-in admin proves a factor again; their login's last factor check becomes `now`. A wrong
+    /// The methods the signed-in admin can step up with; with a passkey among them, a fresh single-use challenge.
+    public func stepUpOptions(_ session: AdminSession, now: Timestamp) throws -> StepUpOptions {
+        let methods = try factors.methods(of: session.admin)
+        guard methods.contains(.webauthn) else { return StepUpOptions(methods: methods, webauthn: nil) }
+        let challenge = try MFAChallenges(store: store).issue(.stepUp, for: session.admin, now: now)
+        return StepUpOptions(methods: methods, webauthn: WebAuthnRequestOptions(challenge: challenge, credentials: try factors.webAuthnCredentials(of: session.admin),
+                                                                                lifetime: MFAChallenges.lifetime))
+    }
+
+    /// Step-up: the signed-in admin proves a factor again; their login's last factor check becomes `now`. A passkey's
+    /// assertion must sign a challenge `stepUpOptions` issued to them (used up here, whatever the outcome). A wrong
     /// factor is `LoginError.invalidSecondFactor` and counts toward the login throttle.
-    public func stepUp(_ session: AdminSession, method: SecondFactorMethod, answer: String, challenge: String? = nil, client: String,
-                       now: Timestamp) throws {
+    public func stepUp(_ session: AdminSession, method: SecondFactorMethod, answer: String, client: String, now: Timestamp) throws {
+        var challenge: String?
+        if method == .webauthn, let webauthn, let named = try? webauthn.challenge(of: answer),
+           try MFAChallenges(store: store).consume(.stepUp, named, for: session.admin, now: now) {
+            challenge = named
+        }
         try proveFactor(admin: session.admin, method: method, answer: answer, challenge: challenge, client: client,
                         actor: session.actor, action: "console.step_up.failed", now: now)
         try store.db.write {
