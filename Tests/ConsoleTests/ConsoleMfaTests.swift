@@ -295,6 +295,19 @@ final class ConsoleMfaTests: XCTestCase {
         XCTAssertEqual(try harness.request("POST", "/api/policy", token: access, body: policyChange).status, 200)
     }
 
+    /// An enrolled factor is never skipped: a passkey the console cannot check (no verifier) and no recovery code left
+    /// still make the login wait for a second step, with no method to offer.
+    func testAFactorThatCannotBeCheckedNowStillHoldsTheLogin() throws {
+        let store = try Store.open(path: harness.storePath)
+        let root = try XCTUnwrap(try AdminDirectory(store: store).find(try AdminUsername("root")))
+        _ = try SecondFactors(store: store).addWebAuthnCredential(root, name: "Laptop", credentialID: "cred-9", publicKey: [1], signCount: 0,
+                                                                  actor: root.consoleActor, now: harness.clock.now)
+        try store.db.write { try store.db.execute("DELETE FROM gatehouse_recovery_codes") }
+        let (token, methods) = try passwordStep("root")
+        XCTAssertEqual(methods, [])
+        XCTAssertEqual(harness.errorCode(try secondStep(token, method: "webauthn", code: "{}")), "invalid_code")
+    }
+
     /// The routes the issue lists as irreversible or security-relevant are registered with step-up, in one place.
     func testEveryIrreversibleWriteIsASteppedUpRoute() {
         var router = Router()

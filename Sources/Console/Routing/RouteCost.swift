@@ -9,6 +9,7 @@ import HTTPServer
 enum RouteCost {
     static let priorityRoutes: Set<String> = [
         "POST /api/auth/login",                // PBKDF2, 600,000 iterations
+        "POST /api/auth/login/mfa",            // the login's second step: no lockout behind slow work either
     ]
 
     static let slowRoutes: Set<String> = [

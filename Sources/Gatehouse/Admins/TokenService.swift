@@ -145,8 +145,11 @@ public struct TokenService {
                               actor: Self.anonymousActor, action: "console.login.failed", now: now)
             throw LoginError.invalidCredentials
         }
-        let methods = try factors.methods(of: admin)
-        if !methods.isEmpty { return .secondFactor(try issueChallenge(admin: admin, methods: methods, client: client, now: now)) }
+        // Whether a factor is enrolled decides, not which methods can be used now: a passkey with no verifier plugged in
+        // (and no recovery code left) leaves no method, and the login waits for one (or for `admins mfa reset`).
+        if try factors.hasFactor(admin) {
+            return .secondFactor(try issueChallenge(admin: admin, methods: try factors.methods(of: admin), client: client, now: now))
+        }
         return .signedIn(try startFamily(admin: admin, client: client, method: nil, now: now))
     }
 
