@@ -243,6 +243,14 @@ final class ConsoleMfaTests: XCTestCase {
         let factors = SecondFactors(store: store)
         try factors.setRequired(true, actor: Actor("ops"), now: harness.clock.now)
         XCTAssertEqual(harness.errorCode(try harness.request("GET", "/api/policy", token: try harness.tokens("vera").access)), "mfa_enrollment_required", "\(engine)")
+        // At rest on this engine: a dump of the database holds neither the base32 secret nor its bytes, nor a recovery code.
+        let dump = engine == .postgres
+            ? try PostgresSecretsAtRestTests.run(try PostgresSecretsAtRestTests.pgDump(), [harness.storePath, "--data-only", "--no-owner"]).stdout
+            : try PostgresSecretsAtRestTests.run("/usr/bin/sqlite3", [harness.d1File ?? harness.storePath, ".dump"]).stdout
+        XCTAssertTrue(dump.contains("Authenticator app"), "\(engine): the dump holds the factor's row")
+        XCTAssertFalse(dump.contains(enrolled.secret), "\(engine)")
+        XCTAssertFalse(dump.lowercased().contains(Hex.encode(try XCTUnwrap(Base32.decode(enrolled.secret))).lowercased()), "\(engine)")
+        for code in enrolled.recoveryCodes { XCTAssertFalse(dump.contains(code), "\(engine)") }
         let reset = try factors.reset(try AdminUsername("root"), reason: "lost phone", actor: Actor("ops"), now: harness.clock.now)
         XCTAssertEqual(reset.factorsRemoved, 1, "\(engine)")
         XCTAssertEqual(reset.recoveryCodesRemoved, 9, "\(engine)")
