@@ -97,6 +97,11 @@ final class ConsoleMfaTests: XCTestCase {
         let forged = try secondStep("ghm_" + String(repeating: "A", count: 43), code: "123456")
         XCTAssertEqual(harness.errorCode(forged), "invalid_mfa_token")
         XCTAssertEqual(harness.errorCode(try secondStep("gha_nothing", code: "123456")), "invalid_mfa_token")
+        // An admin disabled between the two steps is refused as a wrong password would be.
+        let third = try passwordStep("root").token
+        let store = try Store.open(path: harness.storePath)
+        try store.db.write { try store.db.execute("UPDATE gatehouse_admins SET disabled = 1 WHERE username = 'root'") }
+        XCTAssertEqual(harness.errorCode(try secondStep(third, code: nextCode(enrolled.totp))), "invalid_credentials")
     }
 
     func testAReusedCodeAndACodeOutsideOneStepAreRefused() throws {

@@ -199,7 +199,9 @@ public struct TokenService {
             """
         guard let row = try store.db.row(lookup, [hash]) else { throw MFATokenError.invalid }
         let admin = try Admin(row: row)
-        guard row["used_at"].string == nil, !admin.disabled else { throw MFATokenError.used }
+        // A login begun before its admin was disabled ends as a refused password would.
+        guard !admin.disabled else { throw LoginError.invalidCredentials }
+        guard row["used_at"].string == nil else { throw MFATokenError.used }
         guard let expires = row["expires_at"].string.flatMap(Timestamp.init(iso8601:)), expires > now else { throw MFATokenError.expired }
         try proveFactor(admin: admin, method: method, answer: answer, challenge: row["challenge"].string, client: client,
                         actor: Self.anonymousActor, action: "console.mfa.failed", now: now)
