@@ -271,7 +271,7 @@ public final class ConsoleServer: Sendable {
                                              stores: RequestStores(pool: stores, check: nil, deadline: stores.requestDeadline(since: request.receivedAt)), auth: state.auth, now: state.auth.clock(), session: nil)
                 // A cheap read sends its token check along with its first snapshot: one round trip to a server store.
                 let deferring = route.inline && request.method == "GET"
-                return try AuthMiddleware.handle(context, access: route.access, deferring: deferring) { context in
+                return try AuthMiddleware.handle(context, access: route.access, factor: route.factor, deferring: deferring) { context in
                     signedIn.context.withLock { $0 = context }
                     try JSONBody.requireJSONIfPresent(context.request)
                     return try route.handler(context)

@@ -1,21 +1,32 @@
 import CCrypto
 
-/// HMAC-SHA-256 (RFC 2104), for tokens and fingerprints that need a secret key.
+/// HMAC (RFC 2104): SHA-256 for tokens and fingerprints that need a secret key; SHA-1 only for TOTP (RFC 6238),
+/// whose authenticator apps compute HMAC-SHA-1.
 ///
 ///     let mac = HMAC.sha256(key: secret, data: Array(message.utf8))
 ///     constantTimeEquals(mac, presented)
 public enum HMAC {
     /// The 32-byte HMAC-SHA-256 of `data` under `key` (any length, empty included).
     public static func sha256(key: [UInt8], data: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
+        mac(EVP_sha256(), size: 32, key: key, data: data, name: "HMAC-SHA-256")
+    }
+
+    /// The 20-byte HMAC-SHA-1 of `data` under `key`: what RFC 4226/6238 one-time codes are cut from. Not for
+    /// anything new (SHA-1 is kept here for the authenticator apps that only speak it).
+    public static func sha1(key: [UInt8], data: [UInt8]) -> [UInt8] {
+        mac(EVP_sha1(), size: 20, key: key, data: data, name: "HMAC-SHA-1")
+    }
+
+    private static func mac(_ digest: OpaquePointer?, size: Int, key: [UInt8], data: [UInt8], name: String) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: size)
         var length: UInt32 = 0
         // A one-byte buffer stands in for an empty key or message: OpenSSL wants a non-null pointer.
         let keyBytes = key.isEmpty ? [0] : key
         let dataBytes = data.isEmpty ? [0] : data
         let result = out.withUnsafeMutableBufferPointer { output in
-            CCrypto.HMAC(EVP_sha256(), keyBytes, Int32(key.count), dataBytes, data.count, output.baseAddress, &length)
+            CCrypto.HMAC(digest, keyBytes, Int32(key.count), dataBytes, data.count, output.baseAddress, &length)
         }
-        precondition(result != nil && length == 32, "OpenSSL's HMAC-SHA-256 failed")
+        precondition(result != nil && Int(length) == size, "OpenSSL's \(name) failed")
         return out
     }
 }

@@ -54,7 +54,8 @@ final class ConsoleHarness {
     /// opens them, so it can only read them, as on a read-only mount (root ignores file modes); skipped where `chattr`
     /// is not allowed. Logging in writes, so `preIssuedToken` is issued before.
     init(users: Int = 50, lifetimes: TokenLifetimes = .standard, throttle: LoginThrottle.Rules = .standard, threads: Int = 2,
-         transport: Transport = .inProcess, engine: EngineKind = .sqlite, immutableStore: Bool = false) throws {
+         transport: Transport = .inProcess, engine: EngineKind = .sqlite, immutableStore: Bool = false,
+         webauthn: (any WebAuthnAssertionVerifier)? = nil) throws {
         // GATEHOUSE_CONSOLE_TESTS_OVER=socket runs every console test over a real socket, to compare both paths.
         self.transport = ProcessInfo.processInfo.environment["GATEHOUSE_CONSOLE_TESTS_OVER"] == "socket" ? .socket : transport
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-console-\(UUID().uuidString)")
@@ -105,7 +106,7 @@ final class ConsoleHarness {
         let clock = self.clock
         console = try ConsoleServer(options: .init(storePath: storePath, publicDirectory: Self.packageRoot.appendingPathComponent("Public").path,
                                                    port: 0, threads: threads, logRequests: false,
-                                                   auth: AuthSettings(lifetimes: lifetimes, throttle: throttle, clock: { clock.now })))
+                                                   auth: AuthSettings(lifetimes: lifetimes, throttle: throttle, clock: { clock.now }, webauthn: webauthn)))
         try console.start()
     }
 

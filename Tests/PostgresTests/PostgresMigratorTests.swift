@@ -116,7 +116,8 @@ final class PostgresMigratorTests: XCTestCase {
             for table in ["users", "workspaces", "subscriptions", "allow_list", "gatehouse_audit", "gatehouse_policy", "gatehouse_policy_version",
                           "gatehouse_policy_history", "gatehouse_health_runs", "gatehouse_admins", "gatehouse_tokens", "gatehouse_login_failures",
                           "gatehouse_apple_keys", "gatehouse_provider_config", "gatehouse_tracked_secrets", "gatehouse_merge_plans", "gatehouse_merges",
-                          "gatehouse_gate_requirements", "gatehouse_gates", "gatehouse_gate_history", "gatehouse_migrations"] {
+                          "gatehouse_gate_requirements", "gatehouse_gates", "gatehouse_gate_history", "gatehouse_migrations",
+                          "gatehouse_admin_factors", "gatehouse_recovery_codes", "gatehouse_mfa_challenges", "gatehouse_console_settings"] {
                 XCTAssertTrue(try db.tableExists(table), table)
             }
             // Better Auth's tables take rows as Better Auth writes them: ISO text dates, native booleans, defaults.

@@ -8,6 +8,7 @@ enum APIRoutes {
     static func register(on router: inout Router) {
         StatusRoutes.register(on: &router)
         AuthRoutes.register(on: &router)
+        MfaRoutes.register(on: &router)
         PolicyRoutes.register(on: &router)
         AuditRoutes.register(on: &router)
         AppleRoutes.register(on: &router)

@@ -28,22 +28,22 @@ enum AppleRoutes {
                 return AppleKeyListing(now: ctx.now, keys: keys, active: keys.first { $0.state == .active }, warnings: ring.warnings(keys))
             })
         }
-        router.add("POST", "/api/apple/keys", role: .admin) { ctx in
+        router.add("POST", "/api/apple/keys", role: .admin, factor: .stepUp) { ctx in
             let body = try ctx.body(AppleKeyImportRequest.self)
             let (keyID, teamID, actor) = (try body.keyID(), try body.teamID(), try ctx.actor)
             return try JSONBody.response(try UploadedKeyFile.with(pem: body.pem, fileName: body.fileName) { path in
                 try ctx.stores.withStore { try AppleKeyRing(store: $0).importKey(file: path, keyID: keyID, teamID: teamID, actor: actor, now: ctx.now) }
             }, status: 201)
         }
-        router.add("POST", "/api/apple/keys/rollback", role: .admin) { ctx in
+        router.add("POST", "/api/apple/keys/rollback", role: .admin, factor: .stepUp) { ctx in
             let actor = try ctx.actor
             return try JSONBody.response(try ctx.stores.withStore { try AppleKeyRing(store: $0).rollback(actor: actor, now: ctx.now) })
         }
-        router.add("POST", "/api/apple/keys/:id/activate", role: .admin) { ctx in
+        router.add("POST", "/api/apple/keys/:id/activate", role: .admin, factor: .stepUp) { ctx in
             let (id, actor) = (try keyID(ctx), try ctx.actor)
             return try JSONBody.response(try ctx.stores.withStore { try AppleKeyRing(store: $0).activate(id, actor: actor, now: ctx.now) })
         }
-        router.add("POST", "/api/apple/keys/:id/revoke", role: .admin) { ctx in
+        router.add("POST", "/api/apple/keys/:id/revoke", role: .admin, factor: .stepUp) { ctx in
             /// `{"force": true}` is needed to revoke the active key (the page asks for it explicitly).
             struct RevokeRequest: Decodable { let force: Bool? }
             let (id, actor) = (try keyID(ctx), try ctx.actor)
@@ -54,7 +54,7 @@ enum AppleRoutes {
             let id = try keyID(ctx)
             return try JSONBody.response(AppleSelfTestReport(try ctx.stores.withStore { try AppleKeyRing(store: $0).selfTest(id, now: ctx.now) }))
         }
-        router.add("POST", "/api/apple/secret/mint", role: .admin) { ctx in
+        router.add("POST", "/api/apple/secret/mint", role: .admin, factor: .stepUp) { ctx in
             let body = try ctx.body(AppleSecretMintRequest.self)
             let actor = try ctx.actor
             return try JSONBody.response(try ctx.stores.withStore {
@@ -70,7 +70,7 @@ enum AppleRoutes {
             let limit = ctx.request.queryItems().last { $0.name == "limit" }.flatMap { Int($0.value) } ?? 200
             return try JSONBody.response(try ctx.stores.withStore { try AppleNotificationInbox.list(store: $0, limit: limit) })
         }
-        router.add("POST", "/api/apple/export", role: .admin) { ctx in
+        router.add("POST", "/api/apple/export", role: .admin, factor: .stepUp) { ctx in
             let body = try ctx.body(AppleExportRequest.self)
             let format = try body.exportFormat()
             try ctx.reauthenticate(password: body.password)

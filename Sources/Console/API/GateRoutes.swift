@@ -17,13 +17,13 @@ enum GateRoutes {
         router.add("GET", "/api/gates", role: .viewer) { ctx in
             try JSONBody.response(GateBoardResponse(board: try ctx.stores.withStore { try GateStore(store: $0).board(now: ctx.now) }))
         }
-        router.add("POST", "/api/gates/requirements", role: .admin) { ctx in
+        router.add("POST", "/api/gates/requirements", role: .admin, factor: .stepUp) { ctx in
             let change = try ctx.body(GateSetRequest.self).change()
             let actor = try ctx.actor
             return try JSONBody.response(try ctx.stores.withStore { try GateStore(store: $0).set(change, actor: actor, now: ctx.now) })
         }
         for (path, enable) in [("/api/gates/enable", true), ("/api/gates/disable", false)] {
-            router.add("POST", path, role: .admin) { ctx in
+            router.add("POST", path, role: .admin, factor: .stepUp) { ctx in
                 let body = try ctx.body(GateToggleRequest.self)
                 let (provider, platform) = try body.gate()
                 let actor = try ctx.actor

@@ -23,11 +23,11 @@ enum UserDeletionRoutes {
                 return UserDeletionPlanResponse(plan: plan, email: try planner.currentEmail(of: plan.userID) ?? "")
             })
         }
-        router.add("POST", "/api/deletions/purge", role: .admin) { ctx in
+        router.add("POST", "/api/deletions/purge", role: .admin, factor: .stepUp) { ctx in
             let actor = try ctx.actor
             return try JSONBody.response(try ctx.stores.withStore { try UserDeletionRecords(store: $0).purge(actor: actor, now: ctx.now) })
         }
-        router.add("POST", "/api/deletions/:planId/apply", role: .admin) { ctx in
+        router.add("POST", "/api/deletions/:planId/apply", role: .admin, factor: .stepUp) { ctx in
             let body = try ctx.body(UserDeletionApplyRequest.self)
             let planID = ctx.parameters["planId"] ?? ""
             let actor = try ctx.actor
@@ -42,7 +42,7 @@ enum UserDeletionRoutes {
                                          retain: body.retain?.seconds ?? UserDeletionApplier.defaultRetention, actor: actor, now: ctx.now)
             })
         }
-        router.add("POST", "/api/deletions/:id/undo", role: .admin) { ctx in
+        router.add("POST", "/api/deletions/:id/undo", role: .admin, factor: .stepUp) { ctx in
             let body = try ctx.body(UserDeletionUndoRequest.self)
             let id = ctx.parameters["id"] ?? ""
             let actor = try ctx.actor

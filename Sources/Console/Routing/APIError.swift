@@ -48,6 +48,13 @@ public struct APIError: Error, Sendable {
         case LoginError.invalidCredentials:
             // No x-auth-error: this is a refused password, not a refused token.
             return APIError(status: 401, code: "invalid_credentials", message: LoginError.invalidCredentials.description)
+        case LoginError.invalidSecondFactor:
+            // No x-auth-error: the session (if any) stays good; only the code was refused.
+            return APIError(status: 401, code: "invalid_code", message: LoginError.invalidSecondFactor.description)
+        case LoginError.secondFactorRequired:
+            return APIError(status: 401, code: "mfa_required", message: LoginError.secondFactorRequired.description)
+        case let error as MFATokenError:
+            return APIError(status: 401, code: error.rawValue, message: error.description)
         case LoginError.throttled(_, let retryAfter):
             let wait = retryAfter.value
             return APIError(status: 429, code: "throttled", message: "too many failed logins; try again in \(wait) s",

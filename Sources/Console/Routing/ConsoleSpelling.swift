@@ -38,7 +38,7 @@ enum ConsoleSpelling {
         case .mergeList, .mergeShow: return "the Merges page"
         case .mergePlan: return "the Merges page's plan form"
         case .policy, .policyShow, .policySet, .policyHistory: return "the Policy page"
-        case .adminsAdd, .adminsList, .adminsPasswd: return "the console's admin accounts (managed by an operator on the server)"
+        case .adminsAdd, .adminsList, .adminsPasswd, .adminsMfaRequire, .adminsMfaReset: return "the console's admin accounts (managed by an operator on the server)"
         case .providersSet: return "the provider settings (set by an operator on the server)"
         case .providersShow: return "the provider settings"
         case .usersSearch, .usersShow: return "the Users page"

@@ -54,6 +54,8 @@ public struct RequestContext: Sendable {
 
     /// The token service over `store`, with the console's lifetimes and throttle.
     public func tokens(_ store: Store) -> TokenService {
-        TokenService(store: store, lifetimes: auth.lifetimes, throttle: auth.throttle)
+        var service = TokenService(store: store, lifetimes: auth.lifetimes, throttle: auth.throttle)
+        service.webauthn = auth.webauthn
+        return service
     }
 }

@@ -9,10 +9,12 @@ import HTTPServer
 enum RouteCost {
     static let priorityRoutes: Set<String> = [
         "POST /api/auth/login",                // PBKDF2, 600,000 iterations
+        "POST /api/auth/login/mfa",            // the login's second step: no lockout behind slow work either
     ]
 
     static let slowRoutes: Set<String> = [
         "POST /api/apple/export",              // asks for the password again
+        "POST /api/auth/mfa/totp",             // asks for the password again
         "POST /api/apple/secret/mint",         // asks for the password again
         "POST /api/apple/keys/:id/selftest",
         "GET /api/users",                      // search

@@ -30,6 +30,8 @@ public struct Router: Sendable {
         /// Each segment's parameter name (`:id` → `id`), nil for a constant segment.
         let parameterNames: [String?]
         let access: RouteAccess
+        /// What the route asks of the admin's second factor (step-up, open during enrolment).
+        let factor: RouteFactorRule
         /// The handler pool's lane (see `RouteCost`).
         let lane: HTTPServer.Lane
         let work: Work
@@ -53,9 +55,13 @@ public struct Router: Sendable {
 
     public init() {}
 
-    /// Adds a route that needs a signed-in admin with at least `role`.
-    public mutating func add(_ method: String, _ pattern: String, role: AdminRole, _ handler: @escaping Handler) {
-        append(method, pattern, .role(role), .full(handler))
+    /// Adds a route that needs a signed-in admin with at least `role`, and, by `factor`, a fresh second-factor check
+    /// (`.stepUp`: irreversible or security-relevant writes) or none while the admin still has to enrol (`.enrolment`).
+    /// The check is made here, once, before the handler runs (`AuthMiddleware`).
+    ///
+    ///     router.add("POST", "/api/policy", role: .admin, factor: .stepUp) { ctx in … }
+    public mutating func add(_ method: String, _ pattern: String, role: AdminRole, factor: RouteFactorRule = [], _ handler: @escaping Handler) {
+        append(method, pattern, .role(role), factor, .full(handler))
     }
 
     /// Adds a GET route that needs a signed-in admin with at least `role` and runs on the connection's thread,
@@ -67,26 +73,37 @@ public struct Router: Sendable {
     /// Its token check goes with its first snapshot (`TokenCheck`), so the handler reads before the token is found
     /// good and its response is dropped when it is not. That is why the handler gets a `ReadOnlyContext`, whose store
     /// has no write: an inline route that writes does not compile.
-    public mutating func addInline(_ pattern: String, role: AdminRole, _ handler: @escaping ReadOnlyHandler) {
-        append("GET", pattern, .role(role), .readOnly(handler))
+    public mutating func addInline(_ pattern: String, role: AdminRole, factor: RouteFactorRule = [], _ handler: @escaping ReadOnlyHandler) {
+        precondition(!factor.contains(.stepUp), "an inline route reads; step-up is for writes")
+        append("GET", pattern, .role(role), factor, .readOnly(handler))
     }
 
     /// Adds a route anyone may call (the login page's own needs only).
     public mutating func addPublic(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
-        append(method, pattern, .public, .full(handler))
+        append(method, pattern, .public, [], .full(handler))
     }
 
-    private mutating func append(_ method: String, _ pattern: String, _ access: RouteAccess, _ work: Work) {
+    private mutating func append(_ method: String, _ pattern: String, _ access: RouteAccess, _ factor: RouteFactorRule, _ work: Work) {
         let segments = pattern.split(separator: "/").map(String.init)
         precondition(!routes.contains { $0.method == method && $0.segments == segments }, "route \(method) \(pattern) registered twice")
         routes.append(Route(method: method, segments: segments,
-                            parameterNames: segments.map { $0.hasPrefix(":") ? String($0.dropFirst()) : nil }, access: access,
+                            parameterNames: segments.map { $0.hasPrefix(":") ? String($0.dropFirst()) : nil }, access: access, factor: factor,
                             lane: RouteCost.lane(method: method, segments: segments), work: work))
     }
 
     /// Every route as `METHOD /path (access)`, for documentation and tests.
     public var table: [String] {
         routes.map { "\($0.method) /\($0.segments.joined(separator: "/")) (\($0.access))" }
+    }
+
+    /// The routes that need a fresh factor check (`.stepUp`), as `METHOD /path`.
+    public var stepUpRoutes: [String] {
+        routes.filter { $0.factor.contains(.stepUp) }.map { "\($0.method) /\($0.segments.joined(separator: "/"))" }
+    }
+
+    /// The routes open to an admin who has yet to enrol a factor (`.enrolment`), as `METHOD /path`.
+    public var enrolmentRoutes: [String] {
+        routes.filter { $0.factor.contains(.enrolment) }.map { "\($0.method) /\($0.segments.joined(separator: "/"))" }
     }
 
     /// The inline routes as `METHOD /path`, each with whether its handler is the read-only kind (always, by

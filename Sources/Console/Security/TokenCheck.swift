@@ -19,6 +19,8 @@ public final class TokenCheck: Sendable {
     private let lookupSQL: String
     private let lookupArguments: [SQLBindable]
     let required: AdminRole
+    let factor: RouteFactorRule
+    let stepUpWindow: Seconds
     let now: Timestamp
     private let pool: StorePool
     /// The request's deadline, for a check run on a store of its own.
@@ -36,11 +38,14 @@ public final class TokenCheck: Sendable {
         let thread: pthread_t
     }
 
-    init(token: String, required: AdminRole, now: Timestamp, pool: StorePool, deadline: WaitDeadline? = nil) throws {
+    init(token: String, required: AdminRole, factor: RouteFactorRule = [], stepUpWindow: Seconds = AuthSettings.standardStepUpWindow,
+         now: Timestamp, pool: StorePool, deadline: WaitDeadline? = nil) throws {
         let lookup = try TokenService.lookup(accessToken: token)
         lookupSQL = lookup.sql
         lookupArguments = lookup.arguments
         self.required = required
+        self.factor = factor
+        self.stepUpWindow = stepUpWindow
         self.now = now
         self.pool = pool
         self.deadline = deadline
@@ -94,7 +99,12 @@ public final class TokenCheck: Sendable {
         let decided: Outcome
         do {
             let session = try TokenService.session(from: row, now: now)
-            if let refusal = AuthMiddleware.refusal(session, required: required) { decided = .refused(refusal) } else { decided = .accepted(session) }
+            if let refusal = AuthMiddleware.refusal(session, required: required)
+                ?? AuthMiddleware.refusal(session, factor: factor, window: stepUpWindow, now: now) {
+                decided = .refused(refusal)
+            } else {
+                decided = .accepted(session)
+            }
         } catch {
             decided = .refused(error)
         }

@@ -123,6 +123,9 @@ public struct AdminDirectory {
             let admin = try require(username)
             try refuseLosingLastAdmin(admin, doing: "remove")
             try store.db.execute("DELETE FROM gatehouse_tokens WHERE admin_id = ?", [admin.id])
+            for table in ["gatehouse_admin_factors", "gatehouse_recovery_codes", "gatehouse_mfa_challenges"] {
+                try store.db.execute("DELETE FROM \(table) WHERE admin_id = ?", [admin.id])
+            }
             try store.db.execute("DELETE FROM gatehouse_admins WHERE id = ?", [admin.id])
             try store.audit.append(store.db, actor: actor, action: "admin.remove", subject: username.rawValue,
                                    details: ["role": .string(admin.role.rawValue)], at: now)
@@ -165,4 +168,6 @@ public enum LoginRefusal: String, Sendable, Codable {
     case wrongPassword = "wrong_password"
     case disabled
     case throttled
+    /// A wrong second factor after a right password.
+    case wrongFactor = "wrong_factor"
 }

@@ -155,6 +155,15 @@ public struct LoginThrottle {
             """, [forgotten])
     }
 
+    /// After a right password whose login still needs its second factor: takes back both scopes' advance counts,
+    /// without clearing the username's earlier failures (only a completed login does), so that wrong codes add up
+    /// across password logins. Runs inside the caller's write transaction.
+    func recordPartialSuccess(username: String, client: String) throws {
+        for scope in [Self.accountScope(username, store: store), Self.clientScope(client)] {
+            try store.db.execute("UPDATE gatehouse_login_failures SET failures = failures - 1 WHERE scope = ? AND failures > 0", [scope])
+        }
+    }
+
     /// Lifts the throttle of one username (`nil`: every throttle, clients and legacy scopes included); returns what was lifted.
     public func lift(username: String?, actor: Actor, now: Timestamp) throws -> [Lifted] {
         try store.db.write {

@@ -31,13 +31,37 @@ public struct TokenError: Error, Sendable, Equatable, CustomStringConvertible {
 /// A refused login. The client learns only that the credentials were refused, or that it must wait.
 public enum LoginError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidCredentials
+    /// The second factor (a TOTP code, a recovery code, a passkey) was not accepted.
+    case invalidSecondFactor
+    /// The admin has a second factor: the login goes through `TokenService.signIn` and `completeSignIn`.
+    case secondFactorRequired
     /// Locked until `until`; `retryAfter` is the wait from the time of the attempt.
     case throttled(until: Timestamp, retryAfter: Seconds)
 
     public var description: String {
         switch self {
         case .invalidCredentials: return "the username or password is wrong, or the account is disabled"
+        case .invalidSecondFactor: return "the code or passkey was not accepted"
+        case .secondFactorRequired: return "this admin has a second factor: the login needs it"
         case .throttled(let until, _): return "too many failed logins; try again after \(until.iso8601)"
+        }
+    }
+}
+
+/// A refused `mfaToken` (the login's second step): the client starts the login again.
+public enum MFATokenError: String, Error, Sendable, CustomStringConvertible {
+    /// Not a token this console issued.
+    case invalid = "invalid_mfa_token"
+    /// Already exchanged for tokens (single use).
+    case used = "mfa_token_used"
+    /// Older than 5 minutes.
+    case expired = "mfa_token_expired"
+
+    public var description: String {
+        switch self {
+        case .invalid: return "no valid login in progress; log in again"
+        case .used: return "this login's second step is already done; log in again"
+        case .expired: return "the login's second step took longer than 5 minutes; log in again"
         }
     }
 }

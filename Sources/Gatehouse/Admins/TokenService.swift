@@ -20,9 +20,61 @@ public struct AdminSession: Sendable, Equatable {
     /// The login this access token belongs to.
     public let familyID: String
     public let expiresAt: Timestamp
+    /// Whether the admin has a confirmed second factor.
+    public let hasFactor: Bool
+    /// When this login last checked a second factor (its second step, or a step-up); nil when it never did.
+    public let factorCheckedAt: Timestamp?
+    /// Whether the store requires every admin to have a second factor.
+    public let mfaRequired: Bool
+
+    public init(admin: Admin, familyID: String, expiresAt: Timestamp, hasFactor: Bool = false, factorCheckedAt: Timestamp? = nil,
+                mfaRequired: Bool = false) {
+        self.admin = admin
+        self.familyID = familyID
+        self.expiresAt = expiresAt
+        self.hasFactor = hasFactor
+        self.factorCheckedAt = factorCheckedAt
+        self.mfaRequired = mfaRequired
+    }
 
     /// The actor for changes made through the console: `console:<username>`.
     public var actor: Actor { admin.consoleActor }
+
+    /// Whether a write that needs a fresh factor check may go ahead at `now`: always for an admin without a factor,
+    /// else when the last check is at most `window` old.
+    public func hasFreshFactorCheck(window: Seconds, now: Timestamp) -> Bool {
+        guard hasFactor else { return true }
+        guard let checked = factorCheckedAt else { return false }
+        return checked <= now && now.milliseconds - checked.milliseconds <= window.value * 1000
+    }
+}
+
+/// The first step of a login: signed in, or the second factor still to prove.
+public enum LoginOutcome: Sendable, Equatable {
+    case signedIn(TokenBundle)
+    case secondFactor(SecondFactorChallenge)
+}
+
+/// What the password step of a login hands an admin with a second factor: a single-use token for the second step,
+/// the methods they can use, and the WebAuthn challenge issued with it.
+public struct SecondFactorChallenge: Sendable, Equatable, Encodable {
+    public let mfaRequired = true
+    /// Sent back with the factor to `completeSignIn`; single use, 5 minutes.
+    public let mfaToken: String
+    public let methods: [SecondFactorMethod]
+    /// A random WebAuthn challenge (base64url), for the request options of a passkey login.
+    public let challenge: String
+    public let expiresAt: Timestamp
+    /// The request options for a passkey, when `methods` offers one.
+    public let webauthn: WebAuthnRequestOptions?
+
+    enum CodingKeys: String, CodingKey { case mfaRequired, mfaToken, methods, expiresAt, webauthn }
+}
+
+/// What a step-up may use: the methods, and a passkey's request options (a fresh single-use challenge) when offered.
+public struct StepUpOptions: Sendable, Equatable, Encodable {
+    public let methods: [SecondFactorMethod]
+    public let webauthn: WebAuthnRequestOptions?
 }
 
 /// The console's login and token lifecycle:
@@ -35,6 +87,9 @@ public struct AdminSession: Sendable, Equatable {
 /// - `authenticate` checks an access token: unknown → `invalid_token`, family revoked →
 ///   `token_revoked`, past its lifetime → `token_expired`.
 /// - `logout` revokes the family.
+///
+/// For an admin with a second factor, `signIn` answers a `SecondFactorChallenge` instead of tokens, and
+/// `completeSignIn` exchanges its token and the factor for them; `stepUp` records a fresh factor check on a login.
 ///
 /// Tokens are 256 random bits; the store keeps only their SHA-256. `now` is injected for tests.
 public struct TokenService {
@@ -56,12 +111,31 @@ public struct TokenService {
 
     static let accessPrefix = "gha_"
     static let refreshPrefix = "ghr_"
+    static let mfaPrefix = "ghm_"
+    /// How long the second step of a login may wait: 5 minutes.
+    public static let mfaTokenLifetime: Int64 = 300
+    /// Checks WebAuthn assertions at the second step and at step-up (nil: passkeys are not offered).
+    public var webauthn: (any WebAuthnAssertionVerifier)?
+
+    /// The second factors of this store's admins.
+    public var factors: SecondFactors { SecondFactors(store: store, webauthn: webauthn) }
 
     // MARK: Login
 
-    /// Exchanges a username and password for a new token family. `client` is the caller's address, for
-    /// the per-client throttle (see ``LoginThrottle``); the CLI and tests may pass any fixed name.
+    /// Exchanges a username and password for a new token family, for an admin without a second factor; one with a
+    /// factor is refused `secondFactorRequired` (use `signIn`).
     public func login(username: String, password: AdminPassword, client: String, now: Timestamp) throws -> TokenBundle {
+        guard case .signedIn(let bundle) = try signIn(username: username, password: password, client: client, now: now) else {
+            throw LoginError.secondFactorRequired
+        }
+        return bundle
+    }
+
+    /// The password step of a login. `client` is the caller's address, for the per-client throttle (see
+    /// ``LoginThrottle``); the CLI and tests may pass any fixed name. An admin without a second factor gets a new
+    /// token family; one with a factor gets a `SecondFactorChallenge`, and the username's throttle is not cleared:
+    /// only the second step clears it, so wrong codes add up across password logins.
+    public func signIn(username: String, password: AdminPassword, client: String, now: Timestamp) throws -> LoginOutcome {
         let admission = try throttle.admit(username: username, client: client, now: now)
         guard case .admitted(let failures, let lockedUntil) = admission else { throw Self.throttled(admission, now: now) }
         // The slow part runs outside any transaction, so it never holds the write lock; the attempt is already counted.
@@ -71,15 +145,126 @@ public struct TokenService {
                               actor: Self.anonymousActor, action: "console.login.failed", now: now)
             throw LoginError.invalidCredentials
         }
-        return try store.db.write {
+        // Whether a factor is enrolled decides, not which methods can be used now: a passkey with no verifier plugged in
+        // (and no recovery code left) leaves no method, and the login waits for one (or for `admins mfa reset`).
+        if try factors.hasFactor(admin) {
+            return .secondFactor(try issueChallenge(admin: admin, methods: try factors.methods(of: admin), client: client, now: now))
+        }
+        return .signedIn(try startFamily(admin: admin, client: client, method: nil, now: now))
+    }
+
+    /// Starts a token family for `admin`, whose login is complete (by `method`, nil for a password alone).
+    private func startFamily(admin: Admin, client: String, method: SecondFactorMethod?, now: Timestamp) throws -> TokenBundle {
+        try store.db.write {
             try throttle.recordSuccess(username: admin.username, client: client, now: now)
-            // Housekeeping: tokens a day past their lifetime can no longer matter.
+            // Housekeeping: tokens a day past their lifetime can no longer matter, nor challenges.
             try store.db.execute("DELETE FROM gatehouse_tokens WHERE expires_at < ?", [now.adding(seconds: -86_400).iso8601])
+            try store.db.execute("DELETE FROM gatehouse_mfa_challenges WHERE expires_at < ?", [now.adding(seconds: -86_400).iso8601])
             let family = try SecureRandom.alphanumeric(22)
-            let bundle = try issue(admin: admin, family: family, now: now)
-            try store.audit.append(store.db, actor: admin.consoleActor, action: "console.login", subject: admin.username,
-                                   details: ["family": .string(family), "role": .string(admin.role.rawValue)], at: now)
+            let bundle = try issue(admin: admin, family: family, now: now, factorCheckedAt: method == nil ? nil : now)
+            var details: [String: AuditValue] = ["family": .string(family), "role": .string(admin.role.rawValue)]
+            if let method { details["factor"] = .string(method.rawValue) }
+            try store.audit.append(store.db, actor: admin.consoleActor, action: "console.login", subject: admin.username, details: details, at: now)
             return bundle
+        }
+    }
+
+    /// Records the second step's challenge (single use, `mfaTokenLifetime`), and takes back the password attempt's
+    /// advance count without clearing the username's failures.
+    private func issueChallenge(admin: Admin, methods: [SecondFactorMethod], client: String, now: Timestamp) throws -> SecondFactorChallenge {
+        let token = Self.mfaPrefix + Self.base64url(try SecureRandom.bytes(32))
+        let challenge = Self.base64url(try SecureRandom.bytes(32))
+        let expires = now.adding(seconds: Self.mfaTokenLifetime)
+        try store.db.write {
+            try throttle.recordPartialSuccess(username: admin.username, client: client)
+            try store.db.execute("INSERT INTO gatehouse_mfa_challenges (token_hash, purpose, admin_id, challenge, created_at, expires_at) VALUES (?, 'login', ?, ?, ?, ?)",
+                                 [SHA256.hex(token), admin.id, challenge, now.iso8601, expires.iso8601])
+            try store.audit.append(store.db, actor: admin.consoleActor, action: "console.login.password", subject: admin.username,
+                                   details: ["second_factor": .bool(true)], at: now)
+        }
+        let options = methods.contains(.webauthn)
+            ? WebAuthnRequestOptions(challenge: challenge, credentials: try factors.webAuthnCredentials(of: admin), lifetime: Self.mfaTokenLifetime) : nil
+        return SecondFactorChallenge(mfaToken: token, methods: methods, challenge: challenge, expiresAt: expires, webauthn: options)
+    }
+
+    /// The second step of a login: the `mfaToken` from `signIn` and the factor (a TOTP code, a recovery code, or a
+    /// WebAuthn assertion as JSON) for a new token family. The token is single use and lasts 5 minutes: unknown,
+    /// used or expired is `MFATokenError`. A wrong factor counts toward the username's login throttle as a wrong
+    /// password does, and leaves the token usable until it expires.
+    public func completeSignIn(mfaToken: String, method: SecondFactorMethod, answer: String, client: String, now: Timestamp) throws -> TokenBundle {
+        guard let hash = Self.hash(mfaToken, prefix: Self.mfaPrefix) else { throw MFATokenError.invalid }
+        let lookup = """
+            SELECT c.challenge, c.expires_at, c.used_at, a.id, a.username, a.role, a.disabled, a.created_at, a.updated_at
+            FROM gatehouse_mfa_challenges c JOIN gatehouse_admins a ON a.id = c.admin_id WHERE c.token_hash = ? AND c.purpose = 'login'
+            """
+        guard let row = try store.db.row(lookup, [hash]) else { throw MFATokenError.invalid }
+        let admin = try Admin(row: row)
+        // A login begun before its admin was disabled ends as a refused password would.
+        guard !admin.disabled else { throw LoginError.invalidCredentials }
+        guard row["used_at"].string == nil else { throw MFATokenError.used }
+        guard let expires = row["expires_at"].string.flatMap(Timestamp.init(iso8601:)), expires > now else { throw MFATokenError.expired }
+        try proveFactor(admin: admin, method: method, answer: answer, challenge: row["challenge"].string, client: client,
+                        actor: Self.anonymousActor, action: "console.mfa.failed", now: now)
+        // Used up only now, and only once: of two requests with one token, the second finds it used.
+        let claimed: Bool = try store.db.write {
+            guard let current = try store.db.row("SELECT used_at FROM gatehouse_mfa_challenges WHERE token_hash = ?", [hash]),
+                  current["used_at"].string == nil else { return false }
+            try store.db.execute("UPDATE gatehouse_mfa_challenges SET used_at = ? WHERE token_hash = ? AND used_at IS NULL", [now.iso8601, hash])
+            return true
+        }
+        guard claimed else { throw MFATokenError.used }
+        return try startFamily(admin: admin, client: client, method: method, now: now)
+    }
+
+    /// The methods the signed-in admin can step up with; with a passkey among them, a fresh single-use challenge.
+    public func stepUpOptions(_ session: AdminSession, now: Timestamp) throws -> StepUpOptions {
+        let methods = try factors.methods(of: session.admin)
+        guard methods.contains(.webauthn) else { return StepUpOptions(methods: methods, webauthn: nil) }
+        let challenge = try MFAChallenges(store: store).issue(.stepUp, for: session.admin, now: now)
+        return StepUpOptions(methods: methods, webauthn: WebAuthnRequestOptions(challenge: challenge, credentials: try factors.webAuthnCredentials(of: session.admin),
+                                                                                lifetime: MFAChallenges.lifetime))
+    }
+
+    /// Step-up: the signed-in admin proves a factor again; their login's last factor check becomes `now`. A passkey's
+    /// assertion must sign a challenge `stepUpOptions` issued to them (used up here, whatever the outcome). A wrong
+    /// factor is `LoginError.invalidSecondFactor` and counts toward the login throttle.
+    public func stepUp(_ session: AdminSession, method: SecondFactorMethod, answer: String, client: String, now: Timestamp) throws {
+        var challenge: String?
+        if method == .webauthn, let webauthn, let named = try? webauthn.challenge(of: answer),
+           try MFAChallenges(store: store).consume(.stepUp, named, for: session.admin, now: now) {
+            challenge = named
+        }
+        try proveFactor(admin: session.admin, method: method, answer: answer, challenge: challenge, client: client,
+                        actor: session.actor, action: "console.step_up.failed", now: now)
+        try store.db.write {
+            try throttle.recordSuccess(username: session.admin.username, client: client, now: now)
+            try markFactorChecked(session, now: now)
+            try store.audit.append(store.db, actor: session.actor, action: "console.step_up", subject: session.admin.username,
+                                   details: ["family": .string(session.familyID), "factor": .string(method.rawValue)], at: now)
+        }
+    }
+
+    /// Records that the session's login checked a factor at `now` (a step-up, or a factor confirmed in it).
+    public func markFactorChecked(_ session: AdminSession, now: Timestamp) throws {
+        try store.db.write {
+            try store.db.execute("UPDATE gatehouse_tokens SET factor_checked_at = ? WHERE family_id = ?", [now.iso8601, session.familyID])
+        }
+    }
+
+    /// Checks a factor under the login throttle: admitted and counted in advance like a password, a failure audited.
+    private func proveFactor(admin: Admin, method: SecondFactorMethod, answer: String, challenge: String?, client: String,
+                             actor: Actor, action: String, now: Timestamp) throws {
+        let admission = try throttle.admit(username: admin.username, client: client, now: now)
+        guard case .admitted(let failures, let lockedUntil) = admission else { throw Self.throttled(admission, now: now) }
+        let methods = try factors.methods(of: admin)
+        guard methods.contains(method), try factors.verify(admin, method: method, answer: answer, challenge: challenge, now: now) else {
+            var details: [String: AuditValue] = ["refusal": .string(LoginRefusal.wrongFactor.rawValue), "method": .string(method.rawValue),
+                                                 "failures": .int(Int64(failures))]
+            if let lockedUntil { details["locked_until"] = .string(lockedUntil.iso8601) }
+            _ = try store.db.write {
+                try store.audit.append(store.db, actor: actor, action: action, subject: admin.username, details: details, at: now)
+            }
+            throw LoginError.invalidSecondFactor
         }
     }
 
@@ -109,7 +294,7 @@ public struct TokenService {
         enum Outcome { case issued(TokenBundle), refused(TokenFailure) }
         let outcome: Outcome = try store.db.write {
             guard let row = try store.db.row("""
-                SELECT t.family_id, t.expires_at, t.consumed_at, t.revoked_at, a.id, a.username, a.role, a.disabled, a.created_at, a.updated_at
+                SELECT t.family_id, t.expires_at, t.consumed_at, t.revoked_at, t.factor_checked_at, a.id, a.username, a.role, a.disabled, a.created_at, a.updated_at
                 FROM gatehouse_tokens t JOIN gatehouse_admins a ON a.id = t.admin_id WHERE t.token_hash = ? AND t.kind = 'refresh'
                 """, [hash]) else { return .refused(.invalid) }
             let admin = try Admin(row: row)
@@ -128,7 +313,8 @@ public struct TokenService {
             }
             guard let expires = row["expires_at"].string.flatMap(Timestamp.init(iso8601:)), expires > now else { return .refused(.expired) }
             try store.db.execute("UPDATE gatehouse_tokens SET consumed_at = ? WHERE token_hash = ?", [now.iso8601, hash])
-            return .issued(try issue(admin: admin, family: family, now: now))
+            return .issued(try issue(admin: admin, family: family, now: now,
+                                     factorCheckedAt: row["factor_checked_at"].string.flatMap(Timestamp.init(iso8601:))))
         }
         switch outcome {
         case .issued(let bundle): return bundle
@@ -149,7 +335,9 @@ public struct TokenService {
     public static func lookup(accessToken: String) throws -> SQLStatement {
         guard let hash = Self.hash(accessToken, prefix: Self.accessPrefix) else { throw TokenError(.invalid) }
         return SQLStatement("""
-            SELECT t.family_id, t.expires_at, t.revoked_at, a.id, a.username, a.role, a.disabled, a.created_at, a.updated_at
+            SELECT t.family_id, t.expires_at, t.revoked_at, t.factor_checked_at, a.id, a.username, a.role, a.disabled, a.created_at, a.updated_at,
+                (SELECT count(*) FROM gatehouse_admin_factors f WHERE f.admin_id = a.id AND f.confirmed_at IS NOT NULL) AS factors,
+                (SELECT value FROM gatehouse_console_settings WHERE name = 'mfa_required') AS mfa_required
             FROM gatehouse_tokens t JOIN gatehouse_admins a ON a.id = t.admin_id WHERE t.token_hash = ? AND t.kind = 'access'
             """, [hash])
     }
@@ -160,7 +348,9 @@ public struct TokenService {
         let admin = try Admin(row: row)
         if row["revoked_at"].string != nil || admin.disabled { throw TokenError(.revoked) }
         guard let expires = row["expires_at"].string.flatMap(Timestamp.init(iso8601:)), expires > now else { throw TokenError(.expired) }
-        return AdminSession(admin: admin, familyID: try row.string("family_id"), expiresAt: expires)
+        return AdminSession(admin: admin, familyID: try row.string("family_id"), expiresAt: expires, hasFactor: (row["factors"].int64 ?? 0) > 0,
+                            factorCheckedAt: row["factor_checked_at"].string.flatMap(Timestamp.init(iso8601:)),
+                            mfaRequired: row["mfa_required"].string == "on")
     }
 
     // MARK: Logout
@@ -191,12 +381,13 @@ public struct TokenService {
 
     // MARK: Internals
 
-    private func issue(admin: Admin, family: String, now: Timestamp) throws -> TokenBundle {
+    private func issue(admin: Admin, family: String, now: Timestamp, factorCheckedAt: Timestamp?) throws -> TokenBundle {
         let access = Self.accessPrefix + Self.base64url(try SecureRandom.bytes(32))
         let refresh = Self.refreshPrefix + Self.base64url(try SecureRandom.bytes(32))
-        let insert = "INSERT INTO gatehouse_tokens (token_hash, kind, family_id, admin_id, issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)"
-        try store.db.execute(insert, [SHA256.hex(access), "access", family, admin.id, now.iso8601, now.adding(seconds: lifetimes.access.value).iso8601])
-        try store.db.execute(insert, [SHA256.hex(refresh), "refresh", family, admin.id, now.iso8601, now.adding(seconds: lifetimes.refresh.value).iso8601])
+        let insert = "INSERT INTO gatehouse_tokens (token_hash, kind, family_id, admin_id, issued_at, expires_at, factor_checked_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        let checked = factorCheckedAt?.iso8601
+        try store.db.execute(insert, [SHA256.hex(access), "access", family, admin.id, now.iso8601, now.adding(seconds: lifetimes.access.value).iso8601, checked])
+        try store.db.execute(insert, [SHA256.hex(refresh), "refresh", family, admin.id, now.iso8601, now.adding(seconds: lifetimes.refresh.value).iso8601, checked])
         return TokenBundle(accessToken: access, refreshToken: refresh, expiresIn: lifetimes.access.value, username: admin.username, role: admin.role)
     }
 

@@ -58,16 +58,28 @@ public struct MasterKey: Sendable {
         return MasterKey(bytes: bytes, source: path)
     }
 
-    /// Refuses to go on when the store already holds sealed keys but neither its key file nor
-    /// `GATEHOUSE_MASTER_KEY` is there: creating a new key would leave the old keys sealed under a key that is
-    /// lost, and split the ring across two keys.
+    /// What the store holds sealed under its master key, in words ("2 sealed Apple key(s) and 1 sealed TOTP
+    /// secret(s)"), or nil when nothing: the Apple keys and the console admins' TOTP secrets.
+    static func sealedHoldings(_ db: SQLDatabase) throws -> String? {
+        var parts: [String] = []
+        if try db.tableExists("gatehouse_apple_keys"), let keys = try db.scalar("SELECT count(*) FROM gatehouse_apple_keys").int64, keys > 0 {
+            parts.append("\(keys) sealed Apple key(s)")
+        }
+        if try db.tableExists("gatehouse_admin_factors"),
+           let secrets = try db.scalar("SELECT count(*) FROM gatehouse_admin_factors WHERE sealed_secret IS NOT NULL").int64, secrets > 0 {
+            parts.append("\(secrets) sealed TOTP secret(s)")
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: " and ")
+    }
+
+    /// Refuses to go on when the store already holds sealed keys or secrets but neither its key file nor
+    /// `GATEHOUSE_MASTER_KEY` is there: creating a new key would leave them sealed under a key that is lost, and
+    /// split the ring across two keys.
     static func checkCustody(_ db: SQLDatabase, storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         if let value = environment["GATEHOUSE_MASTER_KEY"], !value.isEmpty { return }
         let path = defaultPath(forStore: storePath)
-        guard !FileManager.default.fileExists(atPath: path), try db.tableExists("gatehouse_apple_keys") else { return }
-        let sealed = try db.scalar("SELECT count(*) FROM gatehouse_apple_keys").int64 ?? 0
-        guard sealed > 0 else { return }
-        throw GatehouseError("the store holds \(sealed) sealed Apple key(s) but its master key file \(path) is missing; nothing was changed",
+        guard !FileManager.default.fileExists(atPath: path), let sealed = try sealedHoldings(db) else { return }
+        throw GatehouseError("the store holds \(sealed) but its master key file \(path) is missing; nothing was changed",
                              fix: "restore \(path) from the backup taken with the store (mode 0600), or set GATEHOUSE_MASTER_KEY to the key's 64 hex characters; a new key could not open the sealed ones",
                              code: .masterKeyMissing)
     }
@@ -77,9 +89,10 @@ public struct MasterKey: Sendable {
     /// that opens is enough (a row altered by hand does not open under any key). A store without sealed keys, or
     /// without a loadable key, passes.
     static func checkOpensSealed(_ db: SQLDatabase, storePath: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
-        guard try db.tableExists("gatehouse_apple_keys") else { return }
-        let rows = try db.rows("SELECT key_id, fingerprint, sealed_p8 FROM gatehouse_apple_keys")
-        guard !rows.isEmpty else { return }
+        guard let holdings = try sealedHoldings(db) else { return }
+        let rows = try db.tableExists("gatehouse_apple_keys") ? try db.rows("SELECT key_id, fingerprint, sealed_p8 FROM gatehouse_apple_keys") : []
+        let secrets = try db.tableExists("gatehouse_admin_factors")
+            ? try db.rows("SELECT id, admin_id, sealed_secret FROM gatehouse_admin_factors WHERE sealed_secret IS NOT NULL") : []
         // A key that cannot be loaded at all (missing: `checkCustody`; readable by others, malformed) is the business
         // of the commands that use it, which say so: init asks only whether a loadable key is the right one.
         guard let key = try? load(storePath: storePath, environment: environment) else { return }
@@ -88,8 +101,12 @@ public struct MasterKey: Sendable {
             let associatedData = Array("gatehouse_apple_keys:\(keyID):\(fingerprint)".utf8)
             if (try? AESGCM.open(sealed, key: key.bytes, associatedData: associatedData)) != nil { return }
         }
+        for row in secrets {
+            guard let id = row["id"].string, let adminID = row["admin_id"].int64, let sealed = try? row.blob("sealed_secret") else { continue }
+            if (try? AESGCM.open(sealed, key: key.bytes, associatedData: SecondFactors.associatedData(id: id, adminID: adminID))) != nil { return }
+        }
         let other = key.source == "GATEHOUSE_MASTER_KEY" ? "unset it to use the key file \(defaultPath(forStore: storePath)), or set it to the key the store was sealed with" : "restore \(key.source) from the backup taken with the store, or set GATEHOUSE_MASTER_KEY to the key it was sealed with"
-        throw GatehouseError("the master key from \(key.source) does not open the store's \(rows.count) sealed Apple key(s): it is not the key they were sealed with; nothing was changed",
+        throw GatehouseError("the master key from \(key.source) does not open the store's \(holdings): it is not the key they were sealed with; nothing was changed",
                              fix: other, code: .unsealFailed)
     }
 

@@ -34,6 +34,8 @@ public enum OperatorCommand: String, Sendable, CaseIterable {
     case adminsAdd = "admins add"
     case adminsList = "admins list"
     case adminsPasswd = "admins passwd"
+    case adminsMfaRequire = "admins mfa require"
+    case adminsMfaReset = "admins mfa reset"
     case providersSet = "providers set"
     case providersShow = "providers show"
     case usersSearch = "users search"

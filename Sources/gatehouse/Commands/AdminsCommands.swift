@@ -5,7 +5,7 @@ import Gatehouse
 /// through `gatehouse init` and these commands.
 enum AdminsCommands: CommandNoun {
     static let name = "admins"
-    static let summary = "the console's admins: add, list, passwd, disable, enable, remove, unthrottle"
+    static let summary = "the console's admins: add, list, passwd, disable, enable, remove, unthrottle, mfa"
 
     static func make() -> CommandSpec {
         let passwordFile = Options.passwordFile.spec
@@ -44,6 +44,21 @@ enum AdminsCommands: CommandNoun {
                             options: [Options.all.spec, .json],
                             examples: ["gatehouse admins unthrottle alice", "gatehouse admins unthrottle --all --json"],
                             run: unthrottle),
+                CommandSpec(name: "mfa", summary: "second factors: require them store-wide, or reset an admin's (break-glass)",
+                            discussion: """
+                                Admins enrol their own factors (TOTP, passkeys) on the console's Account security page. With
+                                `require on`, an admin without a factor can sign in only to enrol one. `reset` is the break-glass
+                                path for a lost device: it removes every factor and recovery code of the admin and ends their
+                                sessions; it is audited as admin.mfa.reset with the reason.
+                                """,
+                            subcommands: [
+                                CommandSpec(name: "require", summary: "require a second factor of every admin (on) or not (off)",
+                                            arguments: [Arguments.onOff.spec], options: [.json],
+                                            examples: ["gatehouse admins mfa require on"], run: mfaRequire),
+                                CommandSpec(name: "reset", summary: "remove an admin's factors and recovery codes (lost device; audited)",
+                                            arguments: [Arguments.user.spec], options: [Options.reason.spec, .json],
+                                            examples: ["gatehouse admins mfa reset alice --reason \"lost phone, ticket 4711\""], run: mfaReset),
+                            ]),
             ],
             defaultSubcommand: "list",
             examples: ["gatehouse admins add alice --role support", "gatehouse admins list --json", "gatehouse admins disable alice"]
@@ -75,12 +90,41 @@ enum AdminsCommands: CommandNoun {
     }
 
     static func list(_ invocation: Invocation) throws -> Int32 {
-        let admins = try AdminDirectory(store: invocation.openStore()).list()
+        let admins = try SecondFactors(store: invocation.openStore()).listing()
         if invocation.json { try invocation.output.json(admins); return 0 }
         if admins.isEmpty { invocation.output.line("no admins yet: add one with `gatehouse admins add NAME --role admin`"); return 0 }
-        invocation.output.table(["USERNAME", "ROLE", "STATUS", "CREATED", "UPDATED"], admins.map {
-            [$0.username, $0.role.rawValue, $0.disabled ? "disabled" : "enabled", $0.createdAt.iso8601, $0.updatedAt.iso8601]
+        invocation.output.table(["USERNAME", "ROLE", "STATUS", "CREATED", "UPDATED", "FACTORS"], admins.map { listed in
+            let admin = listed.admin
+            let factors = listed.factors.filter(\.confirmed).map(\.kind.rawValue)
+            return [admin.username, admin.role.rawValue, admin.disabled ? "disabled" : "enabled", admin.createdAt.iso8601, admin.updatedAt.iso8601,
+                    factors.isEmpty ? "-" : factors.joined(separator: ",")]
         })
+        return 0
+    }
+
+    /// What `mfa require` prints with --json.
+    struct RequireResult: Encodable {
+        let required: Bool
+        let changed: Bool
+    }
+
+    static func mfaRequire(_ invocation: Invocation) throws -> Int32 {
+        let required = try invocation[Arguments.onOff]
+        let changed = try SecondFactors(store: invocation.openStore()).setRequired(required, actor: invocation.actor, now: .now())
+        if invocation.json { try invocation.output.json(RequireResult(required: required, changed: changed)); return 0 }
+        invocation.output.line(required
+            ? "Every admin now needs a second factor; one without can sign in only to enrol\(changed ? "" : " (it was already on)")"
+            : "A second factor is no longer required\(changed ? "" : " (it was already off)")")
+        return 0
+    }
+
+    static func mfaReset(_ invocation: Invocation) throws -> Int32 {
+        let name = try invocation[Arguments.user]
+        let reason = try invocation[Options.reason]
+        let reset = try SecondFactors(store: invocation.openStore()).reset(name, reason: reason, actor: invocation.actor, now: .now())
+        if invocation.json { try invocation.output.json(reset); return 0 }
+        invocation.output.line("Removed \(reset.factorsRemoved) factor(s) and \(reset.recoveryCodesRemoved) recovery code(s) of \(reset.username); "
+            + "\(reset.sessionsEnded) console session(s) ended. They sign in with their password and enrol again.")
         return 0
     }
 
@@ -165,6 +209,14 @@ extension AdminsCommands {
         static let newUser: Argument<AdminUsername> = .parsed("USER", "the new admin's username: 1–64 of a-z, 0-9, '.', '_', '-'", AdminUsername.init)
         static let user: Argument<AdminUsername> = .parsed("USER", "the admin's username", AdminUsername.init)
         static let throttledUser: Argument<String?> = .optionalText("USER", "the username whose lock to lift (any name that was typed)")
+        static let onOff: Argument<Bool> = .parsed("on|off", "on: every admin needs a second factor; off: not required",
+                                                   completion: .words({ ["on", "off"] })) { word in
+            switch word {
+            case "on": return true
+            case "off": return false
+            default: throw GatehouseError.invalid("give on or off, got \"\(word.prefix(20))\"")
+            }
+        }
     }
 
     /// The options these commands read, each declared once: the specs list them, the commands read them.
@@ -172,5 +224,6 @@ extension AdminsCommands {
         static let all: Option<Bool> = .flag("all", "lift every throttle: all usernames and all clients")
         static let passwordFile: Option<String?> = .text("password-file", "FILE", "read the password from the first line of FILE (- for stdin); without it a random one is generated and printed once")
         static let role: Option<String?> = .text("role", "ROLE", "viewer (default), support or admin")
+        static let reason: Option<String> = .requiredText("reason", "TEXT", "why (kept in the audit log)", required: true)
     }
 }

@@ -26,6 +26,7 @@ enum ServeCommand: CommandNoun {
                 Options.allowRemote.spec,
                 Options.threads.spec,
                 Options.maxConnectionsPerAddress.spec,
+                Options.stepUpWindow.spec,
                 Options.quiet.spec,
             ],
             examples: ["gatehouse serve --store auth.sqlite", "gatehouse serve --store auth.sqlite --listen 127.0.0.1:0",
@@ -37,11 +38,16 @@ enum ServeCommand: CommandNoun {
     static func run(_ invocation: Invocation) throws -> Int32 {
         let (address, port) = try parseListen(try invocation[Options.listen] ?? "127.0.0.1:8787", invocation: invocation)
         let storePath = try invocation.storePath()
+        var auth = AuthSettings()
+        if let window = try invocation[Options.stepUpWindow] {
+            guard window.value >= 1 && window.value <= 86_400 else { throw invocation.usage("--step-up-window must be between 1s and 24h") }
+            auth.stepUpWindow = window
+        }
         let options = ConsoleServer.Options(
             storePath: storePath, configurationPath: GlobalOptions.configurationPath(invocation),
             publicDirectory: try ResourceLocator.publicDirectory(), address: address, port: port,
             allowRemote: try invocation[Options.allowRemote], threads: try invocation[Options.threads],
-            logRequests: try !invocation[Options.quiet],
+            logRequests: try !invocation[Options.quiet], auth: auth,
             maxConnectionsPerAddress: try invocation[Options.maxConnectionsPerAddress])
         let console = try ConsoleServer(options: options)
         // Caught before the address is printed: a script that reads the line may send SIGTERM at once.
@@ -83,6 +89,8 @@ extension ServeCommand {
     enum Options {
         static let allowRemote: Option<Bool> = .flag("allow-remote", "allow a non-loopback --listen address")
         static let listen: Option<String?> = .text("listen", "ADDR:PORT", "where to listen (default 127.0.0.1:8787; port 0 picks a free one)")
+        static let stepUpWindow: Option<Seconds?> = .duration("step-up-window", "DURATION",
+                                                              "how long a second-factor check lets an admin make irreversible changes (default 5m)")
         static let quiet: Option<Bool> = .flag("quiet", short: "q", "do not log requests")
         static let threads: Option<Int> = .integer("threads", "N", "request threads (default 4)", default: 4, range: 1...64)
         static let maxConnectionsPerAddress: Option<Int> = .integer("max-connections-per-address", "N",

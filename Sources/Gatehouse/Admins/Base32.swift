@@ -1,0 +1,40 @@
+/// RFC 4648 base32 (A–Z, 2–7), the alphabet authenticator apps read TOTP secrets in: encoded without padding, as
+/// `otpauth://` URIs carry them; decoded case-blind, ignoring spaces, dashes and padding as people type them.
+public enum Base32 {
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)
+
+    /// `bytes` as upper-case base32 without `=` padding.
+    public static func encode(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count * 8 + 4) / 5)
+        var buffer: UInt32 = 0, bits = 0
+        for byte in bytes {
+            buffer = (buffer << 8) | UInt32(byte)
+            bits += 8
+            while bits >= 5 {
+                out.append(alphabet[Int((buffer >> UInt32(bits - 5)) & 31)])
+                bits -= 5
+            }
+        }
+        if bits > 0 { out.append(alphabet[Int((buffer << UInt32(5 - bits)) & 31)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The bytes of base32 `text`, or nil when it holds a character outside the alphabet.
+    public static func decode(_ text: String) -> [UInt8]? {
+        var out: [UInt8] = []
+        var buffer: UInt32 = 0, bits = 0
+        for character in text.utf8 {
+            if character == UInt8(ascii: " ") || character == UInt8(ascii: "-") || character == UInt8(ascii: "=") { continue }
+            let upper = character >= UInt8(ascii: "a") && character <= UInt8(ascii: "z") ? character - 32 : character
+            guard let value = alphabet.firstIndex(of: upper) else { return nil }
+            buffer = (buffer << 5) | UInt32(value)
+            bits += 5
+            if bits >= 8 {
+                out.append(UInt8((buffer >> UInt32(bits - 8)) & 0xff))
+                bits -= 8
+            }
+        }
+        return out
+    }
+}
