@@ -3,7 +3,8 @@
 The module runs under node (imported by path, as the browser imports it); its matrices are drawn with Pillow and read
 back by zxing-cpp, a real decoder, which must return the very bytes that went in. At every version boundary of every
 level the version chosen is checked against the capacities python-qrcode derives from its own copy of the standard's
-tables, and the modules against python-qrcode's for the same version and mask.
+tables, and the modules against python-qrcode's for the same version and mask. The last test draws qrSvg() in Chromium
+on the console's own origin (its CSP, its console.css) at 390 px wide and decodes a screenshot of it.
 """
 import json
 import pathlib
@@ -16,6 +17,7 @@ import qrcode.base
 import qrcode.util
 import zxingcpp
 from PIL import Image
+from selenium.webdriver.common.by import By
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 QR_JS = ROOT / "Public/js/qr.js"
@@ -221,3 +223,49 @@ process.stdout.write(String((performance.now() - start) / 50));
     print(f"qrMatrix(otpauth URI, {len(OTPAUTH)} bytes): {milliseconds:.2f} ms")
     assert milliseconds < 1000
 
+
+
+def test_qr_svg_in_the_console(browser, console):
+    """qrSvg() on the console's origin: its CSP and console.css, 390 px wide; a screenshot of it decodes."""
+    browser.get(console.url)
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                            {"width": 390, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+    failure = browser.execute_async_script("""
+        const [uri, done] = arguments;
+        import("/js/qr.js").then(({ qrSvg }) => {
+          const svg = qrSvg(uri, { label: "QR code of the authenticator setup key" });
+          svg.id = "qr-under-test";
+          document.body.append(svg);
+          done(null);
+        }, (error) => done(String(error)));
+    """, OTPAUTH)
+    assert failure is None
+    try:
+        svg = browser.find_element(By.ID, "qr-under-test")
+        facts = browser.execute_script("""
+            const svg = arguments[0];
+            const path = svg.querySelector("path");
+            const box = svg.getBoundingClientRect();
+            return {
+              role: svg.getAttribute("role"), label: svg.getAttribute("aria-label"), viewBox: svg.getAttribute("viewBox"),
+              styled: svg.querySelectorAll("[style]").length + (svg.hasAttribute("style") ? 1 : 0),
+              paths: svg.querySelectorAll("path").length, fill: getComputedStyle(path).fill,
+              edges: getComputedStyle(svg).shapeRendering, width: box.width, height: box.height,
+              pageWidth: document.documentElement.scrollWidth,
+            };
+        """, svg)
+        (rows,) = encode([OTPAUTH])
+        side = len(rows) + 8
+        assert facts["role"] == "img" and facts["label"] == "QR code of the authenticator setup key"
+        assert facts["viewBox"] == f"0 0 {side} {side}" and facts["paths"] == 1 and facts["styled"] == 0
+        assert facts["fill"] == "rgb(27, 33, 48)" and facts["edges"] == "crispedges"  # --ink
+        assert facts["width"] == facts["height"] and side * 4 <= facts["width"] <= 390 and facts["pageWidth"] <= 390
+        picture = ROOT / ".build/screenshots/qr-otpauth-390.png"
+        picture.parent.mkdir(parents=True, exist_ok=True)
+        picture.write_bytes(svg.screenshot_as_png)
+        assert decoded(Image.open(picture)) == (OTPAUTH.encode(), OTPAUTH, "M")
+        refused = [entry["message"] for entry in browser.get_log("browser") if "Content Security Policy" in entry["message"]]
+        assert refused == []
+    finally:
+        browser.execute_script("document.getElementById('qr-under-test')?.remove()")
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
