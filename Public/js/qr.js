@@ -4,7 +4,7 @@
 // Written from ISO/IEC 18004:2015 (QR Code bar code symbology) as the public descriptions of it explain it: Thonky's
 // "QR Code Tutorial" (thonky.com/qr-code-tutorial: data encoding, error correction, structure, masking, format and
 // version information) and Project Nayuki's "Creating a QR Code step by step" (the order of the steps). No code was
-// copied; the tables below are the standard's (table 9: error correction characteristics).
+// copied; the tables below are the standard's (its error correction characteristics of each version and level).
 //
 // What it does, in the standard's order:
 //   1. byte mode (0100) over the text's UTF-8 bytes, no ECI header (authenticator apps read plain bytes);
@@ -57,7 +57,7 @@ const QUIET_ZONE = 4;
  * zone. `ecc` is the error correction level: "L" (7 %), "M" (15 %), "Q" (25 %) or "H" (30 %). `mask` (0–7) forces a
  * mask pattern instead of the one with the lowest penalty; it is there for tests.
  *
- *   qrMatrix("otpauth://totp/Gatehouse:alice?secret=…")   // → [[true, true, …], …], 41 × 41 or so
+ *   qrMatrix("otpauth://totp/Gatehouse:alice?secret=…")   // → [[true, true, …], …], 45 × 45 (version 7)
  *
  * Throws an Error when the text does not fit version 40 at that level.
  */
@@ -87,9 +87,9 @@ export function qrMatrix(text, { ecc = "M", mask } = {}) {
 }
 
 /**
- * The penalty score of a symbol (rows of booleans) under ISO/IEC 18004 section 7.8.3: N1 runs of five or more modules
- * of one colour in a row or column, N2 2×2 blocks of one colour, N3 the finder-like 1:1:3:1:1 pattern with four light
- * modules before or after it (outside the symbol counts as light, as the quiet zone is), N4 the dark proportion's
+ * The penalty score of a symbol (rows of booleans) under ISO/IEC 18004's evaluation of masks: N1 runs of five or more
+ * modules of one colour in a row or column, N2 2×2 blocks of one colour, N3 the finder-like 1:1:3:1:1 pattern with four
+ * light modules before or after it (outside the symbol counts as light, as the quiet zone is), N4 the dark proportion's
  * distance from 50 %. The encoder keeps the mask with the lowest score; exported so tests can check it did.
  */
 export function qrPenalty(rows) {
@@ -312,7 +312,7 @@ function addErrorCorrection(data, version, level) {
 
 // --- The symbol -----------------------------------------------------------------------------------------------------
 
-// The eight mask conditions of the standard (table 10): a data module at row r, column c is inverted where true.
+// The standard's eight mask conditions: a data module at row r, column c is inverted where true.
 const MASKS = [
   (r, c) => (r + c) % 2 === 0,
   (r) => r % 2 === 0,

@@ -94,9 +94,13 @@ def byte_capacity(version, ecc):
     return (8 * data - 4 - (8 if version <= 9 else 16)) // 8
 
 
+URI_CHARACTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?&=%"
+
+
 def printable(count, seed):
+    """`count` characters of a URI, the same for the same seed."""
     rng = random.Random(seed)
-    return "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?&=%") for _ in range(count))
+    return "".join(rng.choice(URI_CHARACTERS) for _ in range(count))
 
 
 def qrcode_rows(text, version, ecc, mask):
