@@ -77,17 +77,41 @@ function errorFrom(response, body) {
   return new APIError(response.status, error.code ?? `http_${response.status}`, error.message ?? `HTTP ${response.status}`, error.fix);
 }
 
-/** Exchanges a username and password for tokens. Throws APIError (invalid_credentials, throttled). */
-export async function login(username, password) {
-  const response = await fetch("/api/auth/login", {
-    method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" },
-    body: JSON.stringify({ username, password }),
+async function postPublic(path, body) {
+  const response = await fetch(path, {
+    method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify(body),
   });
-  const body = await readBody(response);
-  if (!response.ok) throw errorFrom(response, body);
+  const parsed = await readBody(response);
+  if (!response.ok) throw errorFrom(response, parsed);
+  return parsed;
+}
+
+/**
+ * Exchanges a username and password for tokens: the session, or for an admin with a second factor
+ * {mfaRequired, mfaToken, methods, webauthn} to answer with `completeLogin`. Throws APIError (invalid_credentials,
+ * throttled).
+ */
+export async function login(username, password) {
+  const body = await postPublic("/api/auth/login", { username, password });
+  if (body.mfaRequired) return body;
   store(body);
   return session();
 }
+
+/** The login's second step: `answer` is {method, code} or {method, credential}. Throws APIError (invalid_code, …). */
+export async function completeLogin(mfaToken, answer) {
+  store(await postPublic("/api/auth/login/mfa", { mfaToken, ...answer }));
+  return session();
+}
+
+let stepUpHandler = null;
+let enrolmentHandler = null;
+
+/** `handler()` asks the admin for a factor when a write needs a fresh one (403 step_up_required); resolves true once done. */
+export function onStepUpRequired(handler) { stepUpHandler = handler; }
+
+/** `handler(error)` runs when the store requires a second factor the admin has not enrolled (403 mfa_enrollment_required). */
+export function onEnrolmentRequired(handler) { enrolmentHandler = handler; }
 
 /** Whether the store has an admin yet; without one, `command` creates the first. Null when it cannot be asked. */
 export async function setupState() {
@@ -156,9 +180,21 @@ export async function request(method, path, body) {
     }
   }
   const parsed = await readBody(response);
-  if (!response.ok) throw errorFrom(response, parsed);
+  if (!response.ok) {
+    const error = errorFrom(response, parsed);
+    // A write that needs a fresh factor check: the admin is asked inline, then the same request goes once more.
+    if (error.code === "step_up_required" && stepUpHandler && !retried.has(path) && await stepUpHandler()) {
+      retried.add(path);
+      try { return await request(method, path, body); } finally { retried.delete(path); }
+    }
+    if (error.code === "mfa_enrollment_required" && enrolmentHandler) enrolmentHandler(error);
+    throw error;
+  }
   return parsed;
 }
+
+// The requests being sent again after a step-up: each goes once more at most.
+const retried = new Set();
 
 /** A query string from an object, skipping empty values: query({limit: 5}) → "?limit=5". */
 export function query(params) {

@@ -1,7 +1,8 @@
 // The console's shell: the login view, the navigation, and hash routes (#/overview, #/policy?x=y).
 // Each page is a module in pages/ exporting render(container, api); see pages/README.md.
-import { api, hasRole, logout, onSignedOut, session, SignedOut } from "./api.js";
+import { api, hasRole, logout, onEnrolmentRequired, onSignedOut, onStepUpRequired, request, session, SignedOut } from "./api.js";
 import { clear, el, errorBanner } from "./dom.js";
+import { factorForm } from "./factor.js";
 import { pages, defaultRoute } from "./pages/registry.js";
 import * as loginPage from "./pages/login.js";
 
@@ -68,6 +69,38 @@ async function show() {
 onSignedOut((reason) => {
   signedOutReason = reason === "logged_out" ? "You have logged out." : new SignedOut(reason).message;
   show();
+});
+
+// A write that needs a fresh second factor (403 step_up_required): asked for in a dialog, then the write goes again.
+onStepUpRequired(() => new Promise((resolve) => {
+  let answered = false;
+  const dialog = el("dialog", { class: "step-up", id: "step-up", "aria-labelledby": "step-up-title" });
+  const finish = (done) => { answered = true; dialog.close(); dialog.remove(); resolve(done); };
+  const cancel = el("button", { type: "button", class: "secondary", id: "step-up-cancel", text: "Cancel" });
+  cancel.addEventListener("click", () => finish(false));
+  dialog.addEventListener("close", () => { if (!answered) { answered = true; dialog.remove(); resolve(false); } });
+  document.body.append(dialog);
+  (async () => {
+    try {
+      const options = await request("POST", "/api/auth/step-up/options", {});
+      const prompt = factorForm({
+        idPrefix: "step-up", methods: options.methods, webauthn: options.webauthn, submitLabel: "Confirm",
+        intro: "This change cannot be taken back lightly: confirm it is you with your second factor.",
+        submit: async (answer) => { await request("POST", "/api/auth/step-up", answer); finish(true); },
+      });
+      dialog.append(el("h2", { id: "step-up-title", text: "Confirm it is you" }), prompt, el("div", { class: "actions" }, cancel));
+      dialog.showModal();
+      prompt.focusFirst();
+    } catch (error) {
+      dialog.append(el("h2", { id: "step-up-title", text: "Confirm it is you" }), errorBanner(error), el("div", { class: "actions" }, cancel));
+      dialog.showModal();
+    }
+  })();
+}));
+
+// The store requires a second factor this admin has not enrolled: only Account security answers until they do.
+onEnrolmentRequired(() => {
+  if (currentRoute().route !== "security") location.hash = "#/security?required=1";
 });
 
 document.getElementById("logout").addEventListener("click", () => logout());

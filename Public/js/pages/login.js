@@ -1,7 +1,8 @@
 // The login view. There is no sign-up or first-login setup: admins come from `gatehouse init`, `gatehouse demo seed`
 // and `gatehouse admins`; a store with none says which command creates the first.
-import { login, setupState } from "../api.js";
+import { completeLogin, login, setupState } from "../api.js";
 import { el } from "../dom.js";
+import { factorForm } from "../factor.js";
 
 /** Renders the login form; calls onLoggedIn() after a successful login. */
 export function render(container, { message, onLoggedIn }) {
@@ -24,8 +25,12 @@ export function render(container, { message, onLoggedIn }) {
     submit.disabled = true;
     submit.textContent = "Logging in…";
     try {
-      await login(username.value.trim(), password.value);
+      const answer = await login(username.value.trim(), password.value);
       password.value = "";
+      if (answer?.mfaRequired) {
+        secondStep(form, answer, onLoggedIn);
+        return;
+      }
       onLoggedIn();
     } catch (error) {
       status.textContent = error.code === "throttled" ? error.message
@@ -40,6 +45,27 @@ export function render(container, { message, onLoggedIn }) {
   });
   container.append(el("div", { class: "login-wrap" }, form));
   username.focus();
+}
+
+/** The login's second step: the password was right; a factor the admin enrolled finishes it. */
+function secondStep(form, challenge, onLoggedIn) {
+  const prompt = factorForm({
+    idPrefix: "login-mfa",
+    methods: challenge.methods,
+    webauthn: challenge.webauthn,
+    submitLabel: "Verify",
+    intro: "Your password is right. Now confirm it is you with your second factor.",
+    submit: async (answer) => {
+      await completeLogin(challenge.mfaToken, answer);
+      onLoggedIn();
+    },
+  });
+  const again = el("button", { type: "button", class: "link", id: "login-restart", text: "Start again with another account" });
+  again.addEventListener("click", () => location.reload());
+  const step = el("div", { class: "login-form", id: "login-second-step", role: "group", "aria-labelledby": "login-mfa-title" },
+    el("h1", { id: "login-mfa-title", text: "Second factor" }), prompt, again);
+  form.replaceWith(step);
+  prompt.focusFirst();
 }
 
 /** On a store with no admin, replaces the note under the form with the command that creates the first one. */

@@ -12,6 +12,7 @@ export const pages = [
   { route: "gates", title: "Gates", module: "./pages/gates.js", role: "viewer" },
   { route: "health", title: "Health", module: "./pages/health.js", role: "viewer" },
   { route: "audit", title: "Audit", module: "./pages/audit.js", role: "viewer" },
+  { route: "security", title: "Account security", module: "./pages/security.js", role: "viewer" },
 ];
 
 export const defaultRoute = "overview";
