@@ -67,7 +67,10 @@ let package = Package(
         // Against the throw-away cluster ops/test starts (GATEHOUSE_TEST_PG_URI); skipped without it.
         .testTarget(name: "PostgresTests", dependencies: ["Storage", "Gatehouse", "SQLiteEngine", "PostgresEngine", "D1Engine", "TestEngines", "CTestEngineRegistration"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE"]),
-        .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "JOSE", "CCrypto"]),
+        // A software authenticator (ES256, RS256) and the bytes a browser sends, shared by the tests of the relying party
+        // and of the console's passkeys.
+        .target(name: "WebAuthnTestSupport", dependencies: ["WebAuthn", "JOSE", "CCrypto"], path: "Tests/WebAuthnTestSupport"),
+        .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "JOSE", "CCrypto", "WebAuthnTestSupport"]),
         // A raw-socket HTTP client shared by the tests that go over a real socket.
         .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestSupport"]),
