@@ -48,7 +48,7 @@ let package = Package(
 
         // The domain: one service layer that the CLI and the console both call.
         .target(name: "Gatehouse", dependencies: ["Storage", "JOSE", "Locking", "EmbeddedResources", "HTTPClient"]),
-        .target(name: "Console", dependencies: ["Gatehouse", "HTTPServer", "Locking", "EmbeddedResources"]),
+        .target(name: "Console", dependencies: ["Gatehouse", "HTTPServer", "Locking", "EmbeddedResources", "WebAuthn"]),
 
         // The engines, one target each (Sources/Engines/<Engine>/): the connection (`SQLDatabase`, its `SQLDialect`)
         // and the store engine (`StoreEngine`, what the domain asks of it). Only the executable and the tests link
@@ -75,7 +75,7 @@ let package = Package(
         .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestSupport"]),
         .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", "EmbeddedResources", "SQLiteEngine", "PostgresEngine", "D1Engine", "TestEngines", "CTestEngineRegistration"]),
-        .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTPTestSupport", "SQLiteEngine", "PostgresEngine", "D1Engine", "TestEngines", "CTestEngineRegistration"]),
+        .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTPTestSupport", "WebAuthn", "WebAuthnTestSupport", "SQLiteEngine", "PostgresEngine", "D1Engine", "TestEngines", "CTestEngineRegistration"]),
         // Runs the built `gatehouse` binary the way a user does.
         .testTarget(name: "EndToEndTests", dependencies: ["HTTPTestSupport"]),
     ]
