@@ -48,7 +48,7 @@ let package = Package(
 
         // The domain: one service layer that the CLI and the console both call.
         .target(name: "Gatehouse", dependencies: ["Storage", "JOSE", "Locking", "EmbeddedResources", "HTTPClient"]),
-        .target(name: "Console", dependencies: ["Gatehouse", "HTTPServer", "Locking", "EmbeddedResources"]),
+        .target(name: "Console", dependencies: ["Gatehouse", "HTTPServer", "Locking", "EmbeddedResources", "WebAuthn"]),
 
         // The engines, one target each (Sources/Engines/<Engine>/): the connection (`SQLDatabase`, its `SQLDialect`)
         // and the store engine (`StoreEngine`, what the domain asks of it). Only the executable and the tests link
@@ -67,12 +67,15 @@ let package = Package(
         // Against the throw-away cluster ops/test starts (GATEHOUSE_TEST_PG_URI); skipped without it.
         .testTarget(name: "PostgresTests", dependencies: ["Storage", "Gatehouse", "SQLiteEngine", "PostgresEngine", "D1Engine", "TestEngines", "CTestEngineRegistration"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE"]),
-        .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "JOSE", "CCrypto"]),
+        // A software authenticator (ES256, RS256) and the bytes a browser sends, shared by the tests of the relying party
+        // and of the console's passkeys.
+        .target(name: "WebAuthnTestSupport", dependencies: ["WebAuthn", "JOSE", "CCrypto"], path: "Tests/WebAuthnTestSupport"),
+        .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "JOSE", "CCrypto", "WebAuthnTestSupport"]),
         // A raw-socket HTTP client shared by the tests that go over a real socket.
         .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestSupport"]),
         .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", "EmbeddedResources", "SQLiteEngine", "PostgresEngine", "D1Engine", "TestEngines", "CTestEngineRegistration"]),
-        .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTPTestSupport", "SQLiteEngine", "PostgresEngine", "D1Engine", "TestEngines", "CTestEngineRegistration"]),
+        .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTPTestSupport", "WebAuthn", "WebAuthnTestSupport", "SQLiteEngine", "PostgresEngine", "D1Engine", "TestEngines", "CTestEngineRegistration"]),
         // Runs the built `gatehouse` binary the way a user does.
         .testTarget(name: "EndToEndTests", dependencies: ["HTTPTestSupport"]),
     ]

@@ -2,6 +2,7 @@ import Foundation
 import Gatehouse
 import HTTPServer
 import Locking
+import WebAuthn
 
 /// The console: static files from `Public/` and the JSON API under `/api`, over the Gatehouse
 /// service layer, behind the console's own request checks.
@@ -27,10 +28,14 @@ public final class ConsoleServer: Sendable {
         public var logRequests: Bool
         /// Token lifetimes (`GATEHOUSE_ACCESS_TOKEN_TTL` shortens the access token's), login throttle, clock.
         public var auth: AuthSettings
+        /// The console's public origin (`serve --origin`), e.g. behind a TLS proxy: the passkeys' relying party, and
+        /// accepted in `Host` and `Origin`. Nil: `http://localhost:PORT` when listening on loopback (browsers refuse
+        /// WebAuthn on an IP address), else no passkeys.
+        public var origin: String?
 
         public init(storePath: String, configurationPath: String? = nil, publicDirectory: String, address: String = "127.0.0.1",
                     port: UInt16 = 8787, allowRemote: Bool = false, threads: Int = 4, logRequests: Bool = true,
-                    auth: AuthSettings = AuthSettings(), maxConnectionsPerAddress: Int = 64) {
+                    auth: AuthSettings = AuthSettings(), maxConnectionsPerAddress: Int = 64, origin: String? = nil) {
             self.storePath = storePath
             self.configurationPath = configurationPath
             self.publicDirectory = publicDirectory
@@ -41,6 +46,7 @@ public final class ConsoleServer: Sendable {
             self.maxConnectionsPerAddress = maxConnectionsPerAddress
             self.logRequests = logRequests
             self.auth = auth
+            self.origin = origin
         }
     }
 
@@ -58,7 +64,9 @@ public final class ConsoleServer: Sendable {
         let files: StaticFiles
         let router: Router
         let logRequests: Bool
-        let auth: AuthSettings
+        /// Read per request; set again at start, when the port that the default relying party's origin names is known.
+        private let authValue: Locked<AuthSettings>
+        var auth: AuthSettings { authValue.value }
         /// Whether the store file is still the one the console opened.
         let storeFile: StoreFileWatch
         /// Routes registered `inline` run on the handler pool too: on a database server, a lookup waits a round
@@ -76,7 +84,12 @@ public final class ConsoleServer: Sendable {
             self.files = files
             self.router = router
             self.logRequests = logRequests
-            self.auth = auth
+            self.authValue = Locked(auth)
+        }
+
+        /// The relying party passkeys are registered and checked with, once the console's origin is known.
+        func setRelyingParty(_ relyingParty: RelyingParty) {
+            authValue.withLock { $0.relyingParty = relyingParty }
         }
 
         var requestGuard: RequestGuard? {
@@ -92,6 +105,14 @@ public final class ConsoleServer: Sendable {
                                          fix: "listen on 127.0.0.1 (the default), or pass --allow-remote if you front it with something that adds TLS")
         }
         self.options = options
+        var auth = options.auth
+        if let origin = options.origin {
+            do {
+                auth.relyingParty = try RelyingParty(origin: origin, name: Self.relyingPartyName)
+            } catch {
+                throw GatehouseError.invalid("the console's origin \(error)", fix: "give --origin as https://HOST[:PORT], the address browsers open the console at")
+            }
+        }
         // libmicrohttpd's threads only read sockets and answer cheap requests: one per core is enough, and more
         // would only take turns on the cores. Slow work gets `threads` handler threads of its own.
         let connectionThreads = max(1, min(options.threads, ProcessInfo.processInfo.activeProcessorCount))
@@ -112,7 +133,7 @@ public final class ConsoleServer: Sendable {
         var router = Router()
         APIRoutes.register(on: &router)
         let state = State(stores: stores, inlineStores: inlineStores, files: files, router: router, logRequests: options.logRequests,
-                          auth: options.auth, storeFile: storeFile, inlineOnPool: serverStore)
+                          auth: auth, storeFile: storeFile, inlineOnPool: serverStore)
         self.state = state
         let configuration = HTTPServerConfiguration(address: options.address, port: options.port, threadPoolSize: connectionThreads,
                                                     handlerThreadCount: options.threads, connectionLimit: Self.connectionLimit,
@@ -132,8 +153,20 @@ public final class ConsoleServer: Sendable {
         do { try server.start() } catch let error as HTTPServerError {
             throw GatehouseError(error.message, code: .listenFailed)
         }
-        state.requestGuard = RequestGuard(address: options.address, port: server.port, allowRemote: options.allowRemote)
+        // Browsers refuse passkeys on an IP address: on loopback the console's origin is localhost at its port.
+        if state.auth.relyingParty == nil, Self.isLoopback(options.address),
+           let relyingParty = try? RelyingParty(origin: "http://localhost:\(server.port)", name: Self.relyingPartyName) {
+            state.setRelyingParty(relyingParty)
+        }
+        state.requestGuard = RequestGuard(address: options.address, port: server.port, allowRemote: options.allowRemote,
+                                          publicOrigin: options.origin == nil ? nil : state.auth.relyingParty?.origin)
     }
+
+    /// The name a browser's passkey prompt shows for the console.
+    static let relyingPartyName = "Gatehouse"
+
+    /// The passkeys' relying party: its RP id and origin (nil: passkeys are off, the console has no usable origin).
+    public var relyingParty: RelyingParty? { state.auth.relyingParty }
 
     /// The command that creates the first admin, when the store has none (nobody can log in yet); nil when it has one.
     public func firstAdminCommand() throws -> String? {

@@ -117,20 +117,24 @@ public struct CredentialDescriptor: Sendable, Hashable, Encodable {
 }
 
 extension RelyingParty {
-    /// Creation options for registering a credential for `user`, with a fresh 32-byte challenge: ES256 and RS256,
-    /// a discoverable credential and user verification preferred, attestation `none`.
+    /// Creation options for registering a credential for `user`, with a fresh 32-byte challenge (or `challenge`, one
+    /// the caller issued and keeps): ES256 and RS256, a discoverable credential and user verification preferred,
+    /// attestation `none`.
     ///
     ///     let options = try rp.creationOptions(user: WebAuthnUser(handle: handle, name: "alice", displayName: "Alice"),
     ///                                          excludeCredentials: registered.map { CredentialDescriptor(id: $0.id) })
     public func creationOptions(
         user: WebAuthnUser,
-        excludeCredentials: [CredentialDescriptor]
+        excludeCredentials: [CredentialDescriptor],
+        challenge: WebAuthnChallenge? = nil
     ) throws(WebAuthnOptionsError) -> PublicKeyCredentialCreationOptionsJSON {
         guard (1...64).contains(user.handle.count) else { throw .userHandleLength(user.handle.count) }
+        let issued: WebAuthnChallenge
+        if let challenge { issued = challenge } else { issued = try Self.freshChallenge() }
         return PublicKeyCredentialCreationOptionsJSON(
             rp: .init(id: id, name: name),
             user: .init(id: Base64URL.encode(user.handle), name: user.name, displayName: user.displayName),
-            challenge: try Self.freshChallenge(),
+            challenge: issued,
             pubKeyCredParams: algorithms.map { .init(type: "public-key", alg: $0) },
             timeout: timeoutMilliseconds,
             excludeCredentials: excludeCredentials,

@@ -55,7 +55,7 @@ final class ConsoleHarness {
     /// is not allowed. Logging in writes, so `preIssuedToken` is issued before.
     init(users: Int = 50, lifetimes: TokenLifetimes = .standard, throttle: LoginThrottle.Rules = .standard, threads: Int = 2,
          transport: Transport = .inProcess, engine: EngineKind = .sqlite, immutableStore: Bool = false,
-         webauthn: (any WebAuthnAssertionVerifier)? = nil) throws {
+         webauthn: (any WebAuthnAssertionVerifier)? = nil, origin: String? = nil) throws {
         // GATEHOUSE_CONSOLE_TESTS_OVER=socket runs every console test over a real socket, to compare both paths.
         self.transport = ProcessInfo.processInfo.environment["GATEHOUSE_CONSOLE_TESTS_OVER"] == "socket" ? .socket : transport
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-console-\(UUID().uuidString)")
@@ -106,7 +106,8 @@ final class ConsoleHarness {
         let clock = self.clock
         console = try ConsoleServer(options: .init(storePath: storePath, publicDirectory: Self.packageRoot.appendingPathComponent("Public").path,
                                                    port: 0, threads: threads, logRequests: false,
-                                                   auth: AuthSettings(lifetimes: lifetimes, throttle: throttle, clock: { clock.now }, webauthn: webauthn)))
+                                                   auth: AuthSettings(lifetimes: lifetimes, throttle: throttle, clock: { clock.now }, webauthn: webauthn),
+                                                   origin: origin))
         try console.start()
     }
 

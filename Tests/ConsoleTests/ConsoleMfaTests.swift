@@ -308,8 +308,8 @@ final class ConsoleMfaTests: XCTestCase {
         XCTAssertEqual(try harness.request("POST", "/api/policy", token: access, body: policyChange).status, 200)
     }
 
-    /// An enrolled factor is never skipped: a passkey the console cannot check (no verifier) and no recovery code left
-    /// still make the login wait for a second step, with no method to offer.
+    /// An enrolled factor is never skipped: a passkey that does not verify, or that no verifier can check, and no
+    /// recovery code left still make the login wait for a second step.
     func testAFactorThatCannotBeCheckedNowStillHoldsTheLogin() throws {
         let store = try Store.open(path: harness.storePath)
         let root = try XCTUnwrap(try AdminDirectory(store: store).find(try AdminUsername("root")))
@@ -317,8 +317,13 @@ final class ConsoleMfaTests: XCTestCase {
                                                                   actor: root.consoleActor, now: harness.clock.now)
         try store.db.write { try store.db.execute("DELETE FROM gatehouse_recovery_codes") }
         let (token, methods) = try passwordStep("root")
-        XCTAssertEqual(methods, [])
+        XCTAssertEqual(methods, ["webauthn"], "the console on loopback checks passkeys with its relying party")
         XCTAssertEqual(harness.errorCode(try secondStep(token, method: "webauthn", code: "{}")), "invalid_code")
+        // Without a verifier (a console with no origin) no method is left, and the login still waits.
+        let withoutVerifier = try TokenService(store: store, hasher: ConsoleHarness.testHasher)
+            .signIn(username: "root", password: try AdminPassword(ConsoleHarness.password), client: "test", now: harness.clock.now)
+        guard case .secondFactor(let challenge) = withoutVerifier else { return XCTFail("signed in with the password alone") }
+        XCTAssertEqual(challenge.methods, [])
     }
 
     /// The routes the issue lists as irreversible or security-relevant are registered with step-up, in one place.
@@ -332,9 +337,11 @@ final class ConsoleMfaTests: XCTestCase {
             "POST /api/apple/keys", "POST /api/apple/keys/rollback", "POST /api/apple/keys/:id/activate", "POST /api/apple/keys/:id/revoke",
             "POST /api/apple/export", "POST /api/apple/secret/mint",
             "POST /api/auth/mfa/totp", "POST /api/auth/mfa/factors/:id/remove", "POST /api/auth/mfa/recovery-codes",
+            "POST /api/auth/webauthn/register/options",
         ])
         XCTAssertEqual(Set(router.enrolmentRoutes), ["GET /api/auth/me", "POST /api/auth/logout", "GET /api/auth/mfa", "POST /api/auth/mfa/totp",
-                                                     "POST /api/auth/mfa/totp/confirm"])
+                                                     "POST /api/auth/mfa/totp/confirm", "POST /api/auth/webauthn/register/options",
+                                                     "POST /api/auth/webauthn/register"])
     }
 }
 

@@ -15,6 +15,9 @@ final class AdminsMfaCommandTests: XCTestCase {
         try password.write(toFile: passwordFile, atomically: true, encoding: .utf8)
         XCTAssertEqual(try cli.run(["init", "--store", store, "--admin", "ops", "--admin-password-file", passwordFile]).status, 0)
         XCTAssertEqual(try cli.run(["serve", "--store", store, "--step-up-window", "0s"]).status, 2, "a window under 1 s is refused")
+        let ipOrigin = try cli.run(["serve", "--store", store, "--origin", "https://10.0.0.1"])
+        XCTAssertEqual(ipOrigin.status, 2, "an origin browsers refuse passkeys on: \(ipOrigin.all)")
+        XCTAssertTrue(ipOrigin.all.contains("IP address"), ipOrigin.all)
         let console = try cli.start(["serve", "--store", store, "--listen", "127.0.0.1:0", "-q", "--step-up-window", "2s"])
         defer { kill(console.process.processIdentifier, SIGTERM); _ = try? console.finish() }
         var port: UInt16?

@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import WebAuthn
+@testable import WebAuthnTestSupport
 import XCTest
 
 /// Authentication (WebAuthn Level 3 §7.2): an assertion from the software authenticator passes with the key its

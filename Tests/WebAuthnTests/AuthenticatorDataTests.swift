@@ -1,5 +1,6 @@
 import JOSE
 import WebAuthn
+@testable import WebAuthnTestSupport
 import XCTest
 
 /// Authenticator data: the fixed part, attested credential data, extensions, and nothing after.

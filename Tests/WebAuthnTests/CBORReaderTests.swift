@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import WebAuthn
+@testable import WebAuthnTestSupport
 import XCTest
 
 /// The strict CBOR reader: what it accepts, and each rule it enforces, one failing input per rule.

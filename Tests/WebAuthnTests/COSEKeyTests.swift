@@ -1,5 +1,6 @@
 import JOSE
 import WebAuthn
+@testable import WebAuthnTestSupport
 import XCTest
 
 /// COSE_Key parsing: EC2 P-256 / ES256 and RSA / RS256 become JOSE's key types; anything else is refused by name.

@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import WebAuthn
+@testable import WebAuthnTestSupport
 import XCTest
 
 /// The options JSON, exactly as issue 44 names its members, and as `PublicKeyCredential.parseCreationOptionsFromJSON`

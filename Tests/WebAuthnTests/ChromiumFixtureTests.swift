@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import WebAuthn
+@testable import WebAuthnTestSupport
 import XCTest
 
 /// Real ceremonies from Chromium's virtual authenticator (CTAP2, internal, user verification on), recorded once by

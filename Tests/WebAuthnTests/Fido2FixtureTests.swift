@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import WebAuthn
+@testable import WebAuthnTestSupport
 import XCTest
 
 /// Bytes encoded by an independent implementation, Yubico's python-fido2 (Tests/Fixtures/webauthn/make_fixtures.py

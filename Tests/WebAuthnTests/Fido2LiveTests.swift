@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import WebAuthn
+@testable import WebAuthnTestSupport
 import XCTest
 
 /// Whole ceremonies against an independent client and authenticator, Yubico's python-fido2

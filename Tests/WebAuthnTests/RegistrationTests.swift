@@ -1,5 +1,6 @@
 import JOSE
 import WebAuthn
+@testable import WebAuthnTestSupport
 import XCTest
 
 /// Registration (WebAuthn Level 3 §7.1): a real ceremony from the software authenticator passes; each step, when the

@@ -9,6 +9,7 @@ enum APIRoutes {
         StatusRoutes.register(on: &router)
         AuthRoutes.register(on: &router)
         MfaRoutes.register(on: &router)
+        WebAuthnRoutes.register(on: &router)
         PolicyRoutes.register(on: &router)
         AuditRoutes.register(on: &router)
         AppleRoutes.register(on: &router)

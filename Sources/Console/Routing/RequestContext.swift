@@ -55,7 +55,7 @@ public struct RequestContext: Sendable {
     /// The token service over `store`, with the console's lifetimes and throttle.
     public func tokens(_ store: Store) -> TokenService {
         var service = TokenService(store: store, lifetimes: auth.lifetimes, throttle: auth.throttle)
-        service.webauthn = auth.webauthn
+        service.webauthn = auth.assertionVerifier
         return service
     }
 }

@@ -8,13 +8,20 @@ struct RequestGuard: Sendable {
     let allowedHosts: Set<String>
     let allowedOrigins: Set<String>
 
-    init(address: String, port: UInt16, allowRemote: Bool) {
+    /// `publicOrigin`: the origin a proxy serves the console at (`serve --origin`, as browsers serialise it), accepted
+    /// in `Origin`, and its host in `Host` for a proxy that passes the host on.
+    init(address: String, port: UInt16, allowRemote: Bool, publicOrigin: String? = nil) {
         var hosts: Set<String> = ["127.0.0.1:\(port)", "localhost:\(port)", "[::1]:\(port)"]
         if allowRemote {
             hosts.insert(address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)")
         }
+        var origins = Set(hosts.map { "http://" + $0 })
+        if let publicOrigin, let schemeEnd = publicOrigin.range(of: "://") {
+            origins.insert(publicOrigin)
+            hosts.insert(String(publicOrigin[schemeEnd.upperBound...]))
+        }
         allowedHosts = hosts
-        allowedOrigins = Set(hosts.map { "http://" + $0 })
+        allowedOrigins = origins
     }
 
     /// Nil when the request may proceed; otherwise the error to answer.

@@ -49,6 +49,8 @@ public struct WebAuthnCredential: Sendable, Equatable {
     public let publicKey: [UInt8]
     /// The authenticator's signature counter as last seen (0: the authenticator keeps none).
     public let signCount: UInt32
+    /// The admin's WebAuthn user handle (base64url), which a discoverable credential's assertion returns.
+    public let userHandle: String?
 }
 
 /// The seam through which WebAuthn assertions are verified: Gatehouse keeps the credentials, their counters and the
@@ -64,6 +66,12 @@ public protocol WebAuthnAssertionVerifier: Sendable {
     /// Checks `assertion` (`AuthenticationResponseJSON`) for `challenge` (base64url, as issued) against `credential`;
     /// returns the authenticator's signature counter from it. Throws when anything does not verify.
     func verify(assertion: String, challenge: String, credential: WebAuthnCredential) throws -> UInt32
+    /// The RP id request options name (`rpId`): the console's origin's host; nil when it is not known.
+    var relyingPartyID: String? { get }
+}
+
+extension WebAuthnAssertionVerifier {
+    public var relyingPartyID: String? { nil }
 }
 
 /// The part of WebAuthn's `PublicKeyCredentialRequestOptions` (JSON form) Gatehouse knows: the challenge and the
@@ -76,15 +84,18 @@ public struct WebAuthnRequestOptions: Sendable, Equatable, Encodable {
     }
 
     public let challenge: String
+    /// The RP id the assertion is scoped to; left out of the JSON when nil.
+    public let rpId: String?
     public let allowCredentials: [Descriptor]
     public let userVerification = "preferred"
     /// Milliseconds: the challenge's lifetime.
     public let timeout: Int64
 
-    enum CodingKeys: String, CodingKey { case challenge, allowCredentials, userVerification, timeout }
+    enum CodingKeys: String, CodingKey { case challenge, rpId, allowCredentials, userVerification, timeout }
 
-    public init(challenge: String, credentials: [WebAuthnCredential], lifetime: Int64) {
+    public init(challenge: String, rpId: String? = nil, credentials: [WebAuthnCredential], lifetime: Int64) {
         self.challenge = challenge
+        self.rpId = rpId
         allowCredentials = credentials.map { Descriptor(id: $0.credentialID) }
         timeout = lifetime * 1000
     }

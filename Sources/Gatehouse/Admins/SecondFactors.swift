@@ -79,8 +79,27 @@ public struct SecondFactors {
 
     /// The stored WebAuthn credentials of an admin (for `allowCredentials` and verification).
     public func webAuthnCredentials(of admin: Admin) throws -> [WebAuthnCredential] {
-        try store.db.rows("SELECT id, credential_id, public_key, sign_count FROM gatehouse_admin_factors WHERE admin_id = ? AND kind = 'webauthn' AND confirmed_at IS NOT NULL ORDER BY created_at, id",
-                          [admin.id]).map(Self.credential)
+        try store.db.rows("""
+            SELECT f.id, f.credential_id, f.public_key, f.sign_count, a.webauthn_user_handle
+            FROM gatehouse_admin_factors f JOIN gatehouse_admins a ON a.id = f.admin_id
+            WHERE f.admin_id = ? AND f.kind = 'webauthn' AND f.confirmed_at IS NOT NULL ORDER BY f.created_at, f.id
+            """, [admin.id]).map(Self.credential)
+    }
+
+    /// The admin's WebAuthn user handle (`user.id` of a passkey's creation options): 32 random bytes, made on first
+    /// use and kept, so every passkey of the admin carries the same handle and none carries the username.
+    public func webAuthnUserHandle(of admin: Admin) throws -> [UInt8] {
+        let select = "SELECT webauthn_user_handle FROM gatehouse_admins WHERE id = ?"
+        if let kept = try store.db.scalar(select, [admin.id]).string, let bytes = Base64URL.decode(kept) { return bytes }
+        let made = Base64URL.encode(try SecureRandom.bytes(32))
+        try store.db.write {
+            try store.db.execute("UPDATE gatehouse_admins SET webauthn_user_handle = ? WHERE id = ? AND webauthn_user_handle IS NULL", [made, admin.id])
+        }
+        // Of two first registrations at once, one handle is kept: read back whichever it is.
+        guard let kept = try store.db.scalar(select, [admin.id]).string, let bytes = Base64URL.decode(kept) else {
+            throw GatehouseError("\(admin.username)'s passkey user handle was stored but cannot be read back")
+        }
+        return bytes
     }
 
     // MARK: TOTP enrolment
@@ -170,8 +189,11 @@ public struct SecondFactors {
 
     private func verifyWebAuthn(_ admin: Admin, assertion: String, challenge: String?, now: Timestamp) throws -> Bool {
         guard let webauthn, let challenge, let credentialID = try? webauthn.credentialID(of: assertion) else { return false }
-        guard let row = try store.db.row("SELECT id, credential_id, public_key, sign_count FROM gatehouse_admin_factors WHERE admin_id = ? AND kind = 'webauthn' AND credential_id = ? AND confirmed_at IS NOT NULL",
-                                         [admin.id, credentialID]) else { return false }
+        guard let row = try store.db.row("""
+            SELECT f.id, f.credential_id, f.public_key, f.sign_count, a.webauthn_user_handle
+            FROM gatehouse_admin_factors f JOIN gatehouse_admins a ON a.id = f.admin_id
+            WHERE f.admin_id = ? AND f.kind = 'webauthn' AND f.credential_id = ? AND f.confirmed_at IS NOT NULL
+            """, [admin.id, credentialID]) else { return false }
         let credential = try Self.credential(row)
         guard let counter = try? webauthn.verify(assertion: assertion, challenge: challenge, credential: credential) else { return false }
         return try recordAssertion(admin, credential: credential, counter: counter, now: now)
@@ -220,6 +242,15 @@ public struct SecondFactors {
             throw GatehouseError("the passkey was stored but cannot be read back")
         }
         return (factor, made ? codes : nil)
+    }
+
+    /// Audits a refused passkey registration (`admin.mfa.webauthn.register.failed`) with the verification step that
+    /// refused it (a WebAuthn §7.1 step, the challenge, or a credential id already registered).
+    public func recordRefusedRegistration(_ admin: Admin, step: String, actor: Actor, now: Timestamp) throws {
+        try store.db.write {
+            try store.audit.append(store.db, actor: actor, action: "admin.mfa.webauthn.register.failed", subject: admin.username,
+                                   details: ["step": .string(step)], at: now)
+        }
     }
 
     // MARK: Managing
@@ -377,6 +408,6 @@ public struct SecondFactors {
 
     static func credential(_ row: Row) throws -> WebAuthnCredential {
         WebAuthnCredential(factorID: try row.string("id"), credentialID: try row.string("credential_id"), publicKey: try row.blob("public_key"),
-                           signCount: UInt32(clamping: row["sign_count"].int64 ?? 0))
+                           signCount: UInt32(clamping: row["sign_count"].int64 ?? 0), userHandle: row["webauthn_user_handle"].string)
     }
 }

@@ -183,7 +183,8 @@ public struct TokenService {
                                    details: ["second_factor": .bool(true)], at: now)
         }
         let options = methods.contains(.webauthn)
-            ? WebAuthnRequestOptions(challenge: challenge, credentials: try factors.webAuthnCredentials(of: admin), lifetime: Self.mfaTokenLifetime) : nil
+            ? WebAuthnRequestOptions(challenge: challenge, rpId: webauthn?.relyingPartyID, credentials: try factors.webAuthnCredentials(of: admin),
+                                     lifetime: Self.mfaTokenLifetime) : nil
         return SecondFactorChallenge(mfaToken: token, methods: methods, challenge: challenge, expiresAt: expires, webauthn: options)
     }
 
@@ -221,7 +222,8 @@ public struct TokenService {
         let methods = try factors.methods(of: session.admin)
         guard methods.contains(.webauthn) else { return StepUpOptions(methods: methods, webauthn: nil) }
         let challenge = try MFAChallenges(store: store).issue(.stepUp, for: session.admin, now: now)
-        return StepUpOptions(methods: methods, webauthn: WebAuthnRequestOptions(challenge: challenge, credentials: try factors.webAuthnCredentials(of: session.admin),
+        return StepUpOptions(methods: methods, webauthn: WebAuthnRequestOptions(challenge: challenge, rpId: webauthn?.relyingPartyID,
+                                                                                credentials: try factors.webAuthnCredentials(of: session.admin),
                                                                                 lifetime: MFAChallenges.lifetime))
     }
 

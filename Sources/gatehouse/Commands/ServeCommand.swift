@@ -20,6 +20,11 @@ enum ServeCommand: CommandNoun {
                 (--store-file FILE or GATEHOUSE_STORE_FILE, e.g. a systemd credential): given with --store, it is
                 hidden from the process's command line at start, with a warning, but `ps` may have shown it until then.
                 The start line and the log show the URI with its password as ***.
+
+                Passkeys are registered with the console's origin, which browsers check: on loopback it is
+                http://localhost:PORT (open the console there; browsers refuse passkeys on an IP address). Behind a
+                TLS proxy, give the address browsers open with --origin https://HOST[:PORT]; the console then also
+                answers requests addressed to it.
                 """,
             options: [
                 Options.listen.spec,
@@ -27,6 +32,7 @@ enum ServeCommand: CommandNoun {
                 Options.threads.spec,
                 Options.maxConnectionsPerAddress.spec,
                 Options.stepUpWindow.spec,
+                Options.origin.spec,
                 Options.quiet.spec,
             ],
             examples: ["gatehouse serve --store auth.sqlite", "gatehouse serve --store auth.sqlite --listen 127.0.0.1:0",
@@ -48,8 +54,13 @@ enum ServeCommand: CommandNoun {
             publicDirectory: try ResourceLocator.publicDirectory(), address: address, port: port,
             allowRemote: try invocation[Options.allowRemote], threads: try invocation[Options.threads],
             logRequests: try !invocation[Options.quiet], auth: auth,
-            maxConnectionsPerAddress: try invocation[Options.maxConnectionsPerAddress])
-        let console = try ConsoleServer(options: options)
+            maxConnectionsPerAddress: try invocation[Options.maxConnectionsPerAddress], origin: try invocation[Options.origin])
+        let console: ConsoleServer
+        do {
+            console = try ConsoleServer(options: options)
+        } catch let error as GatehouseError where error.code == .invalid && error.message.hasPrefix("the console's origin") {
+            throw invocation.usage("--origin: \(error.message)")
+        }
         // Caught before the address is printed: a script that reads the line may send SIGTERM at once.
         let termination = TerminationSignals()
         try console.start()
@@ -58,6 +69,9 @@ enum ServeCommand: CommandNoun {
         // A store nobody can log in to says how to fix that on the same line, where the operator is looking.
         let setup = (try? console.firstAdminCommand()).flatMap { $0 }.map { "; no admin can log in yet: run `\($0)`" } ?? ""
         invocation.output.line("Gatehouse console on \(console.url) (store \(shownStore)); Ctrl-C stops it\(setup)")
+        if console.relyingParty == nil {
+            invocation.output.error("gatehouse: passkeys are off: the console's origin is not known off loopback; give --origin https://HOST")
+        }
         let signal = termination.wait()
         invocation.output.error("gatehouse: stopping (signal \(signal))")
         console.stop()
@@ -91,6 +105,8 @@ extension ServeCommand {
         static let listen: Option<String?> = .text("listen", "ADDR:PORT", "where to listen (default 127.0.0.1:8787; port 0 picks a free one)")
         static let stepUpWindow: Option<Seconds?> = .duration("step-up-window", "DURATION",
                                                               "how long a second-factor check lets an admin make irreversible changes (default 5m)")
+        static let origin: Option<String?> = .text("origin", "URL",
+                                                   "the console's public origin behind a TLS proxy, for passkeys (default http://localhost:PORT on loopback)")
         static let quiet: Option<Bool> = .flag("quiet", short: "q", "do not log requests")
         static let threads: Option<Int> = .integer("threads", "N", "request threads (default 4)", default: 4, range: 1...64)
         static let maxConnectionsPerAddress: Option<Int> = .integer("max-connections-per-address", "N",

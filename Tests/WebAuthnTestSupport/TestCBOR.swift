@@ -78,6 +78,6 @@ func hex(_ text: String) -> [UInt8] {
     return out
 }
 
-/// The package root, found from this file's path: Tests/WebAuthnTests/TestCBOR.swift.
+/// The package root, found from this file's path: Tests/WebAuthnTestSupport/TestCBOR.swift.
 let packageRoot = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
