@@ -211,6 +211,29 @@ final class ConsoleWebAuthnTests: XCTestCase {
         XCTAssertEqual(harness.errorCode(try registrationOptions(access)), "step_up_required")
     }
 
+    func testThePasskeyFlowOnPostgres() throws { try flow(on: .postgres) }
+    func testThePasskeyFlowOnD1() throws { try flow(on: .d1) }
+
+    /// Registration, the login's second step and step-up, alike on every engine (the user handle's column, the
+    /// credential's lookup with it, the counter's write).
+    func flow(on engine: EngineKind) throws {
+        harness = try ConsoleHarness(users: 5, transport: .socket, engine: engine)
+        let (access, authenticator) = try enrolled("root")
+        let handle = try XCTUnwrap(Base64URL.decode(try XCTUnwrap((try harness.json(try registrationOptions(access))["user"] as? [String: String])?["id"])))
+        let (token, methods, request) = try passwordStep("root")
+        XCTAssertEqual(methods, ["webauthn", "recovery"], "\(engine)")
+        let signedIn = try secondStep(token, try assertion(authenticator, request["challenge"]) { $0.userHandle = handle })
+        XCTAssertEqual(signedIn.status, 200, "\(engine): \(signedIn.bodyText)")
+        let replayed = try passwordStep("root")
+        let clone = SoftwareAuthenticator(key: authenticator.key, credentialID: authenticator.credentialID, signCount: 0)
+        XCTAssertEqual(harness.errorCode(try secondStep(replayed.token, try assertion(clone, replayed.options["challenge"]))), "invalid_code", "\(engine)")
+        XCTAssertTrue(try harness.auditText().contains("admin.mfa.webauthn.counter_refused"), "\(engine)")
+        let session = try XCTUnwrap(try harness.json(signedIn)["accessToken"] as? String)
+        harness.clock.advance(seconds: 301)
+        XCTAssertEqual(try stepUp(session, try assertion(authenticator, try stepUpOptions(session)["challenge"])).status, 200, "\(engine)")
+        XCTAssertEqual(try harness.request("POST", "/api/policy", token: session, body: policyChange).status, 200, "\(engine)")
+    }
+
     // MARK: The red team
 
     func testAReplayedAssertionIsRefused() throws {
