@@ -196,6 +196,24 @@ final class ConsoleWebAuthnTests: XCTestCase {
         XCTAssertNotNil(try harness.json(try harness.login("sam"))["accessToken"], "the password alone after a reset")
     }
 
+    /// A passkey is renamed and removed through the factor routes like any factor; removing it needs a step-up, and
+    /// with the last factor go the recovery codes and the second step.
+    func testAPasskeyIsRenamedAndRemovedLikeAnyFactor() throws {
+        let (access, authenticator) = try enrolled("sam")
+        let overview = try harness.json(try harness.request("GET", "/api/auth/mfa", token: access))
+        XCTAssertEqual(overview["methods"] as? [String], ["webauthn", "recovery"])
+        let id = try XCTUnwrap((overview["factors"] as? [[String: Any]])?.first?["id"] as? String)
+        XCTAssertEqual((overview["factors"] as? [[String: Any]])?.first?["credentialId"] as? String, Base64URL.encode(authenticator.credentialID))
+        let renamed = try harness.request("POST", "/api/auth/mfa/factors/\(id)/rename", token: access, body: #"{"name":"Work laptop"}"#)
+        XCTAssertEqual(try harness.json(renamed)["name"] as? String, "Work laptop", renamed.bodyText)
+        harness.clock.advance(seconds: 301)
+        XCTAssertEqual(harness.errorCode(try harness.request("POST", "/api/auth/mfa/factors/\(id)/remove", token: access, body: "{}")), "step_up_required")
+        XCTAssertEqual(try stepUp(access, try assertion(authenticator, try stepUpOptions(access)["challenge"])).status, 200)
+        let removed = try harness.request("POST", "/api/auth/mfa/factors/\(id)/remove", token: access, body: "{}")
+        XCTAssertEqual(removed.status, 200, removed.bodyText)
+        XCTAssertNotNil(try harness.json(try harness.login("sam"))["accessToken"], "no factor: the password alone again")
+    }
+
     /// Registration follows the enrolment rules of TOTP: the password again, step-up once the admin has a factor, and
     /// open while the store requires a factor of an admin who has none.
     func testRegistrationFollowsTheEnrolmentRules() throws {
