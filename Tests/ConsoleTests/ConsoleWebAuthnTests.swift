@@ -312,7 +312,10 @@ final class ConsoleWebAuthnTests: XCTestCase {
         var first = RegistrationBuilder(try SoftwareAuthenticator.es256(), challenge: try challenge(options["challenge"]))
         first.origin = origin
         first.rpID = rpID
-        XCTAssertEqual(try submit(access, first).status, 200)
+        var misnamed = first
+        misnamed.authenticator = try SoftwareAuthenticator.es256()
+        XCTAssertEqual(harness.errorCode(try submit(access, misnamed, name: String(repeating: "n", count: 65))), "invalid", "a name too long")
+        XCTAssertEqual(try submit(access, first).status, 200, "the name was checked before the challenge was used")
         var reused = first
         reused.authenticator = try SoftwareAuthenticator.es256()
         XCTAssertEqual(harness.errorCode(try submit(access, reused)), "passkey_refused", "a used registration challenge")
