@@ -196,6 +196,24 @@ final class ConsoleWebAuthnTests: XCTestCase {
         XCTAssertNotNil(try harness.json(try harness.login("sam"))["accessToken"], "the password alone after a reset")
     }
 
+    /// A passkey is renamed and removed through the factor routes like any factor; removing it needs a step-up, and
+    /// with the last factor go the recovery codes and the second step.
+    func testAPasskeyIsRenamedAndRemovedLikeAnyFactor() throws {
+        let (access, authenticator) = try enrolled("sam")
+        let overview = try harness.json(try harness.request("GET", "/api/auth/mfa", token: access))
+        XCTAssertEqual(overview["methods"] as? [String], ["webauthn", "recovery"])
+        let id = try XCTUnwrap((overview["factors"] as? [[String: Any]])?.first?["id"] as? String)
+        XCTAssertEqual((overview["factors"] as? [[String: Any]])?.first?["credentialId"] as? String, Base64URL.encode(authenticator.credentialID))
+        let renamed = try harness.request("POST", "/api/auth/mfa/factors/\(id)/rename", token: access, body: #"{"name":"Work laptop"}"#)
+        XCTAssertEqual(try harness.json(renamed)["name"] as? String, "Work laptop", renamed.bodyText)
+        harness.clock.advance(seconds: 301)
+        XCTAssertEqual(harness.errorCode(try harness.request("POST", "/api/auth/mfa/factors/\(id)/remove", token: access, body: "{}")), "step_up_required")
+        XCTAssertEqual(try stepUp(access, try assertion(authenticator, try stepUpOptions(access)["challenge"])).status, 200)
+        let removed = try harness.request("POST", "/api/auth/mfa/factors/\(id)/remove", token: access, body: "{}")
+        XCTAssertEqual(removed.status, 200, removed.bodyText)
+        XCTAssertNotNil(try harness.json(try harness.login("sam"))["accessToken"], "no factor: the password alone again")
+    }
+
     /// Registration follows the enrolment rules of TOTP: the password again, step-up once the admin has a factor, and
     /// open while the store requires a factor of an admin who has none.
     func testRegistrationFollowsTheEnrolmentRules() throws {
@@ -209,6 +227,29 @@ final class ConsoleWebAuthnTests: XCTestCase {
         XCTAssertEqual(try harness.request("GET", "/api/policy", token: access).status, 200, "enrolled: everything again")
         harness.clock.advance(seconds: 301)
         XCTAssertEqual(harness.errorCode(try registrationOptions(access)), "step_up_required")
+    }
+
+    func testThePasskeyFlowOnPostgres() throws { try flow(on: .postgres) }
+    func testThePasskeyFlowOnD1() throws { try flow(on: .d1) }
+
+    /// Registration, the login's second step and step-up, alike on every engine (the user handle's column, the
+    /// credential's lookup with it, the counter's write).
+    func flow(on engine: EngineKind) throws {
+        harness = try ConsoleHarness(users: 5, transport: .socket, engine: engine)
+        let (access, authenticator) = try enrolled("root")
+        let handle = try XCTUnwrap(Base64URL.decode(try XCTUnwrap((try harness.json(try registrationOptions(access))["user"] as? [String: String])?["id"])))
+        let (token, methods, request) = try passwordStep("root")
+        XCTAssertEqual(methods, ["webauthn", "recovery"], "\(engine)")
+        let signedIn = try secondStep(token, try assertion(authenticator, request["challenge"]) { $0.userHandle = handle })
+        XCTAssertEqual(signedIn.status, 200, "\(engine): \(signedIn.bodyText)")
+        let replayed = try passwordStep("root")
+        let clone = SoftwareAuthenticator(key: authenticator.key, credentialID: authenticator.credentialID, signCount: 0)
+        XCTAssertEqual(harness.errorCode(try secondStep(replayed.token, try assertion(clone, replayed.options["challenge"]))), "invalid_code", "\(engine)")
+        XCTAssertTrue(try harness.auditText().contains("admin.mfa.webauthn.counter_refused"), "\(engine)")
+        let session = try XCTUnwrap(try harness.json(signedIn)["accessToken"] as? String)
+        harness.clock.advance(seconds: 301)
+        XCTAssertEqual(try stepUp(session, try assertion(authenticator, try stepUpOptions(session)["challenge"])).status, 200, "\(engine)")
+        XCTAssertEqual(try harness.request("POST", "/api/policy", token: session, body: policyChange).status, 200, "\(engine)")
     }
 
     // MARK: The red team
@@ -271,7 +312,10 @@ final class ConsoleWebAuthnTests: XCTestCase {
         var first = RegistrationBuilder(try SoftwareAuthenticator.es256(), challenge: try challenge(options["challenge"]))
         first.origin = origin
         first.rpID = rpID
-        XCTAssertEqual(try submit(access, first).status, 200)
+        var misnamed = first
+        misnamed.authenticator = try SoftwareAuthenticator.es256()
+        XCTAssertEqual(harness.errorCode(try submit(access, misnamed, name: String(repeating: "n", count: 65))), "invalid", "a name too long")
+        XCTAssertEqual(try submit(access, first).status, 200, "the name was checked before the challenge was used")
         var reused = first
         reused.authenticator = try SoftwareAuthenticator.es256()
         XCTAssertEqual(harness.errorCode(try submit(access, reused)), "passkey_refused", "a used registration challenge")

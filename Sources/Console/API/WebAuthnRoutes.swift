@@ -54,6 +54,8 @@ enum WebAuthnRoutes {
         router.add("POST", "/api/auth/webauthn/register", role: .viewer, factor: .enrolment) { ctx in
             let body = try ctx.body(RegisterRequest.self)
             let relyingParty = try relyingParty(ctx)
+            // Checked before the challenge is used up, so a name to fix does not cost the ceremony.
+            let name = try SecondFactors.factorName(body.name ?? "Passkey")
             let session = try ctx.requireSession()
             let admin = session.admin
             let registered: Registered = try ctx.stores.withStore { store in
@@ -77,7 +79,7 @@ enum WebAuthnRoutes {
                 }
                 let added: (factor: AdminFactor, recoveryCodes: [String]?)
                 do {
-                    added = try tokens.factors.addWebAuthnCredential(admin, name: body.name ?? "Passkey", credentialID: credential.id.base64URL,
+                    added = try tokens.factors.addWebAuthnCredential(admin, name: name, credentialID: credential.id.base64URL,
                                                                      publicKey: credential.publicKeyCOSE, signCount: credential.signCount,
                                                                      actor: session.actor, now: ctx.now)
                 } catch let error as GatehouseError where error.code == .conflict {

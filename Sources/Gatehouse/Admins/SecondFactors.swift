@@ -247,7 +247,7 @@ public struct SecondFactors {
     /// Audits a refused passkey registration (`admin.mfa.webauthn.register.failed`) with the verification step that
     /// refused it (a WebAuthn §7.1 step, the challenge, or a credential id already registered).
     public func recordRefusedRegistration(_ admin: Admin, step: String, actor: Actor, now: Timestamp) throws {
-        try store.db.write {
+        _ = try store.db.write {
             try store.audit.append(store.db, actor: actor, action: "admin.mfa.webauthn.register.failed", subject: admin.username,
                                    details: ["step": .string(step)], at: now)
         }
@@ -382,7 +382,7 @@ public struct SecondFactors {
     }
 
     /// The name a factor is listed under: 1–64 characters, no control characters.
-    static func factorName(_ text: String) throws -> String {
+    public static func factorName(_ text: String) throws -> String {
         let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !name.isEmpty, name.count <= maxNameLength, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw GatehouseError.invalid("a factor's name is 1 to \(maxNameLength) characters without control characters")
