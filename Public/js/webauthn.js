@@ -7,6 +7,16 @@ export function passkeysAvailable() {
   return typeof window.PublicKeyCredential === "function" && window.isSecureContext === true;
 }
 
+/**
+ * On a console opened by an IP address (http://127.0.0.1:PORT), where browsers refuse passkeys, the same page on
+ * http://localhost:PORT; null elsewhere.
+ */
+export function passkeyAddress() {
+  const ip = /^(\d{1,3}\.){3}\d{1,3}$/.test(location.hostname) || location.hostname.startsWith("[");
+  if (!ip || !["127.0.0.1", "[::1]"].includes(location.hostname)) return null;
+  return `${location.protocol}//localhost${location.port ? `:${location.port}` : ""}${location.pathname}${location.hash}`;
+}
+
 function fromBase64url(text) {
   const base64 = text.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(text.length / 4) * 4, "=");
   const binary = atob(base64);

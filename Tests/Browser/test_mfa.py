@@ -60,6 +60,8 @@ def test_enrol_an_app_log_in_with_it_and_step_up_with_a_recovery_code(browser):
             browser.get(f"{url}#/security")
             ready(browser, "security")
             shoot_both(browser, "security-none")
+            # Opened by IP address, where browsers refuse passkeys: the page links to the same page on localhost.
+            assert browser.find_element(By.CSS_SELECTOR, "#passkey-by-name a").get_attribute("href").startswith(url.replace("127.0.0.1", "localhost"))
             browser.find_element(By.ID, "totp-password").send_keys(PASSWORD)
             browser.find_element(By.ID, "totp-start").click()
             secret = wait(browser).until(EC.visibility_of_element_located((By.ID, "totp-secret"))).text

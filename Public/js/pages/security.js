@@ -3,7 +3,7 @@
 // secret, recovery codes) lives only in this page's DOM until the admin leaves it or hides it.
 import { card, clear, confirmInline, copyButton, el, errorBanner, facts, field, table, time } from "../dom.js";
 import { qrSvg } from "../qr.js";
-import { createPasskey, passkeyFailure, passkeysAvailable } from "../webauthn.js";
+import { createPasskey, passkeyAddress, passkeyFailure, passkeysAvailable } from "../webauthn.js";
 
 const KIND = { totp: "Authenticator app", webauthn: "Passkey" };
 
@@ -125,6 +125,12 @@ function passkeyEnrolment(api, codesSlot, reload) {
   const slot = el("div", { class: "enrol", id: "passkey-enrol" });
   if (!passkeysAvailable()) {
     slot.append(el("p", { class: "muted", text: "This browser cannot make a passkey here: open the console over https, or on http://localhost." }));
+    return slot;
+  }
+  const byName = passkeyAddress();
+  if (byName) {
+    slot.append(el("p", { class: "muted", id: "passkey-by-name" }, "Browsers refuse passkeys on an address like this one: ",
+      el("a", { href: byName, text: "open this page on localhost" }), " (you log in once more there)."));
     return slot;
   }
   const name = el("input", { id: "passkey-name", value: "Passkey", maxlength: "64" });
