@@ -36,6 +36,18 @@ function descriptors(list) {
   return (list ?? []).map((d) => ({ ...d, id: fromBase64url(d.id) }));
 }
 
+/** What every credential serialises alike (§5.1.8, §5.1.9), with its `response` members. */
+function credentialJSON(credential, response) {
+  return {
+    id: credential.id,
+    rawId: toBase64url(credential.rawId),
+    type: credential.type,
+    authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
+    clientExtensionResults: credential.getClientExtensionResults?.() ?? {},
+    response: { clientDataJSON: toBase64url(credential.response.clientDataJSON), ...response },
+  };
+}
+
 /** Creates a passkey from creation options (PublicKeyCredentialCreationOptionsJSON); gives RegistrationResponseJSON. */
 export async function createPasskey(options) {
   const publicKey = {
@@ -45,19 +57,10 @@ export async function createPasskey(options) {
     excludeCredentials: descriptors(options.excludeCredentials),
   };
   const credential = await navigator.credentials.create({ publicKey });
-  const response = credential.response;
-  return {
-    id: credential.id,
-    rawId: toBase64url(credential.rawId),
-    type: credential.type,
-    authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
-    clientExtensionResults: credential.getClientExtensionResults?.() ?? {},
-    response: {
-      clientDataJSON: toBase64url(response.clientDataJSON),
-      attestationObject: toBase64url(response.attestationObject),
-      transports: response.getTransports?.() ?? [],
-    },
-  };
+  return credentialJSON(credential, {
+    attestationObject: toBase64url(credential.response.attestationObject),
+    transports: credential.response.getTransports?.() ?? [],
+  });
 }
 
 /** Signs in with a passkey from request options (PublicKeyCredentialRequestOptionsJSON); gives AuthenticationResponseJSON. */
@@ -65,19 +68,11 @@ export async function usePasskey(options) {
   const publicKey = { ...options, challenge: fromBase64url(options.challenge), allowCredentials: descriptors(options.allowCredentials) };
   const credential = await navigator.credentials.get({ publicKey });
   const response = credential.response;
-  return {
-    id: credential.id,
-    rawId: toBase64url(credential.rawId),
-    type: credential.type,
-    authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
-    clientExtensionResults: credential.getClientExtensionResults?.() ?? {},
-    response: {
-      clientDataJSON: toBase64url(response.clientDataJSON),
-      authenticatorData: toBase64url(response.authenticatorData),
-      signature: toBase64url(response.signature),
-      userHandle: response.userHandle ? toBase64url(response.userHandle) : undefined,
-    },
-  };
+  return credentialJSON(credential, {
+    authenticatorData: toBase64url(response.authenticatorData),
+    signature: toBase64url(response.signature),
+    userHandle: response.userHandle ? toBase64url(response.userHandle) : undefined,
+  });
 }
 
 /** A passkey refusal in words: the browser's NotAllowedError covers a cancel, a timeout and no matching key. */
