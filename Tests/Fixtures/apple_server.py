@@ -16,23 +16,45 @@ Follows Apple's documentation:
       https://developer.apple.com/documentation/sign_in_with_apple/processing-changes-for-sign-in-with-apple-accounts
   - TN3194, Handling account deletions and revoking tokens for Sign in with Apple:
       https://developer.apple.com/documentation/technotes/tn3194-handling-account-deletions-and-revoking-tokens-for-sign-in-with-apple
+  - App transfers: "Transferring your apps and users to another team", "Bringing new apps and users into your team"
+    and TN3159, Migrating Sign in with Apple users for an app transfer:
+      https://developer.apple.com/documentation/signinwithapple/transferring-your-apps-and-users-to-another-team
+      https://developer.apple.com/documentation/signinwithapple/bringing-new-apps-and-users-into-your-team
+      https://developer.apple.com/documentation/technotes/tn3159-migrating-sign-in-with-apple-users-for-an-app-transfer
+    POST /auth/token (form grant_type=client_credentials, scope=user.migration, client_id, client_secret) answers
+    {"access_token", "token_type": "Bearer", "expires_in": 3600}; POST /auth/usermigrationinfo with
+    "Authorization: Bearer <token>" and the form sub + target (sending team) answers {"transfer_sub"}, and the form
+    transfer_sub (recipient team) answers {"sub", "email", "is_private_email"}; client_id and client_secret go with
+    both. Errors as TN3107 names them: invalid_client (the secret is not the team's), invalid_grant (the token expired
+    or is another team's), invalid_request (a user who revoked the app, a missing field, a target that is the sender).
 
 Faults, chosen by the token sent to /auth/revoke: "tok-client" → 400 invalid_client, "tok-grant" → 400 invalid_grant,
 "tok-request" → 400 invalid_request, "tok-500" → 500, "tok-slow" → 200 after 5 s, "tok-cut" → the connection closed
 without an answer. A client secret that is not an ES256 JWT with a 64-byte signature, aud https://appleid.apple.com
 and sub == client_id is answered invalid_client, as Apple does.
 
-Test-only endpoints: POST /test/sign {"claims": {...}, "key": "apple"|"other", "kid": "..."} → {"token": "..."};
+Client secrets for the migration endpoints are verified as Apple does, against the public key of the team's key:
+with --keys-dir DIR the server reads the public half of every AuthKey_<KID>.p8 there (Apple holds the public half of
+the keys it issues), and --team KID=TEAMID binds a key to its team (an unbound key is bound to the first team that
+uses it, as the portal's registration would have). Transfer identifiers and new subs are derived deterministically
+from the teams and the sub; a sub not registered with /test/config "users" is a Hide My Email user.
+
+Test-only endpoints: POST /test/config {"rate_limit_every": N, "retry_after": S, "latency_ms": M, "fail_every": N,
+"revoked": [sub], "users": {sub: {"email", "private"}}, "expire_tokens": true} sets the migration faults;
+GET /test/identity?sub=S&from=A&to=B → {"transfer_sub", "sub", "email"} for a test to make a straggler;
+POST /test/sign {"claims": {...}, "key": "apple"|"other", "kid": "..."} → {"token": "..."};
 GET /test/revocations → what /auth/revoke received (the token as its SHA-256 only); GET /test/stats → counters;
 POST /test/keys {"status": 500} makes /auth/keys fail.
 
-Usage: python apple_server.py [--port 0] [--max-age 3600] [--tls-cert PEM --tls-key PEM]   (prints "PORT <n>" once
+Usage: python apple_server.py [--port 0] [--max-age 3600] [--tls-cert PEM --tls-key PEM] [--keys-dir DIR] [--team KID=TEAMID]   (prints "PORT <n>" once
 listening; with a certificate it serves HTTPS)
 """
 import argparse
 import base64
 import hashlib
 import json
+import os
+import secrets
 import socket
 import sys
 import threading
@@ -41,6 +63,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import jwt
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 APPLE_KID = "TESTKID001"
@@ -60,6 +83,40 @@ class State:
         self.key_fetches = 0
         self.keys_status = 200
         self.lock = threading.Lock()
+        # App transfers.
+        self.keys_dir = None
+        self.team_of_key = {}
+        self.public_keys = {}
+        self.tokens = {}
+        self.transfer_subs = {}
+        self.users = {}
+        self.revoked = set()
+        self.rate_limit_every = 0
+        self.retry_after = 1
+        self.latency_ms = 0
+        self.fail_every = 0
+        self.token_ttl = 3600
+        self.token_requests = 0
+        self.migration_requests = 0
+        self.rate_limited = 0
+
+    def public_key(self, kid):
+        """The public half of key `kid` from --keys-dir, or None."""
+        with self.lock:
+            if kid in self.public_keys:
+                return self.public_keys[kid]
+        if not self.keys_dir or not kid.isalnum():
+            return None
+        path = os.path.join(self.keys_dir, f"AuthKey_{kid}.p8")
+        try:
+            with open(path, "rb") as handle:
+                private = serialization.load_pem_private_key(handle.read(), password=None)
+        except (OSError, ValueError):
+            return None
+        public = private.public_key()
+        with self.lock:
+            self.public_keys[kid] = public
+        return public
 
     def jwks(self):
         numbers = self.apple_key.public_key().public_numbers()
@@ -86,6 +143,34 @@ def client_secret_fault(secret: str, client_id: str):
     if claims.get("exp", 0) - claims.get("iat", 0) > 15_777_000 or claims.get("exp", 0) < time.time():
         return "lifetime"
     return None
+
+
+def derive(*parts: str) -> str:
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+def apple_sub(digest: str) -> str:
+    """An identifier shaped like Apple's team-scoped subs: 000123.<32 hex>.0123."""
+    return f"{int(digest[:5], 16) % 1000000:06d}.{digest[5:37]}.{int(digest[37:41], 16) % 10000:04d}"
+
+
+def migration_secret_team(state: State, secret: str, client_id: str):
+    """The team a migration request's client secret is signed for, or None when Apple would answer invalid_client:
+    ES256 by a key Apple issued (its public half), iss the key's team, aud Apple, sub the client id, not expired."""
+    if client_secret_fault(secret, client_id):
+        return None
+    try:
+        kid = jwt.get_unverified_header(secret).get("kid", "")
+        key = state.public_key(kid)
+        if key is None:
+            return None
+        claims = jwt.decode(secret, key, algorithms=["ES256"], audience="https://appleid.apple.com")
+    except Exception:  # noqa: BLE001 - a bad signature is invalid_client
+        return None
+    team = claims.get("iss")
+    with state.lock:
+        bound = state.team_of_key.setdefault(kid, team)
+    return team if bound == team else None
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -125,7 +210,14 @@ class Handler(BaseHTTPRequestHandler):
                 self.send(200, state.revocations)
         elif self.path == "/test/stats":
             with state.lock:
-                self.send(200, {"key_fetches": state.key_fetches, "revocations": len(state.revocations)})
+                self.send(200, {"key_fetches": state.key_fetches, "revocations": len(state.revocations),
+                                "token_requests": state.token_requests, "migration_requests": state.migration_requests,
+                                "rate_limited": state.rate_limited})
+        elif self.path.startswith("/test/identity?"):
+            query = {k: v[0] for k, v in urllib.parse.parse_qs(self.path.split("?", 1)[1]).items()}
+            sub, source, target = query.get("sub", ""), query.get("from", ""), query.get("to", "")
+            new_sub, email, _ = self.recipient_view(sub, target)
+            self.send(200, {"transfer_sub": apple_sub(derive("transfer", source, target, sub)), "sub": new_sub, "email": email})
         else:
             self.send(404, {"error": "not_found"})
 
@@ -139,12 +231,117 @@ class Handler(BaseHTTPRequestHandler):
             key = state.apple_key if request.get("key", "apple") == "apple" else state.other_key
             token = jwt.encode(request["claims"], key, algorithm="RS256", headers={"kid": request.get("kid", APPLE_KID)})
             self.send(200, {"token": token})
+        elif self.path == "/auth/token":
+            self.token(body)
+        elif self.path == "/auth/usermigrationinfo":
+            self.migration_info(body)
+        elif self.path == "/test/config":
+            config = json.loads(body)
+            with state.lock:
+                for name in ("rate_limit_every", "retry_after", "latency_ms", "fail_every", "token_ttl"):
+                    if name in config:
+                        setattr(state, name, config[name])
+                state.revoked |= set(config.get("revoked", []))
+                state.users.update(config.get("users", {}))
+                if config.get("expire_tokens"):
+                    state.tokens.clear()
+            self.send(200, {})
         elif self.path == "/test/keys":
             with state.lock:
                 state.keys_status = json.loads(body).get("status", 200)
             self.send(200, {})
         else:
             self.send(404, {"error": "not_found"})
+
+    def form(self, body: bytes):
+        if not (self.headers.get("Content-Type") or "").startswith("application/x-www-form-urlencoded"):
+            return None
+        return {k: v[0] for k, v in urllib.parse.parse_qs(body.decode(errors="replace"), keep_blank_values=True).items()}
+
+    def token(self, body: bytes):
+        state = self.state
+        with state.lock:
+            state.token_requests += 1
+        form = self.form(body)
+        if form is None or not form.get("client_id") or not form.get("client_secret"):
+            self.send(400, {"error": "invalid_request"})
+            return
+        if form.get("grant_type") != "client_credentials":
+            self.send(400, {"error": "unsupported_grant_type"})
+            return
+        if form.get("scope") != "user.migration":
+            self.send(400, {"error": "invalid_scope"})
+            return
+        team = migration_secret_team(state, form["client_secret"], form["client_id"])
+        if team is None:
+            self.send(400, {"error": "invalid_client"})
+            return
+        token = "at_" + secrets.token_urlsafe(24)
+        with state.lock:
+            state.tokens[token] = (team, form["client_id"], time.time() + state.token_ttl)
+        self.send(200, {"access_token": token, "token_type": "Bearer", "expires_in": state.token_ttl})
+
+    def recipient_view(self, sub: str, target: str):
+        """The recipient team's identifiers for the sending team's `sub`: new sub, email, is_private_email."""
+        new_sub = apple_sub(derive("sub", target, sub))
+        with self.state.lock:
+            user = self.state.users.get(sub)
+        if user and not user.get("private", True):
+            return new_sub, user["email"], False
+        return new_sub, derive("relay", target, sub)[:12] + "@privaterelay.appleid.com", True
+
+    def migration_info(self, body: bytes):
+        state = self.state
+        with state.lock:
+            state.migration_requests += 1
+            count = state.migration_requests
+            limited = state.rate_limit_every and count % state.rate_limit_every == 0
+            failing = state.fail_every and count % state.fail_every == 0
+            latency, retry_after = state.latency_ms, state.retry_after
+            if limited:
+                state.rate_limited += 1
+        if latency:
+            time.sleep(latency / 1000)
+        if limited:
+            self.send(429, {"error": "rate_limited"}, {"Retry-After": str(retry_after)})
+            return
+        if failing:
+            self.send(503, None)
+            return
+        form = self.form(body)
+        if form is None or not form.get("client_id") or not form.get("client_secret"):
+            self.send(400, {"error": "invalid_request"})
+            return
+        authorization = self.headers.get("Authorization") or ""
+        token = authorization[7:] if authorization.startswith("Bearer ") else ""
+        team = migration_secret_team(state, form["client_secret"], form["client_id"])
+        if team is None:
+            self.send(400, {"error": "invalid_client"})
+            return
+        with state.lock:
+            issued = state.tokens.get(token)
+        if not issued or issued[2] < time.time() or issued[0] != team or issued[1] != form["client_id"]:
+            self.send(400, {"error": "invalid_grant"})
+            return
+        if "sub" in form:
+            sub, target = form["sub"], form.get("target", "")
+            if not sub or len(target) != 10 or target == team or sub in state.revoked:
+                self.send(400, {"error": "invalid_request"})
+                return
+            transfer_sub = apple_sub(derive("transfer", team, target, sub))
+            with state.lock:
+                state.transfer_subs[transfer_sub] = (team, sub, target)
+            self.send(200, {"transfer_sub": transfer_sub})
+        elif "transfer_sub" in form:
+            with state.lock:
+                known = state.transfer_subs.get(form["transfer_sub"])
+            if not known or known[2] != team:
+                self.send(400, {"error": "invalid_request"})
+                return
+            new_sub, email, private = self.recipient_view(known[1], team)
+            self.send(200, {"sub": new_sub, "email": email, "is_private_email": private})
+        else:
+            self.send(400, {"error": "invalid_request"})
 
     def revoke(self, body: bytes):
         if not (self.headers.get("Content-Type") or "").startswith("application/x-www-form-urlencoded"):
@@ -184,8 +381,14 @@ def main():
     parser.add_argument("--max-age", type=int, default=3600)
     parser.add_argument("--tls-cert", help="serve HTTPS with this PEM certificate (and --tls-key)")
     parser.add_argument("--tls-key", help="the certificate's PEM private key")
+    parser.add_argument("--keys-dir", help="the folder of AuthKey_<KID>.p8 files whose public halves verify migration client secrets")
+    parser.add_argument("--team", action="append", default=[], help="KID=TEAMID: the team a key belongs to")
     args = parser.parse_args()
     Handler.state = State(args.max_age)
+    Handler.state.keys_dir = args.keys_dir
+    for binding in args.team:
+        kid, _, team = binding.partition("=")
+        Handler.state.team_of_key[kid] = team
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
     if args.tls_cert:

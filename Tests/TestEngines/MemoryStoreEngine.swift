@@ -34,6 +34,7 @@ struct MemoryStoreEngine: StoreEngine {
     var masterKeyPath: String { NSTemporaryDirectory() + "gatehouse-memory-\(name).key" }
     var createsPrivateKeyFolder: Bool { false }
     var rowEstimator: (any RowCountEstimating)? { nil }
+    var rowsPerWrite: Int? { nil }
     var accountSweep: AccountSweep? { nil }
     static func nameIndex(on db: SQLDatabase) -> (any NameIndex)? { nil }
     func freeConnections(_ db: SQLDatabase) throws -> Int? { nil }

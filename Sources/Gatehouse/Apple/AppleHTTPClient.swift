@@ -1,7 +1,7 @@
 import Foundation
 import HTTPClient
 
-/// The few HTTP calls Gatehouse makes to Apple (`/auth/keys`, `/auth/revoke`), through `HTTPClient` (libcurl loaded
+/// The few HTTP calls Gatehouse makes to Apple (`/auth/keys`, `/auth/revoke`, `/auth/token`, `/auth/usermigrationinfo`), through `HTTPClient` (libcurl loaded
 /// with `dlopen`; TLS with the system CA store), synchronous and bounded: every call ends within `timeout` seconds,
 /// answered or failed, never hangs.
 ///
@@ -52,8 +52,9 @@ public struct AppleHTTPClient: Sendable {
     }
 
     /// `POST {base}{path}` with an `application/x-www-form-urlencoded` body of `form`, in order.
-    public func post(_ path: String, form: [(String, String)]) throws(Failure) -> Answer {
-        try send(method: "POST", path: path, form: form)
+    /// `headers` are extra header lines (`Authorization: Bearer …`), never logged.
+    public func post(_ path: String, form: [(String, String)], headers: [String] = []) throws(Failure) -> Answer {
+        try send(method: "POST", path: path, form: form, headers: headers)
     }
 
     /// `application/x-www-form-urlencoded` text: unreserved characters as they are, everything else `%XX`.
@@ -82,12 +83,12 @@ public struct AppleHTTPClient: Sendable {
         getenv("GATEHOUSE_APPLE_CA_FILE").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    private func send(method: String, path: String, form: [(String, String)]?) throws(Failure) -> Answer {
+    private func send(method: String, path: String, form: [(String, String)]?, headers extra: [String] = []) throws(Failure) -> Answer {
         // The client secret and the user's tokens go with these calls, and a key set fetched in the clear could be
         // anyone's: https only, loopback excepted (the tests' local server), by the rule every outbound client shares.
         do { _ = try OutboundURL(baseURL, variable: Self.baseURLVariable) } catch { throw .unreachable(error.description) }
         let url = baseURL + path
-        let headers = ["Accept: application/json"] + (form == nil ? [] : ["Content-Type: application/x-www-form-urlencoded"])
+        let headers = ["Accept: application/json"] + (form == nil ? [] : ["Content-Type: application/x-www-form-urlencoded"]) + extra
         return try HTTPClient.send(HTTPRequest(method: method, url: url, headers: headers, body: form.map { Array(Self.formEncode($0).utf8) },
                                                timeout: timeout, caFile: Self.caFile, maxAnswerBytes: Self.maxAnswerBytes))
     }

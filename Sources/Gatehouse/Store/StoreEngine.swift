@@ -70,6 +70,10 @@ package protocol StoreEngine: Sendable {
     static func nameIndex(on db: SQLDatabase) -> (any NameIndex)?
     /// How the engine estimates table sizes without reading them (`store status`), or nil to count every row.
     var rowEstimator: (any RowCountEstimating)? { get }
+    /// The most rows one write should change on this engine, or nil when one transaction takes any number. A long job
+    /// that must be atomic (an Apple transfer's apply) is one write where this is nil; elsewhere it is writes of this
+    /// many rows whose progress is recorded, so that a cut-off run resumes.
+    var rowsPerWrite: Int? { get }
     /// How `health` walks accounts in windows within its time budget, or nil where no window can run (the caller then
     /// counts with whole anti-joins).
     var accountSweep: AccountSweep? { get }

@@ -82,6 +82,7 @@ enum AppleCommands: CommandNoun {
                             run: export),
                 AppleLifecycleCommands.notificationsSpec(),
                 AppleLifecycleCommands.revokeSpec(),
+                AppleTransferCommands.spec(),
             ],
             examples: [
                 "gatehouse apple key import AuthKey_ABCDEFGHIJ.p8 --team-id TEAM123456",

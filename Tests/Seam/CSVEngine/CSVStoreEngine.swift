@@ -34,6 +34,7 @@ struct CSVStoreEngine: StoreEngine {
     var masterKeyPath: String { folder + "/master.key" }
     var createsPrivateKeyFolder: Bool { false }
     var rowEstimator: (any RowCountEstimating)? { nil }
+    var rowsPerWrite: Int? { nil }
     var accountSweep: AccountSweep? { nil }
     static func nameIndex(on db: SQLDatabase) -> (any NameIndex)? { nil }
 

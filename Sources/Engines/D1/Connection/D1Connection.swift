@@ -33,6 +33,9 @@ public final class D1Connection: SQLDatabase {
 
     /// How many times a write's body runs when its reads keep changing under it.
     static let writeAttempts = 8
+    /// The most rows a long job changes in one write (one request): a few hundred statements keep a request well
+    /// inside D1's limits on its size and its time.
+    public static let rowsPerRequest = 250
 
     /// What the open `write {}` has read and will write.
     private final class PendingWrite {

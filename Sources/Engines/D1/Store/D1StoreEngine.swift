@@ -27,6 +27,7 @@ struct D1StoreEngine: StoreEngine {
     /// The API token is never part of the store value.
     static func passwordRange(inArgument argument: [UInt8]) -> Range<Int>? { nil }
     var rowEstimator: (any RowCountEstimating)? { self }
+    var rowsPerWrite: Int? { D1Connection.rowsPerRequest }
     /// Every statement is a request: no window runs within a health budget (the anti-joins are one request each).
     var accountSweep: AccountSweep? { nil }
     func mergeScript(_ plan: MergePlan, at time: Timestamp) throws -> String { try MergeSQLEmitter.d1Script(for: plan, at: time) }

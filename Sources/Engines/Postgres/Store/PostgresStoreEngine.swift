@@ -20,6 +20,7 @@ struct PostgresStoreEngine: StoreEngine {
     static func passwordRange(inArgument argument: [UInt8]) -> Range<Int>? { PostgresURI.passwordRange(inArgument: argument) }
     func checkCanSeedDemo(_ store: Store) throws {}
     var rowEstimator: (any RowCountEstimating)? { self }
+    var rowsPerWrite: Int? { nil }
     var accountSweep: AccountSweep? { PostgresAccountSweep() }
     func mergeScript(_ plan: MergePlan, at time: Timestamp) throws -> String { try MergeSQLEmitter.postgresScript(for: plan, at: time) }
     var hasSearchPath: Bool { true }

@@ -21,6 +21,7 @@ struct SQLDumpStoreEngine: StoreEngine {
     static func passwordRange(inArgument argument: [UInt8]) -> Range<Int>? { nil }
     /// Loaded into memory: counting is as quick as estimating.
     var rowEstimator: (any RowCountEstimating)? { nil }
+    var rowsPerWrite: Int? { nil }
     var accountSweep: AccountSweep? { SQLiteAccountSweep() }
     func mergeScript(_ plan: MergePlan, at time: Timestamp) throws -> String { try MergeSQLEmitter.sqliteScript(for: plan, at: time) }
     var hasSearchPath: Bool { false }

@@ -20,6 +20,7 @@ struct SQLiteStoreEngine: StoreEngine {
     static func passwordRange(inArgument argument: [UInt8]) -> Range<Int>? { nil }
     func checkCanSeedDemo(_ store: Store) throws {}
     var rowEstimator: (any RowCountEstimating)? { self }
+    var rowsPerWrite: Int? { nil }
     var accountSweep: AccountSweep? { SQLiteAccountSweep() }
     func mergeScript(_ plan: MergePlan, at time: Timestamp) throws -> String { try MergeSQLEmitter.sqliteScript(for: plan, at: time) }
     var hasSearchPath: Bool { false }
