@@ -11,10 +11,11 @@ final class AppleServerFixture {
     var baseURL: String { "\(tls ? "https" : "http")://127.0.0.1:\(port)" }
 
     /// With `tls` (a PEM certificate and key), the server speaks HTTPS; the test endpoints then need an HTTPS client.
-    init(maxAge: Int = 3600, tls: (certificate: String, key: String)? = nil) throws {
+    /// `arguments` go to the server as they are (`--keys-dir`, `--team` for the migration endpoints).
+    init(maxAge: Int = 3600, tls: (certificate: String, key: String)? = nil, arguments: [String] = []) throws {
         self.tls = tls != nil
         running = try Tool.start(try AppleTools.python(), [fixture("apple_server.py"), "--port", "0", "--max-age", String(maxAge)]
-                                 + (tls.map { ["--tls-cert", $0.certificate, "--tls-key", $0.key] } ?? []))
+                                 + (tls.map { ["--tls-cert", $0.certificate, "--tls-key", $0.key] } ?? []) + arguments)
         guard let line = try Self.waitForLine(in: running, prefix: "PORT "), let port = UInt16(line.dropFirst(5)) else {
             running.process.terminate()
             throw XCTSkip("the Apple fixture server did not start: \((try? String(contentsOf: running.err, encoding: .utf8)) ?? "")")

@@ -367,6 +367,14 @@ enum RunbookRunner {
         environment["PATH"] = binDirectory + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
         environment["GATEHOUSE_STORE"] = store
         environment["RUNBOOK_REHEARSAL"] = "1"
+        // A runbook that talks to Apple's migration endpoints gets the local stand-in, which verifies client secrets
+        // with the public halves of the .p8 files the runbook makes in its working folder.
+        var apple: AppleServerFixture?
+        if markdown.contains("apple transfer") {
+            apple = try AppleServerFixture(arguments: ["--keys-dir", work.path])
+            environment["GATEHOUSE_APPLE_BASE_URL"] = apple?.baseURL
+        }
+        defer { _ = apple }
         process.environment = environment
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = log

@@ -13,6 +13,7 @@ enum APIRoutes {
         PolicyRoutes.register(on: &router)
         AuditRoutes.register(on: &router)
         AppleRoutes.register(on: &router)
+        AppleTransferRoutes.register(on: &router)
         ProviderRoutes.register(on: &router)
         UserRoutes.register(on: &router)
         AccountRoutes.register(on: &router)

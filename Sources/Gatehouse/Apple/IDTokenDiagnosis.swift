@@ -297,6 +297,11 @@ public struct IDTokenDiagnosis {
                                          fix: "the user links Google with Connect account (linkSocial); see \(command: .policy) for linkSocial.allowDifferentEmails"))
         }
 
+        if let transferSub = payload["transfer_sub"]?.stringValue {
+            findings.append(AppleFinding(.note, "transfer_sub",
+                "transfer_sub is \(transferSub.prefix(80)): the app was transferred to another Apple team, and this person's sub is the new team's; for 60 days after the transfer Apple sends the transfer identifier that bridges it to the sending team's sub. Better Auth ignores the claim, so without the migration it makes a new user for this sub",
+                fix: "migrate the Apple users before the 60 days end: `gatehouse apple transfer status` (ops/runbooks/apple-transfer.md)"))
+        }
         let claims = IDTokenReport.Claims(algorithm: compact.algorithm, keyID: compact.keyID, issuer: iss, audience: aud, subject: payload["sub"]?.stringValue,
                                           email: email, emailVerifiedAsSent: verifiedAsSent, emailVerified: emailVerified, privateRelay: relay,
                                           hasNonce: claimNonce != nil, issuedAt: iat.flatMap(Self.wholeSeconds), expiresAt: exp.flatMap(Self.wholeSeconds))

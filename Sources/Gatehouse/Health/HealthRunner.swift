@@ -30,6 +30,7 @@ public struct HealthRunner: Sendable {
             // Enabled on some platform: live, or lapsed because a requirement (such as the key) went away.
             try GateStore(store: store).board(now: now).gates.contains { $0.provider == .apple && ($0.state == .live || $0.state == .lapsed) }
         }),
+        AppleTransferHealthCheck(),
         GateHealthChecks(),
         TimerHealthCheck(),
     ]

@@ -77,6 +77,7 @@ public struct AppleTransferStore {
         guard date <= now.adding(seconds: 366 * 86_400) else {
             throw GatehouseError.invalid("the transfer date \(date.iso8601) is more than a year away", fix: "pass the date the transfer completes in App Store Connect")
         }
+        try refuseSecondOpen(now: now)
         let clientID = try self.clientID(explicitClientID)
         if !recipientElsewhere { _ = try signingKey(team: toTeam, side: "recipient") }
         let deadline = date.adding(seconds: AppleTransfer.window.value)
@@ -187,6 +188,11 @@ public struct AppleTransferStore {
                                         error: row.optionalString("collect_error") ?? row.optionalString("exchange_error") ?? "")
         }
         let plan = try AppleTransferPlanner(store: store).latestPlan(transfer)
+        // Exchanged accounts the latest plan does not cover (exchanged after it was made) call for a new plan.
+        let unplanned = Int(try store.db.scalar("""
+            SELECT count(*) FROM gatehouse_apple_transfer_accounts
+            WHERE transfer_id = ? AND new_sub IS NOT NULL AND applied_plan IS NULL AND (plan_id IS NULL OR plan_id <> ?)
+            """, [transfer.id, plan?.planId ?? ""]).int64 ?? 0)
         let stage: String, next: String
         let planStatus = plan?.status
         if transfer.imported == false && collected + collectFailed < accounts || accounts == 0 && !transfer.imported {
@@ -195,7 +201,7 @@ public struct AppleTransferStore {
             (stage, next) = ("exporting", "gatehouse apple transfer export --out transfer.json, and hand the file to the recipient team")
         } else if exchanged + exchangeFailed < collected {
             (stage, next) = ("exchanging", "gatehouse apple transfer exchange")
-        } else if planStatus == nil || planStatus == "undone" || planStatus == "superseded" || (planStatus == "applied" && applied < exchanged) {
+        } else if planStatus == nil || planStatus == "undone" || planStatus == "superseded" || (planStatus == "applied" && unplanned > 0) {
             (stage, next) = ("planning", "gatehouse apple transfer plan")
         } else if planStatus == "planned" || planStatus == "applying" {
             (stage, next) = ("applying", "gatehouse apple transfer apply \(plan!.planId) --ticket REF --yes")

@@ -1,0 +1,336 @@
+import Foundation
+import XCTest
+
+/// `gatehouse apple transfer …` against the local Apple stand-in (Tests/Fixtures/apple_server.py), which verifies each
+/// client secret against the public key of the team's own key, answers Apple's errors, a rate limit and a user who
+/// revoked the app. Every run is checked for what it must never print: a client secret or an access token.
+final class AppleTransferTests: XCTestCase {
+    static let sendingTeam = "OLDTEAM123", recipientTeam = "NEWTEAM123"
+    static let sendingKey = "SENDKEY001", recipientKey = "RECVKEY001"
+
+    /// A store on one engine with four Apple users, the sending team's key active and the recipient team's staged,
+    /// and the stand-in knowing both keys' public halves.
+    final class Setup {
+        let scratch: Scratch
+        let apple: AppleServerFixture
+        let store: TestStore
+        var cli = CLI()
+        var outputs: [String] = []
+
+        /// With `sharing`, a second store beside another setup's, on the same Apple stand-in and keys.
+        init(_ engine: TestStore.Engine, recipientKey: Bool = true, teams: [String]? = nil, sharing other: Setup? = nil) throws {
+            if let other {
+                scratch = other.scratch
+                apple = other.apple
+            } else {
+                scratch = try Scratch()
+                _ = try AppleTools.p256Key(AppleTransferTests.sendingKey, in: scratch.url.path)
+                _ = try AppleTools.p256Key(AppleTransferTests.recipientKey, in: scratch.url.path)
+                let bindings = teams ?? ["\(AppleTransferTests.sendingKey)=\(AppleTransferTests.sendingTeam)", "\(AppleTransferTests.recipientKey)=\(AppleTransferTests.recipientTeam)"]
+                apple = try AppleServerFixture(arguments: ["--keys-dir", scratch.url.path] + bindings.flatMap { ["--team", $0] })
+            }
+            store = try TestStore.make(engine, in: scratch, name: other == nil ? "store" : "recipient")
+            cli.environment = TestStore.environment.merging(["GATEHOUSE_APPLE_BASE_URL": apple.baseURL]) { $1 }
+            try run(["init"])
+            try run(["providers", "set", "apple", "--team-id", AppleTransferTests.sendingTeam, "--bundle-id", "com.example.app", "--services-id", "com.example.web"])
+            try run(["apple", "key", "import", scratch.path("AuthKey_\(AppleTransferTests.sendingKey).p8")])
+            try run(["apple", "key", "activate", AppleTransferTests.sendingKey])
+            if recipientKey {
+                try run(["apple", "key", "import", scratch.path("AuthKey_\(AppleTransferTests.recipientKey).p8"), "--team-id", AppleTransferTests.recipientTeam])
+            }
+        }
+
+        /// Users: uA (a relay address, Apple), uB (a real address, Apple and Google), uC (Apple; revoked the app at
+        /// Apple), uD (a relay address, Apple), each with a session.
+        func addUsers() throws {
+            let t = "2026-01-01T00:00:00.000Z", later = "2030-01-01T00:00:00.000Z"
+            let inserted = try store.query("""
+                INSERT INTO "user" ("id", "name", "email", "emailVerified", "createdAt", "updatedAt") VALUES
+                  ('uA', 'Ana', 'ana.relay@privaterelay.appleid.com', true, '\(t)', '\(t)'), ('uB', 'Bo', 'bo@example.com', true, '\(t)', '\(t)'),
+                  ('uC', 'Cy', 'cy@example.com', true, '\(t)', '\(t)'), ('uD', 'Di', 'di.relay@privaterelay.appleid.com', true, '\(t)', '\(t)');
+                INSERT INTO "account" ("id", "issuer", "accountId", "providerId", "userId", "createdAt", "updatedAt") VALUES
+                  ('acA', 'https://appleid.apple.com', '000111.aaaa.0001', 'apple', 'uA', '\(t)', '\(t)'),
+                  ('acB', 'https://appleid.apple.com', '000222.bbbb.0002', 'apple', 'uB', '\(t)', '\(t)'),
+                  ('acG', 'https://accounts.google.com', 'g-1', 'google', 'uB', '\(t)', '\(t)'),
+                  ('acC', 'https://appleid.apple.com', '000333.cccc.0003', 'apple', 'uC', '\(t)', '\(t)'),
+                  ('acD', 'https://appleid.apple.com', '000444.dddd.0004', 'apple', 'uD', '\(t)', '\(t)');
+                INSERT INTO "session" ("id", "expiresAt", "token", "createdAt", "updatedAt", "userId") VALUES
+                  ('s1', '\(later)', 'st1', '\(t)', '\(t)', 'uA'), ('s2', '\(later)', 'st2', '\(t)', '\(t)', 'uB');
+                SELECT 'ok';
+                """)
+            XCTAssertTrue(inserted.hasSuffix("ok"), inserted)
+            _ = try config(["revoked": ["000333.cccc.0003"], "users": ["000222.bbbb.0002": ["email": "bo@example.com", "private": false]]])
+        }
+
+        /// Better Auth's doing when uD signs in during the window: a new user with the new sub and new relay address.
+        func addStraggler() throws {
+            let identity = try apple.get("/test/identity?sub=000444.dddd.0004&from=\(AppleTransferTests.sendingTeam)&to=\(AppleTransferTests.recipientTeam)") as? [String: Any]
+            let sub = try XCTUnwrap(identity?["sub"] as? String), email = try XCTUnwrap(identity?["email"] as? String)
+            let now = ISO8601DateFormatter().string(from: Date())
+            let inserted = try store.query("""
+                INSERT INTO "user" ("id", "name", "email", "emailVerified", "createdAt", "updatedAt") VALUES ('uD2', 'Di', '\(email)', true, '\(now)', '\(now)');
+                INSERT INTO "account" ("id", "issuer", "accountId", "providerId", "userId", "createdAt", "updatedAt") VALUES
+                  ('acD2', 'https://appleid.apple.com', '\(sub)', 'apple', 'uD2', '\(now)', '\(now)');
+                SELECT 'ok';
+                """)
+            XCTAssertTrue(inserted.hasSuffix("ok"), inserted)
+        }
+
+        func config(_ body: [String: Any]) throws -> Int {
+            let data = try JSONSerialization.data(withJSONObject: body)
+            return try AppleServerFixture.request(port: apple.port, method: "POST", path: "/test/config", body: [UInt8](data)).status
+        }
+
+        func stats() throws -> [String: Int] {
+            (try apple.get("/test/stats") as? [String: Int]) ?? [:]
+        }
+
+        /// Runs `gatehouse` on the store; `status` is the exit status expected (negative: any).
+        @discardableResult
+        func run(_ arguments: [String], status: Int32 = 0, file: StaticString = #filePath, line: UInt = #line) throws -> CLI.Result {
+            let result = try cli.run(arguments + ["--store", store.location])
+            outputs.append(result.all)
+            if status < 0 { return result }
+            XCTAssertEqual(result.status, status, "gatehouse \(arguments.joined(separator: " ")) [\(store.engine)]: \(result.all.prefix(3000))", file: file, line: line)
+            return result
+        }
+
+        func json(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+            let result = try run(arguments + ["--json"], file: file, line: line)
+            return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], result.all, file: file, line: line)
+        }
+
+        /// No output held a JWT (a client secret) or an access token.
+        func assertNoSecretPrinted(file: StaticString = #filePath, line: UInt = #line) {
+            for output in outputs {
+                XCTAssertNil(output.range(of: #"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]+\."#, options: .regularExpression), output, file: file, line: line)
+                XCTAssertFalse(output.contains("at_"), output, file: file, line: line)
+            }
+        }
+
+        func sub(of account: String) throws -> String { try store.query(#"SELECT "accountId" FROM "account" WHERE "id" = '\#(account)'"#) }
+        func email(of user: String) throws -> String { try store.query(#"SELECT "email" FROM "user" WHERE "id" = '\#(user)'"#) }
+    }
+
+    func yesterday() -> String { ISO8601DateFormatter().string(from: Date().addingTimeInterval(-86_400)) }
+
+    // MARK: the whole job, on every engine
+
+    func testTheWholeTransferOnEveryEngine() throws {
+        for engine in TestStore.engines {
+            let setup = try Setup(engine)
+            try setup.addUsers()
+            try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam, "--transferred-at", yesterday()])
+            try setup.addStraggler()
+            let second = try setup.run(["apple", "transfer", "start", "--to-team", "THIRDTEAM1"], status: 1)
+            XCTAssertTrue(second.stderr.contains("already open"), second.all)
+
+            let collect = try setup.json(["apple", "transfer", "collect"])
+            XCTAssertEqual(collect["asked"] as? Int, 4, "the straggler's new account is not the sending team's [\(engine)]")
+            XCTAssertEqual(collect["answered"] as? Int, 3)
+            XCTAssertEqual(collect["refused"] as? Int, 1)
+            let exchange = try setup.run(["apple", "transfer", "exchange"])
+            XCTAssertTrue(exchange.stdout.contains("3 asked, 3 answered"), exchange.all)
+
+            let plan = try setup.run(["apple", "transfer", "plan"])
+            XCTAssertTrue(plan.stdout.contains("2 account(s) to rewrite to the new sub (1 with a new relay address)"), plan.all)
+            XCTAssertTrue(plan.stdout.contains("gatehouse merge plan --from uD2 --into uD --same-provider source"), plan.all)
+            let status = try setup.json(["apple", "transfer", "status"])
+            let planID = try XCTUnwrap((status["plan"] as? [String: Any])?["planId"] as? String)
+            XCTAssertEqual(status["stage"] as? String, "applying")
+
+            let oldA = try setup.sub(of: "acA"), oldB = try setup.sub(of: "acB"), oldD = try setup.sub(of: "acD")
+            try setup.run(["apple", "transfer", "apply", planID, "--ticket", "OPS-7", "--yes"])
+            let identity = try setup.apple.get("/test/identity?sub=000111.aaaa.0001&from=\(Self.sendingTeam)&to=\(Self.recipientTeam)") as? [String: Any]
+            XCTAssertEqual(try setup.sub(of: "acA"), identity?["sub"] as? String, "[\(engine)]")
+            XCTAssertEqual(try setup.email(of: "uA"), identity?["email"] as? String)
+            XCTAssertNotEqual(try setup.sub(of: "acB"), oldB)
+            XCTAssertEqual(try setup.email(of: "uB"), "bo@example.com", "a real address stays")
+            XCTAssertEqual(try setup.sub(of: "acG"), "g-1", "another provider's account is not touched")
+            XCTAssertEqual(try setup.sub(of: "acD"), oldD, "the straggler's old account is left for the merge")
+            XCTAssertEqual(try setup.sub(of: "acC"), "000333.cccc.0003", "a refused account stays")
+            XCTAssertEqual(try setup.store.query(#"SELECT count(*) FROM "session""#), "2", "sessions are not touched")
+
+            let after = try setup.json(["apple", "transfer", "status"])
+            XCTAssertEqual(after["stage"] as? String, "applied")
+            XCTAssertEqual(after["toTeam"] as? String, Self.recipientTeam)
+            let counts = try XCTUnwrap(after["counts"] as? [String: Int])
+            XCTAssertEqual(counts, ["accounts": 4, "collected": 3, "exchanged": 3, "applied": 2, "failed": 1])
+            let failed = try XCTUnwrap(after["failed"] as? [[String: Any]])
+            XCTAssertEqual(failed.first?["userId"] as? String, "uC")
+            XCTAssertEqual(failed.first?["error"] as? String, "invalid_request")
+            XCTAssertEqual(after["daysLeft"] as? Int, 58)
+
+            let health = try setup.run(["health", "--json"], status: -1)
+            XCTAssertTrue(health.stdout.contains("apple.transfer"), health.all)
+
+            try setup.run(["apple", "transfer", "undo", planID, "--reason", "OPS-7 rehearsal"])
+            XCTAssertEqual(try setup.sub(of: "acA"), oldA)
+            XCTAssertEqual(try setup.email(of: "uA"), "ana.relay@privaterelay.appleid.com")
+            XCTAssertEqual(try setup.sub(of: "acB"), oldB)
+            let again = try setup.run(["apple", "transfer", "apply", planID, "--ticket", "OPS-7", "--yes"], status: 1)
+            XCTAssertTrue(again.stderr.contains("undone"), again.all)
+            setup.assertNoSecretPrinted()
+        }
+    }
+
+    // MARK: refusals
+
+    func testStartRefusesTheSendingTeamAMissingRecipientKeyAndAClosedWindow() throws {
+        let setup = try Setup(.sqlite, recipientKey: false)
+        let itself = try setup.run(["apple", "transfer", "start", "--to-team", Self.sendingTeam], status: 1)
+        XCTAssertTrue(itself.stderr.contains("is the sending team itself"), itself.all)
+        let noKey = try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam], status: 1)
+        XCTAssertTrue(noKey.stderr.contains("apple key import AuthKey_<KEYID>.p8 --team-id \(Self.recipientTeam)"), noKey.all)
+        let closed = try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam, "--recipient-elsewhere", "--transferred-at", "2026-01-01"], status: 1)
+        XCTAssertTrue(closed.stderr.contains("transfer the app back"), closed.all)
+        let badTeam = try setup.run(["apple", "transfer", "start", "--to-team", "lower"], status: 1)
+        XCTAssertTrue(badTeam.stderr.contains("Team ID"), badTeam.all)
+        let badDate = try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam, "--transferred-at", "yesterday"], status: 2)
+        XCTAssertTrue(badDate.stderr.contains("--transferred-at"), badDate.all)
+        let none = try setup.run(["apple", "transfer", "status"], status: 1)
+        XCTAssertTrue(none.stderr.contains("apple transfer start"), none.all)
+        try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam, "--recipient-elsewhere"])
+        let exchange = try setup.run(["apple", "transfer", "exchange"], status: 1)
+        XCTAssertTrue(exchange.stderr.contains("recipient runs its own store"), exchange.all)
+        let unknown = try setup.run(["apple", "transfer", "apply", "tp_nosuchplan", "--ticket", "T-1", "--yes"], status: 1)
+        XCTAssertTrue(unknown.stderr.contains("no transfer plan"), unknown.all)
+    }
+
+    func testAKeyOfAnotherTeamStopsTheRunAndKeepsNothingHalfDone() throws {
+        // The stand-in knows the sending key as another team's: Apple answers invalid_client to its secrets.
+        let setup = try Setup(.sqlite, teams: ["\(Self.sendingKey)=OTHERTEAM1", "\(Self.recipientKey)=\(Self.recipientTeam)"])
+        try setup.addUsers()
+        try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam])
+        let collect = try setup.run(["apple", "transfer", "collect"], status: 1)
+        XCTAssertTrue(collect.stderr.contains("invalid_client"), collect.all)
+        XCTAssertTrue(collect.stderr.contains(Self.sendingKey), collect.all)
+        let status = try setup.json(["apple", "transfer", "status"])
+        XCTAssertEqual((status["counts"] as? [String: Int])?["collected"], 0)
+        setup.assertNoSecretPrinted()
+    }
+
+    // MARK: faults
+
+    func testRateLimitsAreHonouredAndAnExpiredTokenIsFetchedAgain() throws {
+        let setup = try Setup(.sqlite)
+        try setup.addUsers()
+        try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam])
+        XCTAssertEqual(try setup.config(["rate_limit_every": 3, "retry_after": 1]), 200)
+        let collect = try setup.json(["apple", "transfer", "collect", "--concurrency", "2"])
+        XCTAssertEqual(collect["answered"] as? Int, 3)
+        XCTAssertGreaterThan(collect["rateLimited"] as? Int ?? 0, 0, "\(collect)")
+        XCTAssertEqual(try setup.config(["rate_limit_every": 0, "token_ttl": 1, "latency_ms": 700]), 200)
+        let exchange = try setup.json(["apple", "transfer", "exchange", "--concurrency", "1"])
+        XCTAssertEqual(exchange["answered"] as? Int, 3)
+        XCTAssertGreaterThanOrEqual(exchange["tokenRenewals"] as? Int ?? 0, 1, "an access token Apple no longer takes is fetched again: \(exchange)")
+        setup.assertNoSecretPrinted()
+    }
+
+    func testServerErrorsAreRetriedThenRecordedAsUnavailableAndAskedAgain() throws {
+        let setup = try Setup(.sqlite)
+        try setup.addUsers()
+        try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam])
+        XCTAssertEqual(try setup.config(["fail_every": 1]), 200)
+        let failing = try setup.run(["apple", "transfer", "collect", "--json"], status: 1)
+        let summary = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(failing.stdout.utf8)) as? [String: Any], failing.all)
+        XCTAssertEqual(summary["unavailable"] as? Int, 4)
+        XCTAssertEqual(try setup.config(["fail_every": 0]), 200)
+        let retried = try setup.json(["apple", "transfer", "collect"])
+        XCTAssertEqual(retried["asked"] as? Int, 4, "what was unavailable is asked again")
+        XCTAssertEqual(retried["answered"] as? Int, 3)
+    }
+
+    /// A collect and an exchange killed part-way lose nothing: the next run asks only for what has no answer, so
+    /// at most the calls in flight and the answers of one flush interval are asked twice.
+    func testAKillDuringCollectAndExchangeLosesNothing() throws {
+        let setup = try Setup(.sqlite)
+        let t = "2026-01-01T00:00:00.000Z"
+        let values = (0..<120).map { "('k\($0)', 'u\($0)', 'https://appleid.apple.com', '0009\(String(format: "%02d", $0 % 100)).k\($0).0001', 'apple', '\(t)', '\(t)')" }
+        let users = (0..<120).map { "('u\($0)', 'U\($0)', 'u\($0)@example.com', 1, '\(t)', '\(t)')" }
+        XCTAssertTrue(try setup.store.query("""
+            INSERT INTO "user" ("id", "name", "email", "emailVerified", "createdAt", "updatedAt") VALUES \(users.joined(separator: ", "));
+            INSERT INTO "account" ("id", "userId", "issuer", "accountId", "providerId", "createdAt", "updatedAt") VALUES \(values.joined(separator: ", "));
+            SELECT 'ok';
+            """).hasSuffix("ok"), "the accounts are in")
+        try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam])
+        XCTAssertEqual(try setup.config(["latency_ms": 40]), 200)
+        for side in ["collect", "exchange"] {
+            let before = try setup.stats()["migration_requests"] ?? 0
+            let running = try setup.cli.start(["apple", "transfer", side, "--concurrency", "2", "--store", setup.store.location])
+            let deadline = Date().addingTimeInterval(20)
+            let column = side == "collect" ? "transfer_sub" : "new_sub"
+            while Date() < deadline, (Int(try setup.store.query("SELECT count(\(column)) FROM gatehouse_apple_transfer_accounts")) ?? 0) < 30 { usleep(50_000) }
+            kill(running.process.processIdentifier, SIGKILL)
+            _ = try running.finish()
+            let kept = Int(try setup.store.query("SELECT count(\(column)) FROM gatehouse_apple_transfer_accounts")) ?? 0
+            XCTAssertGreaterThanOrEqual(kept, 30, side)
+            XCTAssertLessThan(kept, 120, "the kill came part-way [\(side)]")
+            let asked = (try setup.stats()["migration_requests"] ?? 0) - before
+            let rest = try setup.json(["apple", "transfer", side, "--concurrency", "2"])
+            XCTAssertEqual(rest["asked"] as? Int, 120 - kept, "only what has no answer is asked again [\(side)]")
+            XCTAssertEqual(rest["remaining"] as? Int, 0)
+            let total = (try setup.stats()["migration_requests"] ?? 0) - before
+            XCTAssertLessThanOrEqual(total - 120, asked - kept + 2, "only the calls in flight repeat [\(side)]")
+        }
+        let status = try setup.json(["apple", "transfer", "status"])
+        XCTAssertEqual(status["counts"] as? [String: Int], ["accounts": 120, "collected": 120, "exchanged": 120, "applied": 0, "failed": 0])
+    }
+
+    // MARK: a recipient with its own store
+
+    func testExportCarriesOnlyUserIdsAndTransferIdentifiersAndTheRecipientFinishesTheJob() throws {
+        let sender = try Setup(.sqlite)
+        try sender.addUsers()
+        try sender.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam, "--recipient-elsewhere"])
+        try sender.run(["apple", "transfer", "collect"])
+        let file = sender.scratch.path("transfer.json")
+        try sender.run(["apple", "transfer", "export", "--out", file])
+        let attributes = try FileManager.default.attributesOfItem(atPath: file)
+        XCTAssertEqual((attributes[.posixPermissions] as? NSNumber)?.intValue, 0o600)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        XCTAssertFalse(text.contains("000111.aaaa.0001"), "no team-scoped sub leaves the sending team")
+        XCTAssertFalse(text.contains("privaterelay"), "no relay address leaves the sending team")
+        let exported = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let users = try XCTUnwrap(exported["users"] as? [[String: String]])
+        XCTAssertEqual(users.count, 3)
+        XCTAssertEqual(Set(users.flatMap(\.keys)), ["userId", "transferSub"])
+
+        // The recipient: the same users and accounts (the app's own copy), its own key active.
+        let recipient = try Setup(.sqlite, sharing: sender)
+        try recipient.addUsers()
+        try recipient.run(["apple", "key", "activate", Self.recipientKey])
+        let imported = try recipient.run(["apple", "transfer", "import", file])
+        XCTAssertTrue(imported.stdout.contains("imported 3 user(s)"), imported.all)
+        let exchange = try recipient.run(["apple", "transfer", "exchange"])
+        XCTAssertTrue(exchange.stdout.contains("3 asked, 3 answered"), exchange.all)
+        try recipient.run(["apple", "transfer", "plan"])
+        let planID = try XCTUnwrap(((try recipient.json(["apple", "transfer", "status"]))["plan"] as? [String: Any])?["planId"] as? String)
+        try recipient.run(["apple", "transfer", "apply", planID, "--ticket", "OPS-9", "--yes"])
+        XCTAssertNotEqual(try recipient.sub(of: "acA"), "000111.aaaa.0001")
+        XCTAssertEqual(try sender.sub(of: "acA"), "000111.aaaa.0001", "the sender's store is not the one rewritten")
+        let bad = recipient.scratch.path("bad.json")
+        try "{\"format\": \"x\"}".write(toFile: bad, atomically: true, encoding: .utf8)
+        let refused = try recipient.run(["apple", "transfer", "import", bad], status: 1)
+        XCTAssertTrue(refused.stderr.contains("not a transfer file"), refused.all)
+    }
+
+    // MARK: identity tokens
+
+    func testTokenInspectExplainsATransferSubClaim() throws {
+        func part(_ object: [String: Any]) throws -> String {
+            try JSONSerialization.data(withJSONObject: object).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        }
+        let now = Int(Date().timeIntervalSince1970)
+        let header = try part(["alg": "RS256", "kid": "K1"])
+        let token = try header + "." + part([
+            "iss": "https://appleid.apple.com", "aud": "com.example.app", "sub": "001234.newteam.0001", "transfer_sub": "000999.bridge.0001",
+            "email": "x@privaterelay.appleid.com", "email_verified": true, "iat": now, "exp": now + 600,
+        ]) + ".c2ln"
+        let setup = try Setup(.sqlite)
+        let result = try setup.run(["token", "inspect", token, "--provider", "apple"], status: -1)
+        XCTAssertTrue(result.stdout.contains("transfer_sub is 000999.bridge.0001"), result.all)
+        XCTAssertTrue(result.stdout.contains("apple transfer status"), result.all)
+    }
+}
