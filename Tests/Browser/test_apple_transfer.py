@@ -67,7 +67,7 @@ def test_a_transfer_shows_its_countdown_stages_failures_and_stragglers(browser, 
             now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
             subprocess.run(["sqlite3", own.store,
                             f"INSERT INTO user (id, name, email, emailVerified, createdAt, updatedAt) VALUES ('straggler1', 'New', '{identity['email']}', 1, '{now}', '{now}');"
-                            f"INSERT INTO account (id, accountId, providerId, userId, createdAt, updatedAt) VALUES ('stragacc1', '{identity['sub']}', 'apple', 'straggler1', '{now}', '{now}');"],
+                            f"INSERT INTO account (id, issuer, accountId, providerId, userId, createdAt, updatedAt) VALUES ('stragacc1', 'https://appleid.apple.com', '{identity['sub']}', 'apple', 'straggler1', '{now}', '{now}');"],
                            check=True, timeout=30)
             own.run("apple", "transfer", "plan")
         finally:
