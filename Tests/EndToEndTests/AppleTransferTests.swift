@@ -62,6 +62,19 @@ final class AppleTransferTests: XCTestCase {
             _ = try config(["revoked": ["000333.cccc.0003"], "users": ["000222.bbbb.0002": ["email": "bo@example.com", "private": false]]])
         }
 
+        /// `count` users, each with one Apple account (sub `0007….k<N>.0001`) and a real address.
+        func addAccounts(_ count: Int) throws {
+            let t = "2026-01-01T00:00:00.000Z"
+            let users = (0..<count).map { "('u\($0)', 'U\($0)', 'u\($0)@example.com', true, '\(t)', '\(t)')" }
+            let accounts = (0..<count).map { "('k\($0)', 'u\($0)', 'https://appleid.apple.com', '0007\(String(format: "%02d", $0 % 100)).k\($0).0001', 'apple', '\(t)', '\(t)')" }
+            let inserted = try store.query("""
+                INSERT INTO "user" ("id", "name", "email", "emailVerified", "createdAt", "updatedAt") VALUES \(users.joined(separator: ", "));
+                INSERT INTO "account" ("id", "userId", "issuer", "accountId", "providerId", "createdAt", "updatedAt") VALUES \(accounts.joined(separator: ", "));
+                SELECT 'ok';
+                """)
+            XCTAssertTrue(inserted.hasSuffix("ok"), inserted)
+        }
+
         /// Better Auth's doing when uD signs in during the window: a new user with the new sub and new relay address.
         func addStraggler() throws {
             let identity = try apple.get("/test/identity?sub=000444.dddd.0004&from=\(AppleTransferTests.sendingTeam)&to=\(AppleTransferTests.recipientTeam)") as? [String: Any]
@@ -245,14 +258,7 @@ final class AppleTransferTests: XCTestCase {
     /// at most the calls in flight and the answers of one flush interval are asked twice.
     func testAKillDuringCollectAndExchangeLosesNothing() throws {
         let setup = try Setup(.sqlite)
-        let t = "2026-01-01T00:00:00.000Z"
-        let values = (0..<120).map { "('k\($0)', 'u\($0)', 'https://appleid.apple.com', '0009\(String(format: "%02d", $0 % 100)).k\($0).0001', 'apple', '\(t)', '\(t)')" }
-        let users = (0..<120).map { "('u\($0)', 'U\($0)', 'u\($0)@example.com', 1, '\(t)', '\(t)')" }
-        XCTAssertTrue(try setup.store.query("""
-            INSERT INTO "user" ("id", "name", "email", "emailVerified", "createdAt", "updatedAt") VALUES \(users.joined(separator: ", "));
-            INSERT INTO "account" ("id", "userId", "issuer", "accountId", "providerId", "createdAt", "updatedAt") VALUES \(values.joined(separator: ", "));
-            SELECT 'ok';
-            """).hasSuffix("ok"), "the accounts are in")
+        try setup.addAccounts(120)
         try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam])
         XCTAssertEqual(try setup.config(["latency_ms": 40]), 200)
         for side in ["collect", "exchange"] {
@@ -275,6 +281,38 @@ final class AppleTransferTests: XCTestCase {
         }
         let status = try setup.json(["apple", "transfer", "status"])
         XCTAssertEqual(status["counts"] as? [String: Int], ["accounts": 120, "collected": 120, "exchanged": 120, "applied": 0, "failed": 0])
+    }
+
+    /// On D1 an apply is one guarded request per batch of accounts; a batch cut off on the wire leaves the batches
+    /// before it applied and recorded, and the same command finishes the job.
+    func testOnD1ACutOffApplyIsFinishedByRunningItAgain() throws {
+        guard TestStore.engines.contains(.d1) else { throw XCTSkip("no D1 test server") }
+        let setup = try Setup(.d1)
+        try setup.addAccounts(600)
+        try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam])
+        try setup.run(["apple", "transfer", "collect", "--concurrency", "8"])
+        try setup.run(["apple", "transfer", "exchange", "--concurrency", "8"])
+        let plan = try setup.json(["apple", "transfer", "plan"])
+        let planID = try XCTUnwrap(plan["planId"] as? String)
+        XCTAssertEqual(plan["rewrites"] as? Int, 600)
+        // The first write goes through; the second is cut before D1 runs it.
+        try D1Control.reset()
+        try D1Control.fault("slow", count: 1, ["delay_ms": 1, "writes_only": true])
+        try D1Control.fault("cut", count: 1, ["execute": false, "writes_only": true])
+        let cut = try setup.run(["apple", "transfer", "apply", planID, "--ticket", "OPS-3", "--yes"], status: -1)
+        XCTAssertNotEqual(cut.status, 0, cut.all)
+        let partial = try setup.json(["apple", "transfer", "status"])
+        XCTAssertEqual((partial["counts"] as? [String: Int])?["applied"], 250, "the first batch stands, recorded")
+        XCTAssertEqual((partial["plan"] as? [String: Any])?["status"] as? String, "applying")
+        try D1Control.reset()
+        let finished = try setup.json(["apple", "transfer", "apply", planID, "--ticket", "OPS-3", "--yes"])
+        XCTAssertEqual(finished["accounts"] as? Int, 350, "only the rest is written")
+        let after = try setup.json(["apple", "transfer", "status"])
+        XCTAssertEqual((after["counts"] as? [String: Int])?["applied"], 600)
+        XCTAssertEqual(after["stage"] as? String, "applied")
+        XCTAssertEqual(try setup.store.query(#"SELECT count(*) FROM "account" WHERE "accountId" LIKE '0007%'"#), "0", "every account is on its new sub")
+        try setup.run(["apple", "transfer", "undo", planID, "--reason", "OPS-3 rehearsal"])
+        XCTAssertEqual(try setup.store.query(#"SELECT count(*) FROM "account" WHERE "accountId" LIKE '0007%'"#), "600")
     }
 
     // MARK: a recipient with its own store

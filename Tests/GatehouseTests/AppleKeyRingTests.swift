@@ -142,6 +142,19 @@ final class AppleKeyRingTests: XCTestCase {
         XCTAssertFalse(ring.warnings(try ring.list()).contains { $0.code == "too_many_live_keys" })
     }
 
+    /// During an app transfer the ring holds two teams' keys; Apple's limit of two is per team.
+    func testTwoLiveKeysOfEachOfTwoTeamsAreNotTooMany() throws {
+        let other = try TeamID("NEWTEAM123")
+        for (id, owner) in [("KEY1111111", team), ("KEY2222222", team), ("KEY3333333", other), ("KEY4444444", other)] {
+            let imported = try ring.importKey(file: try AppleKeyFiles.p256(id, in: scratch.url.path), teamID: owner, actor: tester, now: t0)
+            XCTAssertTrue(imported.warnings.isEmpty, "\(id): \(imported.warnings)")
+        }
+        XCTAssertFalse(ring.warnings(try ring.list()).contains { $0.code == "too_many_live_keys" })
+        let fifth = try ring.importKey(file: try AppleKeyFiles.p256("KEY5555555", in: scratch.url.path), teamID: other, actor: tester, now: t0)
+        XCTAssertEqual(fifth.warnings.map(\.code), ["too_many_live_keys"])
+        XCTAssertTrue(fifth.warnings[0].message.contains("team NEWTEAM123"), fifth.warnings[0].message)
+    }
+
     func testSelfTestFailsUnderAnotherMasterKey() throws {
         let id = try ring.importKey(file: try AppleKeyFiles.p256("ABCDEFGHIJ", in: scratch.url.path), teamID: team, actor: tester, now: t0).key.keyID
         XCTAssertTrue(try ring.selfTest(id, now: t0).passed)

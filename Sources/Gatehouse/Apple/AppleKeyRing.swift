@@ -54,13 +54,19 @@ public struct AppleKeyRing {
     /// The active key, if any.
     public func activeKey() throws -> AppleKey? { try list().first { $0.state == .active } }
 
+    /// The live keys of each team that has more than Apple allows. A ring holds the keys of two teams during an app
+    /// transfer (each signs its own side), and Apple's limit is per team's App ID.
+    static func crowded(_ keys: [AppleKey]) -> [[AppleKey]] {
+        Dictionary(grouping: keys.filter(\.isLive), by: \.teamID).values.filter { $0.count > maxLiveKeys }
+            .sorted { $0[0].teamID.rawValue < $1[0].teamID.rawValue }
+    }
+
     /// Warnings about the ring as a whole: more live keys than Apple allows, no active key.
     public func warnings(_ keys: [AppleKey]) -> [AppleFinding] {
         var findings: [AppleFinding] = []
-        let live = keys.filter(\.isLive)
-        if live.count > Self.maxLiveKeys {
+        for live in Self.crowded(keys) {
             findings.append(AppleFinding(.warning, "too_many_live_keys",
-                "\(live.count) keys are live (\(live.map(\.keyID.rawValue).joined(separator: ", "))); Apple allows \(Self.maxLiveKeys) Sign in with Apple keys per primary App ID",
+                "\(live.count) keys of team \(live[0].teamID) are live (\(live.map(\.keyID.rawValue).joined(separator: ", "))); Apple allows \(Self.maxLiveKeys) Sign in with Apple keys per primary App ID",
                 fix: "revoke the oldest in Apple's portal, then record it: \(run: .appleKeyRevoke, "<KEYID>")"))
         }
         if !keys.isEmpty && !keys.contains(where: { $0.state == .active }) {
@@ -136,10 +142,9 @@ public struct AppleKeyRing {
             try store.db.execute("INSERT INTO gatehouse_apple_keys (key_id, team_id, state, fingerprint, sealed_p8, imported_at) VALUES (?, ?, 'staged', ?, ?, ?)",
                                  [keyID.rawValue, teamID.rawValue, fingerprint, sealed, now.iso8601])
         }
-        let live = try list().filter(\.isLive)
-        if live.count > Self.maxLiveKeys {
+        for live in Self.crowded(try list()) where live[0].teamID == teamID {
             warnings.append(AppleFinding(.warning, "too_many_live_keys",
-                "\(live.count) keys are now live (\(live.map(\.keyID.rawValue).joined(separator: ", "))): Apple allows \(Self.maxLiveKeys) per primary App ID, so it cannot have issued a third without one being revoked",
+                "\(live.count) keys of team \(teamID) are now live (\(live.map(\.keyID.rawValue).joined(separator: ", "))): Apple allows \(Self.maxLiveKeys) per primary App ID, so it cannot have issued a third without one being revoked",
                 fix: "revoke the oldest in Apple's portal, then record it: \(run: .appleKeyRevoke, "<KEYID>")"))
         }
         return ImportResult(key: key, warnings: warnings)
