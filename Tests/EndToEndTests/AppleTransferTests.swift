@@ -223,6 +223,26 @@ final class AppleTransferTests: XCTestCase {
         setup.assertNoSecretPrinted()
     }
 
+    // MARK: the deadline
+
+    /// `apple.transfer` warns at 21 days left and is critical at 7 while work is not applied, with the days left as a metric.
+    func testHealthWarnsAt21DaysLeftAndIsCriticalAt7() throws {
+        for (daysAgo, expected) in [(30, "ok"), (45, "warning"), (55, "critical")] {
+            let setup = try Setup(.sqlite, recipientKey: false)
+            try setup.addUsers()
+            let date = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-Double(daysAgo) * 86_400 + 3600))
+            try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam, "--recipient-elsewhere", "--transferred-at", date])
+            let textfile = setup.scratch.path("health.prom")
+            let health = try setup.run(["health", "--json", "--prometheus", textfile], status: -1)
+            let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(health.stdout.utf8)) as? [String: Any], health.all)
+            let check = try XCTUnwrap((report["checks"] as? [[String: Any]])?.first { $0["id"] as? String == "apple.transfer" }, health.stdout)
+            XCTAssertEqual(check["status"] as? String, expected, "\(daysAgo) days after the transfer: \(check)")
+            XCTAssertTrue((check["summary"] as? String ?? "").contains("\(60 - daysAgo) day(s) left"), "\(check)")
+            let metrics = try String(contentsOfFile: textfile, encoding: .utf8)
+            XCTAssertTrue(metrics.contains("gatehouse_apple_transfer_days_left{to_team=\"\(Self.recipientTeam)\"} \(60 - daysAgo)"), metrics)
+        }
+    }
+
     // MARK: faults
 
     func testRateLimitsAreHonouredAndAnExpiredTokenIsFetchedAgain() throws {

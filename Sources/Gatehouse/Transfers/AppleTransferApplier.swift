@@ -32,16 +32,75 @@ public struct AppleTransferApplier {
         let accountID: String, userID: String, oldSub: String, newSub: String, oldEmail: String?, newEmail: String?
     }
 
-    private func planned(_ planID: String, transferID: Int64, applied: Bool) throws -> [Planned] {
-        try store.db.rows("""
+    /// Rows read and written per page: within one transaction on an engine that takes any number, each page its own
+    /// guarded write on one that does not (`StoreEngine.rowsPerWrite`). Pages keep the memory of a million-account
+    /// apply small.
+    static let pageRows = 2_000
+
+    /// The next page of the plan's rewrites after `after` (account id order), not yet applied (`applied` false) or
+    /// applied by it (`applied` true).
+    private func page(_ planID: String, transferID: Int64, applied: Bool, after: String, limit: Int) throws -> [Planned] {
+        let condition = applied ? "applied_plan = ?" : "plan_id = ? AND plan_action = 'rewrite' AND applied_plan IS NULL"
+        return try store.db.rows("""
             SELECT account_id, user_id, old_sub, new_sub, plan_old_email, plan_new_email FROM gatehouse_apple_transfer_accounts
-            WHERE transfer_id = ? AND plan_id = ? AND plan_action = 'rewrite' AND applied_plan IS \(applied ? "NOT NULL" : "NULL") ORDER BY account_id
-            """, [transferID, planID]).compactMap { row in
+            WHERE transfer_id = ? AND \(condition) AND account_id > ? ORDER BY account_id LIMIT \(limit)
+            """, [transferID, planID, after]).compactMap { row in
             guard let account = row.optionalString("account_id"), let user = row.optionalString("user_id"), let old = row.optionalString("old_sub"),
                   let new = row.optionalString("new_sub") else { return nil }
             return Planned(accountID: account, userID: user, oldSub: old, newSub: new, oldEmail: row.optionalString("plan_old_email"),
                            newEmail: row.optionalString("plan_new_email"))
         }
+    }
+
+    /// Runs `body` on every page of the plan's rows, then `finish`: all in one write where the engine's transaction
+    /// takes any number of rows, else each page in a write of its own and `finish` in the last. Returns the rows and
+    /// the writes. Where pages are writes of their own, every page is checked first, read-only, so that a plan gone
+    /// stale changes nothing.
+    private func paged(_ planID: String, transferID: Int64, applied: Bool, appliedAt: Timestamp?, firstDone: String, laterDone: String,
+                       body: ([Planned], String) throws -> Void, finish: (_ rows: Int, _ emails: Int) throws -> Void) throws -> (rows: Int, emails: Int, writes: Int) {
+        let perWrite = store.engine.rowsPerWrite
+        let size = min(perWrite ?? Self.pageRows, Self.pageRows)
+        var rows = 0, emails = 0, writes = 0
+        func walk(_ each: ([Planned]) throws -> Void) throws {
+            var after = ""
+            while true {
+                let page = try self.page(planID, transferID: transferID, applied: applied, after: after, limit: size)
+                guard let last = page.last else { return }
+                try each(page)
+                after = last.accountID
+                if page.count < size { return }
+            }
+        }
+        guard perWrite != nil else {
+            try store.db.write {
+                try walk { page in
+                    try body(page, firstDone)
+                    rows += page.count
+                    emails += page.filter { $0.newEmail != nil }.count
+                }
+                try finish(rows, emails)
+            }
+            return (rows, emails, 1)
+        }
+        try walk { page in try verify(page, applied: applied, planID: planID, appliedAt: appliedAt, done: firstDone) }
+        var pending: [Planned]? = nil
+        // Each page is written once the next is known, so the last page's write also carries `finish`.
+        try walk { page in
+            if let previous = pending {
+                try store.db.write { try body(previous, writes == 0 ? firstDone : laterDone) }
+                writes += 1
+                rows += previous.count
+                emails += previous.filter { $0.newEmail != nil }.count
+            }
+            pending = page
+        }
+        rows += pending?.count ?? 0
+        emails += pending?.filter { $0.newEmail != nil }.count ?? 0
+        try store.db.write {
+            if let last = pending { try body(last, writes == 0 ? firstDone : laterDone) }
+            try finish(rows, emails)
+        }
+        return (rows, emails, writes + 1)
     }
 
     /// Applies plan `planID` (or finishes a cut-off apply of it).
@@ -54,50 +113,50 @@ public struct AppleTransferApplier {
         case "superseded": throw GatehouseError.conflict("transfer plan \(planID) was superseded by a newer plan", fix: "apply the latest plan (`gatehouse apple transfer status` names it)")
         default: throw GatehouseError.conflict("transfer plan \(planID) was undone; an undone plan is spent", fix: "run `gatehouse apple transfer plan` again and apply the new plan id")
         }
-        let rows = try planned(planID, transferID: transferID, applied: false)
-        let size = store.engine.rowsPerWrite
-        if size != nil { try verify(rows, applied: false, planID: planID, appliedAt: nil, done: "nothing was changed") }
-        let chunks = rows.chunked(by: size ?? max(rows.count, 1))
-        let account = store.schema.account, user = store.schema.user
-        var writes = 0
-        for (index, chunk) in chunks.enumerated() {
-            let last = index == chunks.count - 1
-            let done = index == 0 && plan.status == "planned" ? "nothing was changed" : "the batches written before stay applied: run the same apply again after a new plan, or undo"
-            let body = {
-                try verify(Array(chunk), applied: false, planID: planID, appliedAt: nil, done: done)
-                var statements: [SQLStatement] = []
-                for row in chunk {
-                    statements.append(SQLStatement("""
-                        UPDATE \(account.sql) SET \(account.col(.accountId)) = ?\(account.has(.updatedAt) ? ", \(account.col(.updatedAt)) = ?" : "")
-                        WHERE \(account.col(.id)) = ? AND \(account.col(.accountId)) = ?
-                        """, [row.newSub] + (account.has(.updatedAt) ? [account.encoding(.updatedAt).encode(now)] : []) + [row.accountID, row.oldSub],
-                        expecting: Self.one("account \(row.accountID) changed while the apply ran; \(done)")))
-                    if let old = row.oldEmail, let new = row.newEmail {
-                        statements.append(SQLStatement("""
-                            UPDATE \(user.sql) SET \(user.col(.email)) = ?\(user.has(.updatedAt) ? ", \(user.col(.updatedAt)) = ?" : "")
-                            WHERE \(user.col(.id)) = ? AND \(user.col(.email)) = ?
-                            """, [new] + (user.has(.updatedAt) ? [user.encoding(.updatedAt).encode(now)] : []) + [row.userID, old],
-                            expecting: Self.one("the email of user \(row.userID) changed while the apply ran; \(done)")))
-                    }
-                    statements.append(SQLStatement("UPDATE gatehouse_apple_transfer_accounts SET applied_plan = ?, updated_at = ? WHERE transfer_id = ? AND account_id = ?",
-                                                   [planID, now.iso8601, transferID, row.accountID]))
-                }
-                _ = try store.db.checkedBatch(statements)
-                try store.db.execute("""
-                    UPDATE gatehouse_apple_transfer_plans SET status = ?, ticket = ?, applied_at = ?, applied_by = ? WHERE id = ?
-                    """, [last ? "applied" : "applying", ticket, now.iso8601, actor.name, planID])
-            }
-            if last {
-                try store.change(actor: actor, action: "apple.transfer.apply", subject: planID, details: [
-                    "transfer_id": .int(transferID), "ticket": .string(ticket), "accounts": .int(Int64(rows.count)),
-                    "emails": .int(Int64(rows.filter { $0.newEmail != nil }.count)), "writes": .int(Int64(chunks.count)),
-                ], body)
-            } else {
-                try store.db.write(body)
-            }
-            writes += 1
+        // A plan whose rows a later plan began to overwrite (and did not finish) is not the plan that was reviewed.
+        let planned = Int(try store.db.scalar("SELECT count(*) FROM gatehouse_apple_transfer_accounts WHERE transfer_id = ? AND plan_id = ? AND plan_action = 'rewrite'",
+                                              [transferID, planID]).int64 ?? 0)
+        guard planned == plan.rewrites else {
+            throw GatehouseError.conflict("transfer plan \(planID) names \(plan.rewrites) rewrite(s), but \(planned) of the transfer's rows are still its own (a later plan was started over it); nothing was changed",
+                                          fix: "run `gatehouse apple transfer plan` again, review it, and apply the new plan id")
         }
-        return Result(planId: planID, status: "applied", accounts: rows.count, emails: rows.filter { $0.newEmail != nil }.count, writes: writes, ticket: ticket)
+        let account = store.schema.account, user = store.schema.user
+        let accountSQL = """
+            UPDATE \(account.sql) SET \(account.col(.accountId)) = ?\(account.has(.updatedAt) ? ", \(account.col(.updatedAt)) = ?" : "")
+            WHERE \(account.col(.id)) = ? AND \(account.col(.accountId)) = ?
+            """
+        let userSQL = """
+            UPDATE \(user.sql) SET \(user.col(.email)) = ?\(user.has(.updatedAt) ? ", \(user.col(.updatedAt)) = ?" : "")
+            WHERE \(user.col(.id)) = ? AND \(user.col(.email)) = ?
+            """
+        let accountTime: [SQLBindable] = account.has(.updatedAt) ? [account.encoding(.updatedAt).encode(now)] : []
+        let userTime: [SQLBindable] = user.has(.updatedAt) ? [user.encoding(.updatedAt).encode(now)] : []
+        let markSQL = "UPDATE gatehouse_apple_transfer_accounts SET applied_plan = ?, updated_at = ? WHERE transfer_id = ? AND account_id = ?"
+        let counted = try paged(planID, transferID: transferID, applied: false, appliedAt: nil, firstDone: plan.status == "planned" ? "nothing was changed" : "the batches written before stay applied",
+                            laterDone: "the batches written before stay applied: run the same apply again after a new plan, or undo") { page, done in
+            try verify(page, applied: false, planID: planID, appliedAt: nil, done: done)
+            var statements: [SQLStatement] = []
+            statements.reserveCapacity(page.count * 3)
+            for row in page {
+                statements.append(SQLStatement(accountSQL, [row.newSub] + accountTime + [row.accountID, row.oldSub],
+                                               expecting: Self.one("account \(row.accountID) changed while the apply ran; \(done)")))
+                if let old = row.oldEmail, let new = row.newEmail {
+                    statements.append(SQLStatement(userSQL, [new] + userTime + [row.userID, old],
+                                                   expecting: Self.one("the email of user \(row.userID) changed while the apply ran; \(done)")))
+                }
+                statements.append(SQLStatement(markSQL, [planID, now.iso8601, transferID, row.accountID]))
+            }
+            _ = try store.db.checkedBatch(statements)
+            try store.db.execute("UPDATE gatehouse_apple_transfer_plans SET status = 'applying', ticket = ?, applied_at = ?, applied_by = ? WHERE id = ?",
+                                 [ticket, now.iso8601, actor.name, planID])
+        } finish: { rows, emails in
+            try store.db.execute("UPDATE gatehouse_apple_transfer_plans SET status = 'applied', ticket = ?, applied_at = ?, applied_by = ? WHERE id = ?",
+                                 [ticket, now.iso8601, actor.name, planID])
+            try store.audit.append(store.db, actor: actor, action: "apple.transfer.apply", subject: planID, details: [
+                "transfer_id": .int(transferID), "ticket": .string(ticket), "accounts": .int(Int64(rows)), "emails": .int(Int64(emails)),
+            ], at: now)
+        }
+        return Result(planId: planID, status: "applied", accounts: counted.rows, emails: counted.emails, writes: counted.writes, ticket: ticket)
     }
 
     /// Undoes plan `planID` (applied, or cut off part-way), refusing when any rewritten row was touched since.
@@ -107,50 +166,41 @@ public struct AppleTransferApplier {
         guard plan.status == "applied" || plan.status == "applying", let appliedAt = plan.appliedAt.flatMap(Timestamp.init(iso8601:)) else {
             throw GatehouseError.conflict("transfer plan \(planID) is \(plan.status): only an applied plan is undone", fix: "see `gatehouse apple transfer status`")
         }
-        let rows = try planned(planID, transferID: transferID, applied: true)
-        let size = store.engine.rowsPerWrite
-        if size != nil { try verify(rows, applied: true, planID: planID, appliedAt: appliedAt, done: "nothing was changed") }
-        let chunks = rows.chunked(by: size ?? max(rows.count, 1))
         let account = store.schema.account, user = store.schema.user
-        var writes = 0
-        for (index, chunk) in chunks.enumerated() {
-            let last = index == chunks.count - 1
-            let done = index == 0 ? "nothing was changed" : "the batches undone before stay undone: run the undo again"
-            let body = {
-                try verify(Array(chunk), applied: true, planID: planID, appliedAt: appliedAt, done: done)
-                var statements: [SQLStatement] = []
-                for row in chunk {
-                    statements.append(SQLStatement("""
-                        UPDATE \(account.sql) SET \(account.col(.accountId)) = ?\(account.has(.updatedAt) ? ", \(account.col(.updatedAt)) = ?" : "")
-                        WHERE \(account.col(.id)) = ? AND \(account.col(.accountId)) = ?
-                        """, [row.oldSub] + (account.has(.updatedAt) ? [account.encoding(.updatedAt).encode(now)] : []) + [row.accountID, row.newSub],
-                        expecting: Self.one("account \(row.accountID) changed while the undo ran; \(done)")))
-                    if let old = row.oldEmail, let new = row.newEmail {
-                        statements.append(SQLStatement("""
-                            UPDATE \(user.sql) SET \(user.col(.email)) = ?\(user.has(.updatedAt) ? ", \(user.col(.updatedAt)) = ?" : "")
-                            WHERE \(user.col(.id)) = ? AND \(user.col(.email)) = ?
-                            """, [old] + (user.has(.updatedAt) ? [user.encoding(.updatedAt).encode(now)] : []) + [row.userID, new],
-                            expecting: Self.one("the email of user \(row.userID) changed while the undo ran; \(done)")))
-                    }
-                    statements.append(SQLStatement("UPDATE gatehouse_apple_transfer_accounts SET applied_plan = NULL, updated_at = ? WHERE transfer_id = ? AND account_id = ?",
-                                                   [now.iso8601, transferID, row.accountID]))
+        let accountSQL = """
+            UPDATE \(account.sql) SET \(account.col(.accountId)) = ?\(account.has(.updatedAt) ? ", \(account.col(.updatedAt)) = ?" : "")
+            WHERE \(account.col(.id)) = ? AND \(account.col(.accountId)) = ?
+            """
+        let userSQL = """
+            UPDATE \(user.sql) SET \(user.col(.email)) = ?\(user.has(.updatedAt) ? ", \(user.col(.updatedAt)) = ?" : "")
+            WHERE \(user.col(.id)) = ? AND \(user.col(.email)) = ?
+            """
+        let accountTime: [SQLBindable] = account.has(.updatedAt) ? [account.encoding(.updatedAt).encode(now)] : []
+        let userTime: [SQLBindable] = user.has(.updatedAt) ? [user.encoding(.updatedAt).encode(now)] : []
+        let markSQL = "UPDATE gatehouse_apple_transfer_accounts SET applied_plan = NULL, updated_at = ? WHERE transfer_id = ? AND account_id = ?"
+        let counted = try paged(planID, transferID: transferID, applied: true, appliedAt: appliedAt, firstDone: "nothing was changed",
+                            laterDone: "the batches undone before stay undone: run the undo again") { page, done in
+            try verify(page, applied: true, planID: planID, appliedAt: appliedAt, done: done)
+            var statements: [SQLStatement] = []
+            statements.reserveCapacity(page.count * 3)
+            for row in page {
+                statements.append(SQLStatement(accountSQL, [row.oldSub] + accountTime + [row.accountID, row.newSub],
+                                               expecting: Self.one("account \(row.accountID) changed while the undo ran; \(done)")))
+                if let old = row.oldEmail, let new = row.newEmail {
+                    statements.append(SQLStatement(userSQL, [old] + userTime + [row.userID, new],
+                                                   expecting: Self.one("the email of user \(row.userID) changed while the undo ran; \(done)")))
                 }
-                _ = try store.db.checkedBatch(statements)
-                if last {
-                    try store.db.execute("UPDATE gatehouse_apple_transfer_plans SET status = 'undone', undone_at = ?, undone_by = ?, undo_reason = ? WHERE id = ?",
-                                         [now.iso8601, actor.name, reason, planID])
-                }
+                statements.append(SQLStatement(markSQL, [now.iso8601, transferID, row.accountID]))
             }
-            if last {
-                try store.change(actor: actor, action: "apple.transfer.undo", subject: planID, details: [
-                    "transfer_id": .int(transferID), "reason": .string(reason), "accounts": .int(Int64(rows.count)),
-                ], body)
-            } else {
-                try store.db.write(body)
-            }
-            writes += 1
+            _ = try store.db.checkedBatch(statements)
+        } finish: { rows, _ in
+            try store.db.execute("UPDATE gatehouse_apple_transfer_plans SET status = 'undone', undone_at = ?, undone_by = ?, undo_reason = ? WHERE id = ?",
+                                 [now.iso8601, actor.name, reason, planID])
+            try store.audit.append(store.db, actor: actor, action: "apple.transfer.undo", subject: planID, details: [
+                "transfer_id": .int(transferID), "reason": .string(reason), "accounts": .int(Int64(rows)),
+            ], at: now)
         }
-        return Result(planId: planID, status: "undone", accounts: rows.count, emails: rows.filter { $0.newEmail != nil }.count, writes: writes, ticket: plan.ticket)
+        return Result(planId: planID, status: "undone", accounts: counted.rows, emails: counted.emails, writes: counted.writes, ticket: plan.ticket)
     }
 
     static func one(_ message: String) -> ChangeExpectation {

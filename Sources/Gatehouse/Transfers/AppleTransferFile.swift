@@ -155,6 +155,51 @@ extension AppleTransferStore {
 
 /// A file only its owner reads (mode 0600), written whole or not at all: to a temporary name beside it, then renamed.
 public enum PrivateFile {
+    /// A file written piece by piece (a plan of a million accounts is never held whole), then `commit`ted in place;
+    /// dropped without a commit, nothing is left.
+    public final class Stream {
+        let path: String
+        let temporary: String
+        private var fd: Int32
+        private var failed = false
+
+        public init(path: String) throws {
+            self.path = path
+            temporary = path + ".tmp-\(getpid())"
+            fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0o600)
+            guard fd >= 0 else { throw GatehouseError.invalid("cannot write \(path): \(String(cString: strerror(errno)))", fix: "check the folder exists and is writable") }
+            _ = fchmod(fd, 0o600)
+        }
+
+        deinit {
+            if fd >= 0 { close(fd); unlink(temporary) }
+        }
+
+        public func append(_ data: Data) {
+            guard !failed else { return }
+            data.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = Foundation.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                    if written <= 0 { failed = true; return }
+                    offset += written
+                }
+            }
+        }
+
+        public func append(_ text: String) { append(Data(text.utf8)) }
+
+        public func commit() throws {
+            let synced = !failed && fsync(fd) == 0
+            close(fd)
+            fd = -1
+            guard synced, rename(temporary, path) == 0 else {
+                unlink(temporary)
+                throw GatehouseError.invalid("cannot write \(path): \(String(cString: strerror(errno)))", fix: "check the disk has room and the folder is writable")
+            }
+        }
+    }
+
     public static func write(_ data: Data, to path: String) throws {
         let temporary = path + ".tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0o600)

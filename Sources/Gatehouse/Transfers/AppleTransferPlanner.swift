@@ -106,52 +106,60 @@ public struct AppleTransferPlanner {
             throw GatehouseError.conflict("plan \(latest.planId) was cut off part-way through its apply",
                                           fix: "finish it with `gatehouse apple transfer apply \(latest.planId) --ticket \(latest.ticket ?? "REF") --yes`, or undo what it applied with `gatehouse apple transfer undo \(latest.planId) --reason R`")
         }
-        let exchanged = try store.db.rows("""
-            SELECT account_id, user_id, old_sub, new_sub, new_email, is_private_email FROM gatehouse_apple_transfer_accounts
-            WHERE transfer_id = ? AND new_sub IS NOT NULL AND applied_plan IS NULL ORDER BY account_id
-            """, [transfer.id]).compactMap { row -> Exchanged? in
-            guard let account = row.optionalString("account_id"), let user = row.optionalString("user_id"), let old = row.optionalString("old_sub"),
-                  let new = row.optionalString("new_sub") else { return nil }
-            return Exchanged(accountID: account, userID: user, oldSub: old, newSub: new, newEmail: row.optionalString("new_email"),
-                             isPrivate: row["is_private_email"].int64 == 1)
-        }
         let notExchanged = Int(try store.db.scalar("SELECT count(*) FROM gatehouse_apple_transfer_accounts WHERE transfer_id = ? AND new_sub IS NULL", [transfer.id]).int64 ?? 0)
         let planID = "tp_" + String(SHA256.hex("\(transfer.id)|\(now.milliseconds)|\(UUID().uuidString)").prefix(24))
-        var decided: [(Exchanged, AppleTransferCheck.Decision)] = []
-        decided.reserveCapacity(exchanged.count)
         let check = AppleTransferCheck(store: store)
-        for chunk in exchanged.chunked(by: Self.readChunk) {
-            let decisions = try check.decide(Array(chunk))
-            decided += zip(chunk, decisions).map { ($0, $1) }
-        }
+        let pageRows = min(store.engine.rowsPerWrite ?? AppleTransferApplier.pageRows, AppleTransferApplier.pageRows)
         var rewrites = 0, emailRewrites = 0, stragglers = 0, unchanged = 0
         var pairs: [AppleTransferPlanSummary.StragglerPair] = []
-        var statements: [SQLStatement] = []
-        for (row, decision) in decided {
-            let action: String, oldEmail: String?, newEmail: String?, newUser: String?
-            switch decision {
-            case .rewrite(let from, let to):
-                (action, oldEmail, newEmail, newUser) = ("rewrite", from, to, nil)
-                rewrites += 1
-                if to != nil { emailRewrites += 1 }
-            case .straggler(let user, let reason):
-                (action, oldEmail, newEmail, newUser) = ("straggler", nil, nil, user)
-                stragglers += 1
-                if pairs.count < Self.listedStragglers {
-                    pairs.append(.init(userId: row.userID, accountId: row.accountID, newUserId: user, reason: reason,
-                                       mergeCommand: "gatehouse merge plan --from \(user) --into \(row.userID) --same-provider source"))
-                }
-            case .unchanged:
-                (action, oldEmail, newEmail, newUser) = ("unchanged", nil, nil, nil)
-                unchanged += 1
+        let markSQL = """
+            UPDATE gatehouse_apple_transfer_accounts SET plan_id = ?, plan_action = ?, plan_old_email = ?, plan_new_email = ?, straggler_user_id = ?
+            WHERE transfer_id = ? AND account_id = ?
+            """
+        // Page by page, each page's decisions written before the next is read: a plan of a million accounts holds one
+        // page in memory. The plan exists once its record is written, last; apply checks that its rows are still its own.
+        var after = ""
+        while true {
+            let page = try store.db.rows("""
+                SELECT account_id, user_id, old_sub, new_sub, new_email, is_private_email FROM gatehouse_apple_transfer_accounts
+                WHERE transfer_id = ? AND new_sub IS NOT NULL AND applied_plan IS NULL AND account_id > ? ORDER BY account_id LIMIT \(pageRows)
+                """, [transfer.id, after]).compactMap { row -> Exchanged? in
+                guard let account = row.optionalString("account_id"), let user = row.optionalString("user_id"), let old = row.optionalString("old_sub"),
+                      let new = row.optionalString("new_sub") else { return nil }
+                return Exchanged(accountID: account, userID: user, oldSub: old, newSub: new, newEmail: row.optionalString("new_email"),
+                                 isPrivate: row["is_private_email"].int64 == 1)
             }
-            entries?(Entry(accountId: row.accountID, userId: row.userID, action: action, oldSub: row.oldSub, newSub: row.newSub,
-                           oldEmail: oldEmail, newEmail: newEmail, newUserId: newUser))
-            statements.append(SQLStatement("""
-                UPDATE gatehouse_apple_transfer_accounts SET plan_id = ?, plan_action = ?, plan_old_email = ?, plan_new_email = ?, straggler_user_id = ?
-                WHERE transfer_id = ? AND account_id = ?
-                """, [planID, action, oldEmail.map(SQLValue.text) ?? .null, newEmail.map(SQLValue.text) ?? .null, newUser.map(SQLValue.text) ?? .null,
-                      transfer.id, row.accountID]))
+            guard let last = page.last else { break }
+            after = last.accountID
+            var statements: [SQLStatement] = []
+            statements.reserveCapacity(page.count)
+            for chunk in page.chunked(by: Self.readChunk) {
+                for (row, decision) in zip(chunk, try check.decide(Array(chunk))) {
+                    let action: String, oldEmail: String?, newEmail: String?, newUser: String?
+                    switch decision {
+                    case .rewrite(let from, let to):
+                        (action, oldEmail, newEmail, newUser) = ("rewrite", from, to, nil)
+                        rewrites += 1
+                        if to != nil { emailRewrites += 1 }
+                    case .straggler(let user, let reason):
+                        (action, oldEmail, newEmail, newUser) = ("straggler", nil, nil, user)
+                        stragglers += 1
+                        if pairs.count < Self.listedStragglers {
+                            pairs.append(.init(userId: row.userID, accountId: row.accountID, newUserId: user, reason: reason,
+                                               mergeCommand: "gatehouse merge plan --from \(user) --into \(row.userID) --same-provider source"))
+                        }
+                    case .unchanged:
+                        (action, oldEmail, newEmail, newUser) = ("unchanged", nil, nil, nil)
+                        unchanged += 1
+                    }
+                    entries?(Entry(accountId: row.accountID, userId: row.userID, action: action, oldSub: row.oldSub, newSub: row.newSub,
+                                   oldEmail: oldEmail, newEmail: newEmail, newUserId: newUser))
+                    statements.append(SQLStatement(markSQL, [planID, action, oldEmail.map(SQLValue.text) ?? .null, newEmail.map(SQLValue.text) ?? .null,
+                                                             newUser.map(SQLValue.text) ?? .null, transfer.id, row.accountID]))
+                }
+            }
+            try store.db.write { _ = try store.db.batch(statements) }
+            if page.count < pageRows { break }
         }
         struct Stored: Codable {
             let rewrites: Int, emailRewrites: Int, stragglers: Int, unchanged: Int, notExchanged: Int
@@ -159,14 +167,10 @@ public struct AppleTransferPlanner {
         }
         let summary = try MergeJSON.string(Stored(rewrites: rewrites, emailRewrites: emailRewrites, stragglers: stragglers, unchanged: unchanged,
                                                   notExchanged: notExchanged, stragglerPairs: pairs))
-        let chunks = statements.chunked(by: store.engine.rowsPerWrite ?? max(statements.count, 1))
-        // The plan's rows first, in writes of the engine's size; the plan exists once its record is written last.
-        for chunk in chunks.dropLast() { try store.db.write { _ = try store.db.batch(Array(chunk)) } }
         try store.change(actor: actor, action: "apple.transfer.plan", subject: planID, details: [
             "transfer_id": .int(transfer.id), "rewrites": .int(Int64(rewrites)), "email_rewrites": .int(Int64(emailRewrites)),
             "stragglers": .int(Int64(stragglers)), "unchanged": .int(Int64(unchanged)), "not_exchanged": .int(Int64(notExchanged)),
         ]) {
-            if let last = chunks.last { _ = try store.db.batch(Array(last)) }
             try store.db.execute("UPDATE gatehouse_apple_transfer_plans SET status = 'superseded' WHERE transfer_id = ? AND status = 'planned'", [transfer.id])
             try store.db.execute("""
                 INSERT INTO gatehouse_apple_transfer_plans (id, transfer_id, status, created_at, created_by, summary_json) VALUES (?, ?, 'planned', ?, ?, ?)

@@ -92,7 +92,6 @@ public struct AppleTransferRunner {
         var results: [(Item, Outcome)] = []
         var pauseUntil = Date.distantPast
         var fatal: Error?
-        var running = 0
         var rateLimited = 0
     }
 
@@ -122,23 +121,11 @@ public struct AppleTransferRunner {
             let signing = try transfers.signingKey(team: transfer.toTeam, side: "recipient")
             (key, privateKey) = (signing.0, P256PrivateKeyBox(signing.1))
         }
-        let items = try pending(side, transfer)
+        let total = min(try pendingCount(side, transfer, retrying: retryRefused), limit ?? Int.max)
         let client = AppleMigrationClient(baseURL: baseURL, clientID: transfer.clientID, key: key, privateKey: privateKey.key)
         let shared = Shared()
         let started = Date()
-        let workers = min(concurrency, max(items.count, 1))
-        let finished = DispatchGroup()
-        for _ in 0..<(items.isEmpty ? 0 : workers) {
-            finished.enter()
-            shared.running += 1
-            let thread = Thread { [attempts] in
-                Self.work(items: items, side: side, target: transfer.toTeam.rawValue, client: client, shared: shared, attempts: attempts)
-                finished.leave()
-            }
-            thread.stackSize = 1 << 20
-            thread.start()
-        }
-        var answered = 0, refused = 0, unavailable = 0
+        var answered = 0, refused = 0, unavailable = 0, asked = 0
         func flush() throws {
             let batch: [(Item, Outcome)] = shared.lock.withLock { let taken = shared.results; shared.results.removeAll(keepingCapacity: true); return taken }
             guard !batch.isEmpty else { return }
@@ -152,23 +139,45 @@ public struct AppleTransferRunner {
             }
             let elapsed = max(Date().timeIntervalSince(started), 0.001)
             let done = answered + refused + unavailable
-            progress?(Progress(done: done, total: items.count, failed: refused + unavailable, perSecond: Double(done) / elapsed))
+            progress?(Progress(done: done, total: total, failed: refused + unavailable, perSecond: Double(done) / elapsed))
         }
-        var writeError: Error?
-        while finished.wait(timeout: .now() + flushInterval) == .timedOut {
-            do { try flush() } catch {
-                // The store cannot take answers: stop asking, and keep what was written.
-                shared.lock.withLock { if shared.fatal == nil { shared.fatal = error } }
-                writeError = error
-                break
+        // Page by page (account id order), so that a million accounts are never held at once; within a page,
+        // `concurrency` workers take the next account as they finish one, and answers are written as they come.
+        var after = ""
+        pages: while asked < total {
+            let items = try page(side, transfer, after: after, limit: min(Self.pageItems, total - asked))
+            guard let last = items.last else { break }
+            after = last.accountID
+            asked += items.count
+            shared.lock.withLock { shared.next = 0 }
+            let finished = DispatchGroup()
+            for _ in 0..<min(concurrency, items.count) {
+                finished.enter()
+                let thread = Thread { [attempts] in
+                    Self.work(items: items, side: side, target: transfer.toTeam.rawValue, client: client, shared: shared, attempts: attempts)
+                    finished.leave()
+                }
+                thread.stackSize = 1 << 20
+                thread.start()
             }
+            var writeError: Error?
+            while finished.wait(timeout: .now() + flushInterval) == .timedOut {
+                do { try flush() } catch {
+                    // The store cannot take answers: stop asking, and keep what was written.
+                    shared.lock.withLock { if shared.fatal == nil { shared.fatal = error } }
+                    writeError = error
+                    break
+                }
+            }
+            if writeError != nil { finished.wait(); break pages }
+            try flush()
+            if shared.lock.withLock({ shared.fatal }) != nil { break }
         }
-        if writeError != nil { finished.wait() } else { try flush() }
         let seconds = Date().timeIntervalSince(started)
         let done = answered + refused + unavailable
-        let remaining = try remainingCount(side, transfer)
+        let remaining = try pendingCount(side, transfer, retrying: false)
         try store.audit.append(store.db, actor: actor, action: "apple.transfer.\(side.rawValue)", subject: transfer.toTeam.rawValue, details: [
-            "transfer_id": .int(transfer.id), "asked": .int(Int64(items.count)), "answered": .int(Int64(answered)), "refused": .int(Int64(refused)),
+            "transfer_id": .int(transfer.id), "asked": .int(Int64(done)), "answered": .int(Int64(answered)), "refused": .int(Int64(refused)),
             "unavailable": .int(Int64(unavailable)), "remaining": .int(Int64(remaining)), "key_id": .string(key.keyID.rawValue),
         ], at: .now())
         if let fatal = shared.lock.withLock({ shared.fatal }) {
@@ -177,33 +186,41 @@ public struct AppleTransferRunner {
             }
             throw fatal
         }
-        return Summary(side: side, asked: items.count, answered: answered, refused: refused, unavailable: unavailable, remaining: remaining,
+        return Summary(side: side, asked: total, answered: answered, refused: refused, unavailable: unavailable, remaining: remaining,
                        rateLimited: shared.lock.withLock { shared.rateLimited }, tokenRenewals: client.renewals,
                        seconds: seconds, requestsPerSecond: seconds > 0 ? Double(done) / seconds : 0)
     }
 
-    /// The accounts to ask about, in account id order (at most `limit`), or with `counting` how many there are in all.
-    private func pending(_ side: Side, _ transfer: AppleTransfer, counting: Bool = false) throws -> [Item] {
-        let condition: String, ask: String
+    /// Accounts asked about per page.
+    static let pageItems = 5_000
+
+    /// Which accounts are still to ask about: those without an answer, and those Apple gave no usable answer for;
+    /// with `retrying`, those Apple refused too.
+    private func pendingCondition(_ side: Side, retrying: Bool) -> (condition: String, ask: String) {
         switch side {
         case .collect:
-            ask = "old_sub"
-            condition = "transfer_sub IS NULL AND " + (retryRefused && !counting ? "1 = 1" : "(collect_error IS NULL OR collect_error = 'unavailable')")
+            return ("transfer_sub IS NULL" + (retrying ? "" : " AND (collect_error IS NULL OR collect_error = 'unavailable')"), "old_sub")
         case .exchange:
-            ask = "transfer_sub"
-            condition = "transfer_sub IS NOT NULL AND new_sub IS NULL AND " + (retryRefused && !counting ? "1 = 1" : "(exchange_error IS NULL OR exchange_error = 'unavailable')")
+            return ("transfer_sub IS NOT NULL AND new_sub IS NULL" + (retrying ? "" : " AND (exchange_error IS NULL OR exchange_error = 'unavailable')"), "transfer_sub")
         }
-        let limitClause = !counting ? (limit.map { " LIMIT \($0)" } ?? "") : ""
-        return try store.db.rows("SELECT account_id, \(ask) AS ask FROM gatehouse_apple_transfer_accounts WHERE transfer_id = ? AND \(condition) ORDER BY account_id\(limitClause)",
-                                 [transfer.id]).compactMap { row in
+    }
+
+    /// The next page of accounts to ask about after `after`, in account id order.
+    private func page(_ side: Side, _ transfer: AppleTransfer, after: String, limit: Int) throws -> [Item] {
+        let (condition, ask) = pendingCondition(side, retrying: retryRefused)
+        return try store.db.rows("""
+            SELECT account_id, \(ask) AS ask FROM gatehouse_apple_transfer_accounts
+            WHERE transfer_id = ? AND \(condition) AND account_id > ? ORDER BY account_id LIMIT \(limit)
+            """, [transfer.id, after]).compactMap { row in
             guard let id = row.optionalString("account_id"), let ask = row.optionalString("ask") else { return nil }
             return Item(accountID: id, ask: ask)
         }
     }
 
-    /// How many accounts are still to ask about (refused ones are not).
-    private func remainingCount(_ side: Side, _ transfer: AppleTransfer) throws -> Int {
-        try pending(side, transfer, counting: true).count
+    /// How many accounts are still to ask about.
+    private func pendingCount(_ side: Side, _ transfer: AppleTransfer, retrying: Bool) throws -> Int {
+        let (condition, _) = pendingCondition(side, retrying: retrying)
+        return Int(try store.db.scalar("SELECT count(*) FROM gatehouse_apple_transfer_accounts WHERE transfer_id = ? AND \(condition)", [transfer.id]).int64 ?? 0)
     }
 
     /// A worker: takes the next account, asks Apple, hands the outcome to the writer, until none is left or the run stops.

@@ -129,13 +129,21 @@ enum AppleTransferCommands {
     static func plan(_ invocation: Invocation) throws -> Int32 {
         let store = try invocation.openStore()
         let out = try invocation[Options.planOut]
-        var entries: [AppleTransferPlanner.Entry] = []
-        let summary = try AppleTransferPlanner(store: store).plan(actor: invocation.actor, entries: out == nil ? nil : { entries.append($0) })
-        if let out {
-            struct File: Encodable { let plan: AppleTransferPlanSummary; let accounts: [AppleTransferPlanner.Entry] }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            try PrivateFile.write(try encoder.encode(File(plan: summary, accounts: entries)), to: out)
+        // --out: every account's entry streamed to the file as it is planned, the summary last; renamed into place once whole.
+        let file = try out.map(PrivateFile.Stream.init(path:))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        var first = true
+        file?.append("{\"accounts\": [\n")
+        let summary = try AppleTransferPlanner(store: store).plan(actor: invocation.actor, entries: file.map { file in { entry in
+            file.append((first ? "" : ",\n") + String(decoding: (try? encoder.encode(entry)) ?? Data("{}".utf8), as: UTF8.self))
+            first = false
+        } })
+        if let file {
+            file.append("\n], \"plan\": ")
+            file.append(try encoder.encode(summary))
+            file.append("}\n")
+            try file.commit()
         }
         if invocation.json { try invocation.output.json(summary); return 0 }
         invocation.output.line("transfer plan \(summary.planId): \(summary.rewrites) account(s) to rewrite to the new sub (\(summary.emailRewrites) with a new relay address)")
