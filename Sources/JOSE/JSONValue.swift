@@ -212,6 +212,13 @@ extension JSONValue {
         }
     }
 
+    /// `members` as compact JSON text (a request body), the keys in the order `writeObject` writes them.
+    public static func serialize(_ members: [String: JSONValue]) throws -> [UInt8] {
+        var out: [UInt8] = []
+        try writeObject(members, into: &out)
+        return out
+    }
+
     static func writeObject(_ members: [String: JSONValue], into out: inout [UInt8]) throws {
         out.append(UInt8(ascii: "{"))
         try writeMembers(members, first: true, into: &out)

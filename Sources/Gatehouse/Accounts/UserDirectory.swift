@@ -200,6 +200,7 @@ public struct UserDirectory {
             SQLStatement(MergeLedger.historySQL, [id.rawValue, id.rawValue]),
             SQLStatement(AppleAccountFlags.stateSQL(store.schema), [id.rawValue]),
             SQLStatement(AppleAccountFlags.deletionRequestsSQL, [id.rawValue]),
+            SQLStatement(GoogleAccountFlags.stateSQL(store.schema), [id.rawValue]),
         ]
         // The sync rows, from the tables this database has (the first users row of the sub when a dirty store
         // holds two).
@@ -227,6 +228,7 @@ public struct UserDirectory {
         let flags = UserFlags.flags(email: record.email, emailVerified: record.emailVerified, providers: providers,
                                     provisioned: syncRecord.missingTables.contains("users") ? nil : syncRecord.provisioned)
             + AppleAccountFlags.flags(state: results[5], deletionRequests: results[6], email: record.email)
+            + GoogleAccountFlags.flags(state: results[7])
         return UserDetail(user: record, flags: flags, accounts: accounts, sessions: sessions, sync: syncRecord,
                           merges: MergeLedger.history(results[4]))
     }

@@ -84,7 +84,7 @@ public struct GoogleRISCVerifier: Sendable {
         }
         // 5. One of the app's Google client ids.
         guard !audiences.isEmpty else {
-            throw GoogleRISCRefusal("no Google client id is configured to check aud against; set them with `gatehouse providers set google --web-client-id ID`", reason: .noAudience)
+            throw GoogleRISCRefusal("no Google client id is configured to check aud against; set them with `gatehouse providers set google --client-id web=ID`", reason: .noAudience)
         }
         let auds = claims["aud"]?.stringValue.map { [$0] } ?? claims["aud"]?.arrayValue?.compactMap(\.stringValue) ?? []
         guard auds.contains(where: audiences.contains) else {

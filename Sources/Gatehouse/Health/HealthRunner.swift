@@ -31,6 +31,7 @@ public struct HealthRunner: Sendable {
             try GateStore(store: store).board(now: now).gates.contains { $0.provider == .apple && ($0.state == .live || $0.state == .lapsed) }
         }),
         AppleTransferHealthCheck(),
+        GoogleRISCHealthCheck(),
         GateHealthChecks(),
         TimerHealthCheck(),
     ]

@@ -52,6 +52,15 @@ public struct PolicyExport: Sendable, Codable, Equatable {
     public let validUntil: Timestamp?
     public let account: Account
     public let linkSocial: LinkSocial
+    /// What Google's Cross-Account Protection told about the app's users that sign-in must honour.
+    public var security: Security
+
+    /// `security`: the Google accounts Google disabled (their `sub`s): the runtime refuses Google sign-in for them
+    /// until Google sends `account-enabled`.
+    public struct Security: Sendable, Codable, Equatable {
+        public let googleDisabledSubs: [String]
+        public init(googleDisabledSubs: [String]) { self.googleDisabledSubs = googleDisabledSubs }
+    }
 
     /// The export of a snapshot.
     public init(snapshot: PolicySnapshot) {
@@ -64,6 +73,7 @@ public struct PolicyExport: Sendable, Codable, Equatable {
             requireLocalEmailVerified: policy.requireLocalEmailVerified, allowUnlinkingAll: policy.allowUnlinkingAll,
             allowDifferentEmails: policy.autoLinkAllowDifferentEmails))
         linkSocial = LinkSocial(allowDifferentEmails: policy.linkSocialAllowDifferentEmails, appliesTo: Self.linkSocialRequests)
+        security = Security(googleDisabledSubs: [])
     }
 
     /// One line of compact JSON with sorted keys.

@@ -63,7 +63,9 @@ public struct PolicyStore {
 
     /// The effective policy in the shape the runtime's `createBetterAuth(env)` factory reads.
     public func export(now: Timestamp) throws -> PolicyExport {
-        PolicyExport(snapshot: try snapshot(now: now))
+        var export = PolicyExport(snapshot: try snapshot(now: now))
+        export.security = PolicyExport.Security(googleDisabledSubs: try GoogleAccountFlags.disabledSubs(in: store))
+        return export
     }
 
     // MARK: Writing

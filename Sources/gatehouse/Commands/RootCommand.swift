@@ -27,6 +27,8 @@ enum RootCommand {
                 .noun(GatesCommands.self),
                 .noun(AdminsCommands.self),
                 .noun(AppleCommands.self),
+                .noun(GoogleCommands.self),
+                .noun(SecurityCommands.self),
                 .noun(ProvidersCommands.self),
                 .noun(TokenCommands.self),
                 .noun(ServeCommand.self),

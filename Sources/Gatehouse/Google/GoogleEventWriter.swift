@@ -1,0 +1,94 @@
+import Foundation
+import Locking
+
+/// The receiver's store side: verified events wait in a bounded queue and one thread records them (each in its own
+/// write, deduplicated and acted on: `GoogleSecurityInbox.record`). A request thread waits for its event's write at
+/// most `wait` seconds, so a busy or locked store never holds a connection for long: the sender is then told to
+/// deliver again (a duplicate `jti` is recognised and acts once). Refusals are counted through the same queue and
+/// dropped when it is full, so a flood of forged tokens cannot fill it.
+public final class GoogleEventWriter: @unchecked Sendable {
+    public static let capacity = 4096
+
+    private final class Pending {
+        enum Work {
+            case event(GoogleSecurityEvent, fingerprint: String, transport: GoogleSecurityInbox.Transport)
+            case refusal(GoogleRISCRefusal, transport: GoogleSecurityInbox.Transport, source: String?)
+        }
+        let work: Work
+        var result: Result<GoogleSecurityInbox.Receipt, Error>?
+        init(_ work: Work) { self.work = work }
+    }
+
+    private let condition = NSCondition()
+    private var queue: [Pending] = []
+    private var stopped = false
+    private let pool: StorePool
+    private let keys: GoogleRISCKeys
+    private var thread: Thread?
+
+    public init(pool: StorePool, keys: GoogleRISCKeys) {
+        self.pool = pool
+        self.keys = keys
+        let thread = Thread { [unowned self] in self.run() }
+        thread.name = "google-risc-writer"
+        self.thread = thread
+        thread.start()
+    }
+
+    public func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Queues `event` and waits up to `wait` seconds for its write: the receipt, or nil when the queue is full or the
+    /// write did not finish in time.
+    public func record(_ event: GoogleSecurityEvent, fingerprint: String, transport: GoogleSecurityInbox.Transport, wait: Double) throws -> GoogleSecurityInbox.Receipt? {
+        let pending = Pending(.event(event, fingerprint: fingerprint, transport: transport))
+        condition.lock()
+        defer { condition.unlock() }
+        guard queue.count < Self.capacity, !stopped else { return nil }
+        queue.append(pending)
+        condition.broadcast()
+        let deadline = Date().addingTimeInterval(wait)
+        while pending.result == nil {
+            guard condition.wait(until: deadline) else { break }
+        }
+        return try pending.result?.get()
+    }
+
+    /// Counts a refusal, later; dropped when the queue is full.
+    public func count(_ refusal: GoogleRISCRefusal, transport: GoogleSecurityInbox.Transport, source: String?) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard queue.count < Self.capacity / 2, !stopped else { return }
+        queue.append(Pending(.refusal(refusal, transport: transport, source: source)))
+        condition.broadcast()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while queue.isEmpty && !stopped { condition.wait() }
+            if queue.isEmpty && stopped { condition.unlock(); return }
+            let next = queue.removeFirst()
+            condition.unlock()
+            let result: Result<GoogleSecurityInbox.Receipt, Error> = Result {
+                try pool.withStore { store in
+                    let inbox = GoogleSecurityInbox(store: store, keys: keys)
+                    switch next.work {
+                    case .event(let event, let fingerprint, let transport):
+                        return try inbox.record(event, fingerprint: fingerprint, transport: transport, now: .now())
+                    case .refusal(let refusal, let transport, let source):
+                        return try inbox.refuse(refusal, transport: transport, source: source, now: .now())
+                    }
+                }
+            }
+            condition.lock()
+            next.result = result
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+}

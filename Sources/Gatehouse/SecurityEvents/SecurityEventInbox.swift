@@ -1,0 +1,58 @@
+import Storage
+
+/// One inbox for every provider's security events: Apple's server-to-server notifications and Google's
+/// Cross-Account Protection events, newest first, each with what Gatehouse did and whether it can be undone.
+/// Refused tokens are not events: each provider's own list counts them (`apple notifications list`, the counters
+/// behind `google risc serve`).
+public enum SecurityEventInbox {
+    public enum Provider: String, Sendable, Codable, CaseIterable {
+        case apple, google
+    }
+
+    public struct Entry: Sendable, Codable, Equatable {
+        public let provider: String
+        public let id: Int64
+        public let receivedAt: String
+        public let event: String
+        public let outcome: String
+        public let userId: String?
+        /// The provider's account id the event named (Apple or Google `sub`).
+        public let subject: String?
+        /// What Gatehouse did, in words.
+        public let action: String
+        /// Whether `security undo` can give back what it changed.
+        public let undoable: Bool
+        /// Sessions it ended: never given back.
+        public let sessionsEnded: Int
+        public let undoneAt: String?
+    }
+
+    /// The latest events (at most `limit`), newest first, of one provider or both, received at or after `since`.
+    public static func list(store: Store, provider: Provider? = nil, since: Timestamp? = nil, limit: Int = 200) throws -> [Entry] {
+        let limit = max(1, min(limit, 5000))
+        let after = since?.iso8601 ?? ""
+        var entries: [Entry] = []
+        if provider != .google {
+            entries += try store.db.rows("""
+                SELECT id, received_at, type, outcome, user_id, sub, action FROM gatehouse_apple_notifications
+                WHERE outcome <> 'refused' AND received_at >= ? ORDER BY received_at DESC, id DESC LIMIT ?
+                """, [after, limit]).map { row in
+                Entry(provider: "apple", id: row["id"].int64 ?? 0, receivedAt: row.optionalString("received_at") ?? "", event: row.optionalString("type") ?? "",
+                      outcome: row.optionalString("outcome") ?? "", userId: row.optionalString("user_id"), subject: row.optionalString("sub"),
+                      action: row.optionalString("action") ?? "", undoable: false, sessionsEnded: 0, undoneAt: nil)
+            }
+        }
+        if provider != .apple {
+            entries += try store.db.rows("""
+                SELECT id, received_at, event_type, outcome, user_id, sub, action, sessions_ended, undo_data IS NOT NULL AS undoable, undone_at
+                FROM gatehouse_google_events WHERE received_at >= ? ORDER BY received_at DESC, id DESC LIMIT ?
+                """, [after, limit]).map { row in
+                Entry(provider: "google", id: row["id"].int64 ?? 0, receivedAt: row.optionalString("received_at") ?? "", event: row.optionalString("event_type") ?? "",
+                      outcome: row.optionalString("outcome") ?? "", userId: row.optionalString("user_id"), subject: row.optionalString("sub"),
+                      action: row.optionalString("action") ?? "", undoable: row.bool("undoable"), sessionsEnded: Int(row["sessions_ended"].int64 ?? 0),
+                      undoneAt: row.optionalString("undone_at"))
+            }
+        }
+        return Array(entries.sorted { ($0.receivedAt, $0.id) > ($1.receivedAt, $1.id) }.prefix(limit))
+    }
+}
