@@ -374,7 +374,13 @@ enum RunbookRunner {
             apple = try AppleServerFixture(arguments: ["--keys-dir", work.path])
             environment["GATEHOUSE_APPLE_BASE_URL"] = apple?.baseURL
         }
-        defer { _ = apple }
+        var google: GoogleServerFixture?
+        if markdown.contains("google risc") {
+            google = try GoogleServerFixture()
+            environment["GATEHOUSE_GOOGLE_ACCOUNTS_BASE_URL"] = google?.baseURL
+            environment["GATEHOUSE_GOOGLE_RISC_BASE_URL"] = google?.baseURL
+        }
+        defer { _ = apple; _ = google }
         process.environment = environment
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = log

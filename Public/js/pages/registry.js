@@ -9,6 +9,7 @@ export const pages = [
   { route: "apple", title: "Apple keys", module: "./pages/apple.js", role: "viewer" },
   { route: "apple-events", title: "Apple events", module: "./pages/apple-events.js", role: "viewer" },
   { route: "apple-transfer", title: "Apple transfer", module: "./pages/apple-transfer.js", role: "viewer" },
+  { route: "security-events", title: "Security events", module: "./pages/security-events.js", role: "viewer" },
   { route: "policy", title: "Policy", module: "./pages/policy.js", role: "viewer" },
   { route: "gates", title: "Gates", module: "./pages/gates.js", role: "viewer" },
   { route: "health", title: "Health", module: "./pages/health.js", role: "viewer" },

@@ -14,6 +14,7 @@ enum APIRoutes {
         AuditRoutes.register(on: &router)
         AppleRoutes.register(on: &router)
         AppleTransferRoutes.register(on: &router)
+        SecurityEventRoutes.register(on: &router)
         ProviderRoutes.register(on: &router)
         UserRoutes.register(on: &router)
         AccountRoutes.register(on: &router)

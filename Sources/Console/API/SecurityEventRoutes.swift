@@ -1,0 +1,37 @@
+import Gatehouse
+import HTTPServer
+
+/// One inbox of Apple's and Google's security events, over `SecurityEventInbox` and `GoogleSecurityInbox`:
+///
+/// - `GET /api/security/events?provider=apple|google&since=ISO&limit=N` → the events, newest first (viewer)
+/// - `POST /api/security/events/google/:id/undo` {reason} → gives back what the event changed (admin, step-up)
+///
+/// Read-only otherwise: events arrive through their own receivers (`apple notifications serve`, `google risc serve`).
+enum SecurityEventRoutes {
+    struct UndoRequest: Decodable { let reason: String }
+
+    static func register(on router: inout Router) {
+        router.add("GET", "/api/security/events", role: .viewer) { ctx in
+            let provider = try ctx.query("provider").map { text -> SecurityEventInbox.Provider in
+                guard let provider = SecurityEventInbox.Provider(rawValue: text) else {
+                    throw GatehouseError.invalid("provider must be apple or google, got \"\(OperatorText.visible(String(text.prefix(20))))\"")
+                }
+                return provider
+            }
+            let since = try ctx.query("since").map { text -> Timestamp in
+                guard let time = Timestamp(iso8601: text) else { throw GatehouseError.invalid("since must be an ISO-8601 time, e.g. 2026-12-01") }
+                return time
+            }
+            let limit = ctx.query("limit").flatMap(Int.init) ?? 200
+            return try JSONBody.response(try ctx.stores.withStore { try SecurityEventInbox.list(store: $0, provider: provider, since: since, limit: limit) })
+        }
+        router.add("POST", "/api/security/events/google/:id/undo", role: .admin, factor: .stepUp) { ctx in
+            guard let id = ctx.parameters["id"].flatMap(Int64.init), id > 0 else { throw GatehouseError.invalid("the event id is a positive number") }
+            let body = try ctx.body(UndoRequest.self)
+            let actor = try ctx.actor
+            return try JSONBody.response(try ctx.stores.withStore { store in
+                try GoogleSecurityInbox(store: store, keys: GoogleRISCKeys()).undo(id: id, reason: body.reason, actor: actor, now: ctx.now)
+            })
+        }
+    }
+}

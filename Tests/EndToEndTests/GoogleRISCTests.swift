@@ -1,0 +1,304 @@
+import Foundation
+import HTTPTestSupport
+import XCTest
+
+/// Tests/Fixtures/google_server.py, a local Google for Cross-Account Protection: discovery, keys, the stream
+/// management API, and a signer of security event tokens (genuine and forged).
+final class GoogleServerFixture {
+    let running: CLI.Running
+    let port: UInt16
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    init() throws {
+        running = try Tool.start(try AppleTools.python(), [fixture("google_server.py"), "--port", "0"])
+        guard let line = try AppleServerFixture.waitForLine(in: running, prefix: "PORT "), let port = UInt16(line.dropFirst(5)) else {
+            running.process.terminate()
+            throw XCTSkip("the Google fixture server did not start: \((try? String(contentsOf: running.err, encoding: .utf8)) ?? "")")
+        }
+        self.port = port
+    }
+
+    deinit {
+        running.process.terminate()
+        running.process.waitUntilExit()
+    }
+
+    func post(_ path: String, _ body: [String: Any]) throws -> [String: Any] {
+        let answer = try AppleServerFixture.request(port: port, method: "POST", path: path, body: [UInt8](try JSONSerialization.data(withJSONObject: body)))
+        return (try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]) ?? [:]
+    }
+
+    func stats() throws -> [String: Any] {
+        (try JSONSerialization.jsonObject(with: Data(try AppleServerFixture.request(port: port, method: "GET", path: "/test/stats").body)) as? [String: Any]) ?? [:]
+    }
+
+    /// A security event token of `event` (see the fixture's header for the fields).
+    func token(_ event: String, _ fields: [String: Any] = [:]) throws -> String {
+        try XCTUnwrap(try post("/test/sign", fields.merging(["event": event]) { $1 })["token"] as? String)
+    }
+}
+
+/// `gatehouse google risc …` and `gatehouse security events`: every event type acted on (and not acted on) on every
+/// engine, the forged tokens refused, the receiver over a socket, the stream at Google, and no key or token printed.
+final class GoogleRISCTests: XCTestCase {
+    static let clientID = "web-client.apps.googleusercontent.com"
+    static let refreshToken = "rt-secret-0123456789abcdef-never-shown"
+    static let accessToken = "at-secret-never-shown"
+
+    final class Setup {
+        let scratch: Scratch
+        let google: GoogleServerFixture
+        let store: TestStore
+        var cli = CLI()
+        var outputs: [String] = []
+
+        init(_ engine: TestStore.Engine) throws {
+            scratch = try Scratch()
+            google = try GoogleServerFixture()
+            store = try TestStore.make(engine, in: scratch)
+            cli.environment = TestStore.environment.merging(["GATEHOUSE_GOOGLE_ACCOUNTS_BASE_URL": google.baseURL,
+                                                             "GATEHOUSE_GOOGLE_RISC_BASE_URL": google.baseURL]) { $1 }
+            try run(["init"])
+            try run(["providers", "set", "google", "--client-id", "web=\(GoogleRISCTests.clientID)"])
+            let t = "2026-01-01T00:00:00.000Z", later = "2030-01-01T00:00:00.000Z"
+            let inserted = try store.query("""
+                INSERT INTO "user" ("id", "name", "email", "emailVerified", "createdAt", "updatedAt") VALUES
+                  ('uG', 'Gi', 'gi@example.com', true, '\(t)', '\(t)'), ('uH', 'Ha', 'ha@example.com', true, '\(t)', '\(t)');
+                INSERT INTO "account" ("id", "issuer", "accountId", "providerId", "userId", "accessToken", "refreshToken", "idToken", "createdAt", "updatedAt") VALUES
+                  ('acG', 'https://accounts.google.com', 'g-sub-1', 'google', 'uG', '\(GoogleRISCTests.accessToken)', '\(GoogleRISCTests.refreshToken)', 'idt-1', '\(t)', '\(t)'),
+                  ('acH', 'https://accounts.google.com', 'g-sub-2', 'google', 'uH', 'at-2', 'rt-2-secret-second-account', 'idt-2', '\(t)', '\(t)');
+                INSERT INTO "session" ("id", "expiresAt", "token", "createdAt", "updatedAt", "userId") VALUES
+                  ('s1', '\(later)', 'st1', '\(t)', '\(t)', 'uG'), ('s2', '\(later)', 'st2', '\(t)', '\(t)', 'uG'), ('s3', '\(later)', 'st3', '\(t)', '\(t)', 'uH');
+                SELECT 'ok';
+                """)
+            XCTAssertTrue(inserted.hasSuffix("ok"), inserted)
+        }
+
+        @discardableResult
+        func run(_ arguments: [String], status: Int32 = 0, stdin: String? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> CLI.Result {
+            let result = try cli.run(arguments + ["--store", store.location], stdin: stdin)
+            outputs.append(result.all)
+            if status >= 0 {
+                XCTAssertEqual(result.status, status, "gatehouse \(arguments.joined(separator: " ")) [\(store.engine)]: \(result.all.prefix(2000))", file: file, line: line)
+            }
+            return result
+        }
+
+        /// `google risc ingest -` of a token; its receipt.
+        func ingest(_ token: String, status: Int32 = 0, file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+            let result = try run(["google", "risc", "ingest", "-", "--json"], status: status, stdin: token, file: file, line: line)
+            return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], result.all, file: file, line: line)
+        }
+
+        func sessions(_ user: String) throws -> String { try store.query(#"SELECT count(*) FROM "session" WHERE "userId" = '\#(user)'"#) }
+        func column(_ column: String, of account: String) throws -> String {
+            try store.query(#"SELECT coalesce("\#(column)", 'NULL') FROM "account" WHERE "id" = '\#(account)'"#)
+        }
+        func flags(_ user: String) throws -> [String] {
+            let result = try run(["users", "show", user, "--json"])
+            let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+            return (object?["flags"] as? [[String: Any]])?.compactMap { $0["code"] as? String } ?? []
+        }
+
+        func assertNothingSecretPrinted(file: StaticString = #filePath, line: UInt = #line) {
+            for output in outputs {
+                for secret in [GoogleRISCTests.refreshToken, GoogleRISCTests.accessToken, "PRIVATE KEY", "rt-2-secret"] {
+                    XCTAssertFalse(output.contains(secret), "printed \(secret): \(output.prefix(500))", file: file, line: line)
+                }
+                XCTAssertNil(output.range(of: #"eyJ[A-Za-z0-9_-]{10,}\.eyJ"#, options: .regularExpression), output, file: file, line: line)
+            }
+        }
+    }
+
+    // MARK: every event type, every engine
+
+    func testEveryEventTypeActsOnceOnEveryEngine() throws {
+        for engine in TestStore.engines {
+            let setup = try Setup(engine)
+            let google = setup.google
+            let revoked = try setup.ingest(try google.token("sessions-revoked", ["sub": "g-sub-1", "jti": "j-1"]))
+            XCTAssertEqual(revoked["outcome"] as? String, "accepted", "[\(engine)] \(revoked)")
+            XCTAssertEqual(try setup.sessions("uG"), "0")
+            XCTAssertEqual(try setup.column("refreshToken", of: "acG"), Self.refreshToken, "sessions-revoked leaves the tokens")
+            let again = try setup.ingest(try google.token("sessions-revoked", ["sub": "g-sub-1", "jti": "j-1"]))
+            XCTAssertEqual(again["outcome"] as? String, "duplicate", "a jti acts once [\(engine)]")
+
+            _ = try setup.ingest(try google.token("token-revoked", ["token_alg": "prefix", "token": String(Self.refreshToken.prefix(16)), "jti": "j-2"]))
+            XCTAssertEqual(try setup.column("refreshToken", of: "acG"), "NULL", "token-revoked clears that refresh token [\(engine)]")
+            XCTAssertEqual(try setup.column("accessToken", of: "acG"), Self.accessToken, "and nothing else")
+            XCTAssertEqual(try setup.column("refreshToken", of: "acH"), "rt-2-secret-second-account")
+
+            _ = try setup.ingest(try google.token("tokens-revoked", ["sub": "g-sub-2", "jti": "j-3"]))
+            XCTAssertEqual(try setup.sessions("uH"), "0", "[\(engine)]")
+            XCTAssertEqual(try setup.column("accessToken", of: "acH"), "NULL")
+            XCTAssertEqual(try setup.column("idToken", of: "acH"), "NULL")
+
+            _ = try setup.ingest(try google.token("account-disabled", ["sub": "g-sub-2", "jti": "j-4"]))
+            XCTAssertTrue(try setup.flags("uH").contains("google_account_disabled"), "[\(engine)]")
+            let export = try setup.run(["policy", "export", "--format", "json"]).stdout
+            XCTAssertTrue(export.contains("\"googleDisabledSubs\" : [\n      \"g-sub-2\""), export)
+            _ = try setup.ingest(try google.token("account-enabled", ["sub": "g-sub-2", "jti": "j-5"]))
+            XCTAssertFalse(try setup.flags("uH").contains("google_account_disabled"), "account-enabled lifts the flag [\(engine)]")
+
+            _ = try setup.ingest(try google.token("account-disabled", ["sub": "g-sub-1", "jti": "j-6", "reason": "bulk-account"]))
+            XCTAssertEqual(try setup.flags("uG").filter { $0.hasPrefix("google_") }, ["google_review"], "bulk-account: review only [\(engine)]")
+            _ = try setup.ingest(try google.token("account-credential-change-required", ["sub": "g-sub-2", "jti": "j-7"]))
+            XCTAssertTrue(try setup.flags("uH").contains("google_review"))
+
+            // A month old, no exp: security event tokens describe past events, and exp is not checked.
+            let old = Int(Date().timeIntervalSince1970) - 30 * 86_400
+            _ = try setup.ingest(try google.token("account-disabled", ["sub": "g-sub-1", "jti": "j-8", "reason": "hijacking", "iat": old]))
+            XCTAssertTrue(try setup.flags("uG").contains("google_account_disabled"), "[\(engine)]")
+            XCTAssertEqual(try setup.column("accessToken", of: "acG"), "NULL", "hijacking clears the tokens")
+
+            let unknown = try setup.ingest(try google.token("sessions-revoked", ["sub": "g-nobody", "jti": "j-9"]))
+            XCTAssertEqual(unknown["outcome"] as? String, "unknown_subject", "[\(engine)]")
+            let verification = try setup.ingest(try google.token("verification", ["state": "s-1", "jti": "j-10"]))
+            XCTAssertEqual(verification["outcome"] as? String, "accepted")
+
+            // The inbox, and the undo of what can be given back.
+            let list = try setup.run(["security", "events", "--provider", "google", "--json"])
+            let events = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]], list.all)
+            XCTAssertEqual(events.count, 10, "[\(engine)] \(events)")
+            let tokenRevoked = try XCTUnwrap(events.first { $0["event"] as? String == "token-revoked" })
+            XCTAssertEqual(tokenRevoked["undoable"] as? Bool, true)
+            let hijack = try XCTUnwrap(events.first { $0["event"] as? String == "account-disabled" && $0["userId"] as? String == "uG" && ($0["action"] as? String ?? "").contains("hijacking") })
+            try setup.run(["security", "events", "undo", "google:\(hijack["id"] as? Int ?? 0)", "--reason", "SUP-1: a test"])
+            XCTAssertEqual(try setup.column("accessToken", of: "acG"), Self.accessToken, "the undo gives the tokens back [\(engine)]")
+            XCTAssertFalse(try setup.flags("uG").contains("google_account_disabled"))
+            let sessionsEvent = try XCTUnwrap(events.first { $0["event"] as? String == "sessions-revoked" && $0["userId"] as? String == "uG" })
+            let cannot = try setup.run(["security", "events", "undo", "google:\(sessionsEvent["id"] as? Int ?? 0)", "--reason", "x"], status: 1)
+            XCTAssertTrue(cannot.stderr.contains("cannot be brought back"), cannot.all)
+            setup.assertNothingSecretPrinted()
+        }
+    }
+
+    // MARK: refusals
+
+    func testForgedTokensAreRefusedAndChangeNothing() throws {
+        let setup = try Setup(.sqlite)
+        let google = setup.google
+        let forged: [(String, String, String)] = [
+            ("another key", try google.token("sessions-revoked", ["sub": "g-sub-1", "key": "other"]), "signature"),
+            ("alg none", try google.token("sessions-revoked", ["sub": "g-sub-1", "alg": "none"]), "algorithm"),
+            ("HS256 with the public key", try google.token("sessions-revoked", ["sub": "g-sub-1", "alg": "HS256"]), "algorithm"),
+            ("another audience", try google.token("sessions-revoked", ["sub": "g-sub-1", "aud": "someone-else.apps.googleusercontent.com"]), "audience"),
+            ("another issuer", try google.token("sessions-revoked", ["sub": "g-sub-1", "iss": "https://accounts.example.com/"]), "issuer"),
+            ("an unknown kid", try google.token("sessions-revoked", ["sub": "g-sub-1", "key": "rotated"]), "unknown_key"),
+            ("not a token", "hello.world", "not_a_token"),
+            ("over 64 KB", String(repeating: "a", count: 70_000), "too_large"),
+        ]
+        for (name, token, reason) in forged {
+            let receipt = try setup.ingest(token, status: 1)
+            XCTAssertEqual(receipt["outcome"] as? String, "refused", name)
+            XCTAssertEqual(receipt["refusal"] as? String, reason, "\(name): \(receipt)")
+        }
+        XCTAssertEqual(try setup.sessions("uG"), "2", "nothing changed")
+        XCTAssertEqual(try setup.store.query("SELECT count(*) FROM gatehouse_google_events"), "0", "a refusal is no event")
+        XCTAssertEqual(try setup.store.query("SELECT sum(count) FROM gatehouse_google_refusals"), String(forged.count), "each refusal is counted")
+        // The other identifier Google uses for a refresh token: Base64(SHA-512(SHA-512(token))).
+        let hashed = try Self.doubleSHA512(Self.refreshToken)
+        _ = try setup.ingest(try google.token("token-revoked", ["token_alg": "hash_base64_sha512_sha512", "token": hashed]))
+        XCTAssertEqual(try setup.column("refreshToken", of: "acG"), "NULL")
+        setup.assertNothingSecretPrinted()
+    }
+
+    static func doubleSHA512(_ token: String) throws -> String {
+        try AppleTools.python("import base64,hashlib,sys; print(base64.b64encode(hashlib.sha512(hashlib.sha512(sys.argv[1].encode()).digest()).digest()).decode())",
+                              [token]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    // MARK: the receiver and the stream
+
+    final class Receiver: @unchecked Sendable {
+        let running: CLI.Running
+        let port: UInt16
+        init(_ setup: Setup) throws {
+            running = try setup.cli.start(["google", "risc", "serve", "--listen", "127.0.0.1:0", "--path", "/risc", "--store", setup.store.location])
+            guard let line = try AppleServerFixture.waitForLine(in: running, prefix: "receiver on"),
+                  let range = line.range(of: #"127\.0\.0\.1:[0-9]+"#, options: .regularExpression),
+                  let port = UInt16(line[range].split(separator: ":")[1]) else {
+                running.process.terminate()
+                throw XCTSkip("the receiver did not start: \((try? String(contentsOf: running.err, encoding: .utf8)) ?? "")")
+            }
+            self.port = port
+        }
+        deinit { running.process.terminate(); running.process.waitUntilExit() }
+
+        func post(_ body: String, path: String = "/risc", method: String = "POST") throws -> RawResponse {
+            try AppleServerFixture.request(port: port, method: method, path: path, body: Array(body.utf8), contentType: "application/secevent+jwt")
+        }
+    }
+
+    func testTheReceiverAnswersAsRFC8935SaysAndFetchesKeysAgainOnlyOnceAMinute() throws {
+        let setup = try Setup(.sqlite)
+        let receiver = try Receiver(setup)
+        let google = setup.google
+        XCTAssertEqual(try receiver.post(try google.token("sessions-revoked", ["sub": "g-sub-1"])).status, 202)
+        XCTAssertEqual(try receiver.post(try google.token("sessions-revoked", ["sub": "g-nobody"])).status, 202, "an unknown subject is recorded")
+        let refused = try receiver.post(try google.token("sessions-revoked", ["sub": "g-sub-2", "key": "other"]))
+        XCTAssertEqual(refused.status, 400)
+        let error = try JSONSerialization.jsonObject(with: Data(refused.body)) as? [String: String]
+        XCTAssertEqual(error?["err"], "invalid_key", "\(String(decoding: refused.body, as: UTF8.self))")
+        XCTAssertEqual(try receiver.post(String(repeating: "a", count: 70_000)).status, 413)
+        XCTAssertEqual(try receiver.post("x", path: "/elsewhere").status, 404)
+        XCTAssertEqual(try receiver.post("", method: "GET").status, 405)
+        XCTAssertEqual(try setup.sessions("uH"), "1", "a refused token changes nothing")
+
+        // Google rotates its keys: a token under the new kid fetches them again, once; another unknown kid within the
+        // minute is refused without a fetch.
+        let certsBefore = try google.stats()["certs"] as? Int ?? 0
+        _ = try google.post("/test/rotate", [:])
+        XCTAssertEqual(try receiver.post(try google.token("sessions-revoked", ["sub": "g-sub-2", "key": "rotated"])).status, 202)
+        XCTAssertEqual(try google.stats()["certs"] as? Int, certsBefore + 1)
+        XCTAssertEqual(try receiver.post(try google.token("sessions-revoked", ["sub": "g-sub-2", "kid": "made-up-kid"])).status, 400)
+        XCTAssertEqual(try google.stats()["certs"] as? Int, certsBefore + 1, "at most one fetch a minute")
+
+        // A flood of forged tokens from many connections: every one is answered, and a genuine one still gets through.
+        let forged = try google.token("sessions-revoked", ["sub": "g-sub-1", "key": "other"])
+        let statuses = Collected<Int>()
+        DispatchQueue.concurrentPerform(iterations: 32) { _ in
+            for _ in 0..<10 { statuses.append((try? receiver.post(forged).status) ?? 0) }
+        }
+        XCTAssertEqual(Set(statuses.values), [400], "every forged token is answered 400")
+        XCTAssertEqual(try receiver.post(try google.token("account-disabled", ["sub": "g-sub-1"])).status, 202)
+        XCTAssertTrue(try setup.flags("uG").contains("google_account_disabled"))
+    }
+
+    func testTheStreamIsManagedWithAServiceAccountAndVerificationReachesTheReceiver() throws {
+        let setup = try Setup(.sqlite)
+        let receiver = try Receiver(setup)
+        let key = try XCTUnwrap(try setup.google.post("/test/service-account", [:])["key"] as? [String: Any])
+        let path = setup.scratch.path("service-account.json")
+        try JSONSerialization.data(withJSONObject: key).write(to: URL(fileURLWithPath: path))
+        chmod(path, 0o644)
+        let open = try setup.run(["google", "risc", "stream", "update", "--url", "http://127.0.0.1:\(receiver.port)/risc", "--service-account", path], status: 1)
+        XCTAssertTrue(open.stderr.contains("chmod 600"), open.all)
+        chmod(path, 0o600)
+        let none = try setup.run(["google", "risc", "stream", "show"], status: 1)
+        XCTAssertTrue(none.stderr.contains("GOOGLE_APPLICATION_CREDENTIALS"), none.all)
+        var cli = setup.cli
+        cli.environment["GOOGLE_APPLICATION_CREDENTIALS"] = path
+        let health = try setup.run(["health", "--json"], status: -1)
+        XCTAssertTrue(health.stdout.contains("stream is not enabled"), health.stdout)
+        try setup.run(["google", "risc", "stream", "update", "--url", "http://127.0.0.1:\(receiver.port)/risc", "--service-account", path])
+        try setup.run(["google", "risc", "stream", "enable", "--service-account", path])
+        let shown = try setup.run(["google", "risc", "stream", "show", "--service-account", path, "--json"])
+        XCTAssertTrue(shown.stdout.contains("/risc"), shown.all)
+        XCTAssertTrue(shown.stdout.contains("account-credential-change-required"), "every event type is asked for: \(shown.all)")
+        try setup.run(["google", "risc", "stream", "verify", "--state", "check-42", "--service-account", path])
+        let management = try setup.google.stats()["management"] as? [[String: Any]] ?? []
+        XCTAssertEqual(management.count, 3, "the stand-in accepted every signed management call: \(management)")
+        let deadline = Date().addingTimeInterval(5)
+        var events = ""
+        while Date() < deadline, !events.contains("check-42") {
+            events = try setup.run(["security", "events", "--provider", "google"]).stdout
+            usleep(100_000)
+        }
+        XCTAssertTrue(events.contains("verification received (state \"check-42\")"), events)
+        let after = try setup.run(["health", "--json"], status: -1)
+        XCTAssertTrue(after.stdout.contains("the stream is enabled"), after.stdout)
+        for output in setup.outputs { XCTAssertFalse(output.contains(key["private_key"] as? String ?? "PRIVATE KEY"), output) }
+        setup.assertNothingSecretPrinted()
+    }
+}
