@@ -7,7 +7,7 @@ final class CLIHelpTests: XCTestCase {
     let cli = CLI()
 
     static let nouns = ["init", "status", "audit", "demo", "users", "accounts", "policy", "gates", "admins",
-                        "apple", "providers", "token", "serve", "health", "merge", "completion"]
+                        "apple", "google", "security", "providers", "token", "serve", "health", "merge", "completion"]
 
     /// The `commands:` section of a help page: (name, summary without the "(default)" marker).
     func listing(_ help: String) -> [(name: String, summary: String)] {

@@ -221,7 +221,8 @@ final class PolicyStoreTests: XCTestCase {
         try policy.set(change(.trustedProviders, .providers(["google"])), actor: ops, now: t0)
         let export = try policy.export(now: minutes(1))
         let object = try JSONSerialization.jsonObject(with: Data(export.compactJSON.utf8)) as! [String: Any]
-        XCTAssertEqual(Set(object.keys), ["version", "generatedAt", "account", "linkSocial"], "validUntil is null and left out")
+        XCTAssertEqual(Set(object.keys), ["version", "generatedAt", "account", "linkSocial", "security"], "validUntil is null and left out")
+        XCTAssertEqual((object["security"] as? [String: Any])?["googleDisabledSubs"] as? [String], [], "no Google account is disabled")
         XCTAssertEqual(object["version"] as? Int, 2)
         let linking = (object["account"] as! [String: Any])["accountLinking"] as! [String: Any]
         XCTAssertEqual(Set(linking.keys), ["enabled", "trustedProviders", "disableImplicitLinking", "requireLocalEmailVerified", "allowUnlinkingAll", "allowDifferentEmails"])

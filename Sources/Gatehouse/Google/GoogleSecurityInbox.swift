@@ -340,10 +340,13 @@ public struct GoogleSecurityInbox {
             "event_id": .int(id), "jti": .string(row.optionalString("jti") ?? ""), "reason": .string(reason),
         ]) {
             if let sub = data.sub, data.stateChanged {
-                let current = try store.db.row("SELECT updated_at FROM gatehouse_google_account_state WHERE sub = ?", [sub])
-                if let changed = current?.optionalString("updated_at"), let received = row.optionalString("received_at"), changed > received {
-                    throw GatehouseError.conflict("Google account \(sub)'s flags changed after event \(id) (at \(changed)); nothing was changed",
-                                                  fix: "undo the later events first (`gatehouse security events --provider google`)")
+                // The flags as they were before this event are the right ones only if no later event changed them since.
+                if let later = try store.db.row("""
+                    SELECT id FROM gatehouse_google_events WHERE sub = ? AND id > ? AND undone_at IS NULL AND outcome = 'acted'
+                      AND event_type IN ('account-disabled', 'account-enabled', 'account-credential-change-required') ORDER BY id LIMIT 1
+                    """, [sub, id]), let laterID = later["id"].int64 {
+                    throw GatehouseError.conflict("Google account \(sub)'s flags were changed again by event \(laterID) after event \(id); nothing was changed",
+                                                  fix: "undo the later events first (google:\(laterID); `gatehouse security events --provider google`)")
                 }
                 if let state = data.state {
                     try store.db.execute("UPDATE gatehouse_google_account_state SET disabled = ?, disabled_at = ?, review = ?, review_at = ?, updated_at = ? WHERE sub = ?",
