@@ -19,6 +19,7 @@ Written from Google's page and the specifications it builds on:
 Test-only endpoints:
   POST /test/sign {"event": "sessions-revoked", "sub", "aud", "jti", "iat", "exp", "reason", "state", "token_alg",
                    "token", "key": "google"|"other"|"rotated", "alg": "RS256"|"HS256"|"none", "iss", "kid"} → {"token"}
+  POST /test/sign-many {"event", "subs": [...], "aud"} → {"tokens": [...]}, one per sub, each with its own jti
   POST /test/service-account → {"key": <a service account's JSON key the management API accepts>}
   POST /test/rotate → a second signing key joins the key set (kid risc-key-2)
   POST /test/config {"keys_status": 500} → the discovery document and key set answer that status
@@ -234,6 +235,12 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(404, {"error": {"code": 404, "message": "not found"}})
         if self.path == "/test/sign":
             return self.send(200, {"token": sign_event(state, json.loads(body), self.base())})
+        if self.path == "/test/sign-many":
+            # {"event", "subs": [...], "aud"}: one token per sub, each with its own jti (ops/bench's pre-signed load).
+            request = json.loads(body)
+            tokens = [sign_event(state, {"event": request.get("event", "sessions-revoked"), "sub": sub, "aud": request.get("aud", "web-client.apps.googleusercontent.com")}, self.base())
+                      for sub in request.get("subs", [])]
+            return self.send(200, {"tokens": tokens})
         if self.path == "/test/service-account":
             key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
             kid = uuid.uuid4().hex
