@@ -261,6 +261,16 @@ final class GoogleRISCTests: XCTestCase {
             for _ in 0..<10 { statuses.append((try? receiver.post(forged).status) ?? 0) }
         }
         XCTAssertEqual(Set(statuses.values), [400], "every forged token is answered 400")
+        // Slow clients holding connections open with half a request do not keep a genuine delivery waiting.
+        let slow = try (0..<40).map { _ -> RawHTTPClient in
+            let client = try RawHTTPClient(port: receiver.port)
+            try client.send("POST /risc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 900\r\n\r\neyJ")
+            return client
+        }
+        let started = Date()
+        XCTAssertEqual(try receiver.post(try google.token("account-credential-change-required", ["sub": "g-sub-2"])).status, 202)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "answered while 40 slow clients hold connections, not after their timeout")
+        _ = slow
         XCTAssertEqual(try receiver.post(try google.token("account-disabled", ["sub": "g-sub-1"])).status, 202)
         XCTAssertTrue(try setup.flags("uG").contains("google_account_disabled"))
     }
