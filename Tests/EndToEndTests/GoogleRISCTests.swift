@@ -185,6 +185,12 @@ final class GoogleRISCTests: XCTestCase {
             ("another audience", try google.token("sessions-revoked", ["sub": "g-sub-1", "aud": "someone-else.apps.googleusercontent.com"]), "audience"),
             ("another issuer", try google.token("sessions-revoked", ["sub": "g-sub-1", "iss": "https://accounts.example.com/"]), "issuer"),
             ("an unknown kid", try google.token("sessions-revoked", ["sub": "g-sub-1", "key": "rotated"]), "unknown_key"),
+            ("no jti", try google.token("sessions-revoked", ["sub": "g-sub-1", "omit": ["jti"]]), "jti"),
+            ("no issuer", try google.token("sessions-revoked", ["sub": "g-sub-1", "omit": ["iss"]]), "issuer"),
+            ("no audience", try google.token("sessions-revoked", ["sub": "g-sub-1", "omit": ["aud"]]), "audience"),
+            ("two events", try google.token("sessions-revoked", ["sub": "g-sub-1", "second_event": true]), "events"),
+            ("an event without its subject", try google.token("sessions-revoked", ["sub": "g-sub-1", "no_subject": true]), "subject"),
+            ("an unknown event type", try google.token("https://schemas.openid.net/secevent/risc/event-type/account-purged", ["sub": "g-sub-1"]), "event_type"),
             ("not a token", "hello.world", "not_a_token"),
             ("over 64 KB", String(repeating: "a", count: 70_000), "too_large"),
         ]

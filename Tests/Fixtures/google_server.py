@@ -18,7 +18,8 @@ Written from Google's page and the specifications it builds on:
 
 Test-only endpoints:
   POST /test/sign {"event": "sessions-revoked", "sub", "aud", "jti", "iat", "exp", "reason", "state", "token_alg",
-                   "token", "key": "google"|"other"|"rotated", "alg": "RS256"|"HS256"|"none", "iss", "kid"} → {"token"}
+                   "token", "key": "google"|"other"|"rotated", "alg": "RS256"|"HS256"|"none", "iss", "kid",
+                   "omit": [claim], "second_event": true, "no_subject": true} → {"token"}
   POST /test/sign-many {"event", "subs": [...], "aud"} → {"tokens": [...]}, one per sub, each with its own jti
   POST /test/service-account → {"key": <a service account's JSON key the management API accepts>}
   POST /test/rotate → a second signing key joins the key set (kid risc-key-2)
@@ -99,6 +100,14 @@ def sign_event(state, request, base):
               "events": {TYPES.get(kind, kind): event}}
     if "exp" in request:
         claims["exp"] = request["exp"]
+    # Forgeries of the token's shape: claims left out, a second event, an event without its subject.
+    for name in request.get("omit", []):
+        claims.pop(name, None)
+    if request.get("second_event"):
+        claims["events"][TYPES["account-enabled"]] = {"subject": {"subject_type": "iss-sub", "iss": ISSUER, "sub": request.get("sub", "")}}
+    if request.get("no_subject"):
+        for body in claims["events"].values():
+            body.pop("subject", None)
     alg = request.get("alg", "RS256")
     which = request.get("key", "google")
     kid = request.get("kid", {"google": "risc-key-1", "other": "risc-key-1", "rotated": "risc-key-2"}.get(which, "risc-key-1"))

@@ -57,7 +57,9 @@ public struct GoogleRISCVerifier: Sendable {
     /// The `kid` of `token`'s header, when it parses.
     public static func keyID(of token: String) -> String? { (try? JWT.Compact(parsing: token))?.keyID }
 
-    public func verify(token: String, issuer: String, keys: JWKS) throws(GoogleRISCRefusal) -> GoogleSecurityEvent {
+    /// Steps that need no key: the size, the compact JWS, and step 1, the algorithm. A body that fails them is refused
+    /// before Google's keys are asked for.
+    public static func parse(_ token: String) throws(GoogleRISCRefusal) -> JWT.Compact {
         guard token.utf8.count <= Self.maxTokenBytes else {
             throw GoogleRISCRefusal("the token is over \(Self.maxTokenBytes / 1024) KB; Google's are about 1 KB", reason: .tooLarge)
         }
@@ -69,6 +71,12 @@ public struct GoogleRISCVerifier: Sendable {
         guard compact.algorithm == "RS256" else {
             throw GoogleRISCRefusal("the token's alg is \"\(compact.algorithm.prefix(12))\"; Google signs security event tokens RS256", reason: .algorithm)
         }
+        return compact
+    }
+
+    /// Every step, in Google's order (see the type's comment).
+    public func verify(token: String, issuer: String, keys: JWKS) throws(GoogleRISCRefusal) -> GoogleSecurityEvent {
+        let compact = try Self.parse(token)
         // 2. The key its kid names, in Google's key set.
         guard let kid = compact.keyID, let key = keys.keys.first(where: { $0.keyID == kid }) else {
             throw GoogleRISCRefusal("the token's kid \"\((compact.keyID ?? "").prefix(40))\" is not one of Google's RISC signing keys", reason: .unknownKey)

@@ -69,6 +69,7 @@ public struct GoogleSecurityInbox {
 
     /// Verifies `token` against Google's keys (fetching them again once when its `kid` is unknown).
     public func verify(_ token: String, now: Timestamp) throws -> GoogleSecurityEvent {
+        _ = try GoogleRISCVerifier.parse(token)
         let verifier = GoogleRISCVerifier(audiences: try GoogleRISCVerifier.audiences(in: store))
         var configuration = try keys.configuration(now: now)
         if let kid = GoogleRISCVerifier.keyID(of: token), !configuration.keys.keys.contains(where: { $0.keyID == kid }) {
