@@ -18,6 +18,8 @@ rm -rf "$work"; mkdir -p "$work"
 trap 'kill "${apple_pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
 "$SQLITE3" "$BENCH_STORE" ".backup '$store'"
 [ -f "$BENCH_STORE.key" ] && cp "$BENCH_STORE.key" "$store.key"
+# A store seeded by an older Gatehouse is upgraded first, as an operator's is.
+"$GATEHOUSE_BIN" init --store "$store" > /dev/null
 (cd "$work" && umask 077 && for kid in SENDKEY001 RECVKEY001; do openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "AuthKey_$kid.p8" 2>/dev/null; done)
 
 "$python" "$GATEHOUSE_ROOT/Tests/Fixtures/apple_server.py" --port 0 --keys-dir "$work" > "$work/apple.out" 2>&1 &

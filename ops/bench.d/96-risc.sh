@@ -20,6 +20,8 @@ pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 "$SQLITE3" "$BENCH_STORE" ".backup '$store'"
 cp "$BENCH_STORE.key" "$store.key"
+# A store seeded by an older Gatehouse is upgraded first, as an operator's is.
+"$GATEHOUSE_BIN" init --store "$store" > /dev/null
 
 "$python" "$GATEHOUSE_ROOT/Tests/Fixtures/google_server.py" --port 0 > "$work/google.out" 2>&1 &
 pids+=($!)
