@@ -66,7 +66,7 @@ LUA
 
 requests_per_second() { awk '/^Requests\/sec:/ { print int($2) }' "$1"; }
 total_requests() { awk '/requests in/ { print $1 }' "$1"; }
-non_2xx() { awk '/Non-2xx/ { print $NF }' "$1"; }
+non_2xx() { awk '/Non-2xx/ { n = $NF } END { print n + 0 }' "$1"; }
 # The 99th percentile in milliseconds (wrk prints us, ms or s).
 p99_ms() {
   awk '$1 == "99%" { v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v);
