@@ -101,7 +101,7 @@ enum SSORoutes {
             <title>Sign-in refused · Gatehouse</title><link rel="stylesheet" href="/console.css"></head>
             <body class="sso-refusal"><main class="login-card" role="main">
             <h1>Sign-in refused</h1>
-            <p id="sso-refusal-message">\(escape(error.message))</p>
+            <p id="sso-refusal-message">\(escape(error.message.prefix(1).uppercased() + error.message.dropFirst()))</p>
             <p class="muted">Reason: <code id="sso-refusal-code">\(escape(error.code))</code></p>
             <p><a href="/">Back to the console's sign-in</a></p>
             </main></body></html>
