@@ -3,6 +3,7 @@ import Foundation
 @testable import Gatehouse
 import HTTPTestSupport
 import Storage
+import TestEngines
 import XCTest
 
 /// Tests/Fixtures/oidc_provider.py (Authlib's provider side), run with the project's venv Python for one test: its
@@ -375,6 +376,32 @@ final class ConsoleSSOTests: XCTestCase {
         // A provider that fails is a 502 page, not a crash.
         try provider.test("fault", ["where": "token", "status": 500])
         assertRefused(try callbackAnswer("vera"), "sso_code_refused")
+    }
+
+    func testTheFlowAndItsSingleUseValuesOnPostgresAndD1() throws {
+        for engine in [EngineKind.postgres, .d1] {
+            do {
+                harness = try ConsoleHarness(users: 5, transport: .socket, engine: engine)
+            } catch let skip as XCTSkip {
+                print("\(engine): \(skip)")
+                continue
+            }
+            harness.clock.advance(seconds: (Timestamp.now().milliseconds - harness.clock.now.milliseconds) / 1000)
+            store = try Store.open(path: harness.storePath)
+            try configure()
+            XCTAssertEqual(try signIn("alice")["role"] as? String, "admin", "\(engine)")
+            let started = try start()
+            let target = try authorize(started, as: "sam")
+            let ticket = try ticket(try callback(target, cookie: started.cookie))
+            assertRefused(try callback(target, cookie: started.cookie), "sso_state_used", status: 400)
+            XCTAssertEqual(try complete(ticket).status, 200, "\(engine)")
+            XCTAssertEqual(harness.errorCode(try complete(ticket)), "sso_ticket_used", "\(engine)")
+            assertRefused(try callbackAnswer("mallory"), "no_matching_group")
+            try provider.test("forge", ["mode": "wrong_nonce"])
+            assertRefused(try callbackAnswer("vera"), "id_token_nonce")
+            XCTAssertEqual(try ssoAdmins().map(\.username), ["alice@example.com", "sam@example.com"], "\(engine)")
+            XCTAssertTrue(try ssoAdmins().allSatisfy { $0.lastLoginAt != nil }, "\(engine)")
+        }
     }
 
     func testAnSSOAdminWithASecondFactorStillProvesIt() throws {

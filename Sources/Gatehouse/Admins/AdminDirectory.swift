@@ -49,6 +49,11 @@ public struct AdminDirectory {
             return (nil, .unknownUser)
         }
         let admin = try Admin(row: row)
+        // An SSO admin has no password: the check takes a real one's time, so a login cannot tell them apart.
+        guard admin.source == .local else {
+            hasher.verifyNothing(password)
+            return (nil, .wrongPassword)
+        }
         guard hasher.verify(password, against: stored) else { return (nil, .wrongPassword) }
         guard !admin.disabled else { return (nil, .disabled) }
         return (admin, nil)
