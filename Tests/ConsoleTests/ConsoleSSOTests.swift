@@ -244,6 +244,20 @@ final class ConsoleSSOTests: XCTestCase {
         XCTAssertTrue(try harness.auditText().contains("console.sso.refused"))
     }
 
+    func testAPersonWhoCancelsAtTheProviderGetsAPageThatSaysSo() throws {
+        let started = try start()
+        var form = started.parameters
+        form["deny"] = "1"
+        let body = form.map { "\(Self.escape($0.key))=\(Self.escape($0.value))" }.joined(separator: "&")
+        let denied = try provider.request("POST", "/authorize", body: body, contentType: "application/x-www-form-urlencoded")
+        let location = try XCTUnwrap(URLComponents(string: try XCTUnwrap(denied.header("location"))))
+        XCTAssertEqual(location.queryItems?.first { $0.name == "error" }?.value, "access_denied")
+        let response = try callback(location.path + "?" + (location.percentEncodedQuery ?? ""), cookie: started.cookie)
+        assertRefused(response, "sso_provider_error")
+        XCTAssertTrue(response.bodyText.contains("(access_denied)"), response.bodyText)
+        XCTAssertEqual(try ssoAdmins().count, 0)
+    }
+
     func testAReplayedCallbackOrCodeIsRefused() throws {
         let started = try start()
         let target = try authorize(started, as: "alice")
