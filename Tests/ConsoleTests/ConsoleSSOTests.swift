@@ -258,6 +258,22 @@ final class ConsoleSSOTests: XCTestCase {
         XCTAssertEqual(try ssoAdmins().count, 0)
     }
 
+    func testAProviderThatFailsIsAPageAndTheNextTryWorks() throws {
+        try provider.test("fault", ["where": "discovery", "status": 500])
+        let refused = try harness.get("/api/auth/sso/start")
+        XCTAssertEqual(refused.status, 502)
+        XCTAssertEqual(refused.header("x-sso-refusal"), "sso_provider_unavailable")
+        XCTAssertTrue(refused.bodyText.contains("HTTP 500"), refused.bodyText)
+        try provider.test("fault", ["where": "jwks", "status": 503])
+        assertRefused(try callbackAnswer("alice"), "sso_provider_unavailable", status: 502)
+        XCTAssertEqual(try signIn("alice")["role"] as? String, "admin")
+        // Sign-ins begun and left are not kept past their lifetime.
+        for _ in 0..<3 { _ = try start() }
+        harness.clock.advance(seconds: SSOLogin.stateLifetime + 1)
+        _ = try start()
+        XCTAssertEqual(try store.db.scalar("SELECT count(*) FROM gatehouse_sso_logins").int64, 1)
+    }
+
     func testAReplayedCallbackOrCodeIsRefused() throws {
         let started = try start()
         let target = try authorize(started, as: "alice")

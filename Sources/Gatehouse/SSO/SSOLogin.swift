@@ -47,7 +47,9 @@ public struct SSOLogin {
         let verifier = Base64URL.encode(try SecureRandom.bytes(32)), binding = Base64URL.encode(try SecureRandom.bytes(32))
         let redirectURI = settings.redirectURI ?? fallbackRedirectURI
         try store.db.write {
-            try store.db.execute("DELETE FROM gatehouse_sso_logins WHERE expires_at < ?", [now.adding(seconds: -86_400).iso8601])
+            // Housekeeping: an expired state or ticket is refused whether or not its row is kept, so none outlives its
+            // lifetime (sign-ins begun and left, however many, stay at most 10 minutes' worth).
+            try store.db.execute("DELETE FROM gatehouse_sso_logins WHERE expires_at < ?", [now.iso8601])
             try store.db.execute("""
                 INSERT INTO gatehouse_sso_logins (token_hash, kind, browser_hash, nonce, code_verifier, redirect_uri, created_at, expires_at)
                 VALUES (?, 'state', ?, ?, ?, ?, ?, ?)
