@@ -30,7 +30,6 @@ The client secret comes from OIDC_CLIENT_SECRET (never the command line); the cl
 
 import argparse
 import json
-import warnings
 import os
 import secrets
 import sys
@@ -39,8 +38,6 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-# Authlib 1.x warns of the parameters its 2.0 will require; the calls here are its documented ones.
-warnings.filterwarnings("ignore", module="authlib")
 # Plain http on loopback: Authlib refuses http URIs unless told this is a test.
 os.environ.setdefault("AUTHLIB_INSECURE_TRANSPORT", "1")
 
@@ -413,15 +410,17 @@ class Handler(BaseHTTPRequestHandler):
         form = dict(urllib.parse.parse_qsl(raw.decode(), keep_blank_values=True))
         if path == "/authorize":
             request = self.oauth_request({}, form)
-            if form.get("deny"):
-                self.respond(SERVER.create_authorization_response(request, grant_user=None))
-                return
-            user = USERS.get(form.get("username", ""))
-            if not user or not secrets.compare_digest(form.get("password", "").encode(), user["password"].encode()):
+            user = None if form.get("deny") else USERS.get(form.get("username", ""))
+            if not form.get("deny") and (not user or not secrets.compare_digest(form.get("password", "").encode(), user["password"].encode())):
                 self.send(200, login_form(form, "Wrong username or password."), "text/html; charset=utf-8")
                 return
-            request.user = user
-            self.respond(SERVER.create_authorization_response(request, grant_user=user))
+            try:
+                grant = SERVER.get_consent_grant(request, end_user=user)
+            except Exception as error:  # Authlib's OAuth2Error: not a request to answer with a redirect
+                self.send(400, f"invalid authorization request: {error}", "text/plain")
+                return
+            # grant_user None: the person declined (Authlib answers error=access_denied).
+            self.respond(SERVER.create_authorization_response(request, grant_user=user, grant=grant))
         elif path == "/token":
             with LOCK:
                 STATE["stats"]["token"] += 1
