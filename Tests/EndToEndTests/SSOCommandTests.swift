@@ -93,6 +93,33 @@ final class SSOCommandTests: XCTestCase {
         XCTAssertEqual(loopback.status, 0, loopback.all)
     }
 
+    func testSetShowDisableOnEveryEngine() throws {
+        for engine in TestStore.engines {
+            let cli = CLI(environment: TestStore.environment)
+            let testStore = try TestStore.make(engine, in: scratch, name: "sso-\(engine)")
+            defer { testStore.drop() }
+            XCTAssertEqual(try cli.run(["init", "--store", testStore.location]).status, 0, "\(engine)")
+            let set = try cli.run(["sso", "set", "--store", testStore.location, "--issuer", "https://login.example.com", "--client-id", "gatehouse",
+                                   "--client-secret-file", scratch.path("secret"), "--support-group", "ops", "--password-login", "off"])
+            XCTAssertEqual(set.status, 0, "\(engine): \(set.all)")
+            let show = try cli.run(["sso", "show", "--store", testStore.location, "--json"])
+            XCTAssertTrue(show.stdout.contains("\"supportGroup\" : \"ops\""), "\(engine): \(show.all)")
+            XCTAssertTrue(show.stdout.contains("\"passwordLogin\" : false"), "\(engine): \(show.all)")
+            XCTAssertEqual(try cli.run(["sso", "disable", "--store", testStore.location]).status, 0, "\(engine)")
+            XCTAssertTrue(try cli.run(["sso", "show", "--store", testStore.location]).stdout.contains("Single sign-on is off"), "\(engine)")
+            for output in [set.all, show.all] { XCTAssertFalse(output.contains(secret), "\(engine)") }
+        }
+    }
+
+    func testTheSealedSecretKeepsTheMasterKeyInCustody() throws {
+        XCTAssertEqual(try set(["--admin-group", "ops"]).status, 0)
+        try FileManager.default.moveItem(atPath: store + ".key", toPath: scratch.path("moved.key"))
+        let again = try cli.run(["init", "--store", store])
+        XCTAssertEqual(again.status, 1, again.all)
+        XCTAssertTrue(again.stderr.contains("a sealed SSO client secret"), again.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: store + ".key"), "no new key is made over a sealed secret")
+    }
+
     func testAdminsListShowsSourceAndLastLogin() throws {
         let list = try cli.run(["admins", "list", "--store", store])
         XCTAssertTrue(list.stdout.contains("SOURCE  LAST LOGIN"), list.stdout)
