@@ -16,7 +16,9 @@ enum SSOCommands: CommandNoun {
                 An SSO admin is named by their email and has no password; each sign-in decides their role again, and a
                 sign-in lasts one access token (15 minutes by default) before the console sends them through the provider
                 again. The client secret is sealed under the store's master key and never printed. With --password-login
-                off the console refuses passwords; these commands on the host stay the break-glass path.
+                off the console refuses passwords; these commands on the host stay the break-glass path. To keep out
+                someone the provider still lets in, `gatehouse admins disable EMAIL`: a disabled SSO admin is refused
+                (removing them would let their next sign-in make them again).
                 """,
             subcommands: [
                 CommandSpec(name: "set", summary: "set the provider, the client and the groups that give each role",
