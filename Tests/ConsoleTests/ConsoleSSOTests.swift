@@ -434,6 +434,18 @@ final class ConsoleSSOTests: XCTestCase {
         }
     }
 
+    func testAnSSOAdminReauthenticatesWithAFreshSignInNotAPassword() throws {
+        let access = try XCTUnwrap(try signIn("vera")["accessToken"] as? String)
+        XCTAssertEqual(try harness.json(try harness.request("GET", "/api/auth/me", token: access))["source"] as? String, "sso")
+        // Enrolling a factor asks for the password again: an SSO admin's fresh sign-in stands in for it.
+        let enrol = try harness.request("POST", "/api/auth/mfa/totp", token: access, body: try harness.body(["password": "", "name": "phone"]))
+        XCTAssertEqual(enrol.status, 200, enrol.bodyText)
+        harness.clock.advance(seconds: 301)
+        let late = try harness.request("POST", "/api/auth/mfa/totp", token: access, body: try harness.body(["password": "anything at all", "name": "phone"]))
+        XCTAssertEqual(late.status, 403, late.bodyText)
+        XCTAssertEqual(harness.errorCode(late), "reauthentication_needed")
+    }
+
     func testAnSSOAdminWithASecondFactorStillProvesIt() throws {
         _ = try signIn("sam")
         let sam = try XCTUnwrap(try AdminDirectory(store: store).find(try AdminUsername("sam@example.com")))

@@ -390,7 +390,17 @@ public struct TokenService {
 
     /// Checks the signed-in admin's password again, before an action that reveals or exports a secret.
     /// A wrong password counts as a failed login (throttled and audited) but does not end the session.
-    public func reauthenticate(_ session: AdminSession, password: AdminPassword, client: String, now: Timestamp) throws {
+    ///
+    /// An SSO admin has no password here: their proof is a sign-in through the provider at most `freshSignIn` ago (an
+    /// SSO login is never refreshed, so its access token was issued at the sign-in); an older one is
+    /// `SSOError.reauthenticationNeeded`, whatever password is sent.
+    public func reauthenticate(_ session: AdminSession, password: AdminPassword, client: String, now: Timestamp,
+                               freshSignIn: Seconds = Seconds(300)) throws {
+        if session.admin.source == .sso {
+            let signedInAt = session.expiresAt.milliseconds - lifetimes.access.value * 1000
+            guard now.milliseconds - signedInAt <= freshSignIn.value * 1000 else { throw SSOError(.reauthenticationNeeded) }
+            return
+        }
         let username = session.admin.username
         let admission = try throttle.admit(username: username, client: client, now: now)
         guard case .admitted(let failures, let lockedUntil) = admission else { throw Self.throttled(admission, now: now) }

@@ -27,6 +27,7 @@ public struct SSOError: Error, Sendable, Equatable, CustomStringConvertible {
         case ticketInvalid = "sso_ticket_invalid"
         case ticketUsed = "sso_ticket_used"
         case ticketExpired = "sso_ticket_expired"
+        case reauthenticationNeeded = "reauthentication_needed"
     }
 
     public let reason: Reason
@@ -80,6 +81,7 @@ public struct SSOError: Error, Sendable, Equatable, CustomStringConvertible {
         case .ticketInvalid: return "no valid sign-in ticket; sign in again"
         case .ticketUsed: return "this sign-in ticket was already used; sign in again"
         case .ticketExpired: return "this sign-in ticket is older than 60 seconds; sign in again"
+        case .reauthenticationNeeded: return "this action needs a fresh sign-in: log out and sign in again with single sign-on, then retry within 5 minutes"
         }
     }
 }
