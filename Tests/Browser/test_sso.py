@@ -136,6 +136,13 @@ def test_sign_in_through_the_provider_at_both_widths(browser, provider):
             assert who.text == "alice@example.com (admin)"
             no_sideways_scroll(browser, width)
             browser.save_screenshot(str(SCREENSHOTS / f"sso-signed-in-{width}x{height}.png"))
+            # Account security asks an SSO admin for no password: their recent sign-in stands in for it.
+            browser.get(served.url + "#/security")
+            page = ready(browser, "security")
+            assert not browser.find_elements(By.ID, "totp-password")
+            assert "signed in with single sign-on" in page.text
+            assert "your single sign-on alone signs you in" in page.text
+            browser.save_screenshot(str(SCREENSHOTS / f"sso-security-{width}x{height}.png"))
             # Someone in none of the groups: the page says why, and nobody is made.
             fresh(browser, served.url)
             through_provider(browser, "mallory")
