@@ -104,6 +104,14 @@ export async function completeLogin(mfaToken, answer) {
   return session();
 }
 
+/** The end of a single sign-on: the ticket of `/#sso=TICKET` for the session, or the second step as `login` answers. */
+export async function completeSSO(ticket) {
+  const body = await postPublic("/api/auth/sso/complete", { ticket });
+  if (body.mfaRequired) return body;
+  store(body);
+  return session();
+}
+
 let stepUpHandler = null;
 let enrolmentHandler = null;
 

@@ -112,8 +112,10 @@ final class ConsoleAuthTests: XCTestCase {
             XCTAssertEqual(response.status, 401, "\(line): \(response.bodyText)")
             XCTAssertEqual(response.header("x-auth-error"), "invalid_token", line)
         }
-        // The login's second step is public: its mfaToken stands in for the access token it is exchanged for.
-        XCTAssertEqual(publicRoutes.sorted(), ["GET /api/auth/setup", "POST /api/auth/login", "POST /api/auth/login/mfa", "POST /api/auth/refresh"])
+        // The login's second step is public: its mfaToken stands in for the access token it is exchanged for. So are the
+        // single sign-on's steps: the provider and the single-use state, code and ticket stand in for a password.
+        XCTAssertEqual(publicRoutes.sorted(), ["GET /api/auth/setup", "GET /api/auth/sso", "GET /api/auth/sso/callback", "GET /api/auth/sso/start",
+                                               "POST /api/auth/login", "POST /api/auth/login/mfa", "POST /api/auth/refresh", "POST /api/auth/sso/complete"])
     }
 
     /// The login page asks whether anyone can log in; a store with admins says so and nothing more (the command that

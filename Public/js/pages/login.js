@@ -3,6 +3,7 @@
 import { completeLogin, login, setupState } from "../api.js";
 import { el } from "../dom.js";
 import { factorForm } from "../factor.js";
+import { finishSSO, offerSSO, takeTicket } from "../sso.js";
 
 /** Renders the login form; calls onLoggedIn() after a successful login. */
 export function render(container, { message, onLoggedIn }) {
@@ -19,6 +20,9 @@ export function render(container, { message, onLoggedIn }) {
     submit,
     el("p", { id: "login-admins-note", class: "muted small", text: "Admins are created on the server by an operator." }));
   showSetup(form);
+  offerSSO(form);
+  const ticket = takeTicket();
+  if (ticket) finishSSO(ticket, { form, status, onLoggedIn, secondStep });
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     status.hidden = true;

@@ -10,6 +10,7 @@ const KIND = { totp: "Authenticator app", webauthn: "Passkey" };
 export async function render(container, api) {
   const overview = await api.get("/api/auth/mfa");
   const session = api.session();
+  const sso = (await api.get("/api/auth/me")).source === "sso";
   const confirmed = overview.factors.filter((f) => f.confirmed);
   const reload = () => api.navigate(`#/security?r=${Date.now()}`);
 
@@ -21,7 +22,7 @@ export async function render(container, api) {
   container.append(card("Second factors",
     facts([
       ["Admin", session?.username ?? "—"],
-      ["Second factor", confirmed.length === 0 ? "none yet: your password alone signs you in" : `${confirmed.length} enrolled; asked at login and before irreversible changes`],
+      ["Second factor", confirmed.length === 0 ? `none yet: your ${sso ? "single sign-on" : "password"} alone signs you in` : `${confirmed.length} enrolled; asked at login and before irreversible changes`],
       ["Required for every admin", overview.required ? "yes" : "no (an operator sets it: gatehouse admins mfa require on)"],
       ["Recovery codes left", String(overview.recoveryCodesLeft)],
     ]),
@@ -32,6 +33,13 @@ export async function render(container, api) {
   container.append(card("Add a passkey", passkeyEnrolment(api, codesSlot, reload)));
   if (confirmed.length > 0) container.append(card("Recovery codes", recoveryCodes(api, codesSlot)));
   container.append(codesSlot);
+  // An SSO admin has no password here: a sign-in through the provider in the last few minutes stands in for it.
+  if (sso) {
+    for (const input of container.querySelectorAll("#totp-password, #passkey-password")) {
+      input.required = false;
+      input.closest(".field").replaceWith(el("p", { class: "muted small", text: "You signed in with single sign-on: no password is asked if that sign-in is recent." }));
+    }
+  }
 }
 
 /** The enrolled factors, each with Rename and Remove. */

@@ -8,6 +8,7 @@ enum APIRoutes {
     static func register(on router: inout Router) {
         StatusRoutes.register(on: &router)
         AuthRoutes.register(on: &router)
+        SSORoutes.register(on: &router)
         MfaRoutes.register(on: &router)
         WebAuthnRoutes.register(on: &router)
         PolicyRoutes.register(on: &router)

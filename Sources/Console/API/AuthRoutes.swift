@@ -70,6 +70,8 @@ enum AuthRoutes {
         let hasFactor: Bool
         let mfaRequired: Bool
         let factorCheckedAt: Timestamp?
+        /// `local` or `sso` (an SSO admin has no password to re-enter).
+        let source: AdminSource
     }
 
     struct Setup: Encodable {
@@ -136,7 +138,7 @@ enum AuthRoutes {
         router.addInline("/api/auth/me", role: .viewer, factor: .enrolment) { ctx in
             let session = try ctx.requireSession()
             return try JSONBody.response(Me(username: session.admin.username, role: session.admin.role, expiresAt: session.expiresAt,
-                                            hasFactor: session.hasFactor, mfaRequired: session.mfaRequired, factorCheckedAt: session.factorCheckedAt))
+                                            hasFactor: session.hasFactor, mfaRequired: session.mfaRequired, factorCheckedAt: session.factorCheckedAt, source: session.admin.source))
         }
     }
 

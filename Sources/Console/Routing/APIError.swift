@@ -53,6 +53,8 @@ public struct APIError: Error, Sendable {
             return APIError(status: 401, code: "invalid_code", message: LoginError.invalidSecondFactor.description)
         case LoginError.secondFactorRequired:
             return APIError(status: 401, code: "mfa_required", message: LoginError.secondFactorRequired.description)
+        case let error as SSOError:
+            return APIError(status: error.status, code: error.code, message: error.message)
         case let error as MFATokenError:
             return APIError(status: 401, code: error.rawValue, message: error.description)
         case LoginError.throttled(_, let retryAfter):

@@ -22,12 +22,12 @@ public struct AdminDirectory {
 
     /// Every admin, by username.
     public func list() throws -> [Admin] {
-        try store.db.rows("SELECT id, username, role, disabled, created_at, updated_at FROM gatehouse_admins ORDER BY username").map(Admin.init(row:))
+        try store.db.rows("SELECT \(Admin.columns) FROM gatehouse_admins ORDER BY username").map(Admin.init(row:))
     }
 
     /// The admin with this username, if any.
     public func find(_ username: AdminUsername) throws -> Admin? {
-        try store.db.row("SELECT id, username, role, disabled, created_at, updated_at FROM gatehouse_admins WHERE username = ?",
+        try store.db.row("SELECT \(Admin.columns) FROM gatehouse_admins WHERE username = ?",
                          [username.rawValue]).map(Admin.init(row:))
     }
 
@@ -43,12 +43,17 @@ public struct AdminDirectory {
             hasher.verifyNothing(password)
             return (nil, .unknownUser)
         }
-        let row = try store.db.row("SELECT id, username, role, disabled, created_at, updated_at, password_hash FROM gatehouse_admins WHERE username = ?", [username])
+        let row = try store.db.row("SELECT \(Admin.columns), password_hash FROM gatehouse_admins WHERE username = ?", [username])
         guard let row, let stored = row["password_hash"].string else {
             hasher.verifyNothing(password)
             return (nil, .unknownUser)
         }
         let admin = try Admin(row: row)
+        // An SSO admin has no password: the check takes a real one's time, so a login cannot tell them apart.
+        guard admin.source == .local else {
+            hasher.verifyNothing(password)
+            return (nil, .wrongPassword)
+        }
         guard hasher.verify(password, against: stored) else { return (nil, .wrongPassword) }
         guard !admin.disabled else { return (nil, .disabled) }
         return (admin, nil)
@@ -79,6 +84,10 @@ public struct AdminDirectory {
         let hash = try hasher.hash(password)
         try write {
             let admin = try require(username)
+            guard admin.source == .local else {
+                throw GatehouseError.conflict("\(username) signs in through single sign-on and has no password here",
+                                              fix: "their provider decides who they are; disable them with \(command: .adminsDisable, "\(username)") if needed")
+            }
             try store.db.execute("UPDATE gatehouse_admins SET password_hash = ?, updated_at = ? WHERE id = ?", [hash, now.iso8601, admin.id])
             let ended = try revokeSessions(of: admin, now: now)
             // A new password also lifts this account's login throttle.

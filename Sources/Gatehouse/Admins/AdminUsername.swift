@@ -1,5 +1,6 @@
-/// A console admin's username: 1–64 characters of `a-z`, `0-9`, `.`, `_`, `-`, starting with a
-/// letter or digit. Lowercase only, so `Alice` and `alice` can never be two admins.
+/// A console admin's username: 1–64 characters of `a-z`, `0-9`, `.`, `_`, `-`, `+`, `@`, starting with a
+/// letter or digit (`@` and `+` so that a single sign-on admin, named by their email, can be named on the CLI).
+/// Lowercase only, so `Alice` and `alice` can never be two admins.
 ///
 ///     let name = try AdminUsername("alice")
 public struct AdminUsername: Hashable, Sendable, Codable, CustomStringConvertible {
@@ -25,7 +26,7 @@ public struct AdminUsername: Hashable, Sendable, Codable, CustomStringConvertibl
         let scalars = text.unicodeScalars
         guard let first = scalars.first, scalars.count <= maxLength else { return false }
         func alnum(_ s: Unicode.Scalar) -> Bool { ("a"..."z").contains(s) || ("0"..."9").contains(s) }
-        return alnum(first) && scalars.allSatisfy { alnum($0) || $0 == "." || $0 == "_" || $0 == "-" }
+        return alnum(first) && scalars.allSatisfy { alnum($0) || $0 == "." || $0 == "_" || $0 == "-" || $0 == "+" || $0 == "@" }
     }
 
     /// At most 64 characters of `text` with control characters replaced, for messages and the audit

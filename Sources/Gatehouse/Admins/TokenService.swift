@@ -136,6 +136,9 @@ public struct TokenService {
     /// token family; one with a factor gets a `SecondFactorChallenge`, and the username's throttle is not cleared:
     /// only the second step clears it, so wrong codes add up across password logins.
     public func signIn(username: String, password: AdminPassword, client: String, now: Timestamp) throws -> LoginOutcome {
+        // `sso set --password-login off`: the console signs people in only through the provider (the CLI on the host
+        // stays the break-glass path).
+        if try SSOConfiguration(store: store).passwordLoginDisabled() { throw SSOError(.passwordLoginDisabled) }
         let admission = try throttle.admit(username: username, client: client, now: now)
         guard case .admitted(let failures, let lockedUntil) = admission else { throw Self.throttled(admission, now: now) }
         // The slow part runs outside any transaction, so it never holds the write lock; the attempt is already counted.
@@ -153,10 +156,22 @@ public struct TokenService {
         return .signedIn(try startFamily(admin: admin, client: client, method: nil, now: now))
     }
 
+    /// The first step of a login by single sign-on, for an admin the provider has just vouched for (`SSOLogin`): the
+    /// sign-on is the first factor, so an admin with a second factor of their own gets a `SecondFactorChallenge` as after
+    /// a password, and one without gets a new token family.
+    public func signIn(ssoAdmin admin: Admin, client: String, now: Timestamp) throws -> LoginOutcome {
+        guard !admin.disabled else { throw LoginError.invalidCredentials }
+        if try factors.hasFactor(admin) {
+            return .secondFactor(try issueChallenge(admin: admin, methods: try factors.methods(of: admin), client: client, now: now))
+        }
+        return .signedIn(try startFamily(admin: admin, client: client, method: nil, now: now))
+    }
+
     /// Starts a token family for `admin`, whose login is complete (by `method`, nil for a password alone).
     private func startFamily(admin: Admin, client: String, method: SecondFactorMethod?, now: Timestamp) throws -> TokenBundle {
         try store.db.write {
             try throttle.recordSuccess(username: admin.username, client: client, now: now)
+            try store.db.execute("UPDATE gatehouse_admins SET last_login_at = ? WHERE id = ?", [now.iso8601, admin.id])
             // Housekeeping: tokens a day past their lifetime can no longer matter, nor challenges.
             try store.db.execute("DELETE FROM gatehouse_tokens WHERE expires_at < ?", [now.adding(seconds: -86_400).iso8601])
             try store.db.execute("DELETE FROM gatehouse_mfa_challenges WHERE expires_at < ?", [now.adding(seconds: -86_400).iso8601])
@@ -164,6 +179,7 @@ public struct TokenService {
             let bundle = try issue(admin: admin, family: family, now: now, factorCheckedAt: method == nil ? nil : now)
             var details: [String: AuditValue] = ["family": .string(family), "role": .string(admin.role.rawValue)]
             if let method { details["factor"] = .string(method.rawValue) }
+            if admin.source == .sso { details["source"] = .string(AdminSource.sso.rawValue) }
             try store.audit.append(store.db, actor: admin.consoleActor, action: "console.login", subject: admin.username, details: details, at: now)
             return bundle
         }
@@ -179,7 +195,7 @@ public struct TokenService {
             try throttle.recordPartialSuccess(username: admin.username, client: client)
             try store.db.execute("INSERT INTO gatehouse_mfa_challenges (token_hash, purpose, admin_id, challenge, created_at, expires_at) VALUES (?, 'login', ?, ?, ?, ?)",
                                  [SHA256.hex(token), admin.id, challenge, now.iso8601, expires.iso8601])
-            try store.audit.append(store.db, actor: admin.consoleActor, action: "console.login.password", subject: admin.username,
+            try store.audit.append(store.db, actor: admin.consoleActor, action: admin.source == .sso ? "console.login.sso" : "console.login.password", subject: admin.username,
                                    details: ["second_factor": .bool(true)], at: now)
         }
         let options = methods.contains(.webauthn)
@@ -296,7 +312,7 @@ public struct TokenService {
         enum Outcome { case issued(TokenBundle), refused(TokenFailure) }
         let outcome: Outcome = try store.db.write {
             guard let row = try store.db.row("""
-                SELECT t.family_id, t.expires_at, t.consumed_at, t.revoked_at, t.factor_checked_at, a.id, a.username, a.role, a.disabled, a.created_at, a.updated_at
+                SELECT t.family_id, t.expires_at, t.consumed_at, t.revoked_at, t.factor_checked_at, a.id, a.username, a.role, a.disabled, a.created_at, a.updated_at, a.source
                 FROM gatehouse_tokens t JOIN gatehouse_admins a ON a.id = t.admin_id WHERE t.token_hash = ? AND t.kind = 'refresh'
                 """, [hash]) else { return .refused(.invalid) }
             let admin = try Admin(row: row)
@@ -312,6 +328,12 @@ public struct TokenService {
             if admin.disabled {
                 try revoke(family: family, now: now)
                 return .refused(.revoked)
+            }
+            if admin.source == .sso {
+                // A single sign-on lasts one access token: the next sign-in goes through the provider again, which
+                // decides again whether this person is in a group and with which role (Sources/DECISIONS.md).
+                try revoke(family: family, now: now)
+                return .refused(.expired)
             }
             guard let expires = row["expires_at"].string.flatMap(Timestamp.init(iso8601:)), expires > now else { return .refused(.expired) }
             try store.db.execute("UPDATE gatehouse_tokens SET consumed_at = ? WHERE token_hash = ?", [now.iso8601, hash])
@@ -337,7 +359,7 @@ public struct TokenService {
     public static func lookup(accessToken: String) throws -> SQLStatement {
         guard let hash = Self.hash(accessToken, prefix: Self.accessPrefix) else { throw TokenError(.invalid) }
         return SQLStatement("""
-            SELECT t.family_id, t.expires_at, t.revoked_at, t.factor_checked_at, a.id, a.username, a.role, a.disabled, a.created_at, a.updated_at,
+            SELECT t.family_id, t.expires_at, t.revoked_at, t.factor_checked_at, a.id, a.username, a.role, a.disabled, a.created_at, a.updated_at, a.source,
                 (SELECT count(*) FROM gatehouse_admin_factors f WHERE f.admin_id = a.id AND f.confirmed_at IS NOT NULL) AS factors,
                 (SELECT value FROM gatehouse_console_settings WHERE name = 'mfa_required') AS mfa_required
             FROM gatehouse_tokens t JOIN gatehouse_admins a ON a.id = t.admin_id WHERE t.token_hash = ? AND t.kind = 'access'
@@ -368,7 +390,17 @@ public struct TokenService {
 
     /// Checks the signed-in admin's password again, before an action that reveals or exports a secret.
     /// A wrong password counts as a failed login (throttled and audited) but does not end the session.
-    public func reauthenticate(_ session: AdminSession, password: AdminPassword, client: String, now: Timestamp) throws {
+    ///
+    /// An SSO admin has no password here: their proof is a sign-in through the provider at most `freshSignIn` ago (an
+    /// SSO login is never refreshed, so its access token was issued at the sign-in); an older one is
+    /// `SSOError.reauthenticationNeeded`, whatever password is sent.
+    public func reauthenticate(_ session: AdminSession, password: AdminPassword, client: String, now: Timestamp,
+                               freshSignIn: Seconds = Seconds(300)) throws {
+        if session.admin.source == .sso {
+            let signedInAt = session.expiresAt.milliseconds - lifetimes.access.value * 1000
+            guard now.milliseconds - signedInAt <= freshSignIn.value * 1000 else { throw SSOError(.reauthenticationNeeded) }
+            return
+        }
         let username = session.admin.username
         let admission = try throttle.admit(username: username, client: client, now: now)
         guard case .admitted(let failures, let lockedUntil) = admission else { throw Self.throttled(admission, now: now) }

@@ -69,6 +69,9 @@ public struct MasterKey: Sendable {
            let secrets = try db.scalar("SELECT count(*) FROM gatehouse_admin_factors WHERE sealed_secret IS NOT NULL").int64, secrets > 0 {
             parts.append("\(secrets) sealed TOTP secret(s)")
         }
+        if try db.tableExists("gatehouse_sso_config"), let secrets = try db.scalar("SELECT count(*) FROM gatehouse_sso_config").int64, secrets > 0 {
+            parts.append("a sealed SSO client secret")
+        }
         return parts.isEmpty ? nil : parts.joined(separator: " and ")
     }
 
@@ -104,6 +107,12 @@ public struct MasterKey: Sendable {
         for row in secrets {
             guard let id = row["id"].string, let adminID = row["admin_id"].int64, let sealed = try? row.blob("sealed_secret") else { continue }
             if (try? AESGCM.open(sealed, key: key.bytes, associatedData: SecondFactors.associatedData(id: id, adminID: adminID))) != nil { return }
+        }
+        if try db.tableExists("gatehouse_sso_config"),
+           let row = try db.row("SELECT issuer, client_id, sealed_client_secret FROM gatehouse_sso_config WHERE id = 1"),
+           let issuer = row["issuer"].string, let clientID = row["client_id"].string, let sealed = try? row.blob("sealed_client_secret"),
+           (try? AESGCM.open(sealed, key: key.bytes, associatedData: SSOConfiguration.associatedData(SSOSettings(issuer: issuer, clientID: clientID)))) != nil {
+            return
         }
         let other = key.source == "GATEHOUSE_MASTER_KEY" ? "unset it to use the key file \(defaultPath(forStore: storePath)), or set it to the key the store was sealed with" : "restore \(key.source) from the backup taken with the store, or set GATEHOUSE_MASTER_KEY to the key it was sealed with"
         throw GatehouseError("the master key from \(key.source) does not open the store's \(holdings): it is not the key they were sealed with; nothing was changed",

@@ -11,6 +11,7 @@ public enum InputField: String, Sendable, CaseIterable {
     case provider, reason, record, reveal, sameProvider, servicesID, store, teamID, ticket, ttl, users
     case ifVersion, acceptTakeoverRisk, with, email, noEmail, accountId, issuer, genericIdTokens, minScore, passwordFile, role
     case updateUserInfoOnLink
+    case clientSecretFile, redirectURI, adminGroup, supportGroup, viewerGroup, groupsClaim, allowedDomain, passwordLogin
     /// Apply a user deletion without revoking Apple tokens first (`--no-revoke`, `"noRevoke"`).
     case noRevoke
     /// How long a policy override lasts (`--for 7d`).

@@ -93,11 +93,11 @@ enum AdminsCommands: CommandNoun {
         let admins = try SecondFactors(store: invocation.openStore()).listing()
         if invocation.json { try invocation.output.json(admins); return 0 }
         if admins.isEmpty { invocation.output.line("no admins yet: add one with `gatehouse admins add NAME --role admin`"); return 0 }
-        invocation.output.table(["USERNAME", "ROLE", "STATUS", "CREATED", "UPDATED", "FACTORS"], admins.map { listed in
+        invocation.output.table(["USERNAME", "ROLE", "STATUS", "CREATED", "UPDATED", "FACTORS", "SOURCE", "LAST LOGIN"], admins.map { listed in
             let admin = listed.admin
             let factors = listed.factors.filter(\.confirmed).map(\.kind.rawValue)
             return [admin.username, admin.role.rawValue, admin.disabled ? "disabled" : "enabled", admin.createdAt.iso8601, admin.updatedAt.iso8601,
-                    factors.isEmpty ? "-" : factors.joined(separator: ",")]
+                    factors.isEmpty ? "-" : factors.joined(separator: ","), admin.source.rawValue, admin.lastLoginAt?.iso8601 ?? "-"]
         })
         return 0
     }
