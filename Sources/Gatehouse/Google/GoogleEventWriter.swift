@@ -67,26 +67,45 @@ public final class GoogleEventWriter: @unchecked Sendable {
         condition.broadcast()
     }
 
+    /// The most events one write records: where the engine's transaction takes any number of rows, the events queued
+    /// together are recorded in one transaction (each in a savepoint of its own), so 32 connections wait for a few
+    /// commits, not 32 in a row.
+    static let batch = 64
+
     private func run() {
         while true {
             condition.lock()
             while queue.isEmpty && !stopped { condition.wait() }
             if queue.isEmpty && stopped { condition.unlock(); return }
-            let next = queue.removeFirst()
+            let taken = Array(queue.prefix(Self.batch))
+            queue.removeFirst(taken.count)
             condition.unlock()
-            let result: Result<GoogleSecurityInbox.Receipt, Error> = Result {
+            var results: [Result<GoogleSecurityInbox.Receipt, Error>] = []
+            do {
                 try pool.withStore { store in
                     let inbox = GoogleSecurityInbox(store: store, keys: keys)
-                    switch next.work {
-                    case .event(let event, let fingerprint, let transport):
-                        return try inbox.record(event, fingerprint: fingerprint, transport: transport, now: .now())
-                    case .refusal(let refusal, let transport, let source):
-                        return try inbox.refuse(refusal, transport: transport, source: source, now: .now())
+                    func one(_ pending: Pending) -> Result<GoogleSecurityInbox.Receipt, Error> {
+                        Result {
+                            switch pending.work {
+                            case .event(let event, let fingerprint, let transport):
+                                return try inbox.record(event, fingerprint: fingerprint, transport: transport, now: .now())
+                            case .refusal(let refusal, let transport, let source):
+                                return try inbox.refuse(refusal, transport: transport, source: source, now: .now())
+                            }
+                        }
+                    }
+                    if taken.count > 1 && store.engine.rowsPerWrite == nil {
+                        try store.db.write { results = taken.map(one) }
+                    } else {
+                        results = taken.map(one)
                     }
                 }
+            } catch {
+                // The batch's transaction did not commit: none of its events is recorded.
+                results = taken.map { _ in .failure(error) }
             }
             condition.lock()
-            next.result = result
+            for (pending, result) in zip(taken, results) { pending.result = result }
             condition.broadcast()
             condition.unlock()
         }
