@@ -281,6 +281,35 @@ final class GoogleRISCTests: XCTestCase {
         XCTAssertTrue(try setup.flags("uG").contains("google_account_disabled"))
     }
 
+    /// A store held by another process: the delivery is answered 503 with Retry-After within the bound, not held
+    /// open, and the event is recorded once the lock goes (a redelivery then acts no more).
+    func testALockedStoreIsAnsweredWithRetryAfterAndTheEventIsRecordedOnceItFrees() throws {
+        let setup = try Setup(.sqlite)
+        let receiver = try Receiver(setup)
+        let locker = try Tool.start(try AppleTools.python(), ["-c", """
+            import sqlite3, sys, time
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)
+            c.execute("BEGIN EXCLUSIVE")
+            print("LOCKED", flush=True)
+            time.sleep(6)
+            c.execute("COMMIT")
+            """, setup.store.location])
+        defer { locker.process.terminate(); locker.process.waitUntilExit() }
+        XCTAssertNotNil(try AppleServerFixture.waitForLine(in: locker, prefix: "LOCKED"))
+        let token = try setup.google.token("account-disabled", ["sub": "g-sub-1", "jti": "held-1"])
+        let started = Date()
+        let answer = try receiver.post(token)
+        XCTAssertEqual(answer.status, 503, String(decoding: answer.body, as: UTF8.self))
+        XCTAssertNotNil(answer.headers.first { $0.name.lowercased() == "retry-after" }, "Google is told when to deliver again")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "answered within the bound, not when the lock goes")
+        locker.process.waitUntilExit()
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline, try setup.store.query("SELECT count(*) FROM gatehouse_google_events") != "1" { usleep(200_000) }
+        XCTAssertEqual(try setup.store.query("SELECT count(*) FROM gatehouse_google_events"), "1", "recorded once the store frees")
+        XCTAssertEqual(try receiver.post(token).status, 202, "Google's redelivery is a duplicate, answered 202")
+        XCTAssertEqual(try setup.store.query("SELECT count(*) FROM gatehouse_google_events"), "1")
+    }
+
     func testTheStreamIsManagedWithAServiceAccountAndVerificationReachesTheReceiver() throws {
         let setup = try Setup(.sqlite)
         let receiver = try Receiver(setup)

@@ -195,7 +195,7 @@ public struct AppleTransferStore {
             """, [transfer.id, plan?.planId ?? ""]).int64 ?? 0)
         let stage: String, next: String
         let planStatus = plan?.status
-        if transfer.imported == false && collected + collectFailed < accounts || accounts == 0 && !transfer.imported {
+        if !transfer.imported && (accounts == 0 || collected + collectFailed < accounts) {
             (stage, next) = ("collecting", "gatehouse apple transfer collect")
         } else if transfer.recipientElsewhere {
             (stage, next) = ("exporting", "gatehouse apple transfer export --out transfer.json, and hand the file to the recipient team")
