@@ -93,6 +93,17 @@ export function age(fromIso, nowIso) {
   return `${Math.round(seconds / 86400)} d`;
 }
 
+/** How long until `untilIso`, from `nowMs` (default: this machine's clock): "1 h 59 min", "12 min", "40 s"; "0 s" once passed. */
+export function timeLeft(untilIso, nowMs = Date.now()) {
+  const seconds = Math.max(0, Math.round((Date.parse(untilIso) - nowMs) / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return minutes % 60 ? `${hours} h ${minutes % 60} min` : `${hours} h`;
+  return `${Math.round(hours / 24)} d`;
+}
+
 /** Findings ({severity, message, fix?}) as a list, each marked with its severity; nothing (an empty fragment) when there are none. */
 export function findings(list, { id, empty } = {}) {
   if (!list || list.length === 0) return empty ? el("p", { class: "muted", id, text: empty }) : document.createDocumentFragment();

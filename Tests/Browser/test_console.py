@@ -93,6 +93,10 @@ def test_flip_the_switch_with_a_reason_and_a_duration(browser, console):
     browser.find_element(By.ID, "switch-reason").send_keys("SUP-4242 Hide My Email user connects Google")
     Select(browser.find_element(By.ID, "switch-duration")).select_by_value("2h")
     browser.find_element(By.ID, "switch-submit").click()
+    # Turning it ON is confirmed first.
+    confirm = wait(browser).until(EC.element_to_be_clickable((By.CSS_SELECTOR, '#switch-confirm [data-confirm="yes"]')))
+    assert "for 2 hours" in browser.find_element(By.ID, "switch-confirm").text
+    confirm.click()
     wait(browser).until(EC.text_to_be_present_in_element((By.ID, "switch-state"), "ON"))
     wait(browser).until(EC.text_to_be_present_in_element((By.ID, "switch-result"), "version 1"))
     history = browser.find_element(By.ID, "policy-history").text
