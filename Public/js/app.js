@@ -6,6 +6,8 @@ import { factorForm } from "./factor.js";
 import { pages, defaultRoute } from "./pages/registry.js";
 import * as loginPage from "./pages/login.js";
 import { hideSwitchBanner, refreshSwitchBanner } from "./switch-banner.js";
+import "./menu.js";
+import "./shortcuts.js";
 
 const view = document.getElementById("view");
 const nav = document.getElementById("nav");

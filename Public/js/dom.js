@@ -128,6 +128,32 @@ export function copyButton(text, { id, label = "Copy" } = {}) {
 }
 
 /**
+ * A value an operator pastes elsewhere (a user id, a sub, a fingerprint, a plan id) in <code>, with a small Copy button.
+ * `what` names it for the button's label ("Copy user id"); `shown` is a shorter form to display (the whole value is
+ * copied and in the tooltip). A missing value is "—".
+ */
+export function copyable(value, what, { shown, id } = {}) {
+  if (value === null || value === undefined || value === "") return "—";
+  const text = String(value);
+  const status = el("span", { class: "visually-hidden", role: "status" });
+  const button = el("button", { type: "button", class: "copy-button", "aria-label": `Copy ${what}`, title: `Copy ${what}`, text: "Copy" });
+  let reset = null;
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      button.textContent = "Copied";
+      status.textContent = `${what} copied.`;
+    } catch {
+      button.textContent = "Not copied";
+      status.textContent = "Copying was refused by the browser: select the text and copy it by hand.";
+    }
+    clearTimeout(reset);
+    reset = setTimeout(() => { button.textContent = "Copy"; status.textContent = ""; }, 2500);
+  });
+  return el("span", { class: "copyable" }, el("code", { id, title: shown ? text : null, text: shown ?? text }), button, status);
+}
+
+/**
  * An inline confirmation: shows `question` with Confirm and Cancel buttons in `slot` and calls
  * `action()` on Confirm. Focus moves to Confirm, and back to `returnTo` on Cancel.
  */

@@ -14,7 +14,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 
 from conftest import BIN, PASSWORD, SCREENSHOTS
-from test_console import WIDE, log_in, ready, viewport, wait
+from test_console import WIDE, log_in, log_out, ready, viewport, wait
 
 SIZES = ((1440, 900), (390, 844))
 
@@ -80,7 +80,7 @@ def test_enrol_an_app_log_in_with_it_and_step_up_with_a_recovery_code(browser):
             assert secret not in browser.page_source, "the secret is forgotten once the factor is confirmed"
 
             # Log out, then in again: the password alone is not enough.
-            browser.find_element(By.ID, "logout").click()
+            log_out(browser)
             log_in(browser, "admin", PASSWORD)
             code = wait(browser).until(EC.visibility_of_element_located((By.ID, "login-mfa-totp")))
             assert browser.execute_script("return sessionStorage.getItem('gatehouse.tokens')") is None, "no token before the factor"

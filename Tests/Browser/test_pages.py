@@ -12,7 +12,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 
 from conftest import BIN, PASSWORD, SCREENSHOTS
-from test_console import NARROW, WIDE, errors_shown, go, log_in, ready, tokens, viewport, wait
+from test_console import NARROW, WIDE, errors_shown, go, log_in, log_out, ready, signed_in_name, tokens, viewport, wait
 
 KEY_ID = "ABCDEFGHIJ"
 TEAM_ID = "TEAM123456"
@@ -39,9 +39,9 @@ def signed_in_as(browser, console, username):
         return
     browser.get(console.url)
     if current:
-        browser.find_element(By.ID, "logout").click()
+        log_out(browser)
     log_in(browser, username, PASSWORD)
-    wait(browser).until(EC.text_to_be_present_in_element((By.ID, "who-name"), username))
+    wait(browser).until(lambda b: username in signed_in_name(b))
 
 
 def click_confirm(browser):

@@ -56,7 +56,12 @@ function counts(run) {
 
 function renderHistory(runs) {
   if (runs.length === 0) {
-    return el("p", { class: "muted", id: "health-history-empty", text: "No recorded run yet: the scheduled health timer records one." });
+    return el("div", { id: "health-history-empty" },
+      el("p", { text: "No recorded run yet. The health timer records one every hour; on the server, enable it with:" }),
+      el("pre", {}, el("code", { text: "systemctl enable --now gatehouse-health.timer" })),
+      el("p", { class: "muted" }, "The units are ", el("code", { text: "ops/systemd/gatehouse-health.{service,timer}" }), " (or the line in ",
+        el("code", { text: "ops/cron/gatehouse-health" }), "). To record one now by hand: ", el("code", { text: "gatehouse health --record" }),
+        ". The runbook: ", el("code", { text: "ops/runbooks/health-alerts.md" }), "."));
   }
   const oldestFirst = [...runs].reverse();
   return el("div", {},

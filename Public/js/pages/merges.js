@@ -4,7 +4,7 @@
 // shows what `gatehouse merge plan` prints, which never holds a token or password value.
 // Links: #/merges?from=U2&into=U1 plans at once (the Duplicates page and a user's detail link here);
 // #/merges?id=N shows one merge.
-import { append, card, clear, confirmInline, el, errorBanner, facts, field, findings, table, time } from "../dom.js";
+import { append, card, clear, confirmInline, copyable, el, errorBanner, facts, field, findings, table, time } from "../dom.js";
 
 const SIDE_LABELS = { target: "U1's (kept user)", source: "U2's (merged away)", both: "keep both", true: "carry to U1", false: "drop" };
 const FIELD_LABELS = {
@@ -87,7 +87,7 @@ function planView(api, answer, decide, reloadList) {
   const wrap = el("div", { class: "stack" });
   wrap.append(
     plan.planID
-      ? el("p", { class: "banner ok", id: "merge-plan-id" }, "Plan ", el("code", { text: plan.planID }), " is stored: review it, then apply it with a ticket.")
+      ? el("p", { class: "banner ok", id: "merge-plan-id" }, "Plan ", copyable(plan.planID, "plan id"), " is stored: review it, then apply it with a ticket.")
       : el("p", { class: "banner error", id: "merge-plan-id", role: "alert", text: `Not stored: ${plan.unresolved} conflict${plan.unresolved === 1 ? "" : "s"} need${plan.unresolved === 1 ? "s" : ""} a decision below.` }),
     facts([["From (U2)", el("span", {}, el("code", { text: plan.source }), ` ${plan.sourceEmail || "(no email)"}`)],
       ["Into (U1)", el("span", {}, el("code", { text: plan.target }), ` ${plan.targetEmail || "(no email)"}`)],
@@ -229,7 +229,7 @@ async function detailCard(api, id, canChange) {
   const reload = () => api.navigate(`#/merges?id=${record.id}&t=${Date.now()}`);
   return card(`Merge ${record.id} (${record.status})`,
     el("div", { id: "merge-detail" },
-      facts([["Status", record.status], ["Plan", el("code", { text: record.planID })],
+      facts([["Status", record.status], ["Plan", copyable(record.planID, "plan id")],
         ["From (U2)", el("a", { href: `#/users?id=${encodeURIComponent(record.source)}`, text: record.source })],
         ["Into (U1)", el("a", { href: `#/users?id=${encodeURIComponent(record.target)}`, text: record.target })],
         ["Ticket", record.ticket], ["Applied", el("span", {}, time(record.appliedAt), ` by ${record.actor}`)], ["Planned", time(record.plannedAt)],

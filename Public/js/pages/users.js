@@ -2,7 +2,7 @@
 // linked accounts (never token values, only whether each is present), flags, sessions, the sync row,
 // workspaces, subscriptions, roles and merge history; and the integrity check of the whole store.
 // The query and the open user live in the hash (#/users?q=ana&id=…) so a view can be linked.
-import { append, card, clear, el, errorBanner, facts, field, table, time } from "../dom.js";
+import { append, card, clear, copyable, el, errorBanner, facts, field, table, time } from "../dom.js";
 
 const KINDS = [["", "Recognise it"], ["email", "Email prefix"], ["name", "Name"], ["id", "User id"], ["sub", "Sync sub"], ["account", "Provider account id"]];
 const LIMITS = ["20", "50", "200"];
@@ -30,11 +30,11 @@ function searchHash(params) {
 
 function searchCard(api, params) {
   const q = el("input", { id: "user-q", name: "q", type: "search", value: params.q ?? "", required: true, maxlength: "512", spellcheck: "false",
-    placeholder: "ana@, Ana Costa, a user id, better_auth|…, a provider account id" });
+    placeholder: "ana@, Ana Costa, a user id, better_auth|…, a provider account id", "data-search": true, "aria-keyshortcuts": "/" });
   const by = el("select", { id: "user-by", name: "by" }, KINDS.map(([value, label]) => el("option", { value, selected: value === (params.by ?? ""), text: label })));
   const limit = el("select", { id: "user-limit", name: "limit" }, LIMITS.map((n) => el("option", { value: n, selected: n === (params.limit ?? "20"), text: n })));
   const form = el("form", { class: "filters", role: "search", "aria-label": "Search users" },
-    el("div", { class: "field span-2" }, el("label", { for: "user-q", text: "Find a user" }), q), field("Match as", by), field("At most", limit),
+    el("div", { class: "field span-2" }, el("label", { for: "user-q" }, "Find a user ", el("small", { class: "muted", text: "(press / from any page)" })), q), field("Match as", by), field("At most", limit),
     el("div", { class: "actions" }, el("button", { type: "submit", class: "primary", id: "user-search", text: "Search" })));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -75,7 +75,7 @@ async function renderDetail(detail, params) {
   wrap.append(
     el("div", { class: "grid two" },
       card(user.name || user.email || user.id,
-        facts([["User id", el("code", { text: user.id })], ["Sync sub", el("code", { text: sync.sub })], ["Name", user.name || "(none)"],
+        facts([["User id", copyable(user.id, "user id")], ["Sync sub", copyable(sync.sub, "sync sub")], ["Name", user.name || "(none)"],
           ["Email", `${user.email || "(none)"}${user.emailVerified ? " (verified)" : " (NOT verified)"}`], ["Created", time(user.createdAt)],
           ["Updated", time(user.updatedAt)], user.role ? ["Role", user.role] : null,
           user.ban ? ["Banned", user.ban.banned ? `yes${user.ban.reason ? ` — ${user.ban.reason}` : ""}` : "no"] : null].filter(Boolean))),
@@ -85,7 +85,7 @@ async function renderDetail(detail, params) {
     card(`Linked accounts (${detail.accounts.length})`,
       el("div", { id: "user-accounts" }, table(["Provider", "Issuer", "Account id", "Created", "Updated", "Scopes", "Tokens"], detail.accounts.map((a) => [
         el("strong", { text: a.providerId }), a.issuer ?? el("small", { class: "muted", text: "not recorded (before Better Auth 1.7)" }),
-        el("code", { text: a.accountId }), time(a.createdAt), time(a.updatedAt), a.scope ?? "—",
+        copyable(a.accountId, `${a.providerId} account id`), time(a.createdAt), time(a.updatedAt), a.scope ?? "—",
         el("small", { text: `access ${present(a.hasAccessToken)}, refresh ${present(a.hasRefreshToken)}, id ${present(a.hasIdToken)}, password ${present(a.hasPassword)}` }),
       ]), { caption: "Linked accounts", empty: "No account rows: this user cannot sign in." })),
       el("p", { class: "muted small", text: "Token and password values are never read; only whether each is present." })),
@@ -177,7 +177,7 @@ function deletionPlan(api, plan, email) {
     }
   });
   return el("div", {},
-    el("p", { class: "banner info", id: "deletion-plan-id" }, "Plan ", el("code", { text: plan.planID }), ` deletes ${plan.rows.length} row(s).`),
+    el("p", { class: "banner info", id: "deletion-plan-id" }, "Plan ", copyable(plan.planID, "plan id"), ` deletes ${plan.rows.length} row(s).`),
     table(["Table", "Rows"], counts.map(([name, count]) => [el("code", { text: name }), String(count)]), { caption: "Rows deleted per table" }),
     el("p", { id: "deletion-apple", text: `Apple tokens: ${apple}` }),
     form, outcome);

@@ -1,0 +1,60 @@
+"""Measurements the browser tests share: text contrast (WCAG 2 relative luminance) and target sizes, computed in the
+page from the rendered styles, with nothing loaded from outside."""
+
+# Every visible element with text of its own whose contrast against the background it sits on is under WCAG AA (4.5:1,
+# 3:1 for large text). Disabled controls are exempt, as WCAG says; SVG text is drawn with fill, checked elsewhere.
+CONTRAST_SCRIPT = """
+const parse = (c) => { const m = c.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
+  const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number); return { r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1 }; };
+const over = (top, base) => ({ r: top.r * top.a + base.r * (1 - top.a), g: top.g * top.a + base.g * (1 - top.a), b: top.b * top.a + base.b * (1 - top.a), a: 1 });
+const lum = ({ r, g, b }) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+  return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+const background = (node) => { const layers = [];
+  for (let n = node; n; n = n.parentElement) { const c = parse(getComputedStyle(n).backgroundColor); if (c && c.a > 0) { layers.push(c); if (c.a >= 1) break; } }
+  let base = { r: 255, g: 255, b: 255, a: 1 }; for (const l of layers.reverse()) base = over(l, base); return base; };
+const failures = [];
+for (const node of document.querySelectorAll("body *")) {
+  if (node.closest("svg, option, .visually-hidden, .skip, [hidden], :disabled")) continue;
+  const own = [...node.childNodes].some((c) => c.nodeType === 3 && c.textContent.trim());
+  if (!own) continue;
+  const rect = node.getBoundingClientRect();
+  if (rect.width === 0 || rect.height === 0) continue;
+  const style = getComputedStyle(node);
+  if (style.visibility === "hidden") continue;
+  const bg = background(node);
+  const fg = over(parse(style.color), bg);
+  const [a, b] = [lum(fg), lum(bg)];
+  const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+  const size = parseFloat(style.fontSize), bold = Number(style.fontWeight) >= 700;
+  const needed = size >= 24 || (size >= 18.66 && bold) ? 3 : 4.5;
+  if (ratio < needed) failures.push(`${node.tagName.toLowerCase()}.${node.className} "${node.textContent.trim().slice(0, 40)}" ${ratio.toFixed(2)} < ${needed}`);
+}
+return failures;
+"""
+
+# Visible controls whose box is under 24 × 24 CSS pixels (WCAG 2.2, 2.5.8 Target Size (Minimum)). Links inside a
+# sentence are exempt; the navigation's links are not.
+TARGETS_SCRIPT = """
+const small = [];
+for (const node of document.querySelectorAll("button, input, select, textarea, summary, nav a, a.user-link")) {
+  const rect = node.getBoundingClientRect();
+  if (rect.width === 0 || rect.height === 0 || node.closest("[hidden], .visually-hidden") || getComputedStyle(node).visibility === "hidden") continue;
+  if (node.tagName === "A" && !node.closest("nav") && getComputedStyle(node).display === "inline") continue;
+  if (rect.width < 24 || rect.height < 24) small.push(`${node.tagName.toLowerCase()}#${node.id}.${node.className}[${node.type ?? ""}] ${rect.width.toFixed(1)}×${rect.height.toFixed(1)}`);
+}
+return small;
+"""
+
+
+def contrast_failures(browser):
+    return browser.execute_script(CONTRAST_SCRIPT)
+
+
+def small_targets(browser):
+    return browser.execute_script(TARGETS_SCRIPT)
+
+
+def color_scheme(browser, scheme):
+    """Emulates the system's light or dark setting (None: back to the machine's)."""
+    features = [{"name": "prefers-color-scheme", "value": scheme}] if scheme else []
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": features})
