@@ -187,7 +187,7 @@ def test_health_history_is_charted(browser, console):
     assert "3 runs" in browser.execute_script("return document.querySelector('#health-chart desc').textContent")
     rows = browser.find_elements(By.CSS_SELECTOR, "#health-history tbody tr")
     assert len(rows) == 3, "the table repeats the chart for keyboards and screen readers"
-    assert "store.integrity" in browser.find_element(By.ID, "health-current").text
+    assert "store.integrity" in browser.find_element(By.ID, "health-current").get_attribute("textContent")
     assert errors_shown(browser) == []
     shoot(browser, "14-health")
     shoot(browser, "14-health", NARROW)

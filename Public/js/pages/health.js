@@ -40,12 +40,29 @@ export async function render(container, api) {
   await Promise.all([runNow(), loadHistory()]);
 }
 
+// Problems first, worst first; the OK checks folded by family (the id's first part: store, accounts, apple, gates…).
+const WORST_FIRST = ["critical", "warning", "unknown"];
+
 function renderReport(report) {
+  const problems = report.checks.filter((c) => c.status !== "ok")
+    .sort((a, b) => WORST_FIRST.indexOf(a.status) - WORST_FIRST.indexOf(b.status));
+  const families = new Map();
+  for (const check of report.checks.filter((c) => c.status === "ok")) {
+    const family = check.id.split(".")[0];
+    families.set(family, [...(families.get(family) ?? []), check]);
+  }
   return el("div", {},
     el("p", { class: "switch-state" }, pill(report.status), ` ${report.checks.length} checks in ${report.durationMilliseconds} ms at `, time(report.at)),
-    table(["Check", "Status", "Summary", "What to do"], report.checks.map((c) => [
-      el("code", { text: c.id }), pill(c.status), c.summary, c.action ?? "—",
-    ]), { caption: "Health checks now" }));
+    el("h3", { text: problems.length ? `Needs attention (${problems.length})` : "Needs attention" }),
+    problems.length
+      ? el("div", { id: "health-problems" }, table(["Check", "Status", "Summary", "What to do"], problems.map((c) => [
+        el("code", { text: c.id }), pill(c.status), c.summary, c.action ?? "—",
+      ]), { caption: "Checks that are not OK, worst first" }))
+      : el("p", { class: "banner ok", id: "health-problems", text: "Nothing: every check is OK." }),
+    el("h3", { text: `OK (${report.checks.length - problems.length})` }),
+    el("div", { id: "health-ok" }, [...families].map(([family, checks]) => el("details", { class: "family", "data-family": family },
+      el("summary", {}, el("code", { text: family }), ` — ${checks.length} OK`),
+      table(["Check", "Summary"], checks.map((c) => [el("code", { text: c.id }), c.summary]), { caption: `${family} checks that are OK` })))));
 }
 
 function counts(run) {
