@@ -62,10 +62,15 @@ export function errorBanner(error) {
     el("strong", { text: "Error: " }), message, error?.fix ? el("div", { class: "fix", text: `What to do: ${error.fix}` }) : null);
 }
 
+/** A UTC time as text for a sentence: 2026-11-30 04:17:53Z. */
+export function timeText(iso) {
+  return iso ? String(iso).replace("T", " ").replace(/\.\d+Z$/, "Z") : "—";
+}
+
 /** A short UTC time: 2026-11-30 04:17:53Z (the full ISO form in the tooltip). */
 export function time(iso) {
   if (!iso) return "—";
-  return el("time", { datetime: iso, title: iso, text: iso.replace("T", " ").replace(/\.\d+Z$/, "Z") });
+  return el("time", { datetime: iso, title: iso, text: timeText(iso) });
 }
 
 /** A value as compact JSON text (true, ["google"]). */

@@ -58,3 +58,18 @@ def color_scheme(browser, scheme):
     """Emulates the system's light or dark setting (None: back to the machine's)."""
     features = [{"name": "prefers-color-scheme", "value": scheme}] if scheme else []
     browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": features})
+
+
+# Text nodes that read "null" or "undefined": a value the page appended without checking it.
+STRAY_SCRIPT = """
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+const stray = [];
+for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+  if (["null", "undefined", "[object Object]"].includes(n.textContent.trim())) stray.push(n.parentElement.tagName + ": " + n.textContent.trim());
+}
+return stray;
+"""
+
+
+def stray_values(browser):
+    return browser.execute_script(STRAY_SCRIPT)

@@ -8,13 +8,13 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
 
-from a11y import color_scheme, contrast_failures, small_targets
+from a11y import color_scheme, contrast_failures, small_targets, stray_values
 from test_console import errors_shown, go, ready, viewport, wait
 from test_pages import shoot, signed_in_as
 
 DESKTOP = (1440, 900)
 PHONE = (390, 844)
-PAGES = ["overview", "users", "duplicates", "merges", "apple", "apple-events", "policy", "gates", "health", "audit", "security"]
+PAGES = ["overview", "users", "duplicates", "merges", "deletions", "apple", "apple-events", "policy", "gates", "health", "audit", "security"]
 
 
 def a_user(console):
@@ -51,6 +51,7 @@ def test_dark_mode_follows_the_system_setting_and_every_text_is_readable(browser
                     open_all_details(browser)
                     failures = contrast_failures(browser)
                     assert failures == [], f"{scheme} {size} #{route}: {failures}"
+                    assert stray_values(browser) == [], f"#{route}: {stray_values(browser)}"
             viewport(browser, DESKTOP)
             go(browser, console, "overview")
             if scheme == "light":

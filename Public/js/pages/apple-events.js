@@ -2,13 +2,13 @@
 // consent-revoked, account-delete), newest first, with what each did, and the refused ones counted per reason and
 // source (how many, since when; the time shown is the last one's). Read-only:
 // notifications arrive through `gatehouse apple notifications serve` or `ingest`, never through the console.
-import { card, copyable, el, table, time } from "../dom.js";
+import { append, card, copyable, el, table, time } from "../dom.js";
 
 export async function render(container, api) {
   const entries = await api.get("/api/apple/notifications", { limit: "200" });
   // A refused notification is counted per reason and source (count, first and last time), not kept one by one.
   const refused = entries.filter((e) => e.outcome === "refused").reduce((n, e) => n + (e.count ?? 1), 0);
-  container.append(
+  append(container, [
     el("h1", { text: "Apple events" }),
     el("p", { class: "muted", id: "apple-events-count",
       text: `${entries.length} notification${entries.length === 1 ? "" : "s"}, newest first${refused ? `; ${refused} refused` : ""}. No token is kept.` }),
@@ -19,7 +19,7 @@ export async function render(container, api) {
       e.type ?? "—", copyable(e.sub, "Apple sub"),
       e.userID ? el("a", { href: `#/users?q=${encodeURIComponent(e.userID)}`, text: e.userID }) : "—",
       e.count ? `${e.refusal} from ${e.source} since ${e.firstSeen}; last: ${e.reason}` : (e.reason ?? e.action ?? "—"),
-    ]), { caption: "Apple notifications", empty: "No notification from Apple has been recorded." })));
+    ]), { caption: "Apple notifications", empty: "No notification from Apple has been recorded." }))]);
 }
 
 /** With nothing recorded: how notifications get here (the runbook's steps, the listener's command). */

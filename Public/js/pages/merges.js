@@ -94,7 +94,7 @@ function planView(api, answer, sides, decide, reloadList) {
   const byKind = Object.fromEntries(answer.decisions.map((d) => [d.kind, d]));
   const offered = new Set();
   const wrap = el("div", { class: "stack" });
-  wrap.append(
+  append(wrap, [
     plan.planID
       ? el("p", { class: "banner ok", id: "merge-plan-id" }, "Plan ", copyable(plan.planID, "plan id"), " is stored: review it, then apply it with a ticket.")
       : el("p", { class: "banner info", id: "merge-plan-id", role: "status" },
@@ -117,7 +117,7 @@ function planView(api, answer, sides, decide, reloadList) {
     findings(plan.warnings.map((message) => ({ severity: "warning", message })), { id: "merge-warnings" }),
     el("h3", { text: "What changes" }),
     changesView(plan.changes),
-    el("p", { class: "muted small", text: `Follows foreign keys: ${plan.references.length ? plan.references.join(", ") : "(none)"}. Token and password values are never shown.` }));
+    el("p", { class: "muted small", text: `Follows foreign keys: ${plan.references.length ? plan.references.join(", ") : "(none)"}. Token and password values are never shown.` })]);
   if (plan.planID) wrap.append(applyForm(api, plan, sides, reloadList));
   return wrap;
 }

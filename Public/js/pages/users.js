@@ -2,7 +2,7 @@
 // linked accounts (never token values, only whether each is present), flags, sessions, the sync row,
 // workspaces, subscriptions, roles and merge history; and the integrity check of the whole store.
 // The query and the open user live in the hash (#/users?q=ana&id=…) so a view can be linked.
-import { append, card, clear, copyable, el, errorBanner, facts, field, table, time } from "../dom.js";
+import { append, card, clear, copyable, el, errorBanner, facts, field, table, time, timeText } from "../dom.js";
 
 const KINDS = [["", "Recognise it"], ["email", "Email prefix"], ["name", "Name"], ["id", "User id"], ["sub", "Sync sub"], ["account", "Provider account id"]];
 const LIMITS = ["20", "50", "200"];
@@ -13,7 +13,14 @@ export async function render(container, api) {
   if (params.id) {
     container.append(el("p", { class: "actions wrap" }, el("a", { href: searchHash(params), text: "← Back to the search" }),
       el("a", { href: `#/merges?into=${encodeURIComponent(params.id)}`, id: "user-plan-merge", text: "Plan a merge into this user" })));
-    const detail = await api.get(`/api/users/${encodeURIComponent(params.id)}`, { sessions: 10 });
+    let detail;
+    try {
+      detail = await api.get(`/api/users/${encodeURIComponent(params.id)}`, { sessions: 10 });
+    } catch (error) {
+      if (error?.status !== 404) throw error;
+      container.append(await goneCard(api, params.id, error));
+      return;
+    }
     container.append(await renderDetail(detail, params));
     if (api.hasRole("admin")) container.append(deletionCard(api, detail.user));
     return;
@@ -21,6 +28,25 @@ export async function render(container, api) {
   container.append(searchCard(api, params));
   if (params.q) container.append(await renderResults(api, params));
   container.append(integrityCard(api));
+}
+
+/** No such user: when a deletion took them, say so and link to it (the deletions are an admin's to read). */
+async function goneCard(api, id, error) {
+  const deletion = api.hasRole("admin")
+    ? (await api.get("/api/deletions", { limit: 10000 }).catch(() => [])).find((d) => d.userID === id && d.status !== "undone")
+    : null;
+  if (!deletion) {
+    return card("No such user", errorBanner(error),
+      el("p", { class: "muted", id: "user-gone", text: api.hasRole("admin")
+        ? "No deletion names this id either: check it, or search for the user."
+        : "If the user was deleted on request, an admin finds the deletion on the Deletions page." }));
+  }
+  const restorable = deletion.status === "applied" && Date.parse(deletion.retainUntil) > Date.now();
+  return card("This user was deleted",
+    el("p", { class: "banner info", id: "user-gone" },
+      `Deleted by deletion ${deletion.id} (ticket ${deletion.ticket}) by ${deletion.actor} at ${timeText(deletion.appliedAt)}; `,
+      restorable ? `it can be undone until ${timeText(deletion.retainUntil)}. ` : `${deletion.status === "purged" ? "purged: it can no longer be undone" : "the undo deadline has passed"}. `,
+      el("a", { href: `#/deletions?id=${deletion.id}`, id: "user-gone-deletion", text: restorable ? "Open the deletion to undo it" : "Open the deletion" })));
 }
 
 function searchHash(params) {
@@ -169,7 +195,8 @@ function deletionPlan(api, plan, email) {
     try {
       const result = await api.post(`/api/deletions/${encodeURIComponent(plan.planID)}/apply`, body);
       clear(outcome).append(el("div", { class: "banner ok", role: "status", id: "deletion-applied" },
-        `Deletion ${result.deletionID} applied: user ${result.userID} deleted (ticket ${result.ticket}). Restorable until ${result.retainUntil} with gatehouse users delete undo ${result.deletionID}; tokens are not restorable (${result.notRestorable.join(", ")} come back empty). `,
+        `Deletion ${result.deletionID} applied: user ${result.userID} deleted (ticket ${result.ticket}). Restorable until ${result.retainUntil} on the Deletions page; tokens are not restorable (${result.notRestorable.join(", ")} come back empty). `,
+        el("a", { href: `#/deletions?id=${result.deletionID}`, id: "deletion-applied-link", text: `Deletion ${result.deletionID}` }), " · ",
         el("a", { href: `#/audit?action=${encodeURIComponent("user.delete.*")}`, text: "Audit entries" })));
     } catch (error) {
       submit.disabled = false;
