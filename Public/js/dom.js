@@ -67,10 +67,39 @@ export function timeText(iso) {
   return iso ? String(iso).replace("T", " ").replace(/\.\d+Z$/, "Z") : "—";
 }
 
-/** A short UTC time: 2026-11-30 04:17:53Z (the full ISO form in the tooltip). */
+/** How far `iso` is from `nowMs`, in words: "just now", "5 min ago", "in 3 h", "12 d ago", "4 mo ago", "2 y ago"; null if unreadable. */
+export function relativeTime(iso, nowMs = Date.now()) {
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return null;
+  const seconds = Math.round((at - nowMs) / 1000);
+  const abs = Math.abs(seconds);
+  if (abs < 45) return "just now";
+  const day = 86400;
+  const text = abs < 90 * 60 ? `${Math.max(1, Math.round(abs / 60))} min`
+    : abs < 36 * 3600 ? `${Math.round(abs / 3600)} h`
+      : abs < 60 * day ? `${Math.round(abs / day)} d`
+        : abs < 730 * day ? `${Math.round(abs / (30.44 * day))} mo`
+          : `${Math.round(abs / (365.25 * day))} y`;
+  return seconds < 0 ? `${text} ago` : `in ${text}`;
+}
+
+/**
+ * The console's one time format: relative ("5 min ago", "in 3 d"), with the absolute UTC time on hover
+ * (2026-11-30 04:17:53Z) and in `datetime`. A value that is not a time is shown as given.
+ */
 export function time(iso) {
   if (!iso) return "—";
-  return el("time", { datetime: iso, title: iso, text: timeText(iso) });
+  const relative = relativeTime(iso);
+  if (relative === null) return el("span", { text: String(iso) });
+  const exact = new Date(Date.parse(iso)).toISOString();
+  return el("time", { datetime: exact, title: timeText(exact), text: relative });
+}
+
+/** Server text that names times (ISO-8601, "…at 2026-12-06T09:49:50.761Z"): each time shown as `time()` shows it. */
+export function withTimes(text) {
+  const parts = String(text ?? "").split(/(\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?Z)/);
+  if (parts.length === 1) return parts[0];
+  return el("span", {}, parts.map((part, i) => (i % 2 ? time(part) : part)));
 }
 
 /** A value as compact JSON text (true, ["google"]). */
@@ -113,7 +142,7 @@ export function timeLeft(untilIso, nowMs = Date.now()) {
 export function findings(list, { id, empty } = {}) {
   if (!list || list.length === 0) return empty ? el("p", { class: "muted", id, text: empty }) : document.createDocumentFragment();
   return el("ul", { class: "findings", id }, list.map((f) => el("li", { class: `finding ${f.severity}` },
-    el("strong", { text: `${String(f.severity).toUpperCase()}: ` }), f.message,
+    el("strong", { text: `${String(f.severity).toUpperCase()}: ` }), withTimes(f.message),
     f.fix ? el("div", { class: "fix muted small", text: `What to do: ${f.fix}` }) : null)));
 }
 

@@ -65,14 +65,14 @@ def undo_on_the_deletions_page(browser, console, user, mine):
     browser.refresh()
     ready(browser, "users")
     gone = browser.find_element(By.ID, "user-gone").text
-    assert f"deletion {mine['id']}" in gone and "SUP-7100" in gone and "can be undone until" in gone, gone
+    assert f"deletion {mine['id']}" in gone and "SUP-7100" in gone and "can be undone; the deadline is in 30 d" in gone, gone
     assert errors_shown(browser) == [], "a deleted user is not an error"
     shoot(browser, "42-deleted-user", (1440, 900))
 
     # The Deletions page lists it, restorable, with its deadline.
     go(browser, console, "deletions")
     row = next(r for r in browser.find_elements(By.CSS_SELECTOR, "#view tbody tr") if r.find_element(By.CSS_SELECTOR, "a.deletion-link").text == str(mine["id"]))
-    assert "RESTORABLE" in row.text and "SUP-7100" in row.text and "left" in row.text, row.text
+    assert "RESTORABLE" in row.text and "SUP-7100" in row.text and "in 30 d" in row.text, row.text
     shoot(browser, "43-deletions", (1440, 900))
     shoot(browser, "43-deletions", (390, 844))
 

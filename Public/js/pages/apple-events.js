@@ -18,7 +18,7 @@ export async function render(container, api) {
       el("span", { class: `outcome ${e.outcome}`, text: e.outcome.replaceAll("_", " ") }),
       e.type ?? "—", copyable(e.sub, "Apple sub"),
       e.userID ? el("a", { href: `#/users?q=${encodeURIComponent(e.userID)}`, text: e.userID }) : "—",
-      e.count ? `${e.refusal} from ${e.source} since ${e.firstSeen}; last: ${e.reason}` : (e.reason ?? e.action ?? "—"),
+      e.count ? el("span", {}, `${e.refusal} from ${e.source} since `, time(e.firstSeen), `; last: ${e.reason}`) : (e.reason ?? e.action ?? "—"),
     ]), { caption: "Apple notifications", empty: "No notification from Apple has been recorded." }))]);
 }
 

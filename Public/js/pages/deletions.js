@@ -2,7 +2,7 @@
 // Apple token revocations, and how long it stays restorable. One deletion (#/deletions?id=N) can be undone with a
 // reason until its undo deadline; after it the sealed rows are purged (by the health timer's recorded run, or the
 // "Purge what is due" button here) and only the record remains. Admin only, as the API is.
-import { append, card, clear, confirmInline, copyable, el, errorBanner, facts, pill, table, time, timeLeft, timeText } from "../dom.js";
+import { append, card, clear, confirmInline, copyable, el, errorBanner, facts, pill, table, time } from "../dom.js";
 
 export async function render(container, api) {
   const id = api.params.get("id");
@@ -45,7 +45,7 @@ function statePill(d, now) {
 
 function deadline(d, now) {
   const s = state(d, now);
-  if (s === "restorable") return el("span", {}, time(d.retainUntil), el("small", { class: "muted", text: ` (${timeLeft(d.retainUntil, now)} left)` }));
+  if (s === "restorable") return time(d.retainUntil);
   if (s === "due") return el("span", {}, time(d.retainUntil), el("small", { class: "warn", text: " (passed: purged at the next recorded health run)" }));
   if (s === "purged") return el("span", {}, "purged ", time(d.purgedAt));
   return el("span", {}, "undone ", time(d.undoneAt));
@@ -74,10 +74,10 @@ async function detailCard(api, id) {
   const s = state(d, now);
   const tables = Object.entries(d.deleted).sort(([a], [b]) => a.localeCompare(b));
   const purgeText = {
-    restorable: `The deleted rows are kept sealed until ${timeText(d.retainUntil)}; the first recorded health run after that (or a purge) destroys them.`,
+    restorable: ["The deleted rows are kept sealed until the undo deadline (", time(d.retainUntil), "); the first recorded health run after that (or a purge) destroys them."],
     due: "The undo deadline has passed: the next recorded health run (or a purge on the Deletions page) destroys the sealed rows.",
     undone: "Undone: the rows are back; nothing is left to purge.",
-    purged: `Purged ${timeText(d.purgedAt)}: the sealed rows are destroyed; only this record remains.`,
+    purged: ["Purged ", time(d.purgedAt), ": the sealed rows are destroyed; only this record remains."],
   }[s];
   return card(`Deletion ${d.id}`,
     el("div", { id: "deletion-detail" },
@@ -85,7 +85,7 @@ async function detailCard(api, id) {
       facts([
         ["User", el("span", {}, el("a", { href: `#/users?id=${encodeURIComponent(d.userID)}`, text: d.status === "applied" ? "(deleted)" : "Open the user" }), " ", copyable(d.userID, "user id"))],
         ["Plan", copyable(d.planID, "plan id")], ["Ticket", d.ticket], ["Applied", el("span", {}, time(d.appliedAt), ` by ${d.actor}`)],
-        ["Undo until", time(d.retainUntil)], ["Purge", el("span", { id: "deletion-purge-state", text: purgeText })],
+        ["Undo until", time(d.retainUntil)], ["Purge", el("span", { id: "deletion-purge-state" }, purgeText)],
         ["Apple tokens", d.revocation.length
           ? el("ul", { class: "samples" }, d.revocation.map((r) => el("li", {}, el("code", { text: r.accountID }), ` ${r.status}: ${r.detail}`)))
           : d.noRevokeReason ? `not revoked: ${d.noRevokeReason}` : "no Apple account"],
@@ -103,7 +103,7 @@ function undoForm(api, d) {
   const submit = el("button", { type: "submit", class: "danger", id: "deletion-undo-submit", text: `Undo deletion ${d.id}` });
   const outcome = el("div", { id: "deletion-undo-result", "aria-live": "polite" });
   const form = el("form", { class: "stack confirm", "aria-label": `Undo deletion ${d.id}` },
-    el("p", { text: `Undo deletion ${d.id}: user ${d.userID} and every row it took come back, but no token (they were revoked or are not kept). Possible until ${timeText(d.retainUntil)}.` }),
+    el("p", {}, `Undo deletion ${d.id}: user ${d.userID} and every row it took come back, but no token (they were revoked or are not kept). The deadline is `, time(d.retainUntil), "."),
     el("label", { for: "deletion-undo-reason", text: "Reason (kept in the record and the audit log)" }), reason,
     el("div", { class: "actions" }, submit), outcome);
   form.addEventListener("submit", async (event) => {

@@ -1,7 +1,7 @@
 // Health: every check run now (not recorded: recording is the timer's job), with its status and what
 // to do, and the recorded runs over time as an inline SVG chart (built with createElementNS, never
 // markup) with the same runs in a table for keyboards and screen readers.
-import { card, clear, el, errorBanner, pill, table, time } from "../dom.js";
+import { card, clear, el, errorBanner, pill, table, time, withTimes } from "../dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 // Stacked from the bottom, in this order; the worst ends on top.
@@ -56,13 +56,13 @@ function renderReport(report) {
     el("h3", { text: problems.length ? `Needs attention (${problems.length})` : "Needs attention" }),
     problems.length
       ? el("div", { id: "health-problems" }, table(["Check", "Status", "Summary", "What to do"], problems.map((c) => [
-        el("code", { text: c.id }), pill(c.status), c.summary, c.action ?? "—",
+        el("code", { text: c.id }), pill(c.status), withTimes(c.summary), c.action ?? "—",
       ]), { caption: "Checks that are not OK, worst first" }))
       : el("p", { class: "banner ok", id: "health-problems", text: "Nothing: every check is OK." }),
     el("h3", { text: `OK (${report.checks.length - problems.length})` }),
     el("div", { id: "health-ok" }, [...families].map(([family, checks]) => el("details", { class: "family", "data-family": family },
       el("summary", {}, el("code", { text: family }), ` — ${checks.length} OK`),
-      table(["Check", "Summary"], checks.map((c) => [el("code", { text: c.id }), c.summary]), { caption: `${family} checks that are OK` })))));
+      table(["Check", "Summary"], checks.map((c) => [el("code", { text: c.id }), withTimes(c.summary)]), { caption: `${family} checks that are OK` })))));
 }
 
 function counts(run) {

@@ -80,7 +80,8 @@ function renderSwitch(snapshot, api, refresh) {
       await refresh();
       const notice = document.getElementById("switch-result");
       if (notice) {
-        notice.append(el("p", { class: "banner ok", role: "status", text: `Changed ${done.key} from ${JSON.stringify(done.from)} to ${JSON.stringify(done.to)} (version ${done.version})${done.revertsAt ? `; reverts at ${done.revertsAt}` : ""}.` }));
+        notice.append(el("p", { class: "banner ok", role: "status" },
+          `Changed ${done.key} from ${JSON.stringify(done.from)} to ${JSON.stringify(done.to)} (version ${done.version})`, done.revertsAt ? ["; reverts ", time(done.revertsAt)] : null, "."));
       }
     } catch (error) {
       clear(result).append(errorBanner(error));

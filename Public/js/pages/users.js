@@ -2,7 +2,7 @@
 // linked accounts (never token values, only whether each is present), flags, sessions, the sync row,
 // workspaces, subscriptions, roles and merge history; and the integrity check of the whole store.
 // The query and the open user live in the hash (#/users?q=ana&id=…) so a view can be linked.
-import { append, card, clear, copyable, el, errorBanner, facts, field, table, time, timeText } from "../dom.js";
+import { append, card, clear, copyable, el, errorBanner, facts, field, table, time } from "../dom.js";
 
 const KINDS = [["", "Recognise it"], ["email", "Email prefix"], ["name", "Name"], ["id", "User id"], ["sub", "Sync sub"], ["account", "Provider account id"]];
 const LIMITS = ["20", "50", "200"];
@@ -44,8 +44,8 @@ async function goneCard(api, id, error) {
   const restorable = deletion.status === "applied" && Date.parse(deletion.retainUntil) > Date.now();
   return card("This user was deleted",
     el("p", { class: "banner info", id: "user-gone" },
-      `Deleted by deletion ${deletion.id} (ticket ${deletion.ticket}) by ${deletion.actor} at ${timeText(deletion.appliedAt)}; `,
-      restorable ? `it can be undone until ${timeText(deletion.retainUntil)}. ` : `${deletion.status === "purged" ? "purged: it can no longer be undone" : "the undo deadline has passed"}. `,
+      `Deleted by deletion ${deletion.id} (ticket ${deletion.ticket}) by ${deletion.actor} `, time(deletion.appliedAt), "; ",
+      restorable ? ["it can be undone; the deadline is ", time(deletion.retainUntil), ". "] : `${deletion.status === "purged" ? "purged: it can no longer be undone" : "the undo deadline has passed"}. `,
       el("a", { href: `#/deletions?id=${deletion.id}`, id: "user-gone-deletion", text: restorable ? "Open the deletion to undo it" : "Open the deletion" })));
 }
 
@@ -109,9 +109,10 @@ async function renderDetail(detail, params) {
         ? el("ul", { class: "findings", id: "user-flags" }, detail.flags.map((f) => el("li", { class: "finding warning" }, el("strong", { text: `${f.code.replaceAll("_", " ")}: ` }), f.message)))
         : el("p", { class: "muted", id: "user-flags", text: "Nothing to notice." }))),
     card(`Linked accounts (${detail.accounts.length})`,
-      el("div", { id: "user-accounts" }, table(["Provider", "Issuer", "Account id", "Created", "Updated", "Scopes", "Tokens"], detail.accounts.map((a) => [
+      el("div", { id: "user-accounts", class: "accounts" }, table(["Provider", "Issuer", "Account id", "Created", "Updated", "Scopes", "Tokens"], detail.accounts.map((a) => [
         el("strong", { text: a.providerId }), a.issuer ?? el("small", { class: "muted", text: "not recorded (before Better Auth 1.7)" }),
-        copyable(a.accountId, `${a.providerId} account id`), time(a.createdAt), time(a.updatedAt), a.scope ?? "—",
+        copyable(a.accountId, `${a.providerId} account id`), time(a.createdAt), time(a.updatedAt),
+        a.scope ? el("ul", { class: "scopes" }, a.scope.split(/[\s,]+/).filter(Boolean).map((s) => el("li", { text: s }))) : "—",
         el("small", { text: `access ${present(a.hasAccessToken)}, refresh ${present(a.hasRefreshToken)}, id ${present(a.hasIdToken)}, password ${present(a.hasPassword)}` }),
       ]), { caption: "Linked accounts", empty: "No account rows: this user cannot sign in." })),
       el("p", { class: "muted small", text: "Token and password values are never read; only whether each is present." })),
@@ -123,15 +124,15 @@ async function renderDetail(detail, params) {
     el("div", { class: "grid two" },
       card("Sync server",
         el("p", { id: "user-sync" }, sync.user
-          ? el("span", {}, "users row ", el("code", { text: String(sync.user.id) }), ", created ", sync.user.createdAt ?? "—")
+          ? el("span", {}, "users row ", el("code", { text: String(sync.user.id) }), ", created ", time(sync.user.createdAt))
           : el("strong", { class: "bad", text: "UNPROVISIONED: no users row for this sub" })),
         sync.missingTables.length ? el("p", { class: "muted", text: `This database has no sync table: ${sync.missingTables.join(", ")}.` }) : null,
         el("h3", { text: `Workspaces owned (${sync.workspaces.length})` }),
-        table(["Id", "Name", "Created"], sync.workspaces.map((w) => [el("code", { text: w.id }), w.name, w.createdAt ?? "—"]), { caption: "Workspaces", empty: "None." }),
+        table(["Id", "Name", "Created"], sync.workspaces.map((w) => [el("code", { text: w.id }), w.name, time(w.createdAt)]), { caption: "Workspaces", empty: "None." }),
         el("h3", { text: `Subscriptions (${sync.subscriptions.length})` }),
-        table(["Id", "Plan", "Status", "Period ends"], sync.subscriptions.map((s) => [el("code", { text: s.id }), s.plan, s.status, s.currentPeriodEnd ?? "—"]), { caption: "Subscriptions", empty: "None." }),
+        table(["Id", "Plan", "Status", "Period ends"], sync.subscriptions.map((s) => [el("code", { text: s.id }), s.plan, s.status, time(s.currentPeriodEnd)]), { caption: "Subscriptions", empty: "None." }),
         el("h3", { text: "Allow-list roles" }),
-        table(["Role", "Granted"], sync.roles.map((r) => [r.role, r.grantedAt ?? "—"]), { caption: "Allow-list roles", empty: "None." })),
+        table(["Role", "Granted"], sync.roles.map((r) => [r.role, time(r.grantedAt)]), { caption: "Allow-list roles", empty: "None." })),
       card("Merge history",
         !detail.merges.available ? el("p", { class: "muted", text: "Merges are not recorded in this store yet." })
           : detail.merges.records.length === 0 ? el("p", { class: "muted", text: "No merge names this user." })
@@ -195,7 +196,7 @@ function deletionPlan(api, plan, email) {
     try {
       const result = await api.post(`/api/deletions/${encodeURIComponent(plan.planID)}/apply`, body);
       clear(outcome).append(el("div", { class: "banner ok", role: "status", id: "deletion-applied" },
-        `Deletion ${result.deletionID} applied: user ${result.userID} deleted (ticket ${result.ticket}). Restorable until ${result.retainUntil} on the Deletions page; tokens are not restorable (${result.notRestorable.join(", ")} come back empty). `,
+        `Deletion ${result.deletionID} applied: user ${result.userID} deleted (ticket ${result.ticket}). Restorable on the Deletions page (the deadline is `, time(result.retainUntil), `); tokens are not restorable (${result.notRestorable.join(", ")} come back empty). `,
         el("a", { href: `#/deletions?id=${result.deletionID}`, id: "deletion-applied-link", text: `Deletion ${result.deletionID}` }), " · ",
         el("a", { href: `#/audit?action=${encodeURIComponent("user.delete.*")}`, text: "Audit entries" })));
     } catch (error) {
@@ -219,7 +220,7 @@ function integrityCard(api) {
     try {
       const report = await api.get("/api/accounts/check");
       append(clear(result), [
-        el("p", { class: "muted", text: `Schema: ${report.schema}; checked ${report.checkedAt.replace("T", " ").replace(/\.\d+Z$/, "Z")}.` }),
+        el("p", { class: "muted" }, `Schema: ${report.schema}; checked `, time(report.checkedAt), "."),
         table(["Finding", "Count", "Samples", "What to do"], report.findings.map((f) => [
           el("span", { class: f.count === 0 ? "" : f.severity === "error" ? "bad" : "warn", text: f.title }),
           el("span", { class: "number", text: f.count.toLocaleString("en") }),
