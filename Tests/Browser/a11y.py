@@ -73,3 +73,52 @@ return stray;
 
 def stray_values(browser):
     return browser.execute_script(STRAY_SCRIPT)
+
+
+# An axe-style check of a page's structure, computed in the page: the language, one main landmark and one h1, a named
+# navigation, every visible control and link named, each id once, tables with column headers, named images, and no
+# content outside a landmark (the skip link and the noscript notice aside).
+STRUCTURE_SCRIPT = r"""
+const problems = [];
+const visible = (n) => { const r = n.getBoundingClientRect(); return r.width > 0 && r.height > 0 && getComputedStyle(n).visibility !== "hidden"; };
+const text = (n) => (n.textContent || "").trim();
+const named = (n) => {
+  if ((n.getAttribute("aria-label") || "").trim()) return true;
+  const by = n.getAttribute("aria-labelledby");
+  if (by && by.split(/\s+/).every((id) => document.getElementById(id)) && by.split(/\s+/).some((id) => text(document.getElementById(id)))) return true;
+  if (n.id && [...document.querySelectorAll("label")].some((l) => l.htmlFor === n.id && text(l))) return true;
+  if (n.closest("label") && text(n.closest("label"))) return true;
+  if (n.getAttribute("title")) return true;
+  return false;
+};
+if (!document.documentElement.lang) problems.push("html has no lang");
+if (document.querySelectorAll("main").length !== 1) problems.push(`${document.querySelectorAll("main").length} main landmarks`);
+const h1s = [...document.querySelectorAll("#view h1")].filter(visible);
+if (h1s.length !== 1) problems.push(`${h1s.length} visible h1`);
+for (const nav of document.querySelectorAll("nav")) if (!named(nav)) problems.push("a nav without a name");
+for (const aside of document.querySelectorAll("aside:not([hidden])")) if (!named(aside)) problems.push("an aside without a name");
+for (const n of document.querySelectorAll("input:not([type=hidden]), select, textarea")) {
+  if (visible(n) && !named(n)) problems.push(`control without a name: ${n.tagName.toLowerCase()}#${n.id}[${n.type}]`);
+}
+for (const n of document.querySelectorAll("button")) if (visible(n) && !text(n) && !named(n)) problems.push(`button without a name: #${n.id}.${n.className}`);
+for (const n of document.querySelectorAll("a")) {
+  if (!visible(n)) continue;
+  if (!text(n) && !named(n)) problems.push(`link without a name: ${n.getAttribute("href")}`);
+  if (!n.getAttribute("href")) problems.push(`link without an href: ${text(n)}`);
+}
+const ids = {};
+for (const n of document.querySelectorAll("[id]")) ids[n.id] = (ids[n.id] || 0) + 1;
+for (const [id, count] of Object.entries(ids)) if (count > 1) problems.push(`id "${id}" used ${count} times`);
+for (const table of document.querySelectorAll("#view table")) if (!table.querySelector("th")) problems.push("a table without headers");
+for (const n of document.querySelectorAll("svg[role=img], img")) if (!named(n) && !n.getAttribute("alt")) problems.push("an image without a name");
+const landmarks = "header, nav, main, aside, footer, [role=region], [role=dialog], dialog";
+for (const n of document.body.children) {
+  if (["SCRIPT", "NOSCRIPT", "DIALOG"].includes(n.tagName) || n.classList.contains("skip") || n.hidden) continue;
+  if (!n.matches(landmarks)) problems.push(`content outside a landmark: ${n.tagName.toLowerCase()}#${n.id}`);
+}
+return problems;
+"""
+
+
+def structure_problems(browser):
+    return browser.execute_script(STRUCTURE_SCRIPT)
