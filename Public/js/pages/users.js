@@ -3,6 +3,7 @@
 // workspaces, subscriptions, roles and merge history; and the integrity check of the whole store.
 // The query and the open user live in the hash (#/users?q=ana&id=…) so a view can be linked.
 import { append, card, clear, copyable, el, errorBanner, facts, field, table, time } from "../dom.js";
+import { timelineCard } from "./user-timeline.js";
 
 const KINDS = [["", "Recognise it"], ["email", "Email prefix"], ["name", "Name"], ["id", "User id"], ["sub", "Sync sub"], ["account", "Provider account id"]];
 const LIMITS = ["20", "50", "200"];
@@ -21,7 +22,7 @@ export async function render(container, api) {
       container.append(await goneCard(api, params.id, error));
       return;
     }
-    container.append(await renderDetail(detail, params));
+    container.append(await renderDetail(detail, params), await timelineCard(api, detail));
     if (api.hasRole("admin")) container.append(deletionCard(api, detail.user));
     return;
   }
