@@ -34,6 +34,9 @@ def shoot(browser, name, size=WIDE):
 
 def signed_in_as(browser, console, username):
     """Logs in as `username` unless that admin is already signed in."""
+    # Each engine's console has its own origin: the browser may still be on the previous one's, signed in there.
+    if not browser.current_url.startswith(console.url):
+        browser.get(console.url)
     current = tokens(browser)
     if current and current.get("username") == username:
         return
