@@ -5,6 +5,9 @@ import { clear, el, errorBanner } from "./dom.js";
 import { factorForm } from "./factor.js";
 import { pages, defaultRoute } from "./pages/registry.js";
 import * as loginPage from "./pages/login.js";
+import { hideSwitchBanner, refreshSwitchBanner } from "./switch-banner.js";
+import "./menu.js";
+import "./shortcuts.js";
 
 const view = document.getElementById("view");
 const nav = document.getElementById("nav");
@@ -40,6 +43,7 @@ async function show() {
   cleanup = null;
   renderChrome();
   clear(view);
+  if (session()) refreshSwitchBanner(); else hideSwitchBanner();
   if (!session()) {
     document.title = "Log in · Gatehouse";
     loginPage.render(view, { message: signedOutReason, onLoggedIn: () => { signedOutReason = null; show(); } });

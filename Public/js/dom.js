@@ -62,10 +62,44 @@ export function errorBanner(error) {
     el("strong", { text: "Error: " }), message, error?.fix ? el("div", { class: "fix", text: `What to do: ${error.fix}` }) : null);
 }
 
-/** A short UTC time: 2026-11-30 04:17:53Z (the full ISO form in the tooltip). */
+/** A UTC time as text for a sentence: 2026-11-30 04:17:53Z. */
+export function timeText(iso) {
+  return iso ? String(iso).replace("T", " ").replace(/\.\d+Z$/, "Z") : "—";
+}
+
+/** How far `iso` is from `nowMs`, in words: "just now", "5 min ago", "in 3 h", "12 d ago", "4 mo ago", "2 y ago"; null if unreadable. */
+export function relativeTime(iso, nowMs = Date.now()) {
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return null;
+  const seconds = Math.round((at - nowMs) / 1000);
+  const abs = Math.abs(seconds);
+  if (abs < 45) return "just now";
+  const day = 86400;
+  const text = abs < 90 * 60 ? `${Math.max(1, Math.round(abs / 60))} min`
+    : abs < 36 * 3600 ? `${Math.round(abs / 3600)} h`
+      : abs < 60 * day ? `${Math.round(abs / day)} d`
+        : abs < 730 * day ? `${Math.round(abs / (30.44 * day))} mo`
+          : `${Math.round(abs / (365.25 * day))} y`;
+  return seconds < 0 ? `${text} ago` : `in ${text}`;
+}
+
+/**
+ * The console's one time format: relative ("5 min ago", "in 3 d"), with the absolute UTC time on hover
+ * (2026-11-30 04:17:53Z) and in `datetime`. A value that is not a time is shown as given.
+ */
 export function time(iso) {
   if (!iso) return "—";
-  return el("time", { datetime: iso, title: iso, text: iso.replace("T", " ").replace(/\.\d+Z$/, "Z") });
+  const relative = relativeTime(iso);
+  if (relative === null) return el("span", { text: String(iso) });
+  const exact = new Date(Date.parse(iso)).toISOString();
+  return el("time", { datetime: exact, title: timeText(exact), text: relative });
+}
+
+/** Server text that names times (ISO-8601, "…at 2026-12-06T09:49:50.761Z"): each time shown as `time()` shows it. */
+export function withTimes(text) {
+  const parts = String(text ?? "").split(/(\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?Z)/);
+  if (parts.length === 1) return parts[0];
+  return el("span", {}, parts.map((part, i) => (i % 2 ? time(part) : part)));
 }
 
 /** A value as compact JSON text (true, ["google"]). */
@@ -93,11 +127,22 @@ export function age(fromIso, nowIso) {
   return `${Math.round(seconds / 86400)} d`;
 }
 
+/** How long until `untilIso`, from `nowMs` (default: this machine's clock): "1 h 59 min", "12 min", "40 s"; "0 s" once passed. */
+export function timeLeft(untilIso, nowMs = Date.now()) {
+  const seconds = Math.max(0, Math.round((Date.parse(untilIso) - nowMs) / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return minutes % 60 ? `${hours} h ${minutes % 60} min` : `${hours} h`;
+  return `${Math.round(hours / 24)} d`;
+}
+
 /** Findings ({severity, message, fix?}) as a list, each marked with its severity; nothing (an empty fragment) when there are none. */
 export function findings(list, { id, empty } = {}) {
   if (!list || list.length === 0) return empty ? el("p", { class: "muted", id, text: empty }) : document.createDocumentFragment();
   return el("ul", { class: "findings", id }, list.map((f) => el("li", { class: `finding ${f.severity}` },
-    el("strong", { text: `${String(f.severity).toUpperCase()}: ` }), f.message,
+    el("strong", { text: `${String(f.severity).toUpperCase()}: ` }), withTimes(f.message),
     f.fix ? el("div", { class: "fix muted small", text: `What to do: ${f.fix}` }) : null)));
 }
 
@@ -114,6 +159,32 @@ export function copyButton(text, { id, label = "Copy" } = {}) {
     }
   });
   return el("span", { class: "copy" }, button, status);
+}
+
+/**
+ * A value an operator pastes elsewhere (a user id, a sub, a fingerprint, a plan id) in <code>, with a small Copy button.
+ * `what` names it for the button's label ("Copy user id"); `shown` is a shorter form to display (the whole value is
+ * copied and in the tooltip). A missing value is "—".
+ */
+export function copyable(value, what, { shown, id } = {}) {
+  if (value === null || value === undefined || value === "") return "—";
+  const text = String(value);
+  const status = el("span", { class: "visually-hidden", role: "status" });
+  const button = el("button", { type: "button", class: "copy-button", "aria-label": `Copy ${what}`, title: `Copy ${what}`, text: "Copy" });
+  let reset = null;
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      button.textContent = "Copied";
+      status.textContent = `${what} copied.`;
+    } catch {
+      button.textContent = "Not copied";
+      status.textContent = "Copying was refused by the browser: select the text and copy it by hand.";
+    }
+    clearTimeout(reset);
+    reset = setTimeout(() => { button.textContent = "Copy"; status.textContent = ""; }, 2500);
+  });
+  return el("span", { class: "copyable" }, el("code", { id, title: shown ? text : null, text: shown ?? text }), button, status);
 }
 
 /**

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 from selenium.webdriver.common.by import By
 
 from conftest import BIN, ROOT, Console
-from test_console import errors_shown, go
+from test_console import errors_shown, go, log_out
 from test_pages import shoot, signed_in_as
 
 
@@ -26,7 +26,7 @@ def test_the_empty_state_says_how_to_start(browser, console):
         assert "gatehouse apple transfer start --to-team TEAMID" in page.text
         assert "ops/runbooks/apple-transfer.md" in page.text
     finally:
-        browser.find_element(By.ID, "logout").click()
+        log_out(browser)
 
 
 def openssl_key(directory, kid):
@@ -94,7 +94,7 @@ def test_a_transfer_shows_its_countdown_stages_failures_and_stragglers(browser, 
             width = browser.execute_script("return document.documentElement.scrollWidth")
             assert width <= 391, f"the page scrolls sideways at 390 px: {width}"
         finally:
-            browser.find_element(By.ID, "logout").click()
+            log_out(browser)
             own.stop()
 
 

@@ -53,6 +53,19 @@ def tokens(browser):
     return json.loads(browser.execute_script("return sessionStorage.getItem('gatehouse.tokens')") or "null")
 
 
+def log_out(browser):
+    """Clicks Log out, opening the narrow window's menu first when it is folded."""
+    toggle = browser.find_element(By.ID, "nav-toggle")
+    if toggle.is_displayed() and toggle.get_attribute("aria-expanded") == "false":
+        toggle.click()
+    browser.find_element(By.ID, "logout").click()
+
+
+def signed_in_name(browser):
+    """Who the bar says is signed in, shown or folded behind the menu."""
+    return browser.find_element(By.ID, "who-name").get_attribute("textContent")
+
+
 def log_in(browser, username, password):
     field = wait(browser).until(EC.visibility_of_element_located((By.ID, "username")))
     field.clear()
@@ -93,6 +106,10 @@ def test_flip_the_switch_with_a_reason_and_a_duration(browser, console):
     browser.find_element(By.ID, "switch-reason").send_keys("SUP-4242 Hide My Email user connects Google")
     Select(browser.find_element(By.ID, "switch-duration")).select_by_value("2h")
     browser.find_element(By.ID, "switch-submit").click()
+    # Turning it ON is confirmed first.
+    confirm = wait(browser).until(EC.element_to_be_clickable((By.CSS_SELECTOR, '#switch-confirm [data-confirm="yes"]')))
+    assert "for 2 hours" in browser.find_element(By.ID, "switch-confirm").text
+    confirm.click()
     wait(browser).until(EC.text_to_be_present_in_element((By.ID, "switch-state"), "ON"))
     wait(browser).until(EC.text_to_be_present_in_element((By.ID, "switch-result"), "version 1"))
     history = browser.find_element(By.ID, "policy-history").text
@@ -158,7 +175,7 @@ def test_an_expired_access_token_is_refreshed_invisibly(browser, console):
 
 
 def test_a_viewer_sees_reads_but_cannot_change_the_policy(browser, console):
-    browser.find_element(By.ID, "logout").click()
+    log_out(browser)
     log_in(browser, "vera", PASSWORD)
     wait(browser).until(EC.text_to_be_present_in_element((By.ID, "who-name"), "vera (viewer)"))
     go(browser, console, "policy")
@@ -169,7 +186,7 @@ def test_a_viewer_sees_reads_but_cannot_change_the_policy(browser, console):
 
 def test_logout_ends_the_session(browser, console):
     before = tokens(browser)
-    browser.find_element(By.ID, "logout").click()
+    log_out(browser)
     wait(browser).until(EC.visibility_of_element_located((By.ID, "username")))
     assert tokens(browser) is None
     assert "logged out" in browser.find_element(By.CSS_SELECTOR, ".login-form").text

@@ -50,9 +50,17 @@ def test_plan_a_merge_from_the_duplicates_page_and_decide_a_conflict(browser, co
     ready(browser, "merges")
     assert "is a private relay" in wait(browser).until(EC.presence_of_element_located((By.ID, "merge-conflicts"))).text
     # U1 (the earlier, Apple relay user) against U2's real address: the email needs a decision first.
-    assert "Not stored" in plan_state(browser)
+    state = plan_state(browser)
+    assert "decision" in state and "needed" in state, state
+    assert "error" not in browser.find_element(By.ID, "merge-plan-id").get_attribute("class"), "a neutral banner, not an error"
     email = browser.find_element(By.CSS_SELECTOR, '#merge-conflicts li[data-kind="email"]').text
-    assert "UNDECIDED" in email
+    assert "Needs a decision" in email
+    # Each choice shows the email it keeps, and both users are shown side by side.
+    sides = browser.find_elements(By.CSS_SELECTOR, "#merge-sides .side")
+    assert len(sides) == 2 and sides[0].location["y"] == sides[1].location["y"], "side by side at 1280 px"
+    keeps = {value: browser.find_element(By.CSS_SELECTOR, f'label[for="merge-keepEmail-{value}"]').text for value in ("source", "target")}
+    assert all("@" in text for text in keeps.values()) and keeps["source"] != keeps["target"], keeps
+    assert "privaterelay" in keeps["target"], keeps
     shoot(browser, "20-merge-undecided")
     choose(browser, "merge-keepEmail-source")
     # Any other conflict the seed gave this pair: keep U1's side.
@@ -78,12 +86,17 @@ def test_apply_with_a_ticket_list_audit_and_undo(browser, console):
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", ticket)
     ticket.send_keys(TICKET)
     browser.find_element(By.ID, "merge-apply").click()
+    # The confirmation names both users by name and email, not only by id.
+    question = wait(browser).until(EC.visibility_of_element_located((By.ID, "merge-apply-confirm"))).text
+    assert "privaterelay" in question and question.count("@") >= 2 and "<" in question, question
     click_confirm(browser)
     applied = wait(browser).until(EC.visibility_of_element_located((By.ID, "merge-applied"))).text
     assert "applied" in applied and TICKET in applied, applied
     merge_id = applied.split()[1]
     rows = wait(browser).until(lambda b: [r for r in b.find_elements(By.CSS_SELECTOR, "#merge-list tbody tr") if TICKET in r.text])
     assert "applied" in rows[0].text
+    # The list names who the merge joined: U1 by its email before the merge (the relay), U2 by its own.
+    assert "privaterelay" in rows[0].text and rows[0].text.count("@") >= 2, rows[0].text
     assert errors_shown(browser) == []
     shoot(browser, "22-merge-applied")
 

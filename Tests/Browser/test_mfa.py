@@ -14,7 +14,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 
 from conftest import BIN, PASSWORD, SCREENSHOTS
-from test_console import WIDE, log_in, ready, viewport, wait
+from test_console import WIDE, log_in, log_out, ready, viewport, wait
 
 SIZES = ((1440, 900), (390, 844))
 
@@ -75,12 +75,13 @@ def test_enrol_an_app_log_in_with_it_and_step_up_with_a_recovery_code(browser):
             assert len(codes) == 10 and len(set(codes)) == 10
             shoot_both(browser, "security-recovery-codes")
             browser.find_element(By.ID, "recovery-done").click()
-            ready(browser, "security")
-            assert "Authenticator app" in browser.find_element(By.CSS_SELECTOR, '[data-page="security"] table').text
+            # The page renders again on the hash change: wait for the new one, whose list has the factor.
+            factors = wait(browser).until(EC.presence_of_element_located((By.CSS_SELECTOR, '[data-page="security"][data-ready="true"] table')))
+            assert "Authenticator app" in factors.text
             assert secret not in browser.page_source, "the secret is forgotten once the factor is confirmed"
 
             # Log out, then in again: the password alone is not enough.
-            browser.find_element(By.ID, "logout").click()
+            log_out(browser)
             log_in(browser, "admin", PASSWORD)
             code = wait(browser).until(EC.visibility_of_element_located((By.ID, "login-mfa-totp")))
             assert browser.execute_script("return sessionStorage.getItem('gatehouse.tokens')") is None, "no token before the factor"

@@ -11,7 +11,7 @@ from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticator
 from selenium.webdriver.support import expected_conditions as EC
 
 from conftest import PASSWORD
-from test_console import WIDE, log_in, ready, viewport, wait
+from test_console import WIDE, log_in, log_out, ready, viewport, wait
 from test_mfa import serve, shoot_both
 
 
@@ -46,7 +46,7 @@ def test_enrol_a_passkey_log_in_with_it_and_step_up_with_it(browser):
             assert len(browser.get_credentials()) == 1
             shoot_both(browser, "security-passkey")
 
-            browser.find_element(By.ID, "logout").click()
+            log_out(browser)
             log_in(browser, "admin", PASSWORD)
             passkey = wait(browser).until(EC.element_to_be_clickable((By.ID, "login-mfa-passkey")))
             shoot_both(browser, "login-passkey")

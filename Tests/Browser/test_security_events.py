@@ -11,7 +11,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 
 from conftest import ROOT, Console
-from test_console import errors_shown, go, ready, wait
+from test_console import errors_shown, go, log_out, ready, wait
 from test_pages import shoot, signed_in_as
 
 
@@ -24,7 +24,7 @@ def test_the_empty_state_says_how_to_receive_events(browser, console):
         assert "No event yet" in page.text
         assert "gatehouse google risc serve" in page.text and "ops/runbooks/google-risc.md" in page.text
     finally:
-        browser.find_element(By.ID, "logout").click()
+        log_out(browser)
 
 
 def sign(port, fields):
@@ -92,7 +92,7 @@ def test_events_are_listed_filtered_and_undone(browser, console):
                                    timeout=60, env=own.env).stdout
             assert "google_account_disabled" not in flags
         finally:
-            browser.find_element(By.ID, "logout").click()
+            log_out(browser)
             own.stop()
 
 

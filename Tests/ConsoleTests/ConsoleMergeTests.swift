@@ -156,6 +156,54 @@ final class ConsoleMergeTests: XCTestCase {
         for secret in secrets { XCTAssertFalse(audit.contains(secret), "the audit log holds a secret") }
     }
 
+    /// The list and one merge name who they joined: U2 by the name and email of the user row the merge deleted, U1 by
+    /// its row before the merge changed its email, or as it is when the merge left it alone.
+    func testTheListAndAMergeNameWhoTheyJoined() throws {
+        let (u1, u2) = try twoPasswordUsers()
+        let store = try Store.open(path: harness.storePath)
+        let user = store.schema.user
+        func person(_ id: String) throws -> (name: String, email: String) {
+            let row = try XCTUnwrap(try store.db.row("SELECT \(user.col(.name)), \(user.col(.email)) FROM \(user.sql) WHERE \(user.col(.id)) = ?", [id]))
+            return (row[0].string ?? "", row[1].string ?? "")
+        }
+        let (one, two) = (try person(u1), try person(u2))
+        XCTAssertNotEqual(one.email, two.email)
+
+        func merge(keepEmail: String) throws -> Int {
+            let planned = try harness.json(try post("/api/merges/plan", ["from": u2, "into": u1, "keepPassword": "target", "keepEmail": keepEmail,
+                                                                         "keepSubscription": "target", "sameProvider": "both", "carryRoles": false]))
+            let planID = try XCTUnwrap((planned["plan"] as? [String: Any])?["planID"] as? String, "\(planned)")
+            let applied = try post("/api/merges/\(planID)/apply", ["ticket": "SUP-4250"])
+            XCTAssertEqual(applied.status, 200, applied.bodyText)
+            return try XCTUnwrap(try harness.json(applied)["mergeID"] as? Int)
+        }
+        func listed(_ id: Int) throws -> [String: Any] {
+            let list = try harness.request("GET", "/api/merges", token: viewer)
+            XCTAssertEqual(list.status, 200, list.bodyText)
+            let records = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(list.body)) as? [[String: Any]])
+            return try XCTUnwrap(records.first { $0["id"] as? Int == id })
+        }
+
+        // U1 takes U2's email: U1 is named by its row before the merge.
+        let first = try merge(keepEmail: "source")
+        XCTAssertEqual(try person(u1).email, two.email, "the merge gave U1 U2's email")
+        for record in [try listed(first), try harness.json(try harness.request("GET", "/api/merges/\(first)", token: viewer))] {
+            XCTAssertEqual(record["sourceName"] as? String, two.name)
+            XCTAssertEqual(record["sourceEmail"] as? String, two.email)
+            XCTAssertEqual(record["targetName"] as? String, one.name)
+            XCTAssertEqual(record["targetEmail"] as? String, one.email)
+            XCTAssertEqual(record["source"] as? String, u2, "the record's own fields are kept")
+        }
+        XCTAssertEqual(try post("/api/merges/\(first)/undo", ["reason": "test, SUP-4250"]).status, 200)
+
+        // U1 keeps its email: the merge left U1's row alone, which names it as it is.
+        let second = try merge(keepEmail: "target")
+        let record = try listed(second)
+        XCTAssertEqual(record["sourceEmail"] as? String, two.email)
+        XCTAssertEqual(record["targetName"] as? String, one.name)
+        XCTAssertEqual(record["targetEmail"] as? String, one.email)
+    }
+
     func testRolesAreEnforced() throws {
         var router = Router()
         APIRoutes.register(on: &router)

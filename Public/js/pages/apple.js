@@ -2,7 +2,7 @@
 // confirmed), a test client secret minted and shown once, the inspection of a deployed secret, the
 // provider configuration with its warnings, and the re-authenticated export for the runtime.
 // Every rule (states, lifetimes, what a key must be) is the server's; the page shows its answers.
-import { age, append, card, clear, confirmInline, copyButton, el, errorBanner, facts, field, findings, pill, table, time } from "../dom.js";
+import { age, append, card, clear, confirmInline, copyable, copyButton, el, errorBanner, facts, field, findings, pill, table, time } from "../dom.js";
 
 const MAX_UPLOAD = 1024 * 1024;
 const LIFETIMES = [["5m", "5 minutes"], ["1h", "1 hour"], ["1d", "1 day"], ["30d", "30 days"], ["180d", "180 days"]];
@@ -34,8 +34,8 @@ function renderRing(ring, api, refresh) {
   }));
 
   const rows = ring.keys.map((key) => [
-    el("code", { text: key.keyID }), key.teamID, pill(key.state),
-    el("code", { title: key.fingerprint, text: `${key.fingerprint.slice(0, 16)}…` }),
+    copyable(key.keyID, "key id"), key.teamID, pill(key.state),
+    copyable(key.fingerprint, "fingerprint", { shown: `${key.fingerprint.slice(0, 16)}…` }),
     el("span", {}, time(key.importedAt), el("br"), el("small", { class: "muted", text: `${age(key.importedAt, ring.now)} ago` })),
     key.activatedAt ? el("span", {}, time(key.activatedAt), el("br"), el("small", { class: "muted", text: key.state === "active" ? `active for ${age(key.activatedAt, ring.now)}` : "" })) : "—",
     key.revokedAt ? el("span", {}, "revoked ", time(key.revokedAt)) : key.retiredAt ? el("span", {}, "retired ", time(key.retiredAt)) : "—",
@@ -192,7 +192,7 @@ function shownOnce(minted, slot) {
     el("p", { class: "banner info", role: "status", text: "Shown once: copy it now. Leaving this page forgets it." }),
     output, el("div", { class: "actions" }, copyButton(() => token, { id: "mint-copy", label: "Copy the secret" }), hide),
     facts([["Key", minted.keyID], ["Team", minted.teamID], ["Client ID", minted.clientID], ["Issued", time(minted.issuedAt)],
-      ["Expires", time(minted.expiresAt)], ["SHA-256", el("code", { text: minted.fingerprint })]]));
+      ["Expires", time(minted.expiresAt)], ["SHA-256", copyable(minted.fingerprint, "fingerprint")]]));
 }
 
 function inspectCard(api) {

@@ -1,7 +1,7 @@
 // Duplicates: pairs of users who are probably one person split in two (an Apple user with a relay
 // address and a Google user, say), best first, each with its score and the reasons behind it, and
 // links to both users. Scoring is the server's (SplitIdentityFinder); the page only lists it.
-import { card, clear, el, errorBanner, field, table, time } from "../dom.js";
+import { card, clear, copyable, el, errorBanner, field, table, time } from "../dom.js";
 
 const SCORES = ["0.5", "0.6", "0.7", "0.8", "0.9", "1"];
 const LIMITS = ["20", "50", "200"];
@@ -48,5 +48,5 @@ function userCell(user) {
     el("a", { href: `#/users?id=${encodeURIComponent(user.id)}`, class: "user-link", text: user.name || user.email || user.id }),
     el("div", { class: "small", text: user.email || "(no email)" }),
     el("div", { class: "small muted" }, user.providers.length ? user.providers.join(" + ") : "no accounts", " · created ", time(user.createdAt)),
-    el("code", { class: "small", text: user.id }));
+    copyable(user.id, "user id"));
 }

@@ -3,7 +3,7 @@
 // renewal, the App Store Review Guideline 4.8 verdict, forms to declare operator requirements and to
 // enable or disable a gate (refusals shown in the service's own words), the history and the export.
 // Every rule is the server's (GateStore, Guideline48, MembershipRenewal).
-import { append, card, clear, el, errorBanner, facts, field, findings, pill, table, time } from "../dom.js";
+import { append, card, clear, el, errorBanner, facts, field, findings, pill, table, time, withTimes } from "../dom.js";
 
 const PLATFORMS = ["ios", "desktop", "web"];
 const PROVIDERS = ["apple", "google"];
@@ -90,7 +90,7 @@ function gateDetails(board) {
     table(["Requirement", "Source", "Condition", "What is known", "How to meet it"], gate.requirements.map((r) => [
       el("code", { text: r.requirement }), r.source,
       el("span", { class: r.condition === "met" ? "" : "bad", text: r.condition }),
-      el("span", {}, r.detail, r.evidence ? el("div", { class: "small muted details", text: `Evidence (${r.declaredFor ?? "all"}): ${r.evidence}` }) : null,
+      el("span", {}, withTimes(r.detail), r.evidence ? el("div", { class: "small muted details", text: `Evidence (${r.declaredFor ?? "all"}): ${r.evidence}` }) : null,
         r.expiresAt ? el("div", { class: "small" }, "Expires ", time(r.expiresAt)) : null),
       r.fix ? el("span", { class: "details small", text: r.fix }) : "—",
     ]), { caption: `Requirements of ${gate.provider} on ${gate.platform}` })));
@@ -197,7 +197,7 @@ function historyTable(entries) {
     let change = `${e.fromState ?? "?"} → ${e.toState ?? "?"}`;
     if (e.requirement) {
       what = `${e.provider} ${e.requirement} (${e.platform})`;
-      change = `${e.met ? "met" : "unmet"}${e.expiresAt ? ` until ${e.expiresAt}` : ""}${e.forced ? " (forced)" : ""}`;
+      change = el("span", {}, e.met ? "met" : "unmet", e.expiresAt ? [", expires ", time(e.expiresAt)] : null, e.forced ? " (forced)" : null);
     }
     return [time(e.at), e.actor, e.action, what, change, el("span", { class: "details", text: e.text })];
   }), { caption: "Gate history, newest first", empty: "No gate changes yet." });

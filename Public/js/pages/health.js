@@ -1,7 +1,7 @@
 // Health: every check run now (not recorded: recording is the timer's job), with its status and what
 // to do, and the recorded runs over time as an inline SVG chart (built with createElementNS, never
 // markup) with the same runs in a table for keyboards and screen readers.
-import { card, clear, el, errorBanner, pill, table, time } from "../dom.js";
+import { card, clear, el, errorBanner, pill, table, time, withTimes } from "../dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 // Stacked from the bottom, in this order; the worst ends on top.
@@ -40,12 +40,29 @@ export async function render(container, api) {
   await Promise.all([runNow(), loadHistory()]);
 }
 
+// Problems first, worst first; the OK checks folded by family (the id's first part: store, accounts, apple, gates…).
+const WORST_FIRST = ["critical", "warning", "unknown"];
+
 function renderReport(report) {
+  const problems = report.checks.filter((c) => c.status !== "ok")
+    .sort((a, b) => WORST_FIRST.indexOf(a.status) - WORST_FIRST.indexOf(b.status));
+  const families = new Map();
+  for (const check of report.checks.filter((c) => c.status === "ok")) {
+    const family = check.id.split(".")[0];
+    families.set(family, [...(families.get(family) ?? []), check]);
+  }
   return el("div", {},
     el("p", { class: "switch-state" }, pill(report.status), ` ${report.checks.length} checks in ${report.durationMilliseconds} ms at `, time(report.at)),
-    table(["Check", "Status", "Summary", "What to do"], report.checks.map((c) => [
-      el("code", { text: c.id }), pill(c.status), c.summary, c.action ?? "—",
-    ]), { caption: "Health checks now" }));
+    el("h3", { text: problems.length ? `Needs attention (${problems.length})` : "Needs attention" }),
+    problems.length
+      ? el("div", { id: "health-problems" }, table(["Check", "Status", "Summary", "What to do"], problems.map((c) => [
+        el("code", { text: c.id }), pill(c.status), withTimes(c.summary), c.action ?? "—",
+      ]), { caption: "Checks that are not OK, worst first" }))
+      : el("p", { class: "banner ok", id: "health-problems", text: "Nothing: every check is OK." }),
+    el("h3", { text: `OK (${report.checks.length - problems.length})` }),
+    el("div", { id: "health-ok" }, [...families].map(([family, checks]) => el("details", { class: "family", "data-family": family },
+      el("summary", {}, el("code", { text: family }), ` — ${checks.length} OK`),
+      table(["Check", "Summary"], checks.map((c) => [el("code", { text: c.id }), withTimes(c.summary)]), { caption: `${family} checks that are OK` })))));
 }
 
 function counts(run) {
@@ -56,7 +73,12 @@ function counts(run) {
 
 function renderHistory(runs) {
   if (runs.length === 0) {
-    return el("p", { class: "muted", id: "health-history-empty", text: "No recorded run yet: the scheduled health timer records one." });
+    return el("div", { id: "health-history-empty" },
+      el("p", { text: "No recorded run yet. The health timer records one every hour; on the server, enable it with:" }),
+      el("pre", {}, el("code", { text: "systemctl enable --now gatehouse-health.timer" })),
+      el("p", { class: "muted" }, "The units are ", el("code", { text: "ops/systemd/gatehouse-health.{service,timer}" }), " (or the line in ",
+        el("code", { text: "ops/cron/gatehouse-health" }), "). To record one now by hand: ", el("code", { text: "gatehouse health --record" }),
+        ". The runbook: ", el("code", { text: "ops/runbooks/health-alerts.md" }), "."));
   }
   const oldestFirst = [...runs].reverse();
   return el("div", {},

@@ -4,9 +4,9 @@
 // shows what `gatehouse merge plan` prints, which never holds a token or password value.
 // Links: #/merges?from=U2&into=U1 plans at once (the Duplicates page and a user's detail link here);
 // #/merges?id=N shows one merge.
-import { append, card, clear, confirmInline, el, errorBanner, facts, field, findings, table, time } from "../dom.js";
+import { append, card, clear, confirmInline, copyable, el, errorBanner, facts, field, findings, table, time } from "../dom.js";
 
-const SIDE_LABELS = { target: "U1's (kept user)", source: "U2's (merged away)", both: "keep both", true: "carry to U1", false: "drop" };
+const SIDE_TAGS = { target: "U1, kept", source: "U2, merged away" };
 const FIELD_LABELS = {
   keepEmail: "Which email U1 ends with", keepSubscription: "Which live subscription stays live",
   keepPassword: "Whose password U1 keeps", sameProvider: "Two accounts of one provider", carryRoles: "Roles only U2 had",
@@ -44,6 +44,8 @@ function planCard(api, params, canChange, reloadList) {
     el("div", { class: "actions" }, submit, swap));
   const result = el("div", { id: "merge-plan", "aria-live": "polite" });
   let decisions = {};
+  // Both users' details for the pair being planned (names, accounts, subscriptions, roles), read once per pair.
+  let sides = { key: "", source: null, target: null };
 
   /** Plans with the form's users and the decisions so far; `focusId` gets the focus back after a choice re-plans. */
   async function plan(focusId) {
@@ -53,7 +55,13 @@ function planCard(api, params, canChange, reloadList) {
     clear(result).append(el("p", { class: "muted", text: "Planning…" }));
     try {
       const answer = await api.post("/api/merges/plan", body);
-      clear(result).append(planView(api, answer, (fieldName, value) => {
+      const key = `${answer.plan.source}|${answer.plan.target}`;
+      if (sides.key !== key) {
+        const read = (id) => api.get(`/api/users/${encodeURIComponent(id)}`, { sessions: 0 }).catch(() => null);
+        const [source, target] = await Promise.all([read(answer.plan.source), read(answer.plan.target)]);
+        sides = { key, source, target };
+      }
+      clear(result).append(planView(api, answer, sides, (fieldName, value) => {
         decisions = { ...decisions, [fieldName]: value };
         plan(`merge-${fieldName}-${value}`);
       }, reloadList));
@@ -80,39 +88,89 @@ function planCard(api, params, canChange, reloadList) {
     form, result);
 }
 
-function planView(api, answer, decide, reloadList) {
+function planView(api, answer, sides, decide, reloadList) {
   const plan = answer.plan;
+  const needed = plan.unresolved;
   const byKind = Object.fromEntries(answer.decisions.map((d) => [d.kind, d]));
   const offered = new Set();
   const wrap = el("div", { class: "stack" });
-  wrap.append(
+  append(wrap, [
     plan.planID
-      ? el("p", { class: "banner ok", id: "merge-plan-id" }, "Plan ", el("code", { text: plan.planID }), " is stored: review it, then apply it with a ticket.")
-      : el("p", { class: "banner error", id: "merge-plan-id", role: "alert", text: `Not stored: ${plan.unresolved} conflict${plan.unresolved === 1 ? "" : "s"} need${plan.unresolved === 1 ? "s" : ""} a decision below.` }),
-    facts([["From (U2)", el("span", {}, el("code", { text: plan.source }), ` ${plan.sourceEmail || "(no email)"}`)],
-      ["Into (U1)", el("span", {}, el("code", { text: plan.target }), ` ${plan.targetEmail || "(no email)"}`)],
-      ["Changes", `${plan.rowsUpdated} row${plan.rowsUpdated === 1 ? "" : "s"} updated, ${plan.rowsDeleted} deleted`]]),
+      ? el("p", { class: "banner ok", id: "merge-plan-id" }, "Plan ", copyable(plan.planID, "plan id"), " is stored: review it, then apply it with a ticket.")
+      : el("p", { class: "banner info", id: "merge-plan-id", role: "status" },
+        el("strong", { text: `${needed} decision${needed === 1 ? "" : "s"} needed` }), ": choose below which value U1 keeps; the plan is stored once each is made."),
+    el("div", { class: "grid two sides", id: "merge-sides" },
+      sideCard("Merged away (U2)", plan.source, plan.sourceEmail, sides.source),
+      sideCard("Kept (U1)", plan.target, plan.targetEmail, sides.target)),
+    facts([["Changes", `${plan.rowsUpdated} row${plan.rowsUpdated === 1 ? "" : "s"} updated, ${plan.rowsDeleted} deleted`]]),
     el("h3", { text: "Conflicts and decisions" }),
     el("ul", { class: "findings", id: "merge-conflicts" }, plan.conflicts.map((conflict) => {
       const decision = byKind[conflict.kind];
-      const choices = decision && !offered.has(decision.field) ? choiceGroup(decision, decide) : null;
+      const choices = decision && !offered.has(decision.field) ? choiceGroup(decision, plan, sides, decide) : null;
       if (decision) offered.add(decision.field);
-      return el("li", { class: `finding ${conflict.decision ? "ok" : "critical"}`, "data-kind": conflict.kind },
+      return el("li", { class: `finding ${conflict.decision ? "ok" : "note"}`, "data-kind": conflict.kind },
         el("strong", { text: `${conflict.kind}: ` }), conflict.message,
-        el("div", { class: conflict.decision ? "small" : "small bad" }, "→ ", conflict.decision ?? "UNDECIDED: choose below"),
+        el("div", { class: "small" }, "→ ", conflict.decision ?? el("strong", { text: "Needs a decision: choose below" })),
         choices);
     })),
     plan.warnings.length ? el("h3", { text: "Warnings" }) : null,
     findings(plan.warnings.map((message) => ({ severity: "warning", message })), { id: "merge-warnings" }),
     el("h3", { text: "What changes" }),
     changesView(plan.changes),
-    el("p", { class: "muted small", text: `Follows foreign keys: ${plan.references.length ? plan.references.join(", ") : "(none)"}. Token and password values are never shown.` }));
-  if (plan.planID) wrap.append(applyForm(api, plan, reloadList));
+    el("p", { class: "muted small", text: `Follows foreign keys: ${plan.references.length ? plan.references.join(", ") : "(none)"}. Token and password values are never shown.` })]);
+  if (plan.planID) wrap.append(applyForm(api, plan, sides, reloadList));
   return wrap;
 }
 
-/** Radio buttons for one decision; choosing one plans again with it. */
-function choiceGroup(decision, decide) {
+/** "Ana Costa <ana@example.com>", or the id when the user is not known. */
+function who(detail, id, email) {
+  const name = detail?.user?.name;
+  const mail = email || detail?.user?.email;
+  return name ? `${name}${mail ? ` <${mail}>` : ""}` : (mail || id);
+}
+
+/** One side of the merge: who the user is and what they hold, for reading both side by side. */
+function sideCard(title, id, email, detail) {
+  const accounts = detail?.accounts ?? [];
+  const subscriptions = detail?.sync?.subscriptions ?? [];
+  return el("section", { class: "side card", "aria-label": title },
+    el("h3", { text: title }),
+    el("p", { class: "side-name" }, el("a", { href: `#/users?id=${encodeURIComponent(id)}`, text: detail?.user?.name || "(no name)" })),
+    facts([["Email", email || "(none)"], ["User id", copyable(id, "user id")],
+      ["Accounts", accounts.length ? accounts.map((a) => a.providerId).join(", ") : "none"],
+      ["Subscriptions", subscriptions.length ? subscriptions.map((s) => `${s.plan} (${s.status})`).join(", ") : "none"],
+      ["Created", time(detail?.user?.createdAt)]]));
+}
+
+/** What choosing `value` for `field` keeps, in the users' own values. */
+function choiceText(field, value, plan, sides) {
+  const side = value === "source" ? sides.source : sides.target;
+  switch (field) {
+    case "keepEmail": return (value === "source" ? plan.sourceEmail : plan.targetEmail) || "(no email)";
+    case "keepSubscription": {
+      const subscriptions = side?.sync?.subscriptions ?? [];
+      return subscriptions.length ? subscriptions.map((s) => `${s.plan} (${s.status}, ${s.id})`).join(", ") : `${SIDE_TAGS[value]}'s subscription`;
+    }
+    case "keepPassword": return `the password of ${who(side, value === "source" ? plan.source : plan.target, value === "source" ? plan.sourceEmail : plan.targetEmail)}`;
+    case "sameProvider": {
+      if (value === "both") return "both accounts";
+      const other = value === "source" ? sides.target : sides.source;
+      const shared = new Set((other?.accounts ?? []).map((a) => a.providerId));
+      const mine = (side?.accounts ?? []).filter((a) => shared.has(a.providerId));
+      return mine.length ? mine.map((a) => `${a.providerId} account ${a.accountId}`).join(", ") : `${SIDE_TAGS[value]}'s account`;
+    }
+    case "carryRoles": {
+      const have = new Set((sides.target?.sync?.roles ?? []).map((r) => r.role));
+      const only = (sides.source?.sync?.roles ?? []).map((r) => r.role).filter((r) => !have.has(r));
+      const roles = only.length ? only.join(", ") : "U2's roles";
+      return value === "true" ? `carry ${roles} to U1` : `drop ${roles}`;
+    }
+    default: return value;
+  }
+}
+
+/** Radio buttons for one decision, each naming the value it keeps; choosing one plans again with it. */
+function choiceGroup(decision, plan, sides, decide) {
   const name = `merge-decision-${decision.field}`;
   return el("fieldset", { class: "choices", id: name },
     el("legend", { text: FIELD_LABELS[decision.field] ?? decision.field }),
@@ -120,7 +178,9 @@ function choiceGroup(decision, decide) {
       const id = `merge-${decision.field}-${value}`;
       const radio = el("input", { type: "radio", name, id, value, checked: decision.chosen === value });
       radio.addEventListener("change", () => { if (radio.checked) decide(decision.field, value); });
-      return el("span", { class: "choice" }, radio, el("label", { for: id, text: SIDE_LABELS[value] ?? value }));
+      return el("span", { class: "choice" }, radio, el("label", { for: id },
+        el("span", { class: "choice-value", text: choiceText(decision.field, value, plan, sides) }),
+        SIDE_TAGS[value] ? el("small", { class: "muted", text: ` (${SIDE_TAGS[value]})` }) : null));
     }));
 }
 
@@ -142,7 +202,7 @@ function changesView(changes) {
   }));
 }
 
-function applyForm(api, plan, reloadList) {
+function applyForm(api, plan, sides, reloadList) {
   const ticket = el("input", { id: "merge-ticket", name: "ticket", required: true, maxlength: "200", spellcheck: "false", autocomplete: "off", placeholder: "SUP-1234" });
   const submit = el("button", { type: "submit", class: "danger", id: "merge-apply", text: "Apply the merge" });
   const slot = el("div", { id: "merge-apply-confirm" });
@@ -152,7 +212,7 @@ function applyForm(api, plan, reloadList) {
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     confirmInline(slot, {
-      question: `Merge ${plan.source} into ${plan.target} (${plan.rowsUpdated} updated, ${plan.rowsDeleted} deleted) under ticket ${ticket.value.trim()}?`,
+      question: `Merge ${who(sides.source, plan.source, plan.sourceEmail)} (${plan.source}) into ${who(sides.target, plan.target, plan.targetEmail)} (${plan.target}): ${plan.rowsUpdated} rows updated, ${plan.rowsDeleted} deleted, under ticket ${ticket.value.trim()}?`,
       confirmLabel: "Apply", danger: true, returnTo: submit,
       action: async () => {
         try {
@@ -160,7 +220,7 @@ function applyForm(api, plan, reloadList) {
           clear(slot);
           submit.disabled = true;
           clear(outcome).append(el("div", { class: "banner ok", role: "status", id: "merge-applied" },
-            `Merge ${result.mergeID} applied: ${result.source} merged into ${result.target} (ticket ${result.ticket}). `,
+            `Merge ${result.mergeID} applied: ${who(sides.source, result.source, plan.sourceEmail)} merged into ${who(sides.target, result.target, plan.targetEmail)} (ticket ${result.ticket}). `,
             el("a", { href: `#/merges?id=${result.mergeID}`, text: "Open it" }), " · ",
             el("a", { href: `#/audit?action=${encodeURIComponent("merge.*")}`, text: "Audit entries" })));
           await reloadList();
@@ -177,6 +237,12 @@ function applyForm(api, plan, reloadList) {
 
 // MARK: Merges
 
+/** A merged user in a list: name, email, and the id in small type. */
+function person(name, email, id) {
+  return el("span", { class: "pair-user" }, el("span", { text: name || "(no name)" }), email ? el("span", { class: "small", text: email }) : null,
+    el("code", { class: "details small muted", text: id }));
+}
+
 async function loadList(api, list, undoSlot, canChange) {
   try {
     const records = await api.get("/api/merges", { limit: 100 });
@@ -184,7 +250,7 @@ async function loadList(api, list, undoSlot, canChange) {
       table(["Id", "Status", "Applied", "From (U2)", "Into (U1)", "Ticket", "By", ""], records.map((r) => [
         el("a", { href: `#/merges?id=${r.id}`, class: "merge-link", text: String(r.id) }),
         el("span", { class: r.status === "undone" ? "muted" : "", text: r.status }), time(r.appliedAt),
-        el("code", { class: "details", text: r.source }), el("code", { class: "details", text: r.target }), r.ticket, r.actor,
+        person(r.sourceName, r.sourceEmail, r.source), person(r.targetName, r.targetEmail, r.target), r.ticket, r.actor,
         canChange && r.status === "applied"
           ? el("button", { type: "button", class: "secondary small-button", id: `merge-undo-${r.id}`, text: "Undo…",
             onclick: (event) => undoForm(api, undoSlot, r, event.currentTarget, () => loadList(api, list, undoSlot, canChange)) })
@@ -202,7 +268,7 @@ function undoForm(api, slot, record, returnTo, done) {
   const cancel = el("button", { type: "button", class: "secondary", text: "Cancel" });
   const outcome = el("div", { id: "merge-undo-result", "aria-live": "polite" });
   const form = el("form", { class: "stack confirm", "aria-label": `Undo merge ${record.id}` },
-    el("p", { text: `Undo merge ${record.id}: ${record.source} and ${record.target} become separate users again, if nothing touched the merged rows since.` }),
+    el("p", { text: `Undo merge ${record.id}: ${who({ user: { name: record.sourceName } }, record.source, record.sourceEmail)} and ${who({ user: { name: record.targetName } }, record.target, record.targetEmail)} become separate users again, if nothing touched the merged rows since.` }),
     field("Reason", reason, "Kept in the merge record and the audit log."), el("div", { class: "actions" }, submit, cancel), outcome);
   cancel.addEventListener("click", () => { clear(slot); returnTo?.focus(); });
   form.addEventListener("submit", async (event) => {
@@ -229,9 +295,9 @@ async function detailCard(api, id, canChange) {
   const reload = () => api.navigate(`#/merges?id=${record.id}&t=${Date.now()}`);
   return card(`Merge ${record.id} (${record.status})`,
     el("div", { id: "merge-detail" },
-      facts([["Status", record.status], ["Plan", el("code", { text: record.planID })],
-        ["From (U2)", el("a", { href: `#/users?id=${encodeURIComponent(record.source)}`, text: record.source })],
-        ["Into (U1)", el("a", { href: `#/users?id=${encodeURIComponent(record.target)}`, text: record.target })],
+      facts([["Status", record.status], ["Plan", copyable(record.planID, "plan id")],
+        ["From (U2)", el("span", {}, el("a", { href: `#/users?id=${encodeURIComponent(record.source)}`, text: who({ user: { name: record.sourceName } }, record.source, record.sourceEmail) }), " ", copyable(record.source, "user id"))],
+        ["Into (U1)", el("span", {}, el("a", { href: `#/users?id=${encodeURIComponent(record.target)}`, text: who({ user: { name: record.targetName } }, record.target, record.targetEmail) }), " ", copyable(record.target, "user id"))],
         ["Ticket", record.ticket], ["Applied", el("span", {}, time(record.appliedAt), ` by ${record.actor}`)], ["Planned", time(record.plannedAt)],
         record.undoneAt ? ["Undone", el("span", {}, time(record.undoneAt), ` by ${record.undoneBy ?? "?"}: ${record.undoReason ?? ""}`)] : null,
         ["Updated", counts(record.summary.updated)], ["Deleted", counts(record.summary.deleted)]].filter(Boolean)),

@@ -1,7 +1,7 @@
 // Overview: the latest recorded health run, the active Apple key and its age, the gate board, the
 // store's counts, the linkSocial switch, and the newest audit entries. It shows only what the API answers; a job the
 // API gains adds its own card here.
-import { age, card, el, facts, findings, json, pill, table, time } from "../dom.js";
+import { age, card, copyable, el, facts, findings, json, pill, table, time } from "../dom.js";
 
 const SWITCH = "linkSocial.allowDifferentEmails";
 
@@ -55,7 +55,8 @@ function switchCard(entry, policy) {
 function healthCard(run, now) {
   if (!run) {
     return card("Health",
-      el("p", { id: "overview-health", class: "muted", text: "No recorded run yet: the scheduled health timer records one." }),
+      el("p", { id: "overview-health", class: "muted" }, "No recorded run yet: the health timer records one every hour (",
+        el("code", { text: "systemctl enable --now gatehouse-health.timer" }), ")."),
       el("p", {}, el("a", { href: "#/health", text: "Run the checks now on the Health page →" })));
   }
   const notOK = run.checks.filter((c) => c.status !== "ok");
@@ -88,7 +89,7 @@ function appleKeyCard(ring) {
       ? el("div", {},
         el("p", { class: "switch-state", id: "overview-apple-key" }, pill(key.state), " ", el("code", { text: key.keyID }), ` active for ${age(key.activatedAt, ring.now)}`),
         facts([["Team ID", key.teamID], ["Activated", time(key.activatedAt)], ["Imported", `${age(key.importedAt, ring.now)} ago`],
-          ["Fingerprint", el("code", { title: key.fingerprint, text: `${key.fingerprint.slice(0, 16)}…` })]]))
+          ["Fingerprint", copyable(key.fingerprint, "fingerprint", { shown: `${key.fingerprint.slice(0, 16)}…` })]]))
       : el("p", { id: "overview-apple-key", class: "muted", text: ring.keys.length ? "No key is active." : "The key ring is empty." }),
     findings(ring.warnings),
     el("p", {}, el("a", { href: "#/apple", text: "Apple keys →" })));

@@ -2,7 +2,7 @@
 // requests it reaches, every key, the history, and the simulator of Better Auth 1.7.1's link and sign-in
 // answers (by id token or by redirect). Changing the policy needs the admin role; the simulator needs
 // support. The server enforces both; the page only disables what would be refused.
-import { card, clear, el, errorBanner, facts, json, table, time } from "../dom.js";
+import { card, clear, confirmInline, el, errorBanner, facts, json, table, time } from "../dom.js";
 
 const SWITCH = "linkSocial.allowDifferentEmails";
 const PROVIDERS = ["google", "apple", "facebook", "microsoft", "github"];
@@ -12,6 +12,9 @@ const PROVIDER_OPTIONS = [
   ["verifyIdToken", "the app passes verifyIdToken"], ["overrideUserInfoOnSignIn", "overrideUserInfoOnSignIn (redirect)"],
 ];
 const DURATIONS = [["", "Until changed back"], ["15m", "15 minutes"], ["1h", "1 hour"], ["2h", "2 hours"], ["8h", "8 hours"], ["1d", "1 day"], ["7d", "7 days"]];
+// Turning the switch ON lets a signed-in user link an account whose email differs from theirs: it is ON for an hour
+// unless the admin picks otherwise, and asks for a confirmation first.
+const ON_DEFAULT = "1h";
 
 export async function render(container, api) {
   const heading = el("h1", { text: "Account-linking policy" });
@@ -21,14 +24,24 @@ export async function render(container, api) {
   const simulatorCard = el("div");
   container.append(heading, el("div", { class: "grid two" }, switchCard, simulatorCard), keysCard, historyCard);
 
+  let loaded = false;
   async function refresh() {
     const [snapshot, history] = await Promise.all([api.get("/api/policy"), api.get("/api/policy/history", { limit: 50 })]);
     clear(switchCard).append(renderSwitch(snapshot, api, refresh));
     clear(keysCard).append(renderKeys(snapshot, api, refresh));
     clear(historyCard).append(renderHistory(history));
+    // The shell's banner says whether the switch is ON on every page.
+    if (loaded) window.dispatchEvent(new Event("gatehouse:policy-changed"));
+    loaded = true;
   }
   simulatorCard.append(renderSimulator(api));
   await refresh();
+  // #/policy?focus=switch (the banner's "Turn it off now"): straight to the switch's button.
+  if (api.params.get("focus") === "switch") {
+    const button = document.getElementById("switch-submit");
+    button?.scrollIntoView({ block: "center" });
+    button?.focus();
+  }
 }
 
 function renderSwitch(snapshot, api, refresh) {
@@ -36,32 +49,45 @@ function renderSwitch(snapshot, api, refresh) {
   const on = entry.value === true;
   const canChange = api.hasRole("admin");
   const reason = el("textarea", { id: "switch-reason", name: "reason", rows: "2", required: true, maxlength: "2000", placeholder: "Why, e.g. SUP-1234 Hide My Email user needs to connect Google", disabled: !canChange });
-  const duration = el("select", { id: "switch-duration", name: "for", disabled: !canChange }, DURATIONS.map(([value, label]) => el("option", { value, text: label })));
-  const submit = el("button", { type: "submit", class: on ? "danger" : "primary", id: "switch-submit", disabled: !canChange, text: on ? "Turn the switch OFF" : "Turn the switch ON" });
+  const duration = el("select", { id: "switch-duration", name: "for", disabled: !canChange },
+    DURATIONS.map(([value, label]) => el("option", { value, text: label, selected: value === (on ? "" : ON_DEFAULT) })));
+  // ON is the dangerous action (red, confirmed); OFF is the safe one.
+  const submit = el("button", { type: "submit", class: on ? "primary" : "danger", id: "switch-submit", disabled: !canChange, text: on ? "Turn the switch OFF" : "Turn the switch ON…" });
+  const confirmSlot = el("div", { id: "switch-confirm" });
   const result = el("div", { id: "switch-result", "aria-live": "polite" });
   const form = el("form", { class: "stack", "aria-label": "Change the linkSocial switch" },
     el("label", { for: "switch-reason", text: "Reason (kept in the history and the audit log)" }), reason,
     el("label", { for: "switch-duration", text: "For how long" }), duration,
-    submit, result,
+    submit, confirmSlot, result,
     canChange ? null : el("p", { class: "muted", text: "Changing the policy needs the admin role." }));
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     if (!reason.value.trim()) { clear(result).append(errorBanner(new Error("A reason is required."))); reason.focus(); return; }
+    clear(result);
+    if (on) { change(); return; }
+    const span = duration.value ? duration.selectedOptions[0].text.toLowerCase() : "until someone turns it OFF";
+    confirmInline(confirmSlot, {
+      question: `Turn linking with different emails ON ${duration.value ? `for ${span}` : span}? While it is ON, a signed-in user can link a Google or Apple account whose email is not theirs.`,
+      confirmLabel: "Turn it ON", danger: true, returnTo: submit, action: () => { clear(confirmSlot); change(); },
+    });
+  });
+  async function change() {
     submit.disabled = true;
     try {
       const body = { key: SWITCH, value: !on, reason: reason.value, ifVersion: snapshot.version };
       if (duration.value) body.for = duration.value;
-      const change = await api.post("/api/policy", body);
+      const done = await api.post("/api/policy", body);
       await refresh();
       const notice = document.getElementById("switch-result");
       if (notice) {
-        notice.append(el("p", { class: "banner ok", role: "status", text: `Changed ${change.key} from ${JSON.stringify(change.from)} to ${JSON.stringify(change.to)} (version ${change.version})${change.revertsAt ? `; reverts at ${change.revertsAt}` : ""}.` }));
+        notice.append(el("p", { class: "banner ok", role: "status" },
+          `Changed ${done.key} from ${JSON.stringify(done.from)} to ${JSON.stringify(done.to)} (version ${done.version})`, done.revertsAt ? ["; reverts ", time(done.revertsAt)] : null, "."));
       }
     } catch (error) {
       clear(result).append(errorBanner(error));
       submit.disabled = false;
     }
-  });
+  }
   return card("The linkSocial switch",
     el("p", { class: "switch-state" }, el("span", { class: `pill ${on ? "on" : "off"}`, id: "switch-state", text: on ? "ON" : "OFF" }),
       " ", el("code", { text: SWITCH })),

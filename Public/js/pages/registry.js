@@ -6,6 +6,7 @@ export const pages = [
   { route: "users", title: "Users", module: "./pages/users.js", role: "viewer" },
   { route: "duplicates", title: "Duplicates", module: "./pages/duplicates.js", role: "support" },
   { route: "merges", title: "Merges", module: "./pages/merges.js", role: "viewer" },
+  { route: "deletions", title: "Deletions", module: "./pages/deletions.js", role: "admin" },
   { route: "apple", title: "Apple keys", module: "./pages/apple.js", role: "viewer" },
   { route: "apple-events", title: "Apple events", module: "./pages/apple-events.js", role: "viewer" },
   { route: "apple-transfer", title: "Apple transfer", module: "./pages/apple-transfer.js", role: "viewer" },

@@ -2,7 +2,8 @@
 // linked accounts (never token values, only whether each is present), flags, sessions, the sync row,
 // workspaces, subscriptions, roles and merge history; and the integrity check of the whole store.
 // The query and the open user live in the hash (#/users?q=ana&id=…) so a view can be linked.
-import { append, card, clear, el, errorBanner, facts, field, table, time } from "../dom.js";
+import { append, card, clear, copyable, el, errorBanner, facts, field, table, time } from "../dom.js";
+import { timelineCard } from "./user-timeline.js";
 
 const KINDS = [["", "Recognise it"], ["email", "Email prefix"], ["name", "Name"], ["id", "User id"], ["sub", "Sync sub"], ["account", "Provider account id"]];
 const LIMITS = ["20", "50", "200"];
@@ -13,14 +14,40 @@ export async function render(container, api) {
   if (params.id) {
     container.append(el("p", { class: "actions wrap" }, el("a", { href: searchHash(params), text: "← Back to the search" }),
       el("a", { href: `#/merges?into=${encodeURIComponent(params.id)}`, id: "user-plan-merge", text: "Plan a merge into this user" })));
-    const detail = await api.get(`/api/users/${encodeURIComponent(params.id)}`, { sessions: 10 });
-    container.append(await renderDetail(detail, params));
+    let detail;
+    try {
+      detail = await api.get(`/api/users/${encodeURIComponent(params.id)}`, { sessions: 10 });
+    } catch (error) {
+      if (error?.status !== 404) throw error;
+      container.append(await goneCard(api, params.id, error));
+      return;
+    }
+    container.append(await renderDetail(detail, params), await timelineCard(api, detail));
     if (api.hasRole("admin")) container.append(deletionCard(api, detail.user));
     return;
   }
   container.append(searchCard(api, params));
   if (params.q) container.append(await renderResults(api, params));
   container.append(integrityCard(api));
+}
+
+/** No such user: when a deletion took them, say so and link to it (the deletions are an admin's to read). */
+async function goneCard(api, id, error) {
+  const deletion = api.hasRole("admin")
+    ? (await api.get("/api/deletions", { limit: 10000 }).catch(() => [])).find((d) => d.userID === id && d.status !== "undone")
+    : null;
+  if (!deletion) {
+    return card("No such user", errorBanner(error),
+      el("p", { class: "muted", id: "user-gone", text: api.hasRole("admin")
+        ? "No deletion names this id either: check it, or search for the user."
+        : "If the user was deleted on request, an admin finds the deletion on the Deletions page." }));
+  }
+  const restorable = deletion.status === "applied" && Date.parse(deletion.retainUntil) > Date.now();
+  return card("This user was deleted",
+    el("p", { class: "banner info", id: "user-gone" },
+      `Deleted by deletion ${deletion.id} (ticket ${deletion.ticket}) by ${deletion.actor} `, time(deletion.appliedAt), "; ",
+      restorable ? ["it can be undone; the deadline is ", time(deletion.retainUntil), ". "] : `${deletion.status === "purged" ? "purged: it can no longer be undone" : "the undo deadline has passed"}. `,
+      el("a", { href: `#/deletions?id=${deletion.id}`, id: "user-gone-deletion", text: restorable ? "Open the deletion to undo it" : "Open the deletion" })));
 }
 
 function searchHash(params) {
@@ -30,11 +57,11 @@ function searchHash(params) {
 
 function searchCard(api, params) {
   const q = el("input", { id: "user-q", name: "q", type: "search", value: params.q ?? "", required: true, maxlength: "512", spellcheck: "false",
-    placeholder: "ana@, Ana Costa, a user id, better_auth|…, a provider account id" });
+    placeholder: "ana@, Ana Costa, a user id, better_auth|…, a provider account id", "data-search": true, "aria-keyshortcuts": "/" });
   const by = el("select", { id: "user-by", name: "by" }, KINDS.map(([value, label]) => el("option", { value, selected: value === (params.by ?? ""), text: label })));
   const limit = el("select", { id: "user-limit", name: "limit" }, LIMITS.map((n) => el("option", { value: n, selected: n === (params.limit ?? "20"), text: n })));
   const form = el("form", { class: "filters", role: "search", "aria-label": "Search users" },
-    el("div", { class: "field span-2" }, el("label", { for: "user-q", text: "Find a user" }), q), field("Match as", by), field("At most", limit),
+    el("div", { class: "field span-2" }, el("label", { for: "user-q" }, "Find a user ", el("small", { class: "muted", text: "(press / from any page)" })), q), field("Match as", by), field("At most", limit),
     el("div", { class: "actions" }, el("button", { type: "submit", class: "primary", id: "user-search", text: "Search" })));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -75,7 +102,7 @@ async function renderDetail(detail, params) {
   wrap.append(
     el("div", { class: "grid two" },
       card(user.name || user.email || user.id,
-        facts([["User id", el("code", { text: user.id })], ["Sync sub", el("code", { text: sync.sub })], ["Name", user.name || "(none)"],
+        facts([["User id", copyable(user.id, "user id")], ["Sync sub", copyable(sync.sub, "sync sub")], ["Name", user.name || "(none)"],
           ["Email", `${user.email || "(none)"}${user.emailVerified ? " (verified)" : " (NOT verified)"}`], ["Created", time(user.createdAt)],
           ["Updated", time(user.updatedAt)], user.role ? ["Role", user.role] : null,
           user.ban ? ["Banned", user.ban.banned ? `yes${user.ban.reason ? ` — ${user.ban.reason}` : ""}` : "no"] : null].filter(Boolean))),
@@ -83,9 +110,10 @@ async function renderDetail(detail, params) {
         ? el("ul", { class: "findings", id: "user-flags" }, detail.flags.map((f) => el("li", { class: "finding warning" }, el("strong", { text: `${f.code.replaceAll("_", " ")}: ` }), f.message)))
         : el("p", { class: "muted", id: "user-flags", text: "Nothing to notice." }))),
     card(`Linked accounts (${detail.accounts.length})`,
-      el("div", { id: "user-accounts" }, table(["Provider", "Issuer", "Account id", "Created", "Updated", "Scopes", "Tokens"], detail.accounts.map((a) => [
+      el("div", { id: "user-accounts", class: "accounts" }, table(["Provider", "Issuer", "Account id", "Created", "Updated", "Scopes", "Tokens"], detail.accounts.map((a) => [
         el("strong", { text: a.providerId }), a.issuer ?? el("small", { class: "muted", text: "not recorded (before Better Auth 1.7)" }),
-        el("code", { text: a.accountId }), time(a.createdAt), time(a.updatedAt), a.scope ?? "—",
+        copyable(a.accountId, `${a.providerId} account id`), time(a.createdAt), time(a.updatedAt),
+        a.scope ? el("ul", { class: "scopes" }, a.scope.split(/[\s,]+/).filter(Boolean).map((s) => el("li", { text: s }))) : "—",
         el("small", { text: `access ${present(a.hasAccessToken)}, refresh ${present(a.hasRefreshToken)}, id ${present(a.hasIdToken)}, password ${present(a.hasPassword)}` }),
       ]), { caption: "Linked accounts", empty: "No account rows: this user cannot sign in." })),
       el("p", { class: "muted small", text: "Token and password values are never read; only whether each is present." })),
@@ -97,15 +125,15 @@ async function renderDetail(detail, params) {
     el("div", { class: "grid two" },
       card("Sync server",
         el("p", { id: "user-sync" }, sync.user
-          ? el("span", {}, "users row ", el("code", { text: String(sync.user.id) }), ", created ", sync.user.createdAt ?? "—")
+          ? el("span", {}, "users row ", el("code", { text: String(sync.user.id) }), ", created ", time(sync.user.createdAt))
           : el("strong", { class: "bad", text: "UNPROVISIONED: no users row for this sub" })),
         sync.missingTables.length ? el("p", { class: "muted", text: `This database has no sync table: ${sync.missingTables.join(", ")}.` }) : null,
         el("h3", { text: `Workspaces owned (${sync.workspaces.length})` }),
-        table(["Id", "Name", "Created"], sync.workspaces.map((w) => [el("code", { text: w.id }), w.name, w.createdAt ?? "—"]), { caption: "Workspaces", empty: "None." }),
+        table(["Id", "Name", "Created"], sync.workspaces.map((w) => [el("code", { text: w.id }), w.name, time(w.createdAt)]), { caption: "Workspaces", empty: "None." }),
         el("h3", { text: `Subscriptions (${sync.subscriptions.length})` }),
-        table(["Id", "Plan", "Status", "Period ends"], sync.subscriptions.map((s) => [el("code", { text: s.id }), s.plan, s.status, s.currentPeriodEnd ?? "—"]), { caption: "Subscriptions", empty: "None." }),
+        table(["Id", "Plan", "Status", "Period ends"], sync.subscriptions.map((s) => [el("code", { text: s.id }), s.plan, s.status, time(s.currentPeriodEnd)]), { caption: "Subscriptions", empty: "None." }),
         el("h3", { text: "Allow-list roles" }),
-        table(["Role", "Granted"], sync.roles.map((r) => [r.role, r.grantedAt ?? "—"]), { caption: "Allow-list roles", empty: "None." })),
+        table(["Role", "Granted"], sync.roles.map((r) => [r.role, time(r.grantedAt)]), { caption: "Allow-list roles", empty: "None." })),
       card("Merge history",
         !detail.merges.available ? el("p", { class: "muted", text: "Merges are not recorded in this store yet." })
           : detail.merges.records.length === 0 ? el("p", { class: "muted", text: "No merge names this user." })
@@ -169,7 +197,8 @@ function deletionPlan(api, plan, email) {
     try {
       const result = await api.post(`/api/deletions/${encodeURIComponent(plan.planID)}/apply`, body);
       clear(outcome).append(el("div", { class: "banner ok", role: "status", id: "deletion-applied" },
-        `Deletion ${result.deletionID} applied: user ${result.userID} deleted (ticket ${result.ticket}). Restorable until ${result.retainUntil} with gatehouse users delete undo ${result.deletionID}; tokens are not restorable (${result.notRestorable.join(", ")} come back empty). `,
+        `Deletion ${result.deletionID} applied: user ${result.userID} deleted (ticket ${result.ticket}). Restorable on the Deletions page (the deadline is `, time(result.retainUntil), `); tokens are not restorable (${result.notRestorable.join(", ")} come back empty). `,
+        el("a", { href: `#/deletions?id=${result.deletionID}`, id: "deletion-applied-link", text: `Deletion ${result.deletionID}` }), " · ",
         el("a", { href: `#/audit?action=${encodeURIComponent("user.delete.*")}`, text: "Audit entries" })));
     } catch (error) {
       submit.disabled = false;
@@ -177,7 +206,7 @@ function deletionPlan(api, plan, email) {
     }
   });
   return el("div", {},
-    el("p", { class: "banner info", id: "deletion-plan-id" }, "Plan ", el("code", { text: plan.planID }), ` deletes ${plan.rows.length} row(s).`),
+    el("p", { class: "banner info", id: "deletion-plan-id" }, "Plan ", copyable(plan.planID, "plan id"), ` deletes ${plan.rows.length} row(s).`),
     table(["Table", "Rows"], counts.map(([name, count]) => [el("code", { text: name }), String(count)]), { caption: "Rows deleted per table" }),
     el("p", { id: "deletion-apple", text: `Apple tokens: ${apple}` }),
     form, outcome);
@@ -192,7 +221,7 @@ function integrityCard(api) {
     try {
       const report = await api.get("/api/accounts/check");
       append(clear(result), [
-        el("p", { class: "muted", text: `Schema: ${report.schema}; checked ${report.checkedAt.replace("T", " ").replace(/\.\d+Z$/, "Z")}.` }),
+        el("p", { class: "muted" }, `Schema: ${report.schema}; checked `, time(report.checkedAt), "."),
         table(["Finding", "Count", "Samples", "What to do"], report.findings.map((f) => [
           el("span", { class: f.count === 0 ? "" : f.severity === "error" ? "bad" : "warn", text: f.title }),
           el("span", { class: "number", text: f.count.toLocaleString("en") }),

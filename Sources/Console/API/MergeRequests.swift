@@ -64,3 +64,21 @@ struct MergePlanResponse: Encodable, Sendable {
         }
     }
 }
+
+/// A merge as `GET /api/merges` and `GET /api/merges/:id` answer it: the record as `gatehouse merge list --json` prints
+/// it, with who it joined by name and email (`sourceName`, `sourceEmail`, `targetName`, `targetEmail`), so the console
+/// names people rather than ids alone.
+struct MergeRecordResponse: Encodable, Sendable {
+    let record: MergeRecords.Record
+    let people: MergeRecords.People
+
+    init(_ record: MergeRecords.Record, in records: MergeRecords) throws {
+        self.record = record
+        people = try records.people(of: record.id)
+    }
+
+    func encode(to encoder: Encoder) throws {
+        try record.encode(to: encoder)
+        try people.encode(to: encoder)
+    }
+}

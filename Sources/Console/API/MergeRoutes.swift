@@ -10,8 +10,8 @@ import HTTPServer
 ///   conflict is decided (`plan.planID` is null and `plan.unresolved` counts what is missing before) (support)
 /// - `POST /api/merges/:planId/apply` {ticket} → what was applied, in one transaction (support)
 /// - `POST /api/merges/:id/undo` {reason} → what was restored (support)
-/// - `GET /api/merges?limit` → merges, newest first (viewer)
-/// - `GET /api/merges/:id` → one merge with every row it touched, without values (viewer)
+/// - `GET /api/merges?limit` → merges, newest first, with who each joined by name and email (viewer)
+/// - `GET /api/merges/:id` → one merge with every row it touched, without values, and who it joined (viewer)
 enum MergeRoutes {
     static func register(on router: inout Router) {
         router.add("POST", "/api/merges/plan", role: .support) { ctx in
@@ -41,11 +41,17 @@ enum MergeRoutes {
         }
         router.add("GET", "/api/merges", role: .viewer) { ctx in
             let limit = try ctx.integerQuery("limit", default: 100, range: 1...10_000)
-            return try JSONBody.response(try ctx.stores.withStore { try MergeRecords(store: $0).list(limit: limit) })
+            return try JSONBody.response(try ctx.stores.withStore { store in
+                let records = MergeRecords(store: store)
+                return try records.list(limit: limit).map { try MergeRecordResponse($0, in: records) }
+            })
         }
         router.add("GET", "/api/merges/:id", role: .viewer) { ctx in
             let id = ctx.parameters["id"] ?? ""
-            return try JSONBody.response(try ctx.stores.withStore { try MergeRecords(store: $0).show(id) })
+            return try JSONBody.response(try ctx.stores.withStore { store in
+                let records = MergeRecords(store: store)
+                return try MergeRecordResponse(try records.show(id), in: records)
+            })
         }
     }
 }

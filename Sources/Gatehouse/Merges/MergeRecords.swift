@@ -56,6 +56,34 @@ public struct MergeRecords {
         return try record(row, rows: true)
     }
 
+    /// Who a merge joined, by name and email; no other value of a row.
+    public struct People: Sendable, Codable, Equatable {
+        public let sourceName: String?
+        public let sourceEmail: String?
+        public let targetName: String?
+        public let targetEmail: String?
+    }
+
+    /// Who merge `id` joined: U2's name and email from the user row it deleted, U1's from its user row before the
+    /// merge changed it, or as that row is now when the merge left it alone (nil when that user is gone).
+    public func people(of id: Int64) throws -> People {
+        guard let row = try store.db.row("SELECT id, target_user_id, undo_data FROM gatehouse_merges WHERE id = ?", [id]) else {
+            throw GatehouseError.notFound("no merge \"\(id)\"", fix: "list merges with \(command: .mergeList)")
+        }
+        let user = store.schema.user
+        let (nameColumn, emailColumn) = (user.column(.name), user.column(.email))
+        let userSteps = try Self.undoData(row).steps.map(\.step).filter { $0.table == "user" }
+        let source = userSteps.first { $0.operation == .delete }?.before
+        if let target = userSteps.first(where: { $0.operation == .update })?.before {
+            return People(sourceName: source?[nameColumn].string, sourceEmail: source?[emailColumn].string,
+                          targetName: target[nameColumn].string, targetEmail: target[emailColumn].string)
+        }
+        let targetID = try row.string("target_user_id")
+        let now = try UserDirectory(store: store).search(targetID, by: .id, limit: 1).users.first { $0.id.rawValue == targetID }
+        return People(sourceName: source?[nameColumn].string, sourceEmail: source?[emailColumn].string,
+                      targetName: now?.name, targetEmail: now?.email)
+    }
+
     /// The stored undo data of a merge.
     static func undoData(_ row: Row) throws -> MergeUndoData {
         try MergeJSON.decode(MergeUndoData.self, try row.string("undo_data"), what: "undo data of merge \(row["id"].int64 ?? 0)")
