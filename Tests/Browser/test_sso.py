@@ -17,7 +17,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 
 from conftest import BIN, ROOT, SCREENSHOTS
-from test_console import WIDE, ready, tokens, viewport, wait
+from test_console import WIDE, ready, signed_in_name, tokens, viewport, wait
 
 SECRET = "browser-sso-client-secret-9"
 SIZES = ((1440, 900), (390, 844))
@@ -132,8 +132,7 @@ def test_sign_in_through_the_provider_at_both_widths(browser, provider):
             assert "#sso=" not in browser.current_url, "the ticket leaves the address bar"
             assert tokens(browser)["username"] == "alice@example.com"
             assert tokens(browser)["role"] == "admin"
-            who = wait(browser).until(EC.visibility_of_element_located((By.ID, "who-name")))
-            assert who.text == "alice@example.com (admin)"
+            wait(browser).until(lambda b: signed_in_name(b) == "alice@example.com (admin)")
             no_sideways_scroll(browser, width)
             browser.save_screenshot(str(SCREENSHOTS / f"sso-signed-in-{width}x{height}.png"))
             # Account security asks an SSO admin for no password: their recent sign-in stands in for it.
