@@ -218,6 +218,7 @@ export function query(params) {
 export const api = {
   get: (path, params = {}) => request("GET", path + query(params)),
   post: (path, body = {}) => request("POST", path, body),
+  put: (path, body = {}) => request("PUT", path, body),
   session,
   hasRole,
 };

@@ -335,7 +335,8 @@ final class ConsoleMfaTests: XCTestCase {
             "POST /api/deletions/:planId/apply", "POST /api/deletions/:id/undo", "POST /api/deletions/purge",
             "POST /api/policy", "POST /api/gates/enable", "POST /api/gates/disable", "POST /api/gates/requirements",
             "POST /api/apple/keys", "POST /api/apple/keys/rollback", "POST /api/apple/keys/:id/activate", "POST /api/apple/keys/:id/revoke",
-            "POST /api/apple/export", "POST /api/apple/secret/mint",
+            "POST /api/apple/export", "POST /api/apple/secret/mint", "PUT /api/providers/apple", "PUT /api/providers/google",
+            "POST /api/security/events/google/:id/undo",
             "POST /api/auth/mfa/totp", "POST /api/auth/mfa/factors/:id/remove", "POST /api/auth/mfa/recovery-codes",
             "POST /api/auth/webauthn/register/options",
         ])

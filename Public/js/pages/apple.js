@@ -18,7 +18,7 @@ export async function render(container, api) {
   async function refresh() {
     const [ring, providers] = await Promise.all([api.get("/api/apple/keys"), api.get("/api/providers")]);
     clear(ringCard).append(renderRing(ring, api, refresh));
-    clear(providersCard).append(renderProviders(providers));
+    clear(providersCard).append(renderProviders(providers, api, refresh));
   }
   await refresh();
 }
@@ -220,10 +220,14 @@ function inspectCard(api) {
   return card("Inspect a deployed secret", el("p", { class: "muted", text: "Decodes the secret and names every fault that makes Apple answer invalid_client. It is not stored." }), form);
 }
 
-function renderProviders(report) {
+function renderProviders(report, api, refresh) {
   const apple = report.apple;
   const google = report.google;
   const list = (items) => (items && items.length ? items.join(", ") : "—");
+  const canChange = api.hasRole("admin");
+  const slot = el("div", { "aria-live": "polite" });
+  const edit = el("button", { type: "button", class: "secondary", id: "providers-edit", text: "Edit the provider settings" });
+  edit.addEventListener("click", () => { clear(slot).append(providersForm(report, api, refresh, slot, edit)); });
   return card("Provider configuration",
     el("h3", { text: "Apple" }),
     facts([["Team ID", apple.settings.teamID ?? "—"], ["Services ID (clientId)", apple.settings.servicesID ?? "—"],
@@ -235,7 +239,57 @@ function renderProviders(report) {
     facts([...Object.entries(google.settings.clientIDs ?? {}).map(([platform, id]) => [platform, id]),
       ["Better Auth accepts aud", list(google.acceptedAudiences)]]),
     findings(google.findings, { id: "google-findings" }),
-    el("p", { class: "muted small", text: "An operator changes it on the server (providers set)." }));
+    canChange ? el("div", { class: "actions" }, edit) : el("p", { class: "muted small", text: "Changing them needs the admin role (or `gatehouse providers set` on the server)." }),
+    slot);
+}
+
+/** The provider settings as a form: what changes is validated as `providers set` validates it, and audited. */
+function providersForm(report, api, refresh, slot, returnTo) {
+  const apple = report.apple.settings;
+  const google = report.google.settings.clientIDs ?? {};
+  const input = (id, value, placeholder) => el("input", { id, name: id, value: value ?? "", placeholder, autocomplete: "off", spellcheck: "false", maxlength: "255" });
+  const team = input("provider-team-id", apple.teamID, "10 upper-case letters or digits");
+  const services = input("provider-services-id", apple.servicesID, "com.example.app.web");
+  const bundle = input("provider-bundle-id", apple.bundleID, "com.example.app");
+  const audience = input("provider-audience", (apple.audience ?? []).join(", "), "empty: Better Auth's default");
+  const platforms = ["ios", "desktop", "web"].map((platform) => [platform, input(`provider-google-${platform}`, google[platform], `${platform} client id`)]);
+  const save = el("button", { type: "submit", class: "primary", id: "providers-save", text: "Save" });
+  const cancel = el("button", { type: "button", class: "secondary", text: "Cancel" });
+  const status = el("div", { "aria-live": "polite" });
+  const form = el("form", { class: "stack", "aria-label": "Edit the provider settings" },
+    el("h3", { text: "Apple" }),
+    field("Team ID", team), field("Services ID", services, "the web flow's client id; empty clears it"),
+    field("Bundle ID", bundle, "the native app's client id; empty clears it"), field("Audience", audience, "client ids separated by commas; empty clears the list"),
+    el("h3", { text: "Google client ids" }),
+    ...platforms.map(([platform, control]) => field(platform, control, "empty removes this platform's id")),
+    status, el("div", { class: "actions" }, save, cancel));
+  cancel.addEventListener("click", () => { clear(slot); returnTo.focus(); });
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    save.disabled = true;
+    clear(status);
+    try {
+      const appleChange = {};
+      if (team.value.trim() !== (apple.teamID ?? "")) appleChange.teamId = team.value.trim();
+      if (services.value.trim() !== (apple.servicesID ?? "")) appleChange.servicesId = services.value.trim();
+      if (bundle.value.trim() !== (apple.bundleID ?? "")) appleChange.bundleId = bundle.value.trim();
+      const ids = audience.value.split(",").map((v) => v.trim()).filter(Boolean);
+      if (ids.join(",") !== (apple.audience ?? []).join(",")) appleChange.audience = ids;
+      const googleChange = {};
+      for (const [platform, control] of platforms) {
+        if (control.value.trim() !== (google[platform] ?? "")) googleChange[platform] = control.value.trim();
+      }
+      if (Object.keys(appleChange).length) await api.put("/api/providers/apple", appleChange);
+      if (Object.keys(googleChange).length) await api.put("/api/providers/google", { clientIds: googleChange });
+      await refresh();
+      document.getElementById("providers-edit")?.focus();
+    } catch (error) {
+      save.disabled = false;
+      clear(status).append(errorBanner(error));
+    }
+  });
+  queueMicrotask(() => team.focus());
+  return form;
 }
 
 function exportCard(api) {
