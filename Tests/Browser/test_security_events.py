@@ -16,15 +16,21 @@ from test_pages import shoot, signed_in_as
 
 
 def test_the_empty_state_says_how_to_receive_events(browser, console):
-    browser.get(console.url)
-    signed_in_as(browser, console, "vera")
-    try:
-        page = go(browser, console, "security-events")
-        assert errors_shown(browser) == []
-        assert "No event yet" in page.text
-        assert "gatehouse google risc serve" in page.text and "ops/runbooks/google-risc.md" in page.text
-    finally:
-        log_out(browser)
+    if console.engine != "sqlite":
+        return  # the shared store has Apple's events of other tests: a console of its own, once
+    with tempfile.TemporaryDirectory(prefix="gatehouse-no-events-") as directory:
+        own = Console(directory, f"{directory}/empty.sqlite")
+        own.start()
+        browser.get(own.url)
+        signed_in_as(browser, own, "vera")
+        try:
+            page = go(browser, own, "security-events")
+            assert errors_shown(browser) == []
+            assert "No event yet" in page.text
+            assert "gatehouse google risc serve" in page.text and "ops/runbooks/google-risc.md" in page.text
+        finally:
+            log_out(browser)
+            own.stop()
 
 
 def sign(port, fields):
