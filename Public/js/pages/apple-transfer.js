@@ -26,7 +26,7 @@ export async function render(container, api) {
   const severity = transfer.stage === "applied" ? "ok" : transfer.stage === "expired" || transfer.daysLeft <= 7 ? "critical" : transfer.daysLeft <= 21 ? "warning" : "ok";
   const countdown = el("p", { class: `countdown status-${severity}`, id: "transfer-countdown" },
     el("strong", { text: transfer.stage === "expired" ? "The 60 days are over." : `${transfer.daysLeft} day${transfer.daysLeft === 1 ? "" : "s"} left` }),
-    ` — Apple's migration endpoints answer until `, time(transfer.deadline), ".");
+    ` — Apple's migration endpoints stop answering `, time(transfer.deadline), ".");
   const current = stages.findIndex(([id]) => id === transfer.stage);
   const steps = el("ol", { class: "stages", id: "transfer-stages" }, stages.map(([id, label, what], index) =>
     el("li", { class: index < current || transfer.stage === "applied" ? "done" : index === current ? "current" : "", "aria-current": index === current ? "step" : null },
