@@ -50,7 +50,9 @@ final class ConsoleAuthTests: XCTestCase {
         XCTAssertNotEqual(secondAccess, first.access)
         XCTAssertNotEqual(secondRefresh, first.refresh)
         XCTAssertEqual(try harness.request("GET", "/api/auth/me", token: secondAccess).status, 200)
-        // The consumed refresh token again: the whole family ends, for whoever holds any of its tokens.
+        // The consumed refresh token again, past the grace for a lost answer: the whole family ends, for whoever
+        // holds any of its tokens.
+        harness.clock.advance(seconds: TokenService.refreshGrace.value + 1)
         assertAuthError(try harness.refresh(first.refresh), "token_reuse")
         assertAuthError(try harness.request("GET", "/api/auth/me", token: secondAccess), "token_revoked")
         assertAuthError(try harness.request("GET", "/api/auth/me", token: first.access), "token_revoked")
@@ -59,6 +61,41 @@ final class ConsoleAuthTests: XCTestCase {
         // Another login is unaffected.
         let other = try harness.tokens("root")
         XCTAssertEqual(try harness.request("GET", "/api/auth/me", token: other.access).status, 200)
+    }
+
+    /// A page reloaded while its refresh was in flight never received the new pair and presents the old refresh token
+    /// again. Within the grace, while that pair is unused, it gets another; the lost pair's refresh token is retired, so
+    /// whoever presents it later meets the reuse check.
+    func testARefreshWhoseAnswerWasLostIsAnsweredAgainWithinTheGraceOnly() throws {
+        let first = try harness.tokens("root")
+        let lost = try harness.json(try harness.refresh(first.refresh))
+        let lostRefresh = try XCTUnwrap(lost["refreshToken"] as? String)
+        harness.clock.advance(seconds: TokenService.refreshGrace.value - 1)
+        let again = try harness.refresh(first.refresh)
+        XCTAssertEqual(again.status, 200, again.bodyText)
+        let current = try harness.json(again)
+        let access = try XCTUnwrap(current["accessToken"] as? String), refresh = try XCTUnwrap(current["refreshToken"] as? String)
+        XCTAssertNotEqual(refresh, lostRefresh)
+        XCTAssertEqual(try harness.request("GET", "/api/auth/me", token: access).status, 200)
+        XCTAssertTrue(try harness.auditText().contains("console.token.reissue"))
+        // The new pair is used: the old token again is reuse, even within the grace, and ends the family.
+        harness.clock.advance(seconds: 1)
+        let used = try harness.json(try harness.refresh(refresh))
+        assertAuthError(try harness.refresh(first.refresh), "token_reuse")
+        assertAuthError(try harness.request("GET", "/api/auth/me", token: try XCTUnwrap(used["accessToken"] as? String)), "token_revoked")
+
+        // The retired pair's token, presented later by whoever held it, is reuse too.
+        let second = try harness.tokens("root")
+        let held = try XCTUnwrap(try harness.json(try harness.refresh(second.refresh))["refreshToken"] as? String)
+        XCTAssertEqual(try harness.refresh(second.refresh).status, 200)
+        harness.clock.advance(seconds: TokenService.refreshGrace.value + 1)
+        assertAuthError(try harness.refresh(held), "token_reuse")
+
+        // Past the grace, a lost answer is a new login.
+        let third = try harness.tokens("root")
+        XCTAssertEqual(try harness.refresh(third.refresh).status, 200)
+        harness.clock.advance(seconds: TokenService.refreshGrace.value + 1)
+        assertAuthError(try harness.refresh(third.refresh), "token_reuse")
     }
 
     func testAnExpiredAccessTokenIsTokenExpiredAndARefreshRecovers() throws {

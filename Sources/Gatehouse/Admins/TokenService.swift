@@ -83,7 +83,8 @@ public struct StepUpOptions: Sendable, Equatable, Encodable {
 ///   access token (15 minutes) and a single-use refresh token.
 /// - `refresh` consumes the refresh token and issues a new pair in the same family. Presenting a
 ///   consumed refresh token again revokes the whole family (`token_reuse`): whoever holds either copy
-///   has to log in again.
+///   has to log in again. One exception keeps a reload from logging an admin out: within `refreshGrace` of its
+///   use, while the pair it was exchanged for is still unused (the answer never arrived), it is exchanged once more.
 /// - `authenticate` checks an access token: unknown → `invalid_token`, family revoked →
 ///   `token_revoked`, past its lifetime → `token_expired`.
 /// - `logout` revokes the family.
@@ -306,6 +307,10 @@ public struct TokenService {
 
     // MARK: Refresh
 
+    /// How long a just-consumed refresh token may be presented again while the pair it was exchanged for is unused
+    /// (the answer was lost to a reload or a cut connection), before presenting it counts as reuse.
+    public static let refreshGrace = Seconds(30)
+
     /// Consumes a refresh token and issues a new pair in its family.
     public func refresh(_ refreshToken: String, now: Timestamp) throws -> TokenBundle {
         guard let hash = Self.hash(refreshToken, prefix: Self.refreshPrefix) else { throw TokenError(.invalid) }
@@ -318,7 +323,22 @@ public struct TokenService {
             let admin = try Admin(row: row)
             let family = try row.string("family_id")
             if row["revoked_at"].string != nil { return .refused(.revoked) }
-            if row["consumed_at"].string != nil {
+            if let consumedAt = row["consumed_at"].string {
+                // A page reloaded while its refresh was in flight lost the answer: it presents the same token again.
+                // Within a short grace, and only while the token it was exchanged for is still unused, the lost
+                // token is retired (consumed: whoever presents it later meets the reuse check) and a new pair issued.
+                if let consumed = Timestamp(iso8601: consumedAt), now.milliseconds - consumed.milliseconds <= Self.refreshGrace.value * 1000,
+                   !admin.disabled, admin.source != .sso,
+                   let successor = try store.db.row("""
+                       SELECT token_hash FROM gatehouse_tokens WHERE family_id = ? AND kind = 'refresh' AND issued_at = ?
+                       AND consumed_at IS NULL AND revoked_at IS NULL
+                       """, [family, consumedAt])?["token_hash"].string {
+                    try store.db.execute("UPDATE gatehouse_tokens SET consumed_at = ? WHERE token_hash = ?", [now.iso8601, successor])
+                    try store.audit.append(store.db, actor: admin.consoleActor, action: "console.token.reissue", subject: admin.username,
+                                           details: ["family": .string(family)], at: now)
+                    return .issued(try issue(admin: admin, family: family, now: now,
+                                             factorCheckedAt: row["factor_checked_at"].string.flatMap(Timestamp.init(iso8601:))))
+                }
                 // Two parties hold this family's tokens: end it for both. Committed, then refused.
                 try revoke(family: family, now: now)
                 try store.audit.append(store.db, actor: admin.consoleActor, action: "console.token.reuse", subject: admin.username,
