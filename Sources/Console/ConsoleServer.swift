@@ -300,13 +300,17 @@ public final class ConsoleServer: Sendable {
             let signedIn = SignedInFlag()
             do {
                 let stores = inline ? state.inlineStores : state.stores
-                let context = RequestContext(request: request, requestID: requestID, parameters: parameters,
+                var context = RequestContext(request: request, requestID: requestID, parameters: parameters,
                                              stores: RequestStores(pool: stores, check: nil, deadline: stores.requestDeadline(since: request.receivedAt)), auth: state.auth, now: state.auth.clock(), session: nil)
+                if route.approval != nil || request.path.hasPrefix("/api/approvals/") {
+                    context.replay = { request, run, context in try ApprovalGate.run(request, run, context, router: state.router) }
+                }
                 // A cheap read sends its token check along with its first snapshot: one round trip to a server store.
                 let deferring = route.inline && request.method == "GET"
                 return try AuthMiddleware.handle(context, access: route.access, factor: route.factor, deferring: deferring) { context in
                     signedIn.context.withLock { $0 = context }
                     try JSONBody.requireJSONIfPresent(context.request)
+                    if let action = route.approval, let held = try ApprovalGate.hold(action, context) { return held }
                     return try route.handler(context)
                 }
             } catch {

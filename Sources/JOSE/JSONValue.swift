@@ -284,3 +284,19 @@ extension JSONValue {
         out.append(UInt8(ascii: "\""))
     }
 }
+
+extension JSONValue: Encodable {
+    /// Encodes the value as the JSON it is (a whole number as an integer), for a response that carries stored JSON.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .number(let value):
+            if value == value.rounded(), abs(value) < 9_007_199_254_740_992 { try container.encode(Int64(value)) } else { try container.encode(value) }
+        case .string(let value): try container.encode(value)
+        case .array(let values): try container.encode(values)
+        case .object(let members): try container.encode(members)
+        }
+    }
+}

@@ -336,7 +336,7 @@ final class ConsoleMfaTests: XCTestCase {
             "POST /api/policy", "POST /api/gates/enable", "POST /api/gates/disable", "POST /api/gates/requirements",
             "POST /api/apple/keys", "POST /api/apple/keys/rollback", "POST /api/apple/keys/:id/activate", "POST /api/apple/keys/:id/revoke",
             "POST /api/apple/export", "POST /api/apple/secret/mint", "PUT /api/providers/apple", "PUT /api/providers/google",
-            "POST /api/security/events/google/:id/undo",
+            "POST /api/security/events/google/:id/undo", "POST /api/approvals/:id/approve",
             "POST /api/auth/mfa/totp", "POST /api/auth/mfa/factors/:id/remove", "POST /api/auth/mfa/recovery-codes",
             "POST /api/auth/webauthn/register/options",
         ])

@@ -6,7 +6,7 @@ import XCTest
 final class CLIHelpTests: XCTestCase {
     let cli = CLI()
 
-    static let nouns = ["init", "status", "audit", "demo", "users", "accounts", "policy", "gates", "admins", "sso",
+    static let nouns = ["init", "status", "audit", "demo", "users", "accounts", "policy", "gates", "admins", "approvals", "sso",
                         "apple", "google", "security", "providers", "token", "serve", "health", "merge", "completion"]
 
     /// The `commands:` section of a help page: (name, summary without the "(default)" marker).

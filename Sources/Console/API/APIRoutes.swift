@@ -23,5 +23,6 @@ enum APIRoutes {
         MergeRoutes.register(on: &router)
         UserDeletionRoutes.register(on: &router)
         GateRoutes.register(on: &router)
+        ApprovalRoutes.register(on: &router)
     }
 }

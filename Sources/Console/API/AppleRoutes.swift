@@ -35,15 +35,15 @@ enum AppleRoutes {
                 try ctx.stores.withStore { try AppleKeyRing(store: $0).importKey(file: path, keyID: keyID, teamID: teamID, actor: actor, now: ctx.now) }
             }, status: 201)
         }
-        router.add("POST", "/api/apple/keys/rollback", role: .admin, factor: .stepUp) { ctx in
+        router.add("POST", "/api/apple/keys/rollback", role: .admin, factor: .stepUp, approval: .appleKeyActivate) { ctx in
             let actor = try ctx.actor
             return try JSONBody.response(try ctx.stores.withStore { try AppleKeyRing(store: $0).rollback(actor: actor, now: ctx.now) })
         }
-        router.add("POST", "/api/apple/keys/:id/activate", role: .admin, factor: .stepUp) { ctx in
+        router.add("POST", "/api/apple/keys/:id/activate", role: .admin, factor: .stepUp, approval: .appleKeyActivate) { ctx in
             let (id, actor) = (try keyID(ctx), try ctx.actor)
             return try JSONBody.response(try ctx.stores.withStore { try AppleKeyRing(store: $0).activate(id, actor: actor, now: ctx.now) })
         }
-        router.add("POST", "/api/apple/keys/:id/revoke", role: .admin, factor: .stepUp) { ctx in
+        router.add("POST", "/api/apple/keys/:id/revoke", role: .admin, factor: .stepUp, approval: .appleKeyRevoke) { ctx in
             /// `{"force": true}` is needed to revoke the active key (the page asks for it explicitly).
             struct RevokeRequest: Decodable { let force: Bool? }
             let (id, actor) = (try keyID(ctx), try ctx.actor)

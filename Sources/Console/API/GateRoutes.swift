@@ -23,7 +23,7 @@ enum GateRoutes {
             return try JSONBody.response(try ctx.stores.withStore { try GateStore(store: $0).set(change, actor: actor, now: ctx.now) })
         }
         for (path, enable) in [("/api/gates/enable", true), ("/api/gates/disable", false)] {
-            router.add("POST", path, role: .admin, factor: .stepUp) { ctx in
+            router.add("POST", path, role: .admin, factor: .stepUp, approval: enable ? .gateEnable : nil) { ctx in
                 let body = try ctx.body(GateToggleRequest.self)
                 let (provider, platform) = try body.gate()
                 let actor = try ctx.actor

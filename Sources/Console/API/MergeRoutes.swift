@@ -23,7 +23,7 @@ enum MergeRoutes {
             }
             return try JSONBody.response(MergePlanResponse(plan))
         }
-        router.add("POST", "/api/merges/:planId/apply", role: .support, factor: .stepUp) { ctx in
+        router.add("POST", "/api/merges/:planId/apply", role: .support, factor: .stepUp, approval: .mergeApply) { ctx in
             let body = try ctx.body(MergeApplyRequest.self)
             let planID = ctx.parameters["planId"] ?? ""
             let actor = try ctx.actor
@@ -31,7 +31,7 @@ enum MergeRoutes {
                 try MergeApplier(store: $0).apply(planID: planID, ticket: body.ticket, actor: actor, now: ctx.now)
             })
         }
-        router.add("POST", "/api/merges/:id/undo", role: .support, factor: .stepUp) { ctx in
+        router.add("POST", "/api/merges/:id/undo", role: .support, factor: .stepUp, approval: .mergeUndo) { ctx in
             let body = try ctx.body(MergeUndoRequest.self)
             let mergeID = ctx.parameters["id"] ?? ""
             let actor = try ctx.actor

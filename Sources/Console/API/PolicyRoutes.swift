@@ -13,7 +13,7 @@ enum PolicyRoutes {
         router.add("GET", "/api/policy", role: .viewer) { ctx in
             try JSONBody.response(try ctx.stores.withStore { try PolicyStore(store: $0).snapshot(now: ctx.now) })
         }
-        router.add("POST", "/api/policy", role: .admin, factor: .stepUp) { ctx in
+        router.add("POST", "/api/policy", role: .admin, factor: .stepUp, approval: .policySet) { ctx in
             let change = try ctx.body(PolicySetRequest.self).change()
             let actor = try ctx.actor
             return try JSONBody.response(try ctx.stores.withStore { try PolicyStore(store: $0).set(change, actor: actor, now: ctx.now) })

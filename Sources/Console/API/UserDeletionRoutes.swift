@@ -27,7 +27,7 @@ enum UserDeletionRoutes {
             let actor = try ctx.actor
             return try JSONBody.response(try ctx.stores.withStore { try UserDeletionRecords(store: $0).purge(actor: actor, now: ctx.now) })
         }
-        router.add("POST", "/api/deletions/:planId/apply", role: .admin, factor: .stepUp) { ctx in
+        router.add("POST", "/api/deletions/:planId/apply", role: .admin, factor: .stepUp, approval: .userDelete) { ctx in
             let body = try ctx.body(UserDeletionApplyRequest.self)
             let planID = ctx.parameters["planId"] ?? ""
             let actor = try ctx.actor

@@ -100,7 +100,8 @@ public struct APIError: Error, Sendable {
         case .conflict, .guideline48: return 409
         case .takeoverRisk: return 422
         case .busy, .unavailable, .cannotOpen, .outcomeUnknown: return 503
-        case .revealRequired, .permissionDenied: return 403
+        case .revealRequired, .permissionDenied, .selfApproval: return 403
+        case .approvalClosed: return 409
         case .readOnly: return 409
         case .diskFull: return 507
         case .failed, .corrupt, .notADatabase, .storeError, .masterKeyMissing, .unsealFailed,

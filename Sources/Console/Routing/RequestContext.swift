@@ -24,15 +24,23 @@ public struct RequestContext: Sendable {
     public let now: Timestamp
     /// The signed-in admin's session; set by `AuthMiddleware` on every non-public route.
     public internal(set) var session: AdminSession?
+    /// Set while a request another admin approved runs (`ApprovalRoutes`): its changes are audited as both admins'.
+    public internal(set) var approved: ApprovedRun? = nil
+    /// Runs a stored request through the console's routes as approved; set by the server.
+    var replay: (@Sendable (HTTPRequest, ApprovedRun, RequestContext) throws -> HTTPResponse)? = nil
 
     /// The signed-in admin. Throws on a public route, where nobody is signed in.
     public var admin: Admin {
         get throws { try requireSession().admin }
     }
 
-    /// The audit actor for changes made in this request: `console:<username>`.
+    /// The audit actor for changes made in this request: `console:<username>`, or for an approved request the
+    /// requester and the approver (`console:alice, approved by console:bob (approval 3)`).
     public var actor: Actor {
-        get throws { try requireSession().actor }
+        get throws {
+            if let approved { return approved.actor }
+            return try requireSession().actor
+        }
     }
 
     /// The session, or a 401 (a route that needs one was registered as public by mistake). On a route whose token

@@ -35,6 +35,8 @@ public struct Router: Sendable {
         /// The handler pool's lane (see `RouteCost`).
         let lane: HTTPServer.Lane
         let work: Work
+        /// The action a second admin must approve when the store requires it (`gatehouse approvals require`).
+        let approval: ApprovalAction?
 
         /// Runs on the connection's thread, its token check going with its first snapshot (see `addInline`).
         var inline: Bool {
@@ -57,11 +59,13 @@ public struct Router: Sendable {
 
     /// Adds a route that needs a signed-in admin with at least `role`, and, by `factor`, a fresh second-factor check
     /// (`.stepUp`: irreversible or security-relevant writes) or none while the admin still has to enrol (`.enrolment`).
-    /// The check is made here, once, before the handler runs (`AuthMiddleware`).
+    /// The check is made here, once, before the handler runs (`AuthMiddleware`). A route naming an `approval` action is
+    /// held for a second admin when the store requires that action (`ApprovalGate`): it answers 202 and runs later.
     ///
-    ///     router.add("POST", "/api/policy", role: .admin, factor: .stepUp) { ctx in … }
-    public mutating func add(_ method: String, _ pattern: String, role: AdminRole, factor: RouteFactorRule = [], _ handler: @escaping Handler) {
-        append(method, pattern, .role(role), factor, .full(handler))
+    ///     router.add("POST", "/api/policy", role: .admin, factor: .stepUp, approval: .policySet) { ctx in … }
+    public mutating func add(_ method: String, _ pattern: String, role: AdminRole, factor: RouteFactorRule = [], approval: ApprovalAction? = nil,
+                             _ handler: @escaping Handler) {
+        append(method, pattern, .role(role), factor, .full(handler), approval: approval)
     }
 
     /// Adds a GET route that needs a signed-in admin with at least `role` and runs on the connection's thread,
@@ -83,12 +87,13 @@ public struct Router: Sendable {
         append(method, pattern, .public, [], .full(handler))
     }
 
-    private mutating func append(_ method: String, _ pattern: String, _ access: RouteAccess, _ factor: RouteFactorRule, _ work: Work) {
+    private mutating func append(_ method: String, _ pattern: String, _ access: RouteAccess, _ factor: RouteFactorRule, _ work: Work,
+                                 approval: ApprovalAction? = nil) {
         let segments = pattern.split(separator: "/").map(String.init)
         precondition(!routes.contains { $0.method == method && $0.segments == segments }, "route \(method) \(pattern) registered twice")
         routes.append(Route(method: method, segments: segments,
                             parameterNames: segments.map { $0.hasPrefix(":") ? String($0.dropFirst()) : nil }, access: access, factor: factor,
-                            lane: RouteCost.lane(method: method, segments: segments), work: work))
+                            lane: RouteCost.lane(method: method, segments: segments), work: work, approval: approval))
     }
 
     /// Every route as `METHOD /path (access)`, for documentation and tests.
@@ -99,6 +104,13 @@ public struct Router: Sendable {
     /// The routes that need a fresh factor check (`.stepUp`), as `METHOD /path`.
     public var stepUpRoutes: [String] {
         routes.filter { $0.factor.contains(.stepUp) }.map { "\($0.method) /\($0.segments.joined(separator: "/"))" }
+    }
+
+    /// The routes held for a second admin's approval, as `METHOD /path` → the action.
+    public var approvalRoutes: [String: ApprovalAction] {
+        Dictionary(uniqueKeysWithValues: routes.compactMap { route in
+            route.approval.map { ("\(route.method) /\(route.segments.joined(separator: "/"))", $0) }
+        })
     }
 
     /// The routes open to an admin who has yet to enrol a factor (`.enrolment`), as `METHOD /path`.

@@ -33,6 +33,7 @@ public struct HealthRunner: Sendable {
         AppleTransferHealthCheck(),
         GoogleRISCHealthCheck(),
         GateHealthChecks(),
+        ApprovalHealthCheck(),
         TimerHealthCheck(),
     ]
 

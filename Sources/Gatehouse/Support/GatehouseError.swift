@@ -57,6 +57,10 @@ public struct GatehouseError: Error, CustomStringConvertible, Sendable, Equatabl
         case revealRequired = "reveal_required"
         /// A key failed its self-test (sign and verify, unseal) and was left as it was.
         case selfTestFailed = "self_test_failed"
+        /// An admin tried to approve their own request: a second person must.
+        case selfApproval = "self_approval"
+        /// The approval request is no longer pending (approved, denied, expired, or running).
+        case approvalClosed = "approval_closed"
     }
 
     /// What is wrong, naming the input.

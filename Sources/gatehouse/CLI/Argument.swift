@@ -45,6 +45,13 @@ extension Argument where Value == String {
     }
 }
 
+extension Argument where Value == String {
+    /// Every remaining word, joined by single spaces (a list of names); at least one.
+    static func words(_ name: String, _ help: String) -> Argument<String> {
+        Argument(ArgumentSpec(name: name, help: help, variadic: true)) { try required($0) }
+    }
+}
+
 extension Argument where Value == String? {
     /// Any word, nil when left out.
     static func optionalText(_ name: String, _ help: String, completion: ArgumentCompletion = .none) -> Argument<String?> {

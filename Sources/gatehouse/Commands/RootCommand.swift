@@ -26,6 +26,7 @@ enum RootCommand {
                 .noun(PolicyCommands.self),
                 .noun(GatesCommands.self),
                 .noun(AdminsCommands.self),
+                .noun(ApprovalsCommands.self),
                 .noun(SSOCommands.self),
                 .noun(AppleCommands.self),
                 .noun(GoogleCommands.self),
