@@ -21,6 +21,28 @@ export class APIError extends Error {
   }
 }
 
+/**
+ * A write held for a second admin (202 {approvalId, status: "pending"}): nothing changed yet. Pages show it where they
+ * show a refusal; `errorBanner` words it as a request waiting, with a link to it.
+ */
+export class ApprovalPending extends APIError {
+  constructor(answer) {
+    super(202, "approval_pending", answer.message ?? `Request ${answer.approvalId} waits for another admin's approval.`,
+      "Another admin approves or denies it on the Approvals page; it runs then, as you asked.");
+    this.name = "ApprovalPending";
+    this.approvalId = answer.approvalId;
+    this.expiresAt = answer.expiresAt;
+  }
+}
+
+const approvalListeners = new Set();
+
+/** Calls `listener()` whenever a request was held for approval or an approval was decided here. */
+export function onApprovalsChanged(listener) { approvalListeners.add(listener); }
+
+/** Tells the listeners (the header's count) that the pending approvals changed. */
+export function approvalsChanged() { for (const listener of approvalListeners) listener(); }
+
 /** The login has ended (reason: token_reuse, token_revoked, invalid_token, or logged_out). */
 export class SignedOut extends Error {
   constructor(reason) {
@@ -188,6 +210,10 @@ export async function request(method, path, body) {
     }
   }
   const parsed = await readBody(response);
+  if (response.status === 202 && parsed?.status === "pending" && parsed.approvalId) {
+    approvalsChanged();
+    throw new ApprovalPending(parsed);
+  }
   if (!response.ok) {
     const error = errorFrom(response, parsed);
     // A write that needs a fresh factor check: the admin is asked inline, then the same request goes once more.

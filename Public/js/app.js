@@ -6,6 +6,7 @@ import { factorForm } from "./factor.js";
 import { pages, defaultRoute } from "./pages/registry.js";
 import * as loginPage from "./pages/login.js";
 import { hideSwitchBanner, refreshSwitchBanner } from "./switch-banner.js";
+import { hideApprovalsBadge, refreshApprovalsBadge } from "./approvals-badge.js";
 import "./menu.js";
 import "./shortcuts.js";
 
@@ -32,7 +33,7 @@ function renderChrome() {
   if (!current) return;
   whoName.textContent = `${current.username} (${current.role})`;
   const { route } = currentRoute();
-  for (const page of pages.filter((p) => hasRole(p.role))) {
+  for (const page of pages.filter((p) => hasRole(p.role) && p.nav !== false)) {
     navList.append(el("li", {}, el("a", { href: `#/${page.route}`, "aria-current": page.route === route ? "page" : false, text: page.title })));
   }
 }
@@ -43,7 +44,7 @@ async function show() {
   cleanup = null;
   renderChrome();
   clear(view);
-  if (session()) refreshSwitchBanner(); else hideSwitchBanner();
+  if (session()) { refreshSwitchBanner(); refreshApprovalsBadge(); } else { hideSwitchBanner(); hideApprovalsBadge(); }
   if (!session()) {
     document.title = "Log in · Gatehouse";
     loginPage.render(view, { message: signedOutReason, onLoggedIn: () => { signedOutReason = null; show(); } });

@@ -57,6 +57,12 @@ export function facts(pairs) {
 
 /** An error banner (role=alert) for a failed request. */
 export function errorBanner(error) {
+  if (error?.name === "ApprovalPending") {
+    return el("div", { class: "banner info approval-pending", role: "status" },
+      el("strong", { text: "Sent for approval: " }), error.message, error.expiresAt ? [" The request expires ", time(error.expiresAt), ". "] : " ",
+      el("a", { href: `#/approvals?id=${encodeURIComponent(error.approvalId)}`, class: "approval-link", text: `Open request ${error.approvalId}` }),
+      el("div", { class: "fix", text: error.fix }));
+  }
   const message = error?.message ?? String(error);
   return el("div", { class: "banner error", role: "alert" },
     el("strong", { text: "Error: " }), message, error?.fix ? el("div", { class: "fix", text: `What to do: ${error.fix}` }) : null);

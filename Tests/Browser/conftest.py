@@ -155,8 +155,8 @@ def console(request):
                 database.drop()
 
 
-@pytest.fixture(scope="session")
-def browser():
+def chromium():
+    """A headless Chromium with a profile of its own (a second one is a second person: no shared session storage)."""
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,800",
@@ -175,3 +175,14 @@ def browser():
             yield driver
         finally:
             driver.quit()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    yield from chromium()
+
+
+@pytest.fixture(scope="session")
+def second_browser():
+    """Another person's browser, for what takes two admins (approvals)."""
+    yield from chromium()

@@ -10,7 +10,7 @@ from a11y import color_scheme, contrast_failures, small_targets, stray_values, s
 from test_console import log_out, ready, viewport, wait
 from test_pages import signed_in_as
 
-PAGES = ["overview", "users", "duplicates", "merges", "deletions", "apple", "apple-events", "policy", "gates", "health", "audit", "security"]
+PAGES = ["overview", "users", "duplicates", "merges", "deletions", "apple", "apple-events", "apple-transfer", "security-events", "policy", "gates", "health", "audit", "security", "approvals"]
 
 
 def test_every_page_passes_the_checks(browser, console):

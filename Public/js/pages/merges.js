@@ -184,7 +184,7 @@ function choiceGroup(decision, plan, sides, decide) {
     }));
 }
 
-function changesView(changes) {
+export function changesView(changes) {
   const groups = [];
   for (const change of changes) if (!groups.includes(change.group)) groups.push(change.group);
   if (groups.length === 0) return el("p", { class: "muted", text: "No row changes." });

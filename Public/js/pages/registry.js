@@ -1,6 +1,7 @@
 // The console's pages, in navigation order. Adding a page: write pages/<name>.js (see README.md in
 // this folder) and add one line here. `role` is the least role that sees the page in the navigation;
-// the API enforces roles on its own, this only hides what would be refused.
+// the API enforces roles on its own, this only hides what would be refused. `nav: false` keeps a page out of the
+// navigation (the header links to it).
 export const pages = [
   { route: "overview", title: "Overview", module: "./pages/overview.js", role: "viewer" },
   { route: "users", title: "Users", module: "./pages/users.js", role: "viewer" },
@@ -16,6 +17,8 @@ export const pages = [
   { route: "health", title: "Health", module: "./pages/health.js", role: "viewer" },
   { route: "audit", title: "Audit", module: "./pages/audit.js", role: "viewer" },
   { route: "security", title: "Account security", module: "./pages/security.js", role: "viewer" },
+  // Reached from the header's Approvals link, which shows how many requests wait.
+  { route: "approvals", title: "Approvals", module: "./pages/approvals.js", role: "support", nav: false },
 ];
 
 export const defaultRoute = "overview";

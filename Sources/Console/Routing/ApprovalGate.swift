@@ -41,7 +41,7 @@ enum ApprovalGate {
         }
         guard let approval else { return nil }
         return try JSONBody.response(Pending(approvalId: approval.id, action: action.rawValue, expiresAt: approval.expiresAt,
-                                             message: "\(action.summary) needs a second admin's approval: request \(approval.id) waits on the Approvals page until \(approval.expiresAt.iso8601)"),
+                                             message: "\(action.summary.prefix(1).uppercased() + action.summary.dropFirst()) needs a second admin's approval: request \(approval.id) waits for one on the Approvals page, and nothing changes until then."),
                                      status: 202)
     }
 
