@@ -10,10 +10,10 @@ public struct ApprovalHealthCheck: HealthCheckProvider {
         if let bypass = try approvals.latestBypass(since: context.now.adding(seconds: -ApprovalStore.bypassWarning.value)) {
             return [HealthCheck(id: "console.approvals", status: .warning,
                                 summary: "\(bypass.action) ran from the CLI at \(bypass.at.iso8601) by \(bypass.actor) without a second admin's approval (approval: bypassed (cli))",
-                                action: "check it was meant: `gatehouse audit list --action approval.bypassed`; this warning clears 24 h after the bypass")]
+                                action: "check it was meant: the audit log's approval.bypassed entries say who ran what; this warning clears 24 h after the bypass")]
         }
         guard !settings.actions.isEmpty else {
-            return [HealthCheck(id: "console.approvals", status: .ok, summary: "no action needs a second admin's approval (`gatehouse approvals require` sets them)")]
+            return [HealthCheck(id: "console.approvals", status: .ok, summary: "no action needs a second admin's approval")]
         }
         let pending = try approvals.pendingCount(now: context.now)
         return [HealthCheck(id: "console.approvals", status: .ok,

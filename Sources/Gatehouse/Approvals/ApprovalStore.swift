@@ -79,7 +79,7 @@ public struct ApprovalStore {
     /// One request, or not found.
     public func show(_ id: Int64, now: Timestamp) throws -> Approval {
         guard let row = try store.db.row("SELECT * FROM gatehouse_approvals WHERE id = ?", [id]) else {
-            throw GatehouseError.notFound("no approval request \(id)", fix: "list them with `gatehouse approvals list`")
+            throw GatehouseError.notFound("no approval request \(id)", fix: "the Approvals page (or approvals list on the host) lists the requests")
         }
         return try Approval.from(row, now: now)
     }
