@@ -25,7 +25,7 @@ export async function render(container, api) {
   const decided = all.filter((a) => a.status !== "pending");
   container.append(card("Decided lately",
     table(["Request", "Status", "Action", "Asked by", "Decided by", "Decided"], decided.map((a) => [
-      el("a", { href: `#/approvals?id=${a.id}`, text: `#${a.id}` }), pill(statusTone(a.status), a.status), actionText(a), a.requestedBy, a.decidedBy ?? "—",
+      el("a", { href: `#/approvals?id=${a.id}`, text: `#${a.id}` }), pill(statusTone(a.status), a.status), actionText(a), a.requestedBy, decider(a.decidedBy),
       a.decidedAt ? time(a.decidedAt) : "—",
     ]), { caption: "Requests decided lately", empty: "Nothing decided yet." })));
 }
@@ -34,7 +34,7 @@ function settingsNote(settings) {
   return el("p", { class: "muted", id: "approvals-settings" }, settings.actions.length
     ? `Needs a second admin in the console: ${settings.actions.join(", ")}. A request waits ${Math.round(settings.expiresAfter / 3600)} h. `
     : "No action needs a second admin's approval. ",
-  "Which actions need one is set on the host: ", el("code", { text: "gatehouse approvals require ACTION..." }), ".");
+  "Which actions need one is set on the host with ", el("code", { text: "gatehouse approvals require" }), ".");
 }
 
 const ACTIONS = {
@@ -44,6 +44,12 @@ const ACTIONS = {
 
 function actionText(approval) {
   return el("span", {}, el("span", { text: ACTIONS[approval.action] ?? approval.action }), " ", el("code", { class: "small muted", text: `${approval.method} ${approval.path}` }));
+}
+
+/** Who decided: a console admin by their name, anyone else (the CLI's actor) as on the host. */
+function decider(actor) {
+  if (!actor) return "—";
+  return actor.startsWith("console:") ? actor.slice("console:".length) : `${actor} (on the host)`;
 }
 
 function statusTone(status) {
@@ -62,7 +68,7 @@ async function requestCard(api, id) {
       ["Asked", time(approval.requestedAt)],
       [approval.status === "pending" ? "Expires" : "Expired or expires", time(approval.expiresAt)],
       ["Request", el("code", { text: `${approval.method} ${approval.path}` })],
-      ...(approval.decidedBy ? [["Decided by", `${approval.decidedBy}`], ["Decided", time(approval.decidedAt)]] : []),
+      ...(approval.decidedBy ? [["Decided by", decider(approval.decidedBy)], ["Decided", time(approval.decidedAt)]] : []),
       ...(approval.reason ? [["Reason", approval.reason]] : []),
       ...(approval.outcomeStatus ? [["The action answered", outcomeText(approval)]] : []),
     ]),
