@@ -63,6 +63,8 @@ final class ConsoleHealthDeadlinesTests: XCTestCase {
         XCTAssertEqual((only[0]["points"] as? [[String: Any]])?.map { $0["value"] as? Double }, [100, 60, 41])
         XCTAssertEqual((only[0]["points"] as? [[String: Any]])?.map { $0["status"] as? String }, ["ok", "ok", "ok"])
 
+        XCTAssertEqual(only[0]["recorded"] as? Int, 3)
+
         for bad in ["days=0", "days=367", "days=x"] {
             XCTAssertEqual(try harness.request("GET", "/api/health/deadlines?\(bad)", token: viewer).status, 400, bad)
         }

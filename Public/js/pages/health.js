@@ -220,7 +220,7 @@ function deadlineChart(series, { start, end, width, index }) {
   const root = svg("svg", { class: "chart deadline", id: `${id}-chart`, width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
     tabindex: "0", "aria-labelledby": `${id}-title ${id}-desc`, "data-check": series.check },
   svg("title", { id: `${id}-title` }, `${title}${detail ? ` (${detail})` : ""}: ${reads(latest.value)}`),
-  svg("desc", { id: `${id}-desc` }, `${series.points.length} recorded value${series.points.length === 1 ? "" : "s"} from ${timeText(series.points[0].at)} to ${timeText(latest.at)}; `
+  svg("desc", { id: `${id}-desc` }, `${series.recorded} recorded value${series.recorded === 1 ? "" : "s"} from ${timeText(series.points[0].at)} to ${timeText(latest.at)}; `
     + `latest ${reads(latest.value)} (${latest.status}); ${series.lowerIsWorse ? "lowest" : "highest"} ${reads(lowest.value)} at ${timeText(lowest.at)}`
     + `${lines ? `; ${lines}` : ""}. Arrow keys step through the values; the table below lists them.`));
 
@@ -299,5 +299,5 @@ function deadlineChart(series, { start, end, width, index }) {
       el("span", { class: "deadline-now" }, pill(latest.status), ` ${reads(latest.value)}`)),
     root, tip,
     el("details", { class: "deadline-values" }, el("summary", { text: "Values as a table" }),
-      table(["At", series.lowerIsWorse ? "Days left" : "Age", "Status"], rows, { caption: `${title}: recorded values, newest first${series.points.length > 200 ? " (the latest 200)" : ""}` })));
+      table(["At", series.lowerIsWorse ? "Days left" : "Age", "Status"], rows, { caption: `${title}: recorded values, newest first${series.points.length < series.recorded ? ` (the worst of each slice of the ${series.recorded} runs)` : ""}${series.points.length > 200 ? ", the latest 200" : ""}` })));
 }

@@ -16,6 +16,8 @@ public struct HealthGaugeSeries: Sendable, Codable, Equatable {
     public let warning: Double?
     public let critical: Double?
     public let lowerIsWorse: Bool
+    /// How many runs recorded a value in the range; `points` holds at most `HealthGaugeHistory.maxPoints` of them.
+    public let recorded: Int
     public let points: [Point]
 }
 
@@ -26,6 +28,9 @@ public struct HealthGaugeSeries: Sendable, Codable, Equatable {
 public enum HealthGaugeHistory {
     /// A range holds at most this many rows (90 days of runs every 5 minutes, for four gauges, is about 100,000).
     public static let maxRows = 100_000
+    /// A series holds at most this many points (a chart is a few hundred pixels wide): a longer one keeps the worst
+    /// value of each slice of its runs (the worst status, then the value nearest the alarm), and always the latest.
+    public static let maxPoints = 360
 
     /// Stores the gauges of a run being recorded, inside the caller's write transaction.
     static func record(_ report: HealthReport, in db: SQLDatabase) throws {
@@ -59,9 +64,25 @@ public enum HealthGaugeHistory {
             lines[id] = (number(row[4]), number(row[5]), (row[6].int64 ?? 1) != 0)
         }
         return order.sorted().map { id in
-            let line = lines[id]!
-            return HealthGaugeSeries(check: id, warning: line.warning, critical: line.critical, lowerIsWorse: line.lowerIsWorse, points: points[id] ?? [])
+            let line = lines[id]!, all = points[id] ?? []
+            return HealthGaugeSeries(check: id, warning: line.warning, critical: line.critical, lowerIsWorse: line.lowerIsWorse,
+                                     recorded: all.count, points: thin(all, lowerIsWorse: line.lowerIsWorse))
         }
+    }
+
+    /// At most `maxPoints` of `points` (oldest first): the worst of each slice, and the latest.
+    static func thin(_ points: [HealthGaugeSeries.Point], lowerIsWorse: Bool) -> [HealthGaugeSeries.Point] {
+        guard points.count > maxPoints else { return points }
+        func worse(_ a: HealthGaugeSeries.Point, _ b: HealthGaugeSeries.Point) -> Bool {
+            if a.status != b.status { return a.status > b.status }
+            return lowerIsWorse ? a.value < b.value : a.value > b.value
+        }
+        var kept = (0..<maxPoints).map { slice -> HealthGaugeSeries.Point in
+            let range = (slice * points.count / maxPoints)..<((slice + 1) * points.count / maxPoints)
+            return points[range].reduce(points[range.lowerBound]) { worse($1, $0) ? $1 : $0 }
+        }
+        kept[kept.count - 1] = points[points.count - 1]
+        return kept
     }
 
     /// A REAL column's value, whichever way the engine hands it back.
