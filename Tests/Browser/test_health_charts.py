@@ -14,6 +14,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select
 
+from a11y import color_scheme, contrast_failures, small_targets, stray_values, structure_problems
 from conftest import SCREENSHOTS
 from test_console import errors_shown, go, ready, viewport, wait
 from test_pages import shoot, signed_in_as
@@ -140,6 +141,26 @@ def test_deadline_charts(browser, console):
         shoot(browser, "61-health-deadlines", size)
         browser.execute_script("document.getElementById('health-deadlines').scrollIntoView()")
         browser.save_screenshot(str(SCREENSHOTS / f"61-health-deadlines-charts-{size[0]}.png"))
+
+    # The accessibility checks of test_accessibility.py, over the charts and their opened tables, in both schemes.
+    problems = {}
+    try:
+        for scheme in ("light", "dark"):
+            color_scheme(browser, scheme)
+            for size in SIZES:
+                viewport(browser, size)
+                open_health(browser, console, 30)
+                browser.execute_script("document.querySelectorAll('#view details').forEach((d) => d.open = true)")
+                found = structure_problems(browser) + contrast_failures(browser) + small_targets(browser) + stray_values(browser)
+                if found:
+                    problems[f"{scheme} {size[0]}"] = found
+                if scheme == "dark":
+                    browser.execute_script("document.querySelectorAll('#view details').forEach((d) => d.open = false)")
+                    browser.execute_script("document.getElementById('health-deadlines').scrollIntoView()")
+                    browser.save_screenshot(str(SCREENSHOTS / f"61-health-deadlines-dark-{size[0]}.png"))
+    finally:
+        color_scheme(browser, None)
+    assert problems == {}, json.dumps(problems, indent=1)
 
     # The range: 7 days draws fewer values, and the hash keeps it across a reload.
     viewport(browser, SIZES[0])

@@ -7,6 +7,8 @@ import urllib.parse
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 
+from a11y import color_scheme, contrast_failures, small_targets, stray_values, structure_problems
+from conftest import SCREENSHOTS
 from test_console import errors_shown, ready, viewport, wait
 from test_pages import shoot, signed_in_as
 
@@ -39,8 +41,26 @@ def test_each_side_of_a_split_identity_links_to_the_other(browser, console):
             assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
             assert errors_shown(browser) == []
         browser.execute_script("arguments[0].scrollIntoView({block: 'start'})", card)
-        browser.save_screenshot(str(__import__("conftest").SCREENSHOTS / f"62-user-duplicates-{size[0]}.png"))
+        browser.save_screenshot(str(SCREENSHOTS / f"62-user-duplicates-{size[0]}.png"))
         shoot(browser, "62-user-duplicates-page", size)
+    # The accessibility checks of test_accessibility.py over the card, in both schemes.
+    problems = {}
+    try:
+        for scheme in ("light", "dark"):
+            color_scheme(browser, scheme)
+            for size in SIZES:
+                viewport(browser, size)
+                card = open_user(browser, console, later["id"])
+                found = structure_problems(browser) + contrast_failures(browser) + small_targets(browser) + stray_values(browser)
+                if found:
+                    problems[f"{scheme} {size[0]}"] = found
+                if scheme == "dark":
+                    browser.execute_script("arguments[0].scrollIntoView({block: 'start'})", card)
+                    browser.save_screenshot(str(SCREENSHOTS / f"62-user-duplicates-dark-{size[0]}.png"))
+    finally:
+        color_scheme(browser, None)
+    assert problems == {}, json.dumps(problems, indent=1)
+
     # The link opens the other user's page, whose card links back; "Plan merge" opens the merge planned.
     viewport(browser, SIZES[0])
     card = open_user(browser, console, later["id"])
