@@ -19,7 +19,8 @@ public struct AppleTransferHealthCheck: HealthCheckProvider {
         let counts = status.counts
         let progress = "\(counts.applied) of \(counts.accounts) Apple account(s) rewritten, \(counts.collected) collected, \(counts.exchanged) exchanged, \(counts.failed) failed"
         if status.stage == "applied" {
-            return [HealthCheck(id: "apple.transfer", status: .ok, summary: "the transfer to team \(status.toTeam) is applied: \(progress)", samples: [sample], gauge: gauge)]
+            // Nothing is left to do before the deadline: the chart of its days left ends here.
+            return [HealthCheck(id: "apple.transfer", status: .ok, summary: "the transfer to team \(status.toTeam) is applied: \(progress)", samples: [sample])]
         }
         if status.stage == "expired" {
             return [HealthCheck(id: "apple.transfer", status: .critical,
