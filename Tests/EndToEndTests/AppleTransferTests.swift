@@ -238,6 +238,10 @@ final class AppleTransferTests: XCTestCase {
             let check = try XCTUnwrap((report["checks"] as? [[String: Any]])?.first { $0["id"] as? String == "apple.transfer" }, health.stdout)
             XCTAssertEqual(check["status"] as? String, expected, "\(daysAgo) days after the transfer: \(check)")
             XCTAssertTrue((check["summary"] as? String ?? "").contains("\(60 - daysAgo) day(s) left"), "\(check)")
+            // The console's chart charts the same number, against the same lines.
+            let gauge = try XCTUnwrap(check["gauge"] as? [String: Any], "\(check)")
+            XCTAssertEqual(gauge["value"] as? Double, Double(60 - daysAgo))
+            XCTAssertEqual([gauge["warning"] as? Double, gauge["critical"] as? Double], [21, 7])
             let metrics = try String(contentsOfFile: textfile, encoding: .utf8)
             XCTAssertTrue(metrics.contains("gatehouse_apple_transfer_days_left{to_team=\"\(Self.recipientTeam)\"} \(60 - daysAgo)"), metrics)
         }

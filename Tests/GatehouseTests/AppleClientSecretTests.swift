@@ -119,4 +119,18 @@ final class AppleClientSecretTests: XCTestCase {
         XCTAssertFalse(everything.contains(minted.token))
         XCTAssertFalse(everything.contains(String(minted.token.split(separator: ".")[2])))
     }
+
+    /// The Apple checks give the console's charts their own numbers: a tracked secret's days left against the expiry
+    /// lines the status is judged by, and the active key's age against its rotation line.
+    func testTheChecksGaugeTheSecretsDaysLeftAndTheKeysAge() throws {
+        let minted = try ClientSecretService(store: store).mint(lifetime: Seconds(86_400 * 90), actor: tester, now: now)
+        _ = try ClientSecretService(store: store).track(minted.token, actor: tester, now: now)
+        let later = now.adding(seconds: 86_400 * 70)
+        let checks = Dictionary(uniqueKeysWithValues: try AppleHealthChecks().checks(store, HealthContext(now: later)).map { ($0.id, $0) })
+        let secret = try XCTUnwrap(checks["apple.secret.com.example.web"] ?? checks.first { $0.key.hasPrefix("apple.secret.") }?.value)
+        XCTAssertEqual(secret.status, .warning, secret.summary)
+        XCTAssertEqual(secret.gauge, HealthGauge(value: 20, warning: 28, critical: 14, lowerIsWorse: true))
+        XCTAssertEqual(checks["apple.key_age"]?.gauge, HealthGauge(value: 70, warning: 365, critical: nil, lowerIsWorse: false))
+        XCTAssertNil(checks["apple.master_key"]?.gauge)
+    }
 }

@@ -34,6 +34,8 @@ final class GateHealthChecksTests: XCTestCase {
             XCTAssertEqual(check.samples, [HealthSample(metric: "gatehouse_membership_expiry_timestamp_seconds", labels: ["provider": "apple"],
                                                         value: Double(f.renewal.seconds), help: check.samples.first?.help ?? "")])
             if status != .ok { XCTAssertNotNil(check.action) }
+            // The chart's number is the check's: days left, with the lines the status was judged by.
+            XCTAssertEqual(check.gauge, HealthGauge(value: Double(daysLeft), warning: 30, critical: 7, lowerIsWorse: true))
         }
         XCTAssertTrue(try checks(at: f.renewal.adding(seconds: -6 * 86_400))["gates.membership"]!.summary.contains("in 6 day(s): renew it now"))
         XCTAssertTrue(try checks(at: f.renewal)["gates.membership"]!.summary.contains("expired on"))

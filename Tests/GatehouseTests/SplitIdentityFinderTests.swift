@@ -114,6 +114,17 @@ final class SplitIdentityFinderTests: XCTestCase {
         XCTAssertEqual(byPair[["p1", "p2"]]?.reasons.map(\.code), ["name_match", "shared_ip", "shared_user_agent"])
         XCTAssertTrue(byPair[["p1", "p2"]]?.reasons[1].detail.contains("98.207.1.2") ?? false)
         XCTAssertNil(byPair[["n1", "n2"]])
+
+        // One user's twins, asked from either side, are the scan's pairs for that user, with the same reasons.
+        let finder = SplitIdentityFinder(store: store)
+        for (asked, twin) in [("m1", "m2"), ("m2", "m1"), ("p1", "p2"), ("p2", "p1")] {
+            let twins = try finder.twins(of: BetterAuthUserID(asked), minScore: 0.45)
+            XCTAssertEqual(twins.map { [$0.earlier.id.rawValue, $0.later.id.rawValue].filter { $0 != asked } }, [[twin]], asked)
+            XCTAssertEqual(twins.first, byPair[[asked, twin].sorted()], asked)
+        }
+        XCTAssertEqual(try finder.twins(of: BetterAuthUserID("n1"), minScore: 0.45), [])
+        XCTAssertEqual(try finder.twins(of: BetterAuthUserID("n1"), minScore: 0.4).map(\.later.id.rawValue), ["n2"], "the name alone: 40 points")
+        XCTAssertEqual(try finder.twins(of: BetterAuthUserID("nobody")), [])
     }
 
     func testUsersInAMergeRecordAreNeverProposed() throws {

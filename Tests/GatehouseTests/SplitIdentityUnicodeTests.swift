@@ -36,6 +36,10 @@ final class SplitIdentityUnicodeTests: XCTestCase {
         let lower = try SplitIdentityFinder(store: store).find(minScore: 0.5, limit: 10)
         let ana = try XCTUnwrap(lower.candidates.first { $0.earlier.id.rawValue.hasPrefix("U3") })
         XCTAssertEqual(ana.reasons.map(\.code), ["name_match", "created_close"])
+        // Each side of the lookalike pair finds the other by the email's other normalisation form.
+        for asked in ["U1composedAAAAAAAAAAAAAAAAAAAAAA", "U2decomposedBBBBBBBBBBBBBBBBBBBB"] {
+            XCTAssertEqual(try SplitIdentityFinder(store: store).twins(of: BetterAuthUserID(asked), minScore: 0.6), [lookalike], asked)
+        }
     }
 
     func testMailboxesAreLowercasedAsJavaScriptDoes() {

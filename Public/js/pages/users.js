@@ -22,7 +22,7 @@ export async function render(container, api) {
       container.append(await goneCard(api, params.id, error));
       return;
     }
-    container.append(await renderDetail(detail, params), await timelineCard(api, detail));
+    container.append(await renderDetail(detail, params), await (await import("./user-duplicates.js")).duplicatesCard(api, detail), await timelineCard(api, detail));
     if (api.hasRole("admin")) container.append(deletionCard(api, detail.user));
     return;
   }

@@ -6,6 +6,8 @@ import HTTPServer
 /// - `GET /api/users?q&by&limit` → the matching users (viewer). `by` is `email`, `name`, `id`, `sub`
 ///   or `account`; without it the query's form decides. `%` and `_` are ordinary characters.
 /// - `GET /api/users/duplicates?minScore&limit&window` → likely split identities, best first (support)
+/// - `GET /api/users/:id/duplicates?minScore&limit` → {user, minScore, candidates}: that user's likely split-identity
+///   twins, best first, scored as the duplicates page scores them (viewer)
 /// - `GET /api/users/:id?sessions` → one user (id, email or sub): linked accounts, flags, sessions,
 ///   sync row, workspaces, subscriptions, roles, merge history — never a token or password value (viewer);
 ///   runs inline on the connection's thread, and its JSON is written by `UserDetailJSON`
@@ -24,6 +26,15 @@ enum UserRoutes {
             let window = try ctx.integerQuery("window", default: 30, range: 1...3650)
             return try JSONBody.response(try ctx.stores.withStore {
                 try SplitIdentityFinder(store: $0).find(minScore: minScore, limit: limit, windowDays: window)
+            })
+        }
+        // One user's likely twins: indexed lookups for that user (name, mailbox, email forms), then the scan's scoring.
+        router.add("GET", "/api/users/:id/duplicates", role: .viewer) { ctx in
+            let minScore = try scoreQuery(ctx, "minScore", default: 0.7)
+            let limit = try ctx.integerQuery("limit", default: 10, range: 1...50)
+            return try JSONBody.response(try ctx.stores.withStore { store in
+                let id = try UserDirectory(store: store).resolve(ctx.parameters["id"] ?? "")
+                return UserTwins(user: id, minScore: minScore, candidates: try SplitIdentityFinder(store: store).twins(of: id, minScore: minScore, limit: limit))
             })
         }
         // Inline: a handful of primary-key and indexed lookups, at most 100 sessions.
@@ -47,4 +58,11 @@ enum UserRoutes {
         }
         return value
     }
+}
+
+/// The answer of `GET /api/users/:id/duplicates`.
+struct UserTwins: Encodable {
+    let user: BetterAuthUserID
+    let minScore: Double
+    let candidates: [SplitIdentityCandidate]
 }

@@ -19,6 +19,7 @@ enum RouteCost {
         "POST /api/apple/keys/:id/selftest",
         "GET /api/users",                      // search
         "GET /api/users/duplicates",
+        "GET /api/users/:id/duplicates",       // a name search for one user
         "GET /api/accounts/check",
         "GET /api/audit/verify",               // the whole hash chain
         "GET /api/health",                     // every check

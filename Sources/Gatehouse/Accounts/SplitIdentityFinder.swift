@@ -137,7 +137,7 @@ public struct SplitIdentityFinder {
 
     // MARK: - explaining one pair from the store's rows
 
-    private struct Facts {
+    struct Facts {
         let user: SplitIdentityUser
         let ips: [String]
         let agents: [String]
@@ -149,18 +149,29 @@ public struct SplitIdentityFinder {
 
     /// What the store holds of each user (by row locator), read in one snapshot; a user gone since the scan is absent.
     private func facts(rowids: [Int64]) throws -> [Int64: Facts] {
+        try facts(rowids, where: store.db.dialect.rowLocatorCondition) { store.db.dialect.rowLocatorArgument($0) }
+    }
+
+    /// What the store holds of each user (by id), read in one snapshot; an absent user is absent.
+    func facts(ids: [BetterAuthUserID]) throws -> [BetterAuthUserID: Facts] {
+        try facts(ids, where: "\(store.schema.user.col(.id)) = ?") { $0.rawValue }
+    }
+
+    /// What the store holds of the users that `condition` finds, one key (bound as `argument(key)`) each.
+    private func facts<Key: Hashable & Comparable>(_ keys: [Key], where condition: String,
+                                                   argument: (Key) -> SQLBindable) throws -> [Key: Facts] {
         let s = store.schema, db = store.db
-        let located = "\(s.user.sql) WHERE \(db.dialect.rowLocatorCondition)"
+        let located = "\(s.user.sql) WHERE \(condition)"
         let owner = "(SELECT \(s.user.col(.id)) FROM \(located))"
-        let unique = Array(Set(rowids)).sorted()
-        let statements = unique.flatMap { rowid -> [SQLStatement] in
-            let locator = db.dialect.rowLocatorArgument(rowid)
+        let unique = Array(Set(keys)).sorted()
+        let statements = unique.flatMap { key -> [SQLStatement] in
+            let locator = argument(key)
             return [SQLStatement("SELECT \(s.user.col(.id)), \(s.user.col(.name)), \(s.user.col(.email)), \(s.user.col(.createdAt)) FROM \(located)", [locator]),
                     SQLStatement("SELECT DISTINCT \(s.account.col(.providerId)) FROM \(s.account.sql) WHERE \(s.account.col(.userId)) = \(owner) ORDER BY 1", [locator]),
                     SQLStatement("SELECT \(s.session.col(.ipAddress)), \(s.session.col(.userAgent)) FROM \(s.session.sql) WHERE \(s.session.col(.userId)) = \(owner)", [locator])]
         }
         let read = try db.snapshot(statements)
-        var found: [Int64: Facts] = [:]
+        var found: [Key: Facts] = [:]
         for (position, rowid) in unique.enumerated() {
             guard let row = read[3 * position].first, let id = row[0].string else { continue }
             let providers = read[3 * position + 1].compactMap { $0[0].string }
@@ -179,13 +190,20 @@ public struct SplitIdentityFinder {
     }
 
     private func explain(_ pair: ScoredPair, _ facts: [Int64: Facts], windowMs: Int64, minPoints: Int) throws -> SplitIdentityCandidate? {
-        guard var first = facts[pair.firstRowid], var second = facts[pair.secondRowid] else { return nil }
+        guard let first = facts[pair.firstRowid], let second = facts[pair.secondRowid] else { return nil }
+        return explain(first, second, nameGroupSize: Int(pair.groupSize), windowMs: windowMs, minPoints: minPoints)
+    }
+
+    /// The pair's reasons and score (the user created first as `earlier`), or nil below `minPoints`. A name shared by
+    /// more than `Points.uncommonNameLimit` users (`nameGroupSize`) counts as common.
+    func explain(_ one: Facts, _ other: Facts, nameGroupSize: Int, windowMs: Int64, minPoints: Int) -> SplitIdentityCandidate? {
+        var first = one, second = other
         if (second.user.createdAt ?? Timestamp(milliseconds: .max)) < (first.user.createdAt ?? Timestamp(milliseconds: .max)) { swap(&first, &second) }
         var reasons: [SplitIdentityReason] = []
         var normalizer = NameNormalizer()
         let nameKey = normalizer.key(first.user.name)
         if nameKey != 0 && nameKey == normalizer.key(second.user.name) {
-            let size = Int(pair.groupSize)
+            let size = nameGroupSize
             reasons.append(size <= Points.uncommonNameLimit
                 ? SplitIdentityReason(code: "name_match", points: Points.uncommonName, detail: "same name \"\(first.user.name)\"")
                 : SplitIdentityReason(code: "name_match", points: Points.commonName, detail: "same name \"\(first.user.name)\" (common: \(size) users share it)"))

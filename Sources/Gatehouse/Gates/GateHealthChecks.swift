@@ -28,7 +28,9 @@ public struct GateHealthChecks: HealthCheckProvider {
         }
         let sample = HealthSample(metric: Self.membershipMetric, labels: ["provider": "apple"], value: Double(renewal.renewsAt.seconds),
                                   help: "When the Apple Developer Program membership must be renewed (Unix time).")
-        return HealthCheck(id: "gates.membership", status: status, summary: renewal.message, action: renewal.action, samples: [sample])
+        let gauge = HealthGauge.daysLeft(until: renewal.renewsAt, now: board.at, warning: Double(MembershipRenewal.warningDays),
+                                         critical: Double(MembershipRenewal.criticalDays))
+        return HealthCheck(id: "gates.membership", status: status, summary: renewal.message, action: renewal.action, samples: [sample], gauge: gauge)
     }
 
     func guideline48(_ board: GateBoard) -> HealthCheck {

@@ -67,10 +67,12 @@ public struct AppleHealthChecks: HealthCheckProvider {
         var checks: [HealthCheck] = []
         if let active = keys.first(where: { $0.state == .active }) {
             let days = age(active.activatedAt ?? active.importedAt) / 86_400
+            let gauge = HealthGauge(value: Double(age(active.activatedAt ?? active.importedAt)) / 86_400,
+                                    warning: Double(Self.keyAgeWarning.value / 86_400), critical: nil, lowerIsWorse: false)
             checks.append(age(active.activatedAt ?? active.importedAt) > Self.keyAgeWarning.value
                 ? HealthCheck(id: "apple.key_age", status: .warning, summary: "the active key \(active.keyID) has been active for \(days) days",
-                              action: "plan a rotation: ops/runbooks/rotate-apple-key.md")
-                : HealthCheck(id: "apple.key_age", status: .ok, summary: "the active key \(active.keyID) has been active for \(days) days"))
+                              action: "plan a rotation: ops/runbooks/rotate-apple-key.md", gauge: gauge)
+                : HealthCheck(id: "apple.key_age", status: .ok, summary: "the active key \(active.keyID) has been active for \(days) days", gauge: gauge))
         }
         let unrevoked = keys.filter { $0.state == .retired && age($0.retiredAt) > Self.retiredGrace.value }
         if !unrevoked.isEmpty {
@@ -104,17 +106,18 @@ public struct AppleHealthChecks: HealthCheckProvider {
             let id = "apple.secret.\(secret.clientID)"
             let sample = HealthSample(metric: "gatehouse_secret_expiry_timestamp_seconds", labels: ["kind": "tracked", "key_id": secret.keyID],
                                       value: Double(secret.expiresAt.seconds), help: "When each tracked (static) Apple client secret expires.")
+            let gauge = HealthGauge.daysLeft(until: secret.expiresAt, now: context.now, warning: Double(context.warnDays), critical: Double(context.critDays))
             let lifetime = (secret.expiresAt.milliseconds - secret.issuedAt.milliseconds) / 1000
             let signer = keys.first { $0.keyID.rawValue == secret.keyID }
             if signer == nil || signer?.state == .revoked {
                 return HealthCheck(id: id, status: .critical,
                                    summary: "the deployed secret for \(secret.clientID) is signed by key \(secret.keyID), which is \(signer == nil ? "not in the ring" : "revoked"): Apple answers invalid_client",
-                                   action: "mint one with the active key, deploy it, track it, and untrack the old one (\(run: .appleSecretUntrack, "<FINGERPRINT>"))", samples: [sample])
+                                   action: "mint one with the active key, deploy it, track it, and untrack the old one (\(run: .appleSecretUntrack, "<FINGERPRINT>"))", samples: [sample], gauge: gauge)
             }
             if lifetime > ClientSecretMinter.maxLifetimeSeconds {
                 return HealthCheck(id: id, status: .critical,
                                    summary: "the deployed secret for \(secret.clientID) has a lifetime of \(lifetime) s, over Apple's cap of \(ClientSecretMinter.maxLifetimeSeconds) s: Apple answers invalid_client",
-                                   action: "mint one within the cap (\(run: .appleSecretMint, .option(.ttl, "180d"))), deploy it, then track it", samples: [sample])
+                                   action: "mint one within the cap (\(run: .appleSecretMint, .option(.ttl, "180d"))), deploy it, then track it", samples: [sample], gauge: gauge)
             }
             let days = (secret.expiresAt.milliseconds - context.now.milliseconds) / 86_400_000
             let status = context.expiryStatus(secret.expiresAt)
@@ -123,7 +126,7 @@ public struct AppleHealthChecks: HealthCheckProvider {
                 : "the deployed secret for \(secret.clientID) (key \(secret.keyID)) expires in \(days) days (\(secret.expiresAt.iso8601))"
             return HealthCheck(id: id, status: status, summary: summary,
                                action: status == .ok ? nil : "mint, deploy and track a new secret (or switch the runtime to minting per request and untrack this one): ops/runbooks/rotate-apple-key.md",
-                               samples: [sample])
+                               samples: [sample], gauge: gauge)
         }
     }
 }

@@ -40,6 +40,32 @@ public struct HealthSample: Sendable, Codable, Equatable {
     }
 }
 
+/// A deadline a check watches, as the number the console charts against its lines: days left (an alarm when it
+/// falls below a line) or an age in days (an alarm when it rises above). The check that decides the status gives
+/// the number and its thresholds, so the chart and the status never disagree.
+public struct HealthGauge: Sendable, Codable, Equatable {
+    /// In days (fractional).
+    public let value: Double
+    /// The warning line, in days; nil when the check has none.
+    public let warning: Double?
+    /// The critical line, in days; nil when the check has none.
+    public let critical: Double?
+    /// True for days left (lower is worse), false for an age (higher is worse).
+    public let lowerIsWorse: Bool
+
+    public init(value: Double, warning: Double?, critical: Double?, lowerIsWorse: Bool) {
+        self.value = value
+        self.warning = warning
+        self.critical = critical
+        self.lowerIsWorse = lowerIsWorse
+    }
+
+    /// Days from `now` to `time` (negative once it has passed), with its lines.
+    public static func daysLeft(until time: Timestamp, now: Timestamp, warning: Double, critical: Double) -> HealthGauge {
+        HealthGauge(value: Double(time.milliseconds - now.milliseconds) / 86_400_000, warning: warning, critical: critical, lowerIsWorse: true)
+    }
+}
+
 /// The result of one check: its status, a one-line reason, and what to do about it.
 public struct HealthCheck: Sendable, Codable, Equatable {
     /// A stable id, used as the Prometheus `check` label (`store.integrity`, `policy.autolink`).
@@ -53,15 +79,18 @@ public struct HealthCheck: Sendable, Codable, Equatable {
     /// What a recorded run hands to the next for a check that sweeps (where a walk stopped, its counts so far):
     /// kept with the run, not exported as samples. Nil for most checks.
     public let carry: [String: String]?
+    /// The deadline the check watches, recorded with each run for the console's charts; nil for most checks.
+    public let gauge: HealthGauge?
 
     public init(id: String, status: HealthStatus, summary: String, action: String? = nil, samples: [HealthSample] = [],
-                carry: [String: String]? = nil) {
+                carry: [String: String]? = nil, gauge: HealthGauge? = nil) {
         self.id = id
         self.status = status
         self.summary = summary
         self.action = action
         self.samples = samples
         self.carry = carry
+        self.gauge = gauge
     }
 }
 

@@ -69,6 +69,7 @@ public struct HealthRunner: Sendable {
         try store.db.write {
             try store.db.execute("INSERT INTO gatehouse_health_runs (at, status, duration_ms, report) VALUES (?, ?, ?, ?)",
                                  [report.at.iso8601, report.status.rawValue, report.durationMilliseconds, json])
+            try HealthGaugeHistory.record(report, in: store.db)
         }
     }
 
