@@ -51,7 +51,7 @@ def test_two_admins_in_two_browsers(browser, second_browser, console):
         badge = wait(browser).until(EC.visibility_of_element_located((By.ID, "approvals-count")))
         assert badge.text == "1"
         assert errors_shown(browser) == []
-        shoot(browser, "60-approval-requested", (1440, 900))
+        shoot(browser, "70-approval-requested", (1440, 900))
 
         # Their own request: no Approve, a way to withdraw it.
         pending.find_element(By.CSS_SELECTOR, "a.approval-link").click()
@@ -71,8 +71,8 @@ def test_two_admins_in_two_browsers(browser, second_browser, console):
         what = other.find_element(By.ID, "approval-what").text
         assert "linkSocial.allowDifferentEmails" in what and "false" in what and "true" in what and "SUP-4700" in what, what
         assert "admin" in other.find_element(By.ID, "approval-requester").text
-        shoot(other, "61-approval-review", (1440, 900))
-        shoot(other, "61-approval-review", PHONE)
+        shoot(other, "71-approval-review", (1440, 900))
+        shoot(other, "71-approval-review", PHONE)
         viewport(other, WIDE)
         approve = other.find_element(By.ID, "approval-approve")
         other.execute_script("arguments[0].scrollIntoView({block: 'center'})", approve)
@@ -103,8 +103,8 @@ def test_two_admins_in_two_browsers(browser, second_browser, console):
         go(other, console, "approvals")
         decided = other.find_element(By.ID, "view").text
         assert "DENIED" in decided and "APPROVED" in decided, decided
-        shoot(other, "62-approvals", (1440, 900))
-        shoot(other, "62-approvals", PHONE)
+        shoot(other, "72-approvals", (1440, 900))
+        shoot(other, "72-approvals", PHONE)
     finally:
         console.run("approvals", "require", "none")
         console.run("policy", "set", "linkSocial.allowDifferentEmails", "false", "--reason", "browser test: approvals done")
