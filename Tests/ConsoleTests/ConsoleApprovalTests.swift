@@ -129,10 +129,11 @@ final class ConsoleApprovalTests: XCTestCase {
 
     func everyActionIsHeld(file: StaticString = #filePath, line: UInt = #line) throws {
         try require(Set(ApprovalAction.allCases))
-        // Every route that names an action: the console's list is the issue's, but admins (managed on the host).
+        // Every listed action has its console routes.
         var router = Router()
         APIRoutes.register(on: &router)
-        XCTAssertEqual(Set(router.approvalRoutes.values), Set(ApprovalAction.allCases).subtracting([.admins]))
+        XCTAssertEqual(Set(router.approvalRoutes.values), Set(ApprovalAction.allCases))
+        XCTAssertEqual(router.approvalRoutes["POST /api/admins/:username/disable"], .admins)
         XCTAssertEqual(router.approvalRoutes["POST /api/gates/enable"], .gateEnable)
         XCTAssertNil(router.approvalRoutes["POST /api/gates/disable"], "turning a provider off is not held")
 
@@ -169,6 +170,12 @@ final class ConsoleApprovalTests: XCTestCase {
             XCTAssertEqual(outcome["outcomeStatus"] as? Int, answered.status, path)
             XCTAssertEqual(outcome["status"] as? String, (200..<300).contains(answered.status) ? "approved" : "failed", path)
         }
+
+        // admins: disabling vera is held; approved, she can no longer sign in.
+        let disable = try held(try post("/api/admins/vera/disable", token: root))
+        XCTAssertEqual(try harness.login("vera").status, 200, "held: vera still signs in")
+        XCTAssertEqual(try post("/api/approvals/\(disable)/approve", token: ada).status, 200)
+        XCTAssertEqual(try harness.login("vera").status, 401)
 
         // Not required: the same routes answer at once.
         try require([])

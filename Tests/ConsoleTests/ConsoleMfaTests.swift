@@ -337,6 +337,7 @@ final class ConsoleMfaTests: XCTestCase {
             "POST /api/apple/keys", "POST /api/apple/keys/rollback", "POST /api/apple/keys/:id/activate", "POST /api/apple/keys/:id/revoke",
             "POST /api/apple/export", "POST /api/apple/secret/mint", "PUT /api/providers/apple", "PUT /api/providers/google",
             "POST /api/security/events/google/:id/undo", "POST /api/approvals/:id/approve",
+            "POST /api/admins/:username/disable", "POST /api/admins/:username/enable", "POST /api/admins/:username/remove",
             "POST /api/auth/mfa/totp", "POST /api/auth/mfa/factors/:id/remove", "POST /api/auth/mfa/recovery-codes",
             "POST /api/auth/webauthn/register/options",
         ])

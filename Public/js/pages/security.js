@@ -1,9 +1,11 @@
 // Account security: the signed-in admin's second factors. Enrol an authenticator app (TOTP, shown as a QR code and as
 // text) or a passkey; rename and remove factors; new recovery codes. Every secret the API hands over once (the TOTP
-// secret, recovery codes) lives only in this page's DOM until the admin leaves it or hides it.
+// secret, recovery codes) lives only in this page's DOM until the admin leaves it or hides it. An admin also sees every
+// console admin, to disable, enable or remove them (the Admins card).
 import { card, clear, confirmInline, copyButton, el, errorBanner, facts, field, table, time } from "../dom.js";
 import { qrSvg } from "../qr.js";
 import { createPasskey, passkeyAddress, passkeyFailure, passkeysAvailable } from "../webauthn.js";
+import { adminsCard } from "./admins-card.js";
 
 const KIND = { totp: "Authenticator app", webauthn: "Passkey" };
 
@@ -33,6 +35,7 @@ export async function render(container, api) {
   container.append(card("Add a passkey", passkeyEnrolment(api, codesSlot, reload)));
   if (confirmed.length > 0) container.append(card("Recovery codes", recoveryCodes(api, codesSlot)));
   container.append(codesSlot);
+  if (api.hasRole("admin")) container.append(await adminsCard(api, reload));
   // An SSO admin has no password here: a sign-in through the provider in the last few minutes stands in for it.
   if (sso) {
     for (const input of container.querySelectorAll("#totp-password, #passkey-password")) {

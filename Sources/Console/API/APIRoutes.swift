@@ -24,5 +24,6 @@ enum APIRoutes {
         UserDeletionRoutes.register(on: &router)
         GateRoutes.register(on: &router)
         ApprovalRoutes.register(on: &router)
+        AdminRoutes.register(on: &router)
     }
 }
