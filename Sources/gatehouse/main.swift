@@ -29,8 +29,7 @@ do {
         if CommandLinePassword.hide() {
             output.error("gatehouse: warning: the store URI on the command line holds a password, which other users can read in `ps`; it is hidden from this process's command line now, but pass it in GATEHOUSE_STORE or a file of mode 0600 (--store-file FILE or GATEHOUSE_STORE_FILE) instead")
         }
-        status = try invocation.spec.run?(invocation) ?? 0
-        if status == 0 { ApprovalBypass.record(invocation) }
+        status = try ApprovalBypass.run(invocation)
     }
 } catch let error as EnvironmentFile.Failure {
     output.error("gatehouse: \(error.message)")

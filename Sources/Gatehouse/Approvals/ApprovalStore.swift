@@ -17,8 +17,13 @@ public struct ApprovalStore {
 
     // MARK: settings
 
+    /// The settings' read, also announced with a store's opening while a CLI command is watched (`ApprovalWatch`).
+    static var settingsStatement: SQLStatement {
+        SQLStatement("SELECT actions, expires_after, updated_at, updated_by FROM gatehouse_approval_settings WHERE id = 1")
+    }
+
     public func settings() throws -> ApprovalSettings {
-        guard let row = try store.db.row("SELECT actions, expires_after, updated_at, updated_by FROM gatehouse_approval_settings WHERE id = 1") else {
+        guard let row = try store.db.rows(Self.settingsStatement.sql, Self.settingsStatement.arguments).first else {
             return .none
         }
         let actions = (row["actions"].string ?? "").split(separator: " ").compactMap { ApprovalAction(rawValue: String($0)) }

@@ -83,7 +83,9 @@ public final class Store {
         let catalog = try migrations ?? MigrationCatalog.load(directory: ResourceLocator.migrationsDirectory(for: db.dialect.migrationsFolder))
         // Where each question is a request (D1), the ones below go as one: the migrations applied, Better Auth's
         // columns, their date samples as Better Auth's own shape names them, and the caller's first reads.
-        db.readAhead([Migrator.appliedStatement] + AuthSchema.likelySampleStatements(configuration: configuration) + readAhead,
+        let watch = ApprovalWatch.current
+        db.readAhead([Migrator.appliedStatement] + AuthSchema.likelySampleStatements(configuration: configuration) + readAhead
+                        + (watch == nil ? [] : [ApprovalStore.settingsStatement]),
                      columnsOf: StoreConfiguration.betterAuthTables.map(configuration.tableName))
         let pending = try Migrator.pending(on: db, catalog.migrations)
         if !pending.isEmpty {
@@ -92,7 +94,9 @@ public final class Store {
                                  fix: "run \(command: .`init`, .option(.store, location.description))")
         }
         let schema = try AuthSchema.inspect(db, configuration: configuration).get()
-        return Store(location: location, db: db, schema: schema, configuration: configuration)
+        let store = Store(location: location, db: db, schema: schema, configuration: configuration)
+        try watch?.observe(store)
+        return store
     }
 
     /// What `initialize` did.
