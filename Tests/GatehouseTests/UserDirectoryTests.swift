@@ -219,7 +219,7 @@ final class UserDirectoryTests: XCTestCase {
         let (drizzle, report) = try Store.initialize(path: path, actor: tester)
         XCTAssertEqual(Set(report.indexesCreated), ["gatehouse_account_accountId_providerId_idx", "gatehouse_account_userId_idx", "gatehouse_session_userId_idx", "gatehouse_user_search",
                                                       "gatehouse_verification_identifier_tail_idx", "gatehouse_verification_value_idx",
-                                                      "gatehouse_user_name_id_idx", "gatehouse_user_createdAt_id_idx"])
+                                                      "gatehouse_user_name_idx", "gatehouse_user_createdAt_idx"])
         XCTAssertEqual(try AccountIndexes.missing(drizzle.db, schema: drizzle.schema), [])
         let plan = try drizzle.db.rows("EXPLAIN QUERY PLAN SELECT * FROM `session` WHERE user_id = ?", ["x"]).compactMap { $0["detail"].string }.joined()
         XCTAssertTrue(plan.contains("gatehouse_session_userId_idx"), plan)

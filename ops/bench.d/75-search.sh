@@ -66,7 +66,7 @@ measure() {
 first_sql() { # ENGINE QUERY: the first page as the store's client runs it (the same pattern, order and limit)
   case $1 in
     sqlite) echo "SELECT id, name, email FROM \"user\" WHERE email LIKE '%$2%' ESCAPE '\\' ORDER BY email LIMIT $(( LIMIT + 1 ));" ;;
-    postgres) echo "SELECT id, name, email FROM \"user\" WHERE email LIKE '%$2%' ESCAPE '\\' ORDER BY email COLLATE \"C\" LIMIT $(( LIMIT + 1 ));" ;;
+    postgres) echo "SELECT id, name, email FROM \"user\" WHERE email ILIKE '%$2%' ESCAPE '\\' ORDER BY email COLLATE \"C\" LIMIT $(( LIMIT + 1 ));" ;;
   esac
 }
 

@@ -9,7 +9,7 @@ import { timelineCard } from "./user-timeline.js";
 
 const KINDS = [["", "Recognise it"], ["email", "Email (any part)"], ["name", "Name"], ["id", "User id"], ["sub", "Sync sub"], ["account", "Provider account id"]];
 const LIMITS = ["20", "50", "200"];
-const SORTS = [["", "Default (name or email)"], ["email", "Email"], ["name", "Name"], ["created", "Newest first"], ["lastSignIn", "Last sign-in"]];
+const SORTS = [["", "Default"], ["email", "Email"], ["name", "Name"], ["created", "Newest first"], ["lastSignIn", "Last sign-in"]];
 const PROVIDERS = [["", "Any provider"], ["apple", "Apple"], ["google", "Google"], ["credential", "Email and password"]];
 const FLAGS = [["", "Any"], ["relay", "Relay address"], ["splitIdentity", "Split identity"], ["googleDisabled", "Google disabled"], ["deletionPending", "Deletion pending"]];
 // What the hash keeps of a search, in the order it writes them; `cursor` is the page.

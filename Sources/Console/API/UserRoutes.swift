@@ -55,7 +55,7 @@ enum UserRoutes {
                 throw APIError.badRequest(error.message, fix: error.fix)
             }
         }
-        let flagTexts = ctx.request.queryItems().filter { $0.name == "flag" }.flatMap { ($0.value ?? "").split(separator: ",").map(String.init) }
+        let flagTexts = ctx.request.queryItems().filter { $0.name == "flag" }.flatMap { $0.value.split(separator: ",").map(String.init) }
         guard flagTexts.count <= 8 else { throw APIError.badRequest("?flag is given more than 8 times") }
         for text in flagTexts {
             if let flag = try APIError.choice(text, field: "?flag", as: UserSearchFlag.self), !filters.flags.contains(flag) { filters.flags.append(flag) }

@@ -48,8 +48,11 @@ struct UserSearchPager {
         var normalizer = NameNormalizer()
         let emailNeedle = Array(JavaScriptString.toLowerCase(query).utf8)
         let nameNeedle = normalizer.bytes(query)
-        // lower(): Postgres's LIKE heeds case, SQLite's does not (for ASCII); Better Auth stores emails lowercased.
-        let emailCondition = Condition("lower(\(col(.email))) LIKE ? ESCAPE '\\'", [.text(Self.likePattern(JavaScriptString.toLowerCase(query)))])
+        // Case aside on both engines: SQLite's LIKE ignores ASCII case, Postgres's ILIKE any case. Not lower(email):
+        // Postgres then has no statistics for the condition, guesses ten matches and sorts a full scan instead of
+        // reading the sort's index until the page is full.
+        let like = db.dialect.name == "Postgres" ? "ILIKE" : "LIKE"
+        let emailCondition = Condition("\(col(.email)) \(like) ? ESCAPE '\\'", [.text(Self.likePattern(JavaScriptString.toLowerCase(query)))])
         let room = min(Self.maxCandidates, maxBound)
         switch (kinds.contains(.email), kinds.contains(.name)) {
         case (true, false):
@@ -201,12 +204,19 @@ struct UserSearchPager {
         var all = conditions + (try filterConditions(filters))
         let order: String
         switch sort {
+        // The key's own bound too: the sort's index holds the key alone, and a row value starts no index range there.
         case .name, .email:
             order = "\(key), \(id)"
-            if let after { all.append(Condition("(\(key), \(id)) > (?, ?)", [bound(after), .text(after.id)])) }
+            if let after {
+                let value = bound(after)
+                all.append(Condition("\(key) >= ? AND (\(key), \(id)) > (?, ?)", [value, value, .text(after.id)]))
+            }
         case .created:
             order = "\(key) DESC, \(id) DESC"
-            if let after { all.append(Condition("(\(key), \(id)) < (?, ?)", [bound(after), .text(after.id)])) }
+            if let after {
+                let value = bound(after)
+                all.append(Condition("\(key) <= ? AND (\(key), \(id)) < (?, ?)", [value, value, .text(after.id)]))
+            }
         case .lastSignIn:
             // Users who never signed in (no session: a null key) come last, by id.
             order = "(\(key) IS NULL), \(key) DESC, \(id) DESC"
