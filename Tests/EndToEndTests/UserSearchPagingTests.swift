@@ -58,6 +58,8 @@ final class UserSearchPagingTests: XCTestCase {
         let anaAt = try truth(reference.location, "instr(email, 'a@') > 0")
         let apple = try truth(reference.location, "id IN (SELECT userId FROM account WHERE providerId = 'apple')")
         let recent = try truth(reference.location, "createdAt >= '2025-07-01'")
+        let tanaka = try truth(reference.location, "lower(name) LIKE '%tanaka%'")
+        XCTAssertGreaterThan(tanaka.count, 3)
 
         for engine in TestStore.engines {
             let store = engine == .sqlite ? reference : try TestStore.make(engine, in: scratch, name: "paging")
@@ -89,6 +91,12 @@ final class UserSearchPagingTests: XCTestCase {
                 default: break
                 }
             }
+
+            // Names (through the name index, or the scan where an engine has none), and a query tried both ways.
+            for sort in ["name", "created"] {
+                XCTAssertEqual(ids(try all(["tanaka", "--by", "name", "--sort", sort], store: store, pageSize: 3)), tanaka, "\(engine) \(sort)")
+            }
+            XCTAssertTrue(ids(try all(["tanaka"], store: store, pageSize: 4)).isSuperset(of: tanaka), "\(engine): by email or by name")
 
             // Filters, alone and together.
             let relayApple = try all(["privaterelay", "--by", "email", "--provider", "apple"], store: store)
