@@ -1,12 +1,19 @@
-// Users: search by email prefix, name, user id, sub or provider account id; one user's detail with
+// Users: search by any part of the email, name, user id, sub or provider account id, a page at a time (sorted,
+// filtered, "Next page" following the server's nextCursor); one user's detail with
 // linked accounts (never token values, only whether each is present), flags, sessions, the sync row,
 // workspaces, subscriptions, roles and merge history; and the integrity check of the whole store.
-// The query and the open user live in the hash (#/users?q=ana&id=…) so a view can be linked.
+// The query, its sort, filters and page, and the open user live in the hash (#/users?q=ana&sort=created&cursor=…&id=…)
+// so a view can be linked.
 import { append, card, clear, copyable, el, errorBanner, facts, field, table, time } from "../dom.js";
 import { timelineCard } from "./user-timeline.js";
 
-const KINDS = [["", "Recognise it"], ["email", "Email prefix"], ["name", "Name"], ["id", "User id"], ["sub", "Sync sub"], ["account", "Provider account id"]];
+const KINDS = [["", "Recognise it"], ["email", "Email (any part)"], ["name", "Name"], ["id", "User id"], ["sub", "Sync sub"], ["account", "Provider account id"]];
 const LIMITS = ["20", "50", "200"];
+const SORTS = [["", "Default"], ["email", "Email"], ["name", "Name"], ["created", "Newest first"], ["lastSignIn", "Last sign-in"]];
+const PROVIDERS = [["", "Any provider"], ["apple", "Apple"], ["google", "Google"], ["credential", "Email and password"]];
+const FLAGS = [["", "Any"], ["relay", "Relay address"], ["splitIdentity", "Split identity"], ["googleDisabled", "Google disabled"], ["deletionPending", "Deletion pending"]];
+// What the hash keeps of a search, in the order it writes them; `cursor` is the page.
+const SEARCH_KEYS = ["q", "by", "limit", "sort", "provider", "flag", "createdAfter", "createdBefore", "cursor"];
 
 export async function render(container, api) {
   const params = Object.fromEntries(api.params);
@@ -51,42 +58,74 @@ async function goneCard(api, id, error) {
 }
 
 function searchHash(params) {
-  const search = new URLSearchParams(Object.entries({ q: params.q, by: params.by, limit: params.limit }).filter(([, v]) => v));
+  const search = new URLSearchParams(SEARCH_KEYS.map((key) => [key, params[key]]).filter(([, v]) => v));
   return `#/users${search.toString() ? `?${search}` : ""}`;
+}
+
+function choice(id, name, choices, current) {
+  return el("select", { id, name }, choices.map(([value, label]) => el("option", { value, selected: value === (current ?? ""), text: label })));
 }
 
 function searchCard(api, params) {
   const q = el("input", { id: "user-q", name: "q", type: "search", value: params.q ?? "", required: true, maxlength: "512", spellcheck: "false",
     placeholder: "ana@, Ana Costa, a user id, better_auth|…, a provider account id", "data-search": true, "aria-keyshortcuts": "/" });
-  const by = el("select", { id: "user-by", name: "by" }, KINDS.map(([value, label]) => el("option", { value, selected: value === (params.by ?? ""), text: label })));
+  const by = choice("user-by", "by", KINDS, params.by);
   const limit = el("select", { id: "user-limit", name: "limit" }, LIMITS.map((n) => el("option", { value: n, selected: n === (params.limit ?? "20"), text: n })));
+  const sort = choice("user-sort", "sort", SORTS, params.sort);
+  const provider = choice("user-provider", "provider", PROVIDERS, params.provider);
+  const flag = choice("user-flag", "flag", FLAGS, params.flag);
+  const after = el("input", { id: "user-created-after", name: "createdAfter", type: "date", value: params.createdAfter ?? "" });
+  const before = el("input", { id: "user-created-before", name: "createdBefore", type: "date", value: params.createdBefore ?? "" });
   const form = el("form", { class: "filters", role: "search", "aria-label": "Search users" },
     el("div", { class: "field span-2" }, el("label", { for: "user-q" }, "Find a user ", el("small", { class: "muted", text: "(press / from any page)" })), q), field("Match as", by), field("At most", limit),
+    field("Sort by", sort), field("Provider", provider), field("Flag", flag), field("Created on or after", after), field("Created before", before),
     el("div", { class: "actions" }, el("button", { type: "submit", class: "primary", id: "user-search", text: "Search" })));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    api.navigate(searchHash({ q: q.value.trim(), by: by.value, limit: limit.value }));
+    // A new search starts at its first page.
+    api.navigate(searchHash({ q: q.value.trim(), by: by.value, limit: limit.value, sort: sort.value, provider: provider.value, flag: flag.value,
+      createdAfter: after.value, createdBefore: before.value }));
   });
   return card("Search", form,
-    el("p", { class: "muted small", text: "Emails match by prefix, names by case- and accent-insensitive substring; % and _ are ordinary characters." }));
+    el("p", { class: "muted small", text: "Emails match any part of the address, the domain included (privaterelay, @privaterelay.appleid.com, ana@); names by case- and accent-insensitive substring; % and _ are ordinary characters." }));
 }
 
 async function renderResults(api, params) {
   const results = el("div", { id: "user-results", "aria-live": "polite" });
   try {
-    const found = await api.get("/api/users", { q: params.q, by: params.by, limit: params.limit });
+    const found = await api.get("/api/users", { q: params.q, by: params.by, limit: params.limit, sort: params.sort, provider: params.provider,
+      flag: params.flag, createdAfter: params.createdAfter, createdBefore: params.createdBefore, cursor: params.cursor });
     const rows = found.users.map((u) => [
       el("a", { href: `${searchHash(params)}${searchHash(params).includes("?") ? "&" : "?"}id=${encodeURIComponent(u.id)}`, class: "user-link", text: u.name || u.email || u.id }),
       u.email || "—", u.providers.length ? u.providers.join(", ") : "none", time(u.createdAt), u.matchedBy,
       flagList(u.flags),
     ]);
+    const page = params.cursor ? "a later page" : "the first page";
     results.append(
-      el("p", { class: "muted", id: "user-count", text: `${found.users.length} user${found.users.length === 1 ? "" : "s"} (tried: ${found.kinds.join(", ")})${found.truncated ? `; more than ${found.limit} match, narrow the query` : ""}` }),
-      table(["User", "Email", "Providers", "Created", "Matched by", "Flags"], rows, { caption: "Matching users", empty: `No user matches “${found.query}”.` }));
+      el("p", { class: "muted", id: "user-count", text: `${found.users.length} user${found.users.length === 1 ? "" : "s"} on ${page}, sorted by ${sortLabel(found.sort)} (tried: ${found.kinds.join(", ")})${found.nextCursor ? "; more on the next page" : ""}` }),
+      table(["User", "Email", "Providers", "Created", "Matched by", "Flags"], rows, { caption: "Matching users", empty: `No user matches “${found.query}”${params.cursor ? " after the previous page" : ""}.` }),
+      pager(api, params, found));
   } catch (error) {
     results.append(errorBanner(error));
   }
   return card("Results", results);
+}
+
+function sortLabel(sort) {
+  return { email: "email", name: "name", created: "newest first", lastSignIn: "last sign-in" }[sort] ?? sort;
+}
+
+/** "First page" (on a later page) and "Next page" (when the server gave a nextCursor): the page lives in the hash. */
+function pager(api, params, found) {
+  const controls = [];
+  if (params.cursor) {
+    controls.push(el("button", { type: "button", id: "user-first-page", text: "← First page", onclick: () => api.navigate(searchHash({ ...params, cursor: "" })) }));
+  }
+  if (found.nextCursor) {
+    controls.push(el("button", { type: "button", class: "primary", id: "user-next-page", text: "Next page →",
+      onclick: () => api.navigate(searchHash({ ...params, cursor: found.nextCursor })) }));
+  }
+  return controls.length ? el("nav", { class: "actions wrap", "aria-label": "Result pages" }, controls) : null;
 }
 
 function flagList(flags) {

@@ -3,8 +3,11 @@ import HTTPServer
 
 /// Finding users and reading one, over `UserDirectory` and `SplitIdentityFinder`:
 ///
-/// - `GET /api/users?q&by&limit` → the matching users (viewer). `by` is `email`, `name`, `id`, `sub`
-///   or `account`; without it the query's form decides. `%` and `_` are ordinary characters.
+/// - `GET /api/users?q&by&limit&cursor&sort&provider&flag&createdAfter&createdBefore` → one page of the matching
+///   users, `{users, nextCursor, …}` with `nextCursor` null on the last page (viewer). `by` is `email` (any part of the
+///   address), `name`, `id`, `sub` or `account`; without it the query's form decides. `sort` is `name`, `email`,
+///   `created` or `lastSignIn`; `flag` (repeatable, or comma-separated) `splitIdentity`, `googleDisabled`,
+///   `deletionPending` or `relay`. `%` and `_` are ordinary characters.
 /// - `GET /api/users/duplicates?minScore&limit&window` → likely split identities, best first (support)
 /// - `GET /api/users/:id/duplicates?minScore&limit` → {user, minScore, candidates}: that user's likely split-identity
 ///   twins, best first, scored as the duplicates page scores them (viewer)
@@ -17,7 +20,12 @@ enum UserRoutes {
             let query = ctx.query("q") ?? ""
             let kind = try kindQuery(ctx)
             let limit = try ctx.integerQuery("limit", default: 20, range: 1...UserDirectory.maxLimit)
-            return try JSONBody.response(try ctx.stores.withStore { try UserDirectory(store: $0).search(query, by: kind, limit: limit) })
+            let sort = try ctx.choiceQuery("sort", as: UserSort.self)
+            let cursor = try ctx.textQuery("cursor", maxLength: 2048)
+            let filters = try filtersQuery(ctx)
+            return try JSONBody.response(try ctx.stores.withStore {
+                try UserDirectory(store: $0).search(query, by: kind, limit: limit, sort: sort, after: cursor, filters: filters)
+            })
         }
         // Before `/api/users/:id`, which would otherwise take "duplicates" for a user reference.
         router.add("GET", "/api/users/duplicates", role: .support) { ctx in
@@ -48,6 +56,28 @@ enum UserRoutes {
     /// `?by=`, one of `UserQueryKind`'s names, or nil.
     static func kindQuery(_ ctx: RequestContext) throws -> UserQueryKind? {
         try ctx.choiceQuery("by", as: UserQueryKind.self)
+    }
+
+    /// `?provider`, `?flag` (repeatable, or comma-separated), `?createdAfter`, `?createdBefore`; 400 naming the item.
+    static func filtersQuery(_ ctx: RequestContext) throws -> UserSearchFilters {
+        var filters = UserSearchFilters()
+        if let provider = try ctx.textQuery("provider", maxLength: 64) {
+            do { filters.provider = try UserSearchFilters.provider(provider, what: "?provider") } catch let error as GatehouseError {
+                throw APIError.badRequest(error.message, fix: error.fix)
+            }
+        }
+        let flagTexts = ctx.request.queryItems().filter { $0.name == "flag" }.flatMap { $0.value.split(separator: ",").map(String.init) }
+        guard flagTexts.count <= 8 else { throw APIError.badRequest("?flag is given more than 8 times") }
+        for text in flagTexts {
+            if let flag = try APIError.choice(text, field: "?flag", as: UserSearchFlag.self), !filters.flags.contains(flag) { filters.flags.append(flag) }
+        }
+        for (name, path) in [("createdAfter", \UserSearchFilters.createdAfter), ("createdBefore", \UserSearchFilters.createdBefore)] {
+            guard let text = try ctx.textQuery(name, maxLength: 40) else { continue }
+            do { filters[keyPath: path] = try UserSearchFilters.date(text, what: "?\(name)") } catch let error as GatehouseError {
+                throw APIError.badRequest(error.message, fix: error.fix)
+            }
+        }
+        return filters
     }
 
     /// A score from 0 to 1, or 400 naming the query item.

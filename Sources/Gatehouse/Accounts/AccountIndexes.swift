@@ -44,6 +44,9 @@ public enum AccountIndexes {
     public static func plans(_ db: SQLDatabase, schema: AuthSchema) throws -> [Plan] {
         let wanted: [(AuthSchema.Table, [AuthSchema.Field], String, byteOrdered: Bool)] = [
             (schema.user, [.email], "email prefix search (users search)", true),
+            // One column each: an index holding the id too would answer `SELECT id FROM user` scans in its own order.
+            (schema.user, [.name], "users search pages in name order; a name's twins (the splitIdentity filter)", true),
+            (schema.user, [.createdAt], "users search pages newest first (--sort created)", false),
             (schema.account, [.accountId, .providerId], "lookup by provider account id; duplicate provider accounts (accounts check)", false),
             (schema.account, [.userId], "a user's accounts (users show); users without accounts (accounts check)", false),
             (schema.session, [.userId], "a user's sessions (users show)", false),

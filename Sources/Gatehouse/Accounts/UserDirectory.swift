@@ -24,29 +24,27 @@ public struct UserDirectory {
 
     // MARK: - search
 
-    /// Finds users by email prefix, name substring, exact id, sub or provider account id. Without
-    /// `kind` the query's form decides (see `UserQuery.recognise`).
-    public func search(_ text: String, by kind: UserQueryKind? = nil, limit: Int = 20) throws -> UserSearchResult {
+    /// Finds users by email substring (any part of the address, the domain included), name substring, exact id, sub or
+    /// provider account id, one page at a time. Without `kind` the query's form decides (see `UserQuery.recognise`).
+    /// Pages run in `sort`'s order (by default name for a name search, email otherwise); `after` is the previous page's
+    /// `nextCursor`. Throws `invalid` for a cursor this search did not give.
+    ///
+    ///     var page = try directory.search("privaterelay", by: .email, limit: 50)
+    ///     while let next = page.nextCursor { page = try directory.search("privaterelay", by: .email, limit: 50, after: next) }
+    public func search(_ text: String, by kind: UserQueryKind? = nil, limit: Int = 20, sort: UserSort? = nil, after: String? = nil,
+                       filters: UserSearchFilters = UserSearchFilters()) throws -> UserSearchResult {
         let query = try UserQuery.validate(text)
         let limit = min(max(limit, 1), Self.maxLimit)
         let kinds = kind.map { [$0] } ?? UserQuery.recognise(query)
+        let sort = sort ?? (kinds == [.name] ? .name : .email)
+        let cursor = try after.map { try UserSearchCursor($0, sort: sort) }
         return try db.read {
-            var found: [(BetterAuthUserID, UserQueryKind)] = []
-            var seen = Set<BetterAuthUserID>()
-            var truncated = false
-            for kind in kinds {
-                let room = limit + 1 - found.count
-                guard room > 0 else { break }
-                for id in try ids(matching: query, kind: kind, limit: room) where seen.insert(id).inserted {
-                    found.append((id, kind))
-                }
-            }
-            if found.count > limit {
-                truncated = true
-                found.removeLast(found.count - limit)
-            }
-            let users = try summaries(found)
-            return UserSearchResult(query: query, kinds: kinds, limit: limit, truncated: truncated, users: users)
+            let page = try UserSearchPager(db: db, schema: store.schema).page(
+                query: query, kinds: kinds, sort: sort, after: cursor, filters: filters, limit: limit,
+                exactIDs: { try ids(matching: query, kind: $0, limit: UserSearchPager.maxCandidates) })
+            let users = try summaries(page.found)
+            return UserSearchResult(query: query, kinds: kinds, limit: limit, truncated: page.next != nil, users: users, sort: sort,
+                                    nextCursor: page.next?.encoded)
         }
     }
 

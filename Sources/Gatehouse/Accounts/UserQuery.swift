@@ -2,7 +2,7 @@ import Foundation
 
 /// What a `users search` query is matched against.
 public enum UserQueryKind: String, Sendable, Codable, CaseIterable {
-    /// Email, case-insensitive prefix (an index range on the unique email index).
+    /// Email, case-insensitive, any part of the address (`UserSearchPager`).
     case email
     /// Display name, case- and accent-insensitive substring.
     case name
@@ -16,8 +16,9 @@ public enum UserQueryKind: String, Sendable, Codable, CaseIterable {
 
 /// Checks operator input before it reaches a query, and recognises what a query is.
 ///
-/// Every value is bound as a parameter, never spliced into SQL; no query uses `LIKE` or `GLOB` on
-/// operator input, so `%`, `_`, `*` and quotes are ordinary characters.
+/// Every value is bound as a parameter, never spliced into SQL; operator input reaches `LIKE` only with its
+/// wildcards escaped (`UserSearchPager.escapeLike`) and never reaches `GLOB`, so `%`, `_`, `*` and quotes are ordinary
+/// characters.
 public enum UserQuery {
     /// The longest query accepted, in UTF-8 bytes (an email address is at most 254).
     public static let maxBytes = 512
@@ -38,11 +39,11 @@ public enum UserQuery {
     public static func validate(_ text: String, what: String = "the query") throws -> String {
         let trimmed = trimmingHorizontalSpace(text)
         guard !trimmed.isEmpty else {
-            throw GatehouseError.invalid("\(what) is empty", fix: "give an email (prefix), a name, a user id, a sub better_auth|<id> or a provider account id")
+            throw GatehouseError.invalid("\(what) is empty", fix: "give (part of) an email, a name, a user id, a sub better_auth|<id> or a provider account id")
         }
         guard trimmed.utf8.count <= maxBytes else {
             throw GatehouseError.invalid("\(what) is \(trimmed.utf8.count) bytes long; at most \(maxBytes) are accepted",
-                                         fix: "search by a shorter prefix of the email or name")
+                                         fix: "search by a shorter part of the email or name")
         }
         if trimmed.unicodeScalars.contains("\u{FFFD}") {
             throw GatehouseError.invalid("\(what) \(display(trimmed)) is not valid UTF-8 text",

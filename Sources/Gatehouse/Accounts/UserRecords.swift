@@ -18,9 +18,25 @@ public struct UserSearchResult: Sendable, Codable, Equatable {
     /// The kinds of match tried, in order.
     public let kinds: [UserQueryKind]
     public let limit: Int
-    /// True when more users matched than `limit`.
+    /// True when more users matched than `limit` (there is a next page).
     public let truncated: Bool
     public let users: [UserSummary]
+    /// The order the pages run in.
+    public let sort: UserSort
+    /// Where the next page starts (`UserDirectory.search(after:)`, `?cursor=`, `--after`); null on the last page.
+    public let nextCursor: String?
+
+    /// Encodes `nextCursor` as null on the last page rather than leaving it out.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(query, forKey: .query)
+        try container.encode(kinds, forKey: .kinds)
+        try container.encode(limit, forKey: .limit)
+        try container.encode(truncated, forKey: .truncated)
+        try container.encode(users, forKey: .users)
+        try container.encode(sort, forKey: .sort)
+        try container.encode(nextCursor, forKey: .nextCursor)
+    }
 }
 
 /// The user row, as far as this database has its columns.

@@ -11,13 +11,16 @@ enum UsersCommands: CommandNoun {
             name: name,
             summary: summary,
             subcommands: [
-                CommandSpec(name: "search", summary: "find users by email prefix, name, user id, sub or provider account id",
+                CommandSpec(name: "search", summary: "find users by any part of the email, name, user id, sub or provider account id",
                             discussion: """
-                                Without --by, the query's form decides: better_auth|<id> is a sub; text with @ is an email
-                                prefix; 32 letters and digits is a user id (or an account id); digits or Apple's
-                                000123.<hex>.0123 form is a provider account id; anything else is tried as an email prefix
-                                and as a name. Emails match by case-insensitive prefix, names by case- and accent-insensitive
-                                substring. Wildcards are not interpreted: % and _ are ordinary characters.
+                                Without --by, the query's form decides: better_auth|<id> is a sub; text with @ is part of
+                                an email; 32 letters and digits is a user id (or an account id); digits or Apple's
+                                000123.<hex>.0123 form is a provider account id; anything else is tried as part of an email
+                                and as part of a name. Emails match any part of the address, the domain included
+                                (privaterelay, @privaterelay.appleid.com, ana@), case-insensitively; names by case- and
+                                accent-insensitive substring. Wildcards are not interpreted: % and _ are ordinary characters.
+                                Results come a page at a time (--limit), in --sort order (name for a name search, email
+                                otherwise); when there are more, the last line is the command for the next page (--after).
                                 Names are found through the gatehouse_user_search index that init and `accounts index`
                                 build (`health` says when it is missing or out of date); without it every name is read.
                                 """,
@@ -25,9 +28,16 @@ enum UsersCommands: CommandNoun {
                             options: [
                                 Options.by.spec,
                                 Options.searchLimit.spec,
+                                Options.sort.spec,
+                                Options.after.spec,
+                                Options.provider.spec,
+                                Options.flag.spec,
+                                Options.createdAfter.spec,
+                                Options.createdBefore.spec,
                                 .json,
                             ],
-                            examples: ["gatehouse users search ana.costa@", "gatehouse users search 'Ana Costa' --by name",
+                            examples: ["gatehouse users search ana.costa@", "gatehouse users search privaterelay --by email --sort created",
+                                       "gatehouse users search 'Ana Costa' --by name --provider google",
                                        "gatehouse users search 001234.0123456789abcdef0123456789abcdef.0001"],
                             run: search),
                 CommandSpec(name: "show", summary: "one user: accounts, sessions, sync row, workspaces, subscription, roles, merges",
@@ -62,8 +72,29 @@ enum UsersCommands: CommandNoun {
         let query = try invocation[Arguments.query]
         let kind = try invocation[Options.by]
         let limit = try invocation[Options.searchLimit]
-        let result = try UserDirectory(store: invocation.openStore()).search(query, by: kind, limit: limit)
-        if invocation.json { try invocation.output.json(result); return 0 }
+        let sort = try invocation[Options.sort]
+        let after = try invocation[Options.after]
+        var filters = UserSearchFilters()
+        do {
+            filters.provider = try invocation[Options.provider].map { try UserSearchFilters.provider($0, what: "--provider") }
+            filters.createdAfter = try invocation[Options.createdAfter].map { try UserSearchFilters.date($0, what: "--created-after") }
+            filters.createdBefore = try invocation[Options.createdBefore].map { try UserSearchFilters.date($0, what: "--created-before") }
+        } catch let error as GatehouseError {
+            throw invocation.usage(error.message)
+        }
+        for text in try invocation[Options.flag].flatMap({ $0.split(separator: ",").map(String.init) }) {
+            do {
+                let flag = try NamedChoice.parse(text, as: UserSearchFlag.self)
+                if !filters.flags.contains(flag) { filters.flags.append(flag) }
+            } catch {
+                throw invocation.usage(error.message(field: "--flag", echo: true))
+            }
+        }
+        let result = try UserDirectory(store: invocation.openStore()).search(query, by: kind, limit: limit, sort: sort, after: after, filters: filters)
+        if invocation.json {
+            try invocation.output.json(result)
+            return 0
+        }
         let out = invocation.output
         if result.users.isEmpty {
             out.line("no user matches \(UserQuery.display(result.query)) (tried: \(result.kinds.map(\.rawValue).joined(separator: ", ")))")
@@ -73,8 +104,25 @@ enum UsersCommands: CommandNoun {
             [user.id.rawValue, user.email, user.name, user.providers.isEmpty ? "-" : user.providers.joined(separator: ","),
              user.createdAt?.iso8601 ?? "-", user.matchedBy.rawValue, user.flags.isEmpty ? "-" : user.flags.map(\.code).joined(separator: ",")]
         })
-        if result.truncated { out.line("(more than \(result.limit) match; narrow the query or raise --limit)") }
+        if let next = result.nextCursor {
+            out.line("next page: " + nextPageCommand(invocation, result: result, cursor: next))
+        }
         return 0
+    }
+
+    /// The command line that shows the page after this one: this search's words with `--after CURSOR`.
+    static func nextPageCommand(_ invocation: Invocation, result: UserSearchResult, cursor: String) -> String {
+        var words = ["gatehouse", "users", "search", result.query]
+        if let kind = try? invocation[Options.by] { words += ["--by", kind.rawValue] }
+        if result.limit != 20 { words += ["--limit", String(result.limit)] }
+        words += ["--sort", result.sort.rawValue]
+        if let provider = try? invocation[Options.provider] { words += ["--provider", provider] }
+        for flag in (try? invocation[Options.flag]) ?? [] { words += ["--flag", flag] }
+        if let after = try? invocation[Options.createdAfter] { words += ["--created-after", after] }
+        if let before = try? invocation[Options.createdBefore] { words += ["--created-before", before] }
+        words += ["--after", cursor]
+        if let store = invocation.value("store") { words += ["--store", store] }
+        return words.map(ShellWord.quoted).joined(separator: " ")
     }
 
     static func show(_ invocation: Invocation) throws -> Int32 {
@@ -202,6 +250,13 @@ extension UsersCommands {
     enum Options {
         static let searchLimit: Option<Int> = .integer("limit", "N", "at most N users (default 20, at most \(UserDirectory.maxLimit))", default: 20, range: 1...UserDirectory.maxLimit)
         static let duplicatesLimit: Option<Int> = .integer("limit", "N", "at most N pairs, best first (default 50, at most 10000)", default: 50, range: 1...10_000)
+        static let sort: Option<UserSort?> = .choice("sort", "ORDER", "page in this order: " + UserSort.allCases.map(\.rawValue).joined(separator: ", ")
+                                                        + " (default name for --by name, email otherwise)", as: UserSort.self)
+        static let after: Option<String?> = .text("after", "CURSOR", "the page after CURSOR (the one the previous page's last line or nextCursor gives)")
+        static let provider: Option<String?> = .text("provider", "ID", "only users with an account of this provider (apple, google, credential, …)")
+        static let flag: Option<[String]> = .texts("flag", "FLAG", "only users with this flag: " + UserSearchFlag.allCases.map(\.rawValue).joined(separator: ", "))
+        static let createdAfter: Option<String?> = .text("created-after", "DATE", "only users created at or after DATE (2026-11-01)")
+        static let createdBefore: Option<String?> = .text("created-before", "DATE", "only users created before DATE")
         static let by: Option<UserQueryKind?> = .choice("by", "KIND", "match only as: " + UserQueryKind.allCases.map(\.rawValue).joined(separator: ", "), as: UserQueryKind.self)
         static let minScore: Option<String?> = .text("min-score", "S", "only pairs scoring at least S, from 0 to 1 (default 0.7)")
         static let sessions: Option<Int> = .integer("sessions", "N", "how many of the latest sessions to list (default 5, at most 100)", default: 5, range: 0...100)
