@@ -72,7 +72,7 @@ final class ConsoleUserSearchTests: XCTestCase {
             ("/api/users?q=privaterelay&createdAfter=yesterday", "?createdAfter"),
             ("/api/users?q=privaterelay&createdBefore=2026-13-45", "?createdBefore"),
             ("/api/users?q=privaterelay&cursor=garbage", "cursor"),
-            ("/api/users?q=privaterelay&cursor=\(cursor)&sort=created", "was made for sort email"),
+            ("/api/users?q=privaterelay&cursor=\(cursor)&sort=created", "was made for sort match"),
             ("/api/users?q=privaterelay&cursor=\(String(repeating: "A", count: 3000))", "?cursor"),
             ("/api/users?q=privaterelay&cursor=eyJzIjoiZW1haWwiLCJpIjoxLCJrIjp0cnVlfQ", "cursor"),
         ] {

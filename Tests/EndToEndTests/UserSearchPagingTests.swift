@@ -74,6 +74,18 @@ final class UserSearchPagingTests: XCTestCase {
                 XCTAssertEqual(try all([query, "--by", "email"], store: store).count, 0, "\(engine) \(query): wildcards are ordinary characters")
             }
 
+            // By default an email search lists the addresses that start with the query first, then the ones holding it
+            // further in, each part in email order; paging through them gives every match once.
+            let byte = { (a: String, b: String) in Array(a.utf8).lexicographicallyPrecedes(Array(b.utf8)) }
+            for query in ["ma", "a@", "privaterelay"] {
+                let emails = try all([query, "--by", "email"], store: store, pageSize: 5).compactMap { $0["email"] as? String }
+                let truthCount = try truth(reference.location, "instr(lower(email), '\(query)') > 0").count
+                XCTAssertEqual(emails.count, truthCount, "\(engine) \(query)")
+                let starting = emails.filter { $0.hasPrefix(query) }, further = emails.filter { !$0.hasPrefix(query) }
+                XCTAssertEqual(emails, starting.sorted(by: byte) + further.sorted(by: byte), "\(engine) \(query): the start first")
+                if query == "ma" { XCTAssertFalse(starting.isEmpty || further.isEmpty, "\(engine): both parts are paged through") }
+            }
+
             // Every sort pages through the same users, in its order.
             for sort in ["email", "name", "created", "lastSignIn"] {
                 let users = try all(["privaterelay", "--by", "email", "--sort", sort], store: store)
@@ -123,7 +135,7 @@ final class UserSearchPagingTests: XCTestCase {
             let emailCursor = try XCTUnwrap(try page(["privaterelay", "--by", "email", "--limit", "3"], store: store).next)
             try refused(["privaterelay", "--after", "not-a-cursor"], status: 1, "the cursor")
             try refused(["privaterelay", "--after", String(emailCursor.dropLast(4))], status: 1, "is not one this search gave")
-            try refused(["privaterelay", "--sort", "created", "--after", emailCursor], status: 1, "was made for sort email")
+            try refused(["privaterelay", "--sort", "created", "--after", emailCursor], status: 1, "was made for sort match")
             // A cursor of the right form whose key is of the wrong type for the order.
             let forged = Data(#"{"s":"created","i":"x","k":"2026'); DROP TABLE user; --"}"#.utf8).base64EncodedString()
             try refused(["privaterelay", "--sort", "created", "--after", forged], status: 1, "is not one this search gave")

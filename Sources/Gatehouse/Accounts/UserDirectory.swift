@@ -26,7 +26,8 @@ public struct UserDirectory {
 
     /// Finds users by email substring (any part of the address, the domain included), name substring, exact id, sub or
     /// provider account id, one page at a time. Without `kind` the query's form decides (see `UserQuery.recognise`).
-    /// Pages run in `sort`'s order (by default name for a name search, email otherwise); `after` is the previous page's
+    /// Pages run in `sort`'s order (by default name for a name search, `match` for an email search: the addresses that
+    /// start with the query first; email otherwise); `after` is the previous page's
     /// `nextCursor`. Throws `invalid` for a cursor this search did not give.
     ///
     ///     var page = try directory.search("privaterelay", by: .email, limit: 50)
@@ -36,7 +37,7 @@ public struct UserDirectory {
         let query = try UserQuery.validate(text)
         let limit = min(max(limit, 1), Self.maxLimit)
         let kinds = kind.map { [$0] } ?? UserQuery.recognise(query)
-        let sort = sort ?? (kinds == [.name] ? .name : .email)
+        let sort = sort ?? (kinds == [.name] ? .name : kinds == [.email] ? .match : .email)
         let cursor = try after.map { try UserSearchCursor($0, sort: sort) }
         return try db.read {
             let page = try UserSearchPager(db: db, schema: store.schema).page(

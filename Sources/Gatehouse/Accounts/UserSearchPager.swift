@@ -58,6 +58,7 @@ struct UserSearchPager {
         let room = min(Self.maxCandidates, maxBound)
         switch (kinds.contains(.email), kinds.contains(.name)) {
         case (true, false):
+            if sort == .match { return try startFirst(query, contains: emailCondition, after: after, filters: filters, limit: limit) }
             return try scan(sort: sort, after: after, filters: filters, limit: limit, extra: emailCondition, match: nil) { _ in .email }
         case (false, true):
             guard !nameNeedle.isEmpty else { return Page(found: [], next: nil) }
@@ -82,6 +83,34 @@ struct UserSearchPager {
             return try scan(sort: sort, after: after, filters: filters, limit: limit, extra: nil,
                             match: .emailOrName(email: emailNeedle, name: nameNeedle), kind: kind)
         }
+    }
+
+    /// The `match` order: the addresses starting with the query (one range of the email index), then the ones holding
+    /// it further in (the ordered scan, the range left out), each in email order. An address with capitals that starts
+    /// with the query is in the second part (the range compares bytes; Better Auth stores emails in lower case).
+    private func startFirst(_ query: String, contains: Condition, after: UserSearchCursor?, filters: UserSearchFilters,
+                            limit: Int) throws -> Page {
+        let start = JavaScriptString.toLowerCase(query)
+        let key = db.dialect.byteOrdered(col(.email))
+        let bounds: [SQLValue] = [.text(start), .text(start + "\u{10FFFF}")]
+        let within = Condition("\(key) >= ? AND \(key) < ?", bounds)
+        let further = Condition("\(contains.sql) AND NOT (\(key) >= ? AND \(key) < ?)", contains.arguments + bounds)
+        var rows: [(Row, Bool)] = []
+        if after?.further != true {
+            rows = try fetch(sort: .match, after: after, filters: filters, conditions: [within], count: limit + 1).map { ($0, false) }
+        }
+        if rows.count <= limit {
+            let rest = try fetch(sort: .match, after: after?.further == true ? after : nil, filters: filters, conditions: [further],
+                                 count: limit + 1 - rows.count)
+            rows += rest.map { ($0, true) }
+        }
+        let page = rows.prefix(limit)
+        let next = rows.count > limit ? page.last.map { last -> UserSearchCursor in
+            var next = cursor(last.0, sort: .match)
+            next.further = last.1
+            return next
+        } : nil
+        return Page(found: page.map { (BetterAuthUserID($0.0[0].string ?? ""), .email) }, next: next)
     }
 
     /// The known users, sorted by the store after the cursor and filtered.
@@ -158,7 +187,7 @@ struct UserSearchPager {
     private func key(_ sort: UserSort) -> String {
         switch sort {
         case .name: return db.dialect.byteOrdered(col(.name))
-        case .email: return db.dialect.byteOrdered(col(.email))
+        case .email, .match: return db.dialect.byteOrdered(col(.email))
         case .created: return col(.createdAt)
         case .lastSignIn:
             let session = schema.session
@@ -207,7 +236,7 @@ struct UserSearchPager {
         let order: String
         switch sort {
         // The key's own bound too: the sort's index holds the key alone, and a row value starts no index range there.
-        case .name, .email:
+        case .name, .email, .match:
             order = "\(key), \(id)"
             if let after {
                 let value = bound(after)

@@ -12,6 +12,9 @@ public enum UserSort: String, Sendable, Codable, CaseIterable {
     case created
     /// Most recent session first; users who never signed in last.
     case lastSignIn
+    /// An email search's default: addresses that start with the query first, then the ones holding it further in, each
+    /// part in email order. The first page of a search for the start of an address is one index range.
+    case match
 
     /// Whether the order runs from the largest key down.
     var descending: Bool { self == .created || self == .lastSignIn }
@@ -79,6 +82,8 @@ struct UserSearchCursor: Equatable {
     /// never signed in).
     let key: SQLValue
     let id: String
+    /// In the `match` order, whether the last user held the query further in (the second part) rather than at the start.
+    var further = false
 
     /// The longest cursor accepted, in characters.
     static let maxLength = 2048
@@ -88,6 +93,7 @@ struct UserSearchCursor: Equatable {
         let s: String
         let i: String
         let k: Key
+        var f: Bool? = nil
     }
 
     private enum Key: Codable {
@@ -121,15 +127,16 @@ struct UserSearchCursor: Equatable {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys // one cursor for one place, whatever the engine or the run
-        let data = (try? encoder.encode(Wire(s: sort.rawValue, i: id, k: k))) ?? Data()
+        let data = (try? encoder.encode(Wire(s: sort.rawValue, i: id, k: k, f: further ? true : nil))) ?? Data()
         return data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
 
-    init(sort: UserSort, key: SQLValue, id: String) {
+    init(sort: UserSort, key: SQLValue, id: String, further: Bool = false) {
         self.sort = sort
         self.key = key
         self.id = id
+        self.further = further
     }
 
     /// The cursor in `text`, made for `sort`; throws `invalid` for anything else.
@@ -155,6 +162,7 @@ struct UserSearchCursor: Equatable {
         default: throw refuse("is not one this search gave")
         }
         let id = wire.i
-        self.init(sort: sort, key: key, id: id)
+        guard wire.f == nil || sort == .match else { throw refuse("is not one this search gave") }
+        self.init(sort: sort, key: key, id: id, further: wire.f == true)
     }
 }

@@ -251,7 +251,7 @@ extension UsersCommands {
         static let searchLimit: Option<Int> = .integer("limit", "N", "at most N users (default 20, at most \(UserDirectory.maxLimit))", default: 20, range: 1...UserDirectory.maxLimit)
         static let duplicatesLimit: Option<Int> = .integer("limit", "N", "at most N pairs, best first (default 50, at most 10000)", default: 50, range: 1...10_000)
         static let sort: Option<UserSort?> = .choice("sort", "ORDER", "page in this order: " + UserSort.allCases.map(\.rawValue).joined(separator: ", ")
-                                                        + " (default name for --by name, email otherwise)", as: UserSort.self)
+                                                        + " (default: name for --by name; match for --by email, the addresses starting with the query first; email otherwise)", as: UserSort.self)
         static let after: Option<String?> = .text("after", "CURSOR", "the page after CURSOR (the one the previous page's last line or nextCursor gives)")
         static let provider: Option<String?> = .text("provider", "ID", "only users with an account of this provider (apple, google, credential, …)")
         static let flag: Option<[String]> = .texts("flag", "FLAG", "only users with this flag: " + UserSearchFlag.allCases.map(\.rawValue).joined(separator: ", "))
