@@ -5,6 +5,7 @@
 // The query, its sort, filters and page, and the open user live in the hash (#/users?q=ana&sort=created&cursor=…&id=…)
 // so a view can be linked.
 import { append, card, clear, copyable, el, errorBanner, facts, field, table, time } from "../dom.js";
+import { duplicatesCard } from "./user-duplicates.js";
 import { timelineCard } from "./user-timeline.js";
 
 const KINDS = [["", "Recognise it"], ["email", "Email (any part)"], ["name", "Name"], ["id", "User id"], ["sub", "Sync sub"], ["account", "Provider account id"]];
@@ -29,7 +30,7 @@ export async function render(container, api) {
       container.append(await goneCard(api, params.id, error));
       return;
     }
-    container.append(await renderDetail(detail, params), await (await import("./user-duplicates.js")).duplicatesCard(api, detail), await timelineCard(api, detail));
+    container.append(await renderDetail(detail, params), await duplicatesCard(api, detail), await timelineCard(api, detail));
     if (api.hasRole("admin")) container.append(deletionCard(api, detail.user));
     return;
   }
@@ -147,7 +148,7 @@ async function renderDetail(detail, params) {
           user.ban ? ["Banned", user.ban.banned ? `yes${user.ban.reason ? ` — ${user.ban.reason}` : ""}` : "no"] : null].filter(Boolean))),
       card("Flags", detail.flags.length
         ? el("ul", { class: "findings", id: "user-flags" }, detail.flags.map((f) => el("li", { class: "finding warning" }, el("strong", { text: `${f.code.replaceAll("_", " ")}: ` }), f.message)))
-        : el("p", { class: "muted", id: "user-flags", text: "Nothing to notice." }))),
+        : el("p", { class: "muted", id: "user-flags", text: "No flag on this user. Likely duplicates, if any, are in their own card below." }))),
     card(`Linked accounts (${detail.accounts.length})`,
       el("div", { id: "user-accounts", class: "accounts" }, table(["Provider", "Issuer", "Account id", "Created", "Updated", "Scopes", "Tokens"], detail.accounts.map((a) => [
         el("strong", { text: a.providerId }), a.issuer ?? el("small", { class: "muted", text: "not recorded (before Better Auth 1.7)" }),
