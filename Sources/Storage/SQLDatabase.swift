@@ -395,6 +395,11 @@ public protocol SQLDialect: Sendable {
     /// The index method for a column whose values may be longer than a B-tree entry holds (`hash`), or nil where the
     /// default index holds any value.
     var longValueIndexMethod: String? { get }
+    /// The operator that matches a `LIKE` pattern whatever the letters' case (`LIKE` where it ignores ASCII case,
+    /// `ILIKE`); the column stays bare, so the engine keeps its statistics and its index order for it.
+    var likeIgnoringCase: String { get }
+    /// The most values one statement may bind, or nil where it is beyond what a caller binds (thousands).
+    var maxBoundParameters: Int? { get }
 }
 
 /// An index on the end of a text column's values, as an engine can build one: what finds a value that ends with a

@@ -37,13 +37,20 @@ final class PostgresSearchPlanTests: XCTestCase {
         XCTAssertFalse(plan.contains("Seq Scan"), plan)
         XCTAssertFalse(plan.contains("Sort"), plan)
 
-        // The same users as a byte-wise reading of every email (any part of it, case aside), in byte order.
+        // The same users as a byte-wise reading of every email (any part of it, case aside), in byte order; by default
+        // the addresses starting with the query (as bytes, in lower case) first.
         let every = try store.db.rows("SELECT id, email FROM \"user\"").compactMap { row in row[1].string.map { (row[0].string ?? "", $0) } }
+        let byBytes = { (a: (String, String), b: (String, String)) in Array(a.1.utf8).lexicographicallyPrecedes(Array(b.1.utf8)) }
         for prefix in ["ana", "an", "a", "ANA", "z", "anä"] {
-            let expected = every.filter { NameSearch.contains(Array($0.1.lowercased().utf8), Array(prefix.lowercased().utf8)) }
-                .sorted { Array($0.1.utf8).lexicographicallyPrecedes(Array($1.1.utf8)) }.prefix(20).map(\.0)
-            let found = try UserDirectory(store: store).search(prefix, by: .email, limit: 20).users.map(\.id.rawValue)
-            XCTAssertEqual(found, Array(expected), prefix)
+            let matching = every.filter { NameSearch.contains(Array($0.1.lowercased().utf8), Array(prefix.lowercased().utf8)) }
+            let inEmailOrder = matching.sorted(by: byBytes).prefix(20).map(\.0)
+            let found = try UserDirectory(store: store).search(prefix, by: .email, limit: 20, sort: .email).users.map(\.id.rawValue)
+            XCTAssertEqual(found, Array(inEmailOrder), prefix)
+            let start = prefix.lowercased()
+            let startFirst = (matching.filter { $0.1.hasPrefix(start) }.sorted(by: byBytes) + matching.filter { !$0.1.hasPrefix(start) }.sorted(by: byBytes))
+                .prefix(20).map(\.0)
+            let byDefault = try UserDirectory(store: store).search(prefix, by: .email, limit: 20).users.map(\.id.rawValue)
+            XCTAssertEqual(byDefault, Array(startFirst), "\(prefix), the start first")
         }
     }
 }

@@ -20,7 +20,7 @@ struct UserSearchPager {
     /// Candidates beyond which the ordered scan is the cheaper plan (and below which the store sorts them at once).
     static let maxCandidates = 2000
     /// Ids bound in one statement: D1 takes at most 100 parameters.
-    var maxBound: Int { db.dialect.name == "D1" ? 80 : Self.maxCandidates }
+    var maxBound: Int { min(db.dialect.maxBoundParameters ?? Self.maxCandidates, Self.maxCandidates) }
 
     private var user: AuthSchema.Table { schema.user }
 
@@ -50,10 +50,8 @@ struct UserSearchPager {
         var normalizer = NameNormalizer()
         let emailNeedle = Array(JavaScriptString.toLowerCase(query).utf8)
         let nameNeedle = normalizer.bytes(query)
-        // Case aside on both engines: SQLite's LIKE ignores ASCII case, Postgres's ILIKE any case. Not lower(email):
-        // Postgres then has no statistics for the condition, guesses ten matches and sorts a full scan instead of
-        // reading the sort's index until the page is full.
-        let like = db.dialect.name == "Postgres" ? "ILIKE" : "LIKE"
+        // Case aside on every engine, the column bare (`SQLDialect.likeIgnoringCase`).
+        let like = db.dialect.likeIgnoringCase
         let emailCondition = Condition("\(col(.email)) \(like) ? ESCAPE '\\'", [.text(Self.likePattern(JavaScriptString.toLowerCase(query)))])
         let room = min(Self.maxCandidates, maxBound)
         switch (kinds.contains(.email), kinds.contains(.name)) {

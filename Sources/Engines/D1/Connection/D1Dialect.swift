@@ -20,4 +20,7 @@ public struct D1Dialect: SQLDialect {
     /// None: Gatehouse makes no suffix index on D1, and a lookup by the end of a value reads every row.
     public var suffixIndex: SuffixIndex? { nil }
     public var longValueIndexMethod: String? { sqlite.longValueIndexMethod }
+    public var likeIgnoringCase: String { sqlite.likeIgnoringCase }
+    /// D1's limit on a statement's parameters (`D1Statement.maxParameters`), less room for a statement's own.
+    public var maxBoundParameters: Int? { D1Statement.maxParameters - 20 }
 }

@@ -31,4 +31,9 @@ public struct PostgresDialect: SQLDialect {
     public var suffixIndex: SuffixIndex? { SuffixIndex(lookup: .reversedRange, length: 256) { "left(reverse(\($0)), 256) COLLATE \"C\"" } }
     /// A B-tree entry holds about 2.7 KB; a value (a JSON state, a token) may be longer.
     public var longValueIndexMethod: String? { "hash" }
+    /// Not `lower(column) LIKE`: Postgres has no statistics for the expression, guesses few matches and sorts a full
+    /// scan instead of reading the sort's index until a page is full.
+    public var likeIgnoringCase: String { "ILIKE" }
+    /// 65,535 a statement: beyond any statement Gatehouse makes.
+    public var maxBoundParameters: Int? { nil }
 }

@@ -23,4 +23,8 @@ public struct SQLiteDialect: SQLDialect {
     public var suffixIndex: SuffixIndex? { SuffixIndex(lookup: .tailEquality, length: 16) { "substr(\($0), -16)" } }
     /// A B-tree entry holds a value of any length.
     public var longValueIndexMethod: String? { nil }
+    /// SQLite's `LIKE` ignores the case of ASCII letters.
+    public var likeIgnoringCase: String { "LIKE" }
+    /// 32,766 (SQLITE_MAX_VARIABLE_NUMBER since 3.32): beyond any statement Gatehouse makes.
+    public var maxBoundParameters: Int? { nil }
 }
