@@ -121,7 +121,13 @@ enum UsersCommands: CommandNoun {
         if let after = try? invocation[Options.createdAfter] { words += ["--created-after", after] }
         if let before = try? invocation[Options.createdBefore] { words += ["--created-before", before] }
         words += ["--after", cursor]
-        if let store = invocation.value("store") { words += ["--store", store] }
+        // The store as given, unless it holds a secret (a password in a URI): the line is printed, and a --store-file
+        // or $GATEHOUSE_STORE stays as it was given.
+        if let file = (try? invocation[GlobalOptions.storeFile]) ?? nil {
+            words += ["--store-file", file]
+        } else if let store = (try? invocation[GlobalOptions.store]) ?? nil, let location = try? StoreLocation(store), location.description == store {
+            words += ["--store", store]
+        }
         return words.map(ShellWord.quoted).joined(separator: " ")
     }
 
