@@ -10,7 +10,7 @@ import { timelineCard } from "./user-timeline.js";
 
 const KINDS = [["", "Recognise it"], ["email", "Email (any part)"], ["name", "Name"], ["id", "User id"], ["sub", "Sync sub"], ["account", "Provider account id"]];
 const LIMITS = ["20", "50", "200"];
-const SORTS = [["", "Default"], ["email", "Email"], ["name", "Name"], ["created", "Newest first"], ["lastSignIn", "Last sign-in"]];
+const SORTS = [["", "Default"], ["match", "Starting with it first"], ["email", "Email"], ["name", "Name"], ["created", "Newest first"], ["lastSignIn", "Last sign-in"]];
 const PROVIDERS = [["", "Any provider"], ["apple", "Apple"], ["google", "Google"], ["credential", "Email and password"]];
 const FLAGS = [["", "Any"], ["relay", "Relay address"], ["splitIdentity", "Split identity"], ["googleDisabled", "Google disabled"], ["deletionPending", "Deletion pending"]];
 // What the hash keeps of a search, in the order it writes them; `cursor` is the page.
@@ -113,7 +113,7 @@ async function renderResults(api, params) {
 }
 
 function sortLabel(sort) {
-  return { email: "email", name: "name", created: "newest first", lastSignIn: "last sign-in" }[sort] ?? sort;
+  return { email: "email", name: "name", created: "newest first", lastSignIn: "last sign-in", match: "email, addresses starting with it first" }[sort] ?? sort;
 }
 
 /** "First page" (on a later page) and "Next page" (when the server gave a nextCursor): the page lives in the hash. */
