@@ -83,7 +83,8 @@ public final class GoogleEventWriter: @unchecked Sendable {
             var results: [Result<GoogleSecurityInbox.Receipt, Error>] = []
             do {
                 try pool.withStore { store in
-                    let inbox = GoogleSecurityInbox(store: store, keys: keys)
+                    // The master key once a batch (it seals what an event clears, for its undo), not once an event.
+                    let inbox = GoogleSecurityInbox(store: store, keys: keys, masterKey: try? MasterKey.load(storePath: store.path))
                     func one(_ pending: Pending) -> Result<GoogleSecurityInbox.Receipt, Error> {
                         Result {
                             switch pending.work {

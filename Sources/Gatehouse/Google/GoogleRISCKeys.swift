@@ -30,8 +30,6 @@ public final class GoogleRISCKeys: Sendable {
     let timeout: Double
     private let cached = Locked<Configuration?>(nil)
     private let lastForced = Locked<Timestamp?>(nil)
-    /// How many fetches were made (for tests of the refresh limit).
-    let fetches = Locked<Int>(0)
 
     /// `baseURL` nil: the variable, else Google's.
     public init(baseURL: String? = nil, timeout: Double = 10) {
@@ -61,7 +59,6 @@ public final class GoogleRISCKeys: Sendable {
 
     private func get(_ url: String) throws -> [UInt8] {
         do { _ = try OutboundURL(url, variable: Self.baseURLVariable) } catch { throw Unavailable(description: "\(error)") }
-        fetches.withLock { $0 += 1 }
         let answer: HTTPAnswer
         do {
             answer = try HTTPClient.send(HTTPRequest(method: "GET", url: url, headers: ["Accept: application/json"], timeout: timeout, maxAnswerBytes: 1 << 20))

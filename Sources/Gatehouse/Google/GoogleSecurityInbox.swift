@@ -27,9 +27,13 @@ public struct GoogleSecurityInbox {
     /// The actor audit entries name: Google, through Gatehouse.
     public static let actor = Actor("google-risc")
 
-    public init(store: Store, keys: GoogleRISCKeys) {
+    /// The store's master key, when the caller loaded it once for many events (the receiver's writer, per batch).
+    let masterKey: MasterKey?
+
+    public init(store: Store, keys: GoogleRISCKeys, masterKey: MasterKey? = nil) {
         self.store = store
         self.keys = keys
+        self.masterKey = masterKey
     }
 
     public enum Transport: String, Sendable, Codable {
@@ -164,7 +168,7 @@ public struct GoogleSecurityInbox {
     public func record(_ event: GoogleSecurityEvent, fingerprint: String, transport: Transport, now: Timestamp) throws -> Receipt {
         if let row = try existing(event) { return duplicate(row, event) }
         let found = try account(for: event)
-        let masterKey = try? MasterKey.load(storePath: store.path)
+        let masterKey = self.masterKey ?? (try? MasterKey.load(storePath: store.path))
         do {
             return try store.db.write {
                 if let row = try existing(event) { return duplicate(row, event) }
