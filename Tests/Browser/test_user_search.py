@@ -77,8 +77,16 @@ def test_search_pages_sorts_and_filters_relay_users(browser, console):
         wait(browser).until(lambda b: "cursor" not in hash_params(b))
         assert result_emails(browser) == first
 
-        # Sort newest first and keep only Apple users: the choices go into the hash, the page starts over.
+        # Sort newest first and keep only Apple users: the choices go into the hash, the page starts over. On a phone
+        # they fold behind "Sort and filters" until one is set.
         results = browser.find_element(By.ID, "user-results")
+        toggle = browser.find_element(By.ID, "user-more-filters")
+        assert toggle.is_displayed() == (width < 641), width
+        if toggle.is_displayed():
+            assert not browser.find_element(By.ID, "user-sort").is_displayed(), "folded on a phone"
+            assert toggle.size["height"] >= 24
+            toggle.click()
+            assert toggle.get_attribute("aria-expanded") == "true"
         Select(browser.find_element(By.ID, "user-sort")).select_by_value("created")
         Select(browser.find_element(By.ID, "user-provider")).select_by_value("apple")
         Select(browser.find_element(By.ID, "user-flag")).select_by_value("relay")

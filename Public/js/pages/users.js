@@ -77,10 +77,19 @@ function searchCard(api, params) {
   const flag = choice("user-flag", "flag", FLAGS, params.flag);
   const after = el("input", { id: "user-created-after", name: "createdAfter", type: "date", value: params.createdAfter ?? "" });
   const before = el("input", { id: "user-created-before", name: "createdBefore", type: "date", value: params.createdBefore ?? "" });
-  const form = el("form", { class: "filters", role: "search", "aria-label": "Search users" },
+  // On a phone the order and the filters fold behind one button, open when one of them is set.
+  const refined = ["sort", "provider", "flag", "createdAfter", "createdBefore"].some((key) => params[key]);
+  const more = ["Sort by", sort, "Provider", provider, "Flag", flag, "Created on or after", after, "Created before", before];
+  const toggle = el("button", { type: "button", class: "secondary more-filters-toggle", id: "user-more-filters", "aria-expanded": String(refined),
+    "aria-controls": "user-search-form", text: "Sort and filters" });
+  const form = el("form", { class: `filters${refined ? " show-more" : ""}`, id: "user-search-form", role: "search", "aria-label": "Search users" },
     el("div", { class: "field span-2" }, el("label", { for: "user-q" }, "Find a user ", el("small", { class: "muted", text: "(press / from any page)" })), q), field("Match as", by), field("At most", limit),
-    field("Sort by", sort), field("Provider", provider), field("Flag", flag), field("Created on or after", after), field("Created before", before),
-    el("div", { class: "actions" }, el("button", { type: "submit", class: "primary", id: "user-search", text: "Search" })));
+    Array.from({ length: more.length / 2 }, (_, i) => el("div", { class: "more-filter" }, field(more[2 * i], more[2 * i + 1]))),
+    el("div", { class: "actions" }, toggle, el("button", { type: "submit", class: "primary", id: "user-search", text: "Search" })));
+  toggle.addEventListener("click", () => {
+    const open = form.classList.toggle("show-more");
+    toggle.setAttribute("aria-expanded", String(open));
+  });
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     // A new search starts at its first page.
