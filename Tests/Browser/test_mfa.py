@@ -76,7 +76,8 @@ def test_enrol_an_app_log_in_with_it_and_step_up_with_a_recovery_code(browser):
             shoot_both(browser, "security-recovery-codes")
             browser.find_element(By.ID, "recovery-done").click()
             # The page renders again on the hash change: wait for the new one, whose list has the factor.
-            factors = wait(browser).until(EC.presence_of_element_located((By.CSS_SELECTOR, '[data-page="security"][data-ready="true"] table')))
+            factors = wait(browser).until(EC.presence_of_element_located(
+                (By.CSS_SELECTOR, '[data-page="security"][data-ready="true"] [aria-label="Your second factors"] table')))
             assert "Authenticator app" in factors.text
             assert secret not in browser.page_source, "the secret is forgotten once the factor is confirmed"
 

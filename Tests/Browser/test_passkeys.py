@@ -41,7 +41,7 @@ def test_enrol_a_passkey_log_in_with_it_and_step_up_with_it(browser):
             assert len(codes) == 10
             browser.find_element(By.ID, "recovery-done").click()
             ready(browser, "security")
-            table = browser.find_element(By.CSS_SELECTOR, '[data-page="security"] table').text
+            table = browser.find_element(By.CSS_SELECTOR, '[data-page="security"] [aria-label="Your second factors"] table').text
             assert "Laptop" in table and "Passkey" in table
             assert len(browser.get_credentials()) == 1
             shoot_both(browser, "security-passkey")
