@@ -37,7 +37,7 @@ percentiles() {
 cursor_at() {
   local store=$1 query=$2 page=$3 cursor="" i
   for i in $(seq 2 "$page"); do
-    cursor=$("$BIN" users search "$query" --by email --limit "$LIMIT" ${cursor:+--after "$cursor"} --json --store "$store" \
+    cursor=$("$BIN" users search "$query" --by email --sort email --limit "$LIMIT" ${cursor:+--after "$cursor"} --json --store "$store" \
       | python3 -c 'import json,sys; print(json.load(sys.stdin)["nextCursor"] or "")')
     [ -n "$cursor" ] || { echo "fewer than $page pages of '$query'" >&2; return 1; }
   done
@@ -50,18 +50,18 @@ measure() {
   local query p50 p95 b50 b95 deep d50 d95 count
   for query in "@privaterelay.appleid.com" "privaterelay"; do
     first_sql "$engine" "$query" > "$work/$engine-first.sql"
-    read -r p50 p95 < <(percentiles "$BIN" users search "$query" --by email --limit "$LIMIT" --store "$store")
+    read -r p50 p95 < <(percentiles "$BIN" users search "$query" --by email --sort email --limit "$LIMIT" --store "$store")
     [ "$query" = "@privaterelay.appleid.com" ] && p50_first=$p50
     read -r b50 b95 < <(percentiles "$client" "$work/$engine-first.sql")
-    count=$("$BIN" users search "$query" --by email --limit "$LIMIT" --json --store "$store" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["users"]))')
+    count=$("$BIN" users search "$query" --by email --sort email --limit "$LIMIT" --json --store "$store" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["users"]))')
     row "$engine: users search '$query', first page p50" "$p50" ms "< 50 ms" "$count users a page ($LIMIT asked), email order; p95 $p95 ms; $client_name running the same LIKE and order: p50 $b50 ms, p95 $b95 ms; $BENCH_USERS users, $RUNS runs, process start to exit"
     row "$engine: users search '$query', first page / $client_name" "$(ratio "$p50" "$b50")" x "-" "p50 over p50, same run"
   done
   # Part of a mailbox: the sort's index is read far before the page fills (or whole when nobody else has it).
-  read -r p50 p95 < <(percentiles "$BIN" users search "$RARE" --by email --limit "$LIMIT" --store "$store")
+  read -r p50 p95 < <(percentiles "$BIN" users search "$RARE" --by email --sort email --limit "$LIMIT" --store "$store")
   row "$engine: users search '$RARE' (part of a mailbox), first page p50" "$p50" ms "-" "8 characters from a mid-store user's address, email order: the matches lie far into the index; p95 $p95 ms"
   deep=$(cursor_at "$store" "@privaterelay.appleid.com" "$DEPTH")
-  read -r d50 d95 < <(percentiles "$BIN" users search "@privaterelay.appleid.com" --by email --limit "$LIMIT" --after "$deep" --store "$store")
+  read -r d50 d95 < <(percentiles "$BIN" users search "@privaterelay.appleid.com" --by email --sort email --limit "$LIMIT" --after "$deep" --store "$store")
   row "$engine: users search, page $DEPTH p50" "$d50" ms "< 50 ms" "'@privaterelay.appleid.com' after the cursor of page $DEPTH (users $(( (DEPTH - 1) * LIMIT + 1 ))-$(( DEPTH * LIMIT ))): keyset paging, no OFFSET; p95 $d95 ms"
   row "$engine: users search, page $DEPTH / page 1" "$(ratio "$d50" "$p50_first")" x "<= 2" "p50 over the first page's p50 of the same query, same run"
 }
