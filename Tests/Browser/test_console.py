@@ -54,11 +54,13 @@ def tokens(browser):
 
 
 def log_out(browser):
-    """Clicks Log out, opening the narrow window's menu first when it is folded."""
+    """Clicks Log out, opening the narrow window's menu first when it is folded, and waits until it is done."""
     toggle = browser.find_element(By.ID, "nav-toggle")
     if toggle.is_displayed() and toggle.get_attribute("aria-expanded") == "false":
         toggle.click()
     browser.find_element(By.ID, "logout").click()
+    # The page drops its tokens once the server has answered; a reload before then would still be signed in.
+    wait(browser).until(lambda b: tokens(b) is None)
 
 
 def signed_in_name(browser):
