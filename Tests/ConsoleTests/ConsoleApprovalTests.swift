@@ -233,6 +233,35 @@ final class ConsoleApprovalTests: XCTestCase {
         XCTAssertEqual(statuses, ["denied", "expired", "failed"])
     }
 
+    func testARequestLeftRunningByAStoppedProcessIsSettledByWhatTheAuditLogShows() throws {
+        let approvals = ApprovalStore(store: try Store.open(path: harness.storePath))
+        let start = harness.clock.now
+        func claimed() throws -> Approval {
+            let request = try approvals.request(.policySet, method: "POST", path: "/api/policy", query: nil, body: "{}", detail: nil,
+                                                requester: "root", actor: Actor("console:root"), now: start)
+            return try approvals.claim(request.id, approver: "console:ada", actor: Actor("console:ada"), now: start)
+        }
+        // Claimed, then the process stopped: nothing ran.
+        let lost = try claimed()
+        XCTAssertEqual(try approvals.show(lost.id, now: start.adding(seconds: 60)).status, .running, "still running within the bound")
+        // Claimed, and the action's own entry was written before the process stopped.
+        let ran = try claimed()
+        let store = try Store.open(path: harness.storePath)
+        _ = try store.db.write {
+            try store.audit.append(store.db, actor: ApprovalStore.actor(requestedBy: "root", approvedBy: Actor("console:ada"), approval: ran.id),
+                                   action: "policy.set", subject: "linkSocial.allowDifferentEmails", at: start)
+        }
+        let later = start.adding(seconds: ApprovalStore.interruptedAfter.value + 1)
+        let listed = try approvals.list(pendingOnly: false, now: later)
+        XCTAssertEqual(listed.first { $0.id == lost.id }?.status, .failed)
+        XCTAssertEqual(listed.first { $0.id == ran.id }?.status, .approved)
+        let note = try XCTUnwrap(try approvals.show(lost.id, now: later).outcome?.objectValue?["interrupted"]?.stringValue)
+        XCTAssertTrue(note.contains("nothing changed"), note)
+        XCTAssertTrue(try approvals.show(ran.id, now: later).outcome?.objectValue?["interrupted"]?.stringValue?.contains("policy.set") == true)
+        XCTAssertEqual(try count("SELECT count(*) FROM gatehouse_audit WHERE action = 'approval.interrupted'"), 2, "settled once each")
+        XCTAssertEqual(harness.errorCode(try post("/api/approvals/\(lost.id)/approve", token: root)), "approval_closed")
+    }
+
     func testHeldAndApprovedAlikeOnPostgresAndD1() throws {
         for engine in [EngineKind.postgres, .d1] {
             do { try start(engine) } catch is XCTSkip { continue }

@@ -22,7 +22,7 @@ final class OIDCProviderFixture {
             throw CocoaError(.fileNoSuchFile)
         }
         output = FileManager.default.temporaryDirectory.appendingPathComponent("oidc-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [ConsoleHarness.packageRoot.appendingPathComponent("Tests/Fixtures/oidc_provider.py").path, "--port", "0"] + arguments

@@ -71,6 +71,7 @@ async function requestCard(api, id) {
       ...(approval.decidedBy ? [["Decided by", decider(approval.decidedBy)], ["Decided", time(approval.decidedAt)]] : []),
       ...(approval.reason ? [["Reason", approval.reason]] : []),
       ...(approval.outcomeStatus ? [["The action answered", outcomeText(approval)]] : []),
+      ...(approval.outcome?.interrupted ? [["Interrupted", el("span", { id: "approval-interrupted", text: approval.outcome.interrupted })]] : []),
     ]),
     el("h3", { text: "What it does" }),
     what(approval),

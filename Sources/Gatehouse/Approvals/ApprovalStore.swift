@@ -1,3 +1,4 @@
+import JOSE
 import Storage
 
 /// Two-person approval over `gatehouse_approval_settings` and `gatehouse_approvals`: which actions need it, the
@@ -5,7 +6,8 @@ import Storage
 /// approval lets run is audited by its own service, with an actor naming both admins (`ApprovalStore.actor`).
 ///
 /// A request is decided once: `claim` moves it from pending to running in one guarded write (two admins approving at
-/// the same moment: one runs it, the other is told it is closed), and `finish` records what the action answered.
+/// the same moment: one runs it, the other is told it is closed), and `finish` records what the action answered. A
+/// request its process left `running` is settled when next read (`interruptedAfter`).
 public struct ApprovalStore {
     public let store: Store
     public init(store: Store) { self.store = store }
@@ -14,6 +16,9 @@ public struct ApprovalStore {
     public static let maxBodyBytes = 64 * 1024
     /// How long `health` warns after a bypass on the host.
     public static let bypassWarning = Seconds(24 * 3600)
+    /// How long a request may stay `running` before it is taken as cut off with its process: an approved action is
+    /// one request through one route, answered in seconds.
+    public static let interruptedAfter = Seconds(15 * 60)
 
     // MARK: settings
 
@@ -86,7 +91,7 @@ public struct ApprovalStore {
         guard let row = try store.db.row("SELECT * FROM gatehouse_approvals WHERE id = ?", [id]) else {
             throw GatehouseError.notFound("no approval request \(id)", fix: "the Approvals page (or approvals list on the host) lists the requests")
         }
-        return try Approval.from(row, now: now)
+        return try settled(try Approval.from(row, now: now), now: now)
     }
 
     /// Requests newest first: the pending ones only (not expired), or all of them.
@@ -94,7 +99,30 @@ public struct ApprovalStore {
         let rows = pendingOnly
             ? try store.db.rows("SELECT * FROM gatehouse_approvals WHERE status = 'pending' AND expires_at > ? ORDER BY id DESC LIMIT ?", [now.iso8601, limit])
             : try store.db.rows("SELECT * FROM gatehouse_approvals ORDER BY id DESC LIMIT ?", [limit])
-        return try rows.map { try Approval.from($0, now: now) }
+        return try rows.map { try settled(try Approval.from($0, now: now), now: now) }
+    }
+
+    /// `approval`, or, when its process stopped while running it, the request settled: `approved` when the action's
+    /// own audit entry (whose actor names this approval) shows it ran, else `failed`. Each action is one transaction,
+    /// so an action with no entry wrote nothing, and its requester may ask again.
+    private func settled(_ approval: Approval, now: Timestamp) throws -> Approval {
+        guard approval.status == .running, let decidedAt = approval.decidedAt, let approver = approval.decidedBy,
+              decidedAt.adding(seconds: Self.interruptedAfter.value) <= now else { return approval }
+        let actor = Self.actor(requestedBy: approval.requestedBy, approvedBy: Actor(approver), approval: approval.id)
+        let entry = try store.db.row("SELECT id, action FROM gatehouse_audit WHERE actor = ? ORDER BY id LIMIT 1", [actor.name])
+        let ran = entry != nil
+        let note = ran
+            ? "the process running it stopped before its answer was recorded; audit entry \(entry?["id"].int64 ?? 0) (\(entry?["action"].string ?? "?")) shows it ran"
+            : "the process running it stopped; the audit log shows nothing of it ran, so nothing changed: ask again"
+        let outcome = String(decoding: try JSONValue.object(["interrupted": .string(note)]).encoded(), as: UTF8.self)
+        try store.db.write {
+            try store.db.execute("UPDATE gatehouse_approvals SET status = ?, outcome = ? WHERE id = ? AND status = 'running'",
+                                 [ran ? "approved" : "failed", outcome, approval.id])
+            try store.audit.append(store.db, actor: Actor("gatehouse"), action: "approval.interrupted", subject: "approval \(approval.id)",
+                                   details: ["action": .string(approval.action.rawValue), "ran": .bool(ran)], at: now)
+        }
+        guard let row = try store.db.row("SELECT * FROM gatehouse_approvals WHERE id = ?", [approval.id]) else { return approval }
+        return try Approval.from(row, now: now)
     }
 
     /// How many requests wait for a decision.

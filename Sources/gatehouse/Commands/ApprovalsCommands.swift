@@ -84,6 +84,7 @@ enum ApprovalsCommands: CommandNoun {
         if let body = approval.body { invocation.output.line("  body: \(String(decoding: try JSONValue.serialize(body.objectValue ?? [:]), as: UTF8.self))") }
         if let by = approval.decidedBy { invocation.output.line("  decided by \(by) at \(approval.decidedAt?.iso8601 ?? "?")\(approval.reason.map { ": \($0)" } ?? "")") }
         if let status = approval.outcomeStatus { invocation.output.line("  the action answered HTTP \(status)") }
+        if let note = approval.outcome?.objectValue?["interrupted"]?.stringValue { invocation.output.line("  interrupted: \(note)") }
         return 0
     }
 
