@@ -302,7 +302,8 @@ public final class ConsoleServer: Sendable {
                 let stores = inline ? state.inlineStores : state.stores
                 var context = RequestContext(request: request, requestID: requestID, parameters: parameters,
                                              stores: RequestStores(pool: stores, check: nil, deadline: stores.requestDeadline(since: request.receivedAt)), auth: state.auth, now: state.auth.clock(), session: nil)
-                if route.approval != nil || request.path.hasPrefix("/api/approvals/") {
+                // Approving sends the stored request through this router again.
+                if request.path.hasPrefix("/api/approvals/") && request.path.hasSuffix("/approve") {
                     context.replay = { request, run, context in try ApprovalGate.run(request, run, context, router: state.router) }
                 }
                 // A cheap read sends its token check along with its first snapshot: one round trip to a server store.

@@ -34,10 +34,12 @@ enum ApprovalGate {
         let body = try bodyText(context.request)
         let approval: Approval? = try context.stores.withStore { store in
             let approvals = ApprovalStore(store: store)
-            guard try approvals.requires(action) else { return nil }
+            let settings = try approvals.settings()
+            guard settings.requires(action) else { return nil }
             let detail = ApprovalDetail.text(action, context, store)
             return try approvals.request(action, method: context.request.method, path: context.request.path, query: context.request.query,
-                                         body: body, detail: detail, requester: session.admin.username, actor: session.actor, now: context.now)
+                                         body: body, detail: detail, requester: session.admin.username, actor: session.actor,
+                                         settings: settings, now: context.now)
         }
         guard let approval else { return nil }
         return try JSONBody.response(Pending(approvalId: approval.id, action: action.rawValue, expiresAt: approval.expiresAt,

@@ -65,13 +65,14 @@ public struct ApprovalStore {
     // MARK: requests
 
     /// Records a request for `action` made by `requester` (a username) and answers it, pending. The body is the
-    /// request's JSON as sent; `detail` is what the reviewer sees beside it.
+    /// request's JSON as sent; `detail` is what the reviewer sees beside it. `settings`, when the caller has read
+    /// them, spare a second read.
     public func request(_ action: ApprovalAction, method: String, path: String, query: String?, body: String, detail: String?,
-                        requester: String, actor: Actor, now: Timestamp) throws -> Approval {
+                        requester: String, actor: Actor, settings: ApprovalSettings? = nil, now: Timestamp) throws -> Approval {
         guard body.utf8.count <= Self.maxBodyBytes else {
             throw GatehouseError.invalid("the request body is over \(Self.maxBodyBytes / 1024) KB; an action that needs approval is a small request")
         }
-        let expiry = try settings().expiresAfter
+        let expiry = try (settings ?? self.settings()).expiresAfter
         let id: Int64 = try store.db.write {
             let id = try store.db.nextID(in: "gatehouse_approvals")
             try store.db.execute("""
