@@ -114,6 +114,11 @@ final class SplitIdentityFinderTests: XCTestCase {
         XCTAssertEqual(byPair[["p1", "p2"]]?.reasons.map(\.code), ["name_match", "shared_ip", "shared_user_agent"])
         XCTAssertTrue(byPair[["p1", "p2"]]?.reasons[1].detail.contains("98.207.1.2") ?? false)
         XCTAssertNil(byPair[["n1", "n2"]])
+        // A long user agent is cut at a word's end, and says so.
+        let agent = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36"
+        XCTAssertEqual(SplitIdentityFinder.shortened(agent, to: 80), "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like…")
+        XCTAssertEqual(SplitIdentityFinder.shortened("curl/8.0", to: 80), "curl/8.0")
+        XCTAssertEqual(SplitIdentityFinder.shortened(String(repeating: "x", count: 90), to: 80), String(repeating: "x", count: 80) + "…")
 
         // One user's twins, asked from either side, are the scan's pairs for that user, with the same reasons.
         let finder = SplitIdentityFinder(store: store)

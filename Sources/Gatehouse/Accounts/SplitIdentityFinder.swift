@@ -234,13 +234,22 @@ public struct SplitIdentityFinder {
         }
         let sharedAgents = first.agents.filter(second.agents.contains)
         if let agent = sharedAgents.first {
-            reasons.append(SplitIdentityReason(code: "shared_user_agent", points: Points.sharedUserAgent, detail: "same user agent \"\(agent.prefix(80))\""))
+            reasons.append(SplitIdentityReason(code: "shared_user_agent", points: Points.sharedUserAgent, detail: "same user agent \"\(Self.shortened(agent, to: 80))\""))
         }
         let points = min(100, reasons.reduce(0) { $0 + $1.points })
         guard points >= minPoints else { return nil } // a 64-bit key collision, caught on the real rows
         let order = ["same_email_unicode", "name_match", "shared_ip", "same_mailbox", "created_close", "relay_pair", "shared_user_agent"]
         reasons.sort { ($0.points, order.firstIndex(of: $1.code) ?? 0) > ($1.points, order.firstIndex(of: $0.code) ?? 0) }
         return SplitIdentityCandidate(score: Double(points) / 100, earlier: first.user, later: second.user, reasons: reasons)
+    }
+
+    /// `text` cut to at most `limit` characters at a word's end, with "…" where it was cut.
+    static func shortened(_ text: String, to limit: Int) -> String {
+        guard text.count > limit else { return text }
+        let head = text.prefix(limit)
+        var cut = head.lastIndex(of: " ").map { head[..<$0] } ?? head
+        while cut.last == " " { cut = cut.dropLast() }
+        return cut + "…"
     }
 
     static func describe(milliseconds: Int64) -> String {
