@@ -40,6 +40,8 @@ def test_two_admins_in_two_browsers(browser, second_browser, console):
     other = second_browser
     ensure_admin(console, "ada")
     waiting = len(json.loads(console.run("approvals", "list", "--json").stdout))
+    # Earlier tests may leave the switch ON (test_console ends with it ON when run alone).
+    console.run("policy", "set", "linkSocial.allowDifferentEmails", "false", "--reason", "browser test: approvals start")
     console.run("approvals", "require", "policy.set")
     try:
         signed_in_as(browser, console, "admin")
