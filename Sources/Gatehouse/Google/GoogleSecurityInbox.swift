@@ -36,9 +36,8 @@ public struct GoogleSecurityInbox {
         self.masterKey = masterKey
     }
 
-    public enum Transport: String, Sendable, Codable {
-        case listener, ingest
-    }
+    /// What carried a token.
+    public typealias Transport = SecurityEventTransport
 
     /// What became of one token.
     public struct Receipt: Sendable, Codable, Equatable {
@@ -95,22 +94,10 @@ public struct GoogleSecurityInbox {
         return try record(event, fingerprint: SHA256.hex(token), transport: transport, now: now)
     }
 
-    /// Counts a refusal under its reason and source (one row per pair).
+    /// Counts a refusal under its reason and source (`RefusalCounter`: one row per pair, however many are forged).
     public func refuse(_ refusal: GoogleRISCRefusal, transport: Transport, source: String?, now: Timestamp) throws -> Receipt {
-        let key = source.map { "\(transport.rawValue) \(AppleNotificationInbox.RefusalSource.network(of: $0))" } ?? transport.rawValue
-        let detail = String(OperatorText.visible(refusal.description, keepLineBreaks: false).prefix(300))
-        try store.db.write {
-            var counter = key
-            if try store.db.row("SELECT id FROM gatehouse_google_refusals WHERE reason = ? AND source = ?", [refusal.reason.rawValue, key]) == nil,
-               try store.db.scalar("SELECT count(*) FROM gatehouse_google_refusals").int64 ?? 0 >= Int64(AppleNotificationInbox.maxRefusalCounters) {
-                counter = "\(transport.rawValue) (other sources)"
-            }
-            try store.db.execute("""
-                INSERT INTO gatehouse_google_refusals (reason, source, transport, count, first_seen, last_seen, last_detail) VALUES (?, ?, ?, 1, ?, ?, ?)
-                ON CONFLICT (reason, source) DO UPDATE SET count = gatehouse_google_refusals.count + 1, last_seen = excluded.last_seen,
-                    last_detail = excluded.last_detail
-                """, [refusal.reason.rawValue, counter, transport.rawValue, now.iso8601, now.iso8601, detail])
-        }
+        _ = try RefusalCounter.google.count(reason: refusal.reason.rawValue, description: refusal.description,
+                                            source: RefusalCounter.Source(transport: transport, address: source), in: store.db, now: now)
         return Receipt(outcome: .refused, id: nil, type: nil, userID: nil, message: refusal.description, refusal: refusal.reason, setError: refusal.setError)
     }
 
