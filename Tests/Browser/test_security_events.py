@@ -1,6 +1,6 @@
-"""The Security events page: the empty state's setup steps; Apple's and Google's events in one list with filters; an
-admin undoing what a Google event changed, with a reason. The events are made on a console of its own (a Google client
-id changes the shared store's health)."""
+"""The Security events page: the empty state's setup steps; Apple's and Google's events in one list with filters; the
+user's page it links to, showing the Google flag; an admin undoing what a Google event changed, with a reason. The
+events are made on a console of its own (a Google client id changes the shared store's health)."""
 import json
 import subprocess
 import sys
@@ -77,6 +77,11 @@ def test_events_are_listed_filtered_and_undone(browser, console):
             browser.get(f"{own.url}#/security-events?type=account-disabled")
             ready(browser, "security-events")
             assert "1 event," in browser.find_element(By.ID, "events-count").text
+
+            # The user is a link to the user's page, which shows the flag the event set.
+            browser.find_element(By.CSS_SELECTOR, "a.user-link").click()
+            page = ready(browser, "users")
+            assert "Google account disabled" in page.text, page.text
 
             # Undo the account-disabled event: the flag goes, with the reason in the audit log.
             page = go(browser, own, "security-events")

@@ -20,8 +20,7 @@ export async function render(container, api) {
     api.navigate(`#/security-events${query.toString() ? `?${query}` : ""}`);
   });
   const slot = el("div", { "aria-live": "polite" });
-  const entries = (await api.get("/api/security/events", { provider: params.provider, since: params.since, limit: "500" }))
-    .filter((e) => !params.type || e.event === params.type);
+  const entries = await api.get("/api/security/events", { provider: params.provider, event: params.type, since: params.since, limit: "500" });
   container.append(el("h1", { text: "Security events" }),
     el("p", { class: "muted", id: "events-count", text: `${entries.length} event${entries.length === 1 ? "" : "s"}, newest first, from Apple and Google. Refused tokens are counted on each provider's own list, not shown here.` }),
     card("Filters", form), slot);
@@ -34,7 +33,7 @@ export async function render(container, api) {
   }
   container.append(card("Events", table(["Received", "Provider", "Event", "User", "What Gatehouse did", "Undo"], entries.map((e) => [
     time(e.receivedAt), e.provider === "google" ? "Google" : "Apple", e.event,
-    e.userId ? el("a", { href: `#/users?q=${encodeURIComponent(e.userId)}`, text: e.userId }) : "—",
+    e.userId ? el("a", { href: `#/users?id=${encodeURIComponent(e.userId)}`, class: "user-link", text: e.userId }) : "—",
     e.action,
     undoCell(api, e, canUndo, slot),
   ]), { caption: "Security events", empty: "No event matches the filters." })));

@@ -27,16 +27,18 @@ public enum SecurityEventInbox {
         public let undoneAt: String?
     }
 
-    /// The latest events (at most `limit`), newest first, of one provider or both, received at or after `since`.
-    public static func list(store: Store, provider: Provider? = nil, since: Timestamp? = nil, limit: Int = 200) throws -> [Entry] {
+    /// The latest events (at most `limit`), newest first, of one provider or both, of one event type (`event`, as
+    /// the provider names it: `consent-revoked`, `sessions-revoked`) or all, received at or after `since`.
+    public static func list(store: Store, provider: Provider? = nil, event: String? = nil, since: Timestamp? = nil, limit: Int = 200) throws -> [Entry] {
         let limit = max(1, min(limit, 5000))
         let after = since?.iso8601 ?? ""
+        let type = event ?? ""
         var entries: [Entry] = []
         if provider != .google {
             entries += try store.db.rows("""
                 SELECT id, received_at, type, outcome, user_id, sub, action FROM gatehouse_apple_notifications
-                WHERE outcome <> 'refused' AND received_at >= ? ORDER BY received_at DESC, id DESC LIMIT ?
-                """, [after, limit]).map { row in
+                WHERE outcome <> 'refused' AND received_at >= ? AND (? = '' OR type = ?) ORDER BY received_at DESC, id DESC LIMIT ?
+                """, [after, type, type, limit]).map { row in
                 Entry(provider: "apple", id: row["id"].int64 ?? 0, receivedAt: row.optionalString("received_at") ?? "", event: row.optionalString("type") ?? "",
                       outcome: row.optionalString("outcome") ?? "", userId: row.optionalString("user_id"), subject: row.optionalString("sub"),
                       action: row.optionalString("action") ?? "", undoable: false, sessionsEnded: 0, undoneAt: nil)
@@ -45,8 +47,8 @@ public enum SecurityEventInbox {
         if provider != .apple {
             entries += try store.db.rows("""
                 SELECT id, received_at, event_type, outcome, user_id, sub, action, sessions_ended, undo_data IS NOT NULL AS undoable, undone_at
-                FROM gatehouse_google_events WHERE received_at >= ? ORDER BY received_at DESC, id DESC LIMIT ?
-                """, [after, limit]).map { row in
+                FROM gatehouse_google_events WHERE received_at >= ? AND (? = '' OR event_type = ?) ORDER BY received_at DESC, id DESC LIMIT ?
+                """, [after, type, type, limit]).map { row in
                 Entry(provider: "google", id: row["id"].int64 ?? 0, receivedAt: row.optionalString("received_at") ?? "", event: row.optionalString("event_type") ?? "",
                       outcome: row.optionalString("outcome") ?? "", userId: row.optionalString("user_id"), subject: row.optionalString("sub"),
                       action: row.optionalString("action") ?? "", undoable: row.bool("undoable"), sessionsEnded: Int(row["sessions_ended"].int64 ?? 0),
