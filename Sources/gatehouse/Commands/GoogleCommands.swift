@@ -64,6 +64,10 @@ enum GoogleCommands: CommandNoun {
             body = [UInt8]((try? FileHandle.standardInput.read(upToCount: limit + 1)) ?? Data())
         } else {
             try InputFile.requireRegular(file, what: "the security event token")
+            var folder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: file, isDirectory: &folder), folder.boolValue {
+                throw GatehouseError.invalid("\(file) is a folder, not a security event token", fix: "pass the file that holds the token, or - to read it from stdin")
+            }
             guard let handle = FileHandle(forReadingAtPath: file) else { throw GatehouseError.notFound("cannot read \(file)", fix: "check the path") }
             defer { try? handle.close() }
             body = [UInt8]((try? handle.read(upToCount: limit + 1)) ?? Data())
