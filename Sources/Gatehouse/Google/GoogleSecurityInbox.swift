@@ -110,10 +110,26 @@ public struct GoogleSecurityInbox {
                 message: "already recorded as event \(row["id"].int64 ?? 0) (same jti and event type); nothing done again")
     }
 
+    /// The columns an event's account is read with.
+    static func accountColumns(_ schema: AuthSchema) -> String {
+        let account = schema.account
+        return "\(account.col(.id)) AS id, \(account.col(.userId)) AS user_id, \(account.col(.accountId)) AS sub"
+    }
+
+    /// The Google account holding the refresh token whose first 16 characters are the one argument: an index range
+    /// (`gatehouse_account_refreshToken_prefix_idx`), not a read of every account.
+    static func accountByRefreshPrefixSQL(_ schema: AuthSchema) -> String {
+        let account = schema.account
+        return """
+            SELECT \(accountColumns(schema)) FROM \(account.sql) WHERE \(AccountIndexes.refreshTokenPrefix(schema)) = ? AND \(account.col(.providerId)) = 'google'
+            ORDER BY \(account.col(.id)) LIMIT 1
+            """
+    }
+
     /// The Google account an event is about: by `sub`, or (token-revoked) by the refresh token it names.
     private func account(for event: GoogleSecurityEvent) throws -> Row? {
         let account = store.schema.account
-        let columns = "\(account.col(.id)) AS id, \(account.col(.userId)) AS user_id, \(account.col(.accountId)) AS sub"
+        let columns = Self.accountColumns(store.schema)
         if let sub = event.sub {
             return try store.db.row("""
                 SELECT \(columns) FROM \(account.sql) WHERE \(account.col(.providerId)) = 'google' AND \(account.col(.accountId)) = ?
@@ -123,10 +139,7 @@ public struct GoogleSecurityInbox {
         guard let identifier = event.token else { return nil }
         switch identifier {
         case .prefix(let prefix):
-            return try store.db.row("""
-                SELECT \(columns) FROM \(account.sql) WHERE \(account.col(.providerId)) = 'google' AND substr(\(account.col(.refreshToken)), 1, 16) = ?
-                ORDER BY \(account.col(.id)) LIMIT 1
-                """, [prefix])
+            return try store.db.row(Self.accountByRefreshPrefixSQL(store.schema), [prefix])
         case .doubleSHA512:
             // A hash cannot be looked up: the Google accounts holding a refresh token are hashed in turn.
             var found: Row?
