@@ -57,6 +57,9 @@ def test_events_are_listed_filtered_and_undone(browser, console):
                 result = subprocess.run([own_bin(), "google", "risc", "ingest", "-", "--store", own.store], input=token, capture_output=True,
                                         text=True, timeout=60, env=own.env)
                 assert result.returncode == 0, result.stdout + result.stderr
+            refused = subprocess.run([own_bin(), "google", "risc", "ingest", "-", "--store", own.store], input="not-a-token", capture_output=True,
+                                     text=True, timeout=60, env=own.env)
+            assert refused.returncode == 1, refused.stdout + refused.stderr
         finally:
             google.terminate()
             google.wait()
@@ -68,6 +71,7 @@ def test_events_are_listed_filtered_and_undone(browser, console):
             assert errors_shown(browser) == []
             assert "3 events" in browser.find_element(By.ID, "events-count").text
             assert "sessions cannot come back" in page.text
+            assert "Refused tokens (1)" in page.text and "not_a_token" in page.text, "the refused token is counted apart, not an event"
             shoot(browser, "security-events", (1440, 900))
             shoot(browser, "security-events", (390, 844))
             width = browser.execute_script("return document.documentElement.scrollWidth")

@@ -4,9 +4,10 @@ import Foundation
 import HTTPTestSupport
 import XCTest
 
-/// `GET /api/security/events` and `POST /api/security/events/google/:id/undo`: Apple's and Google's events in one
-/// list for viewers, filtered by provider, event type and date (a bad filter answered 400), the user's page showing
-/// the flag a Google event set, and the undo for admins only. Events end to end: GoogleRISCTests.
+/// `GET /api/security/events`, `GET /api/security/refusals` and `POST /api/security/events/google/:id/undo`: Apple's
+/// and Google's events in one list for viewers, filtered by provider, event type and date (a bad filter answered
+/// 400), the refused tokens' counters apart, the user's page showing the flag a Google event set, and the undo for
+/// admins only. Events end to end: GoogleRISCTests.
 final class ConsoleSecurityEventsTests: XCTestCase {
     func testTheInboxListsBothProvidersFiltersAndUndoes() throws {
         let harness = try ConsoleHarness(users: 20)
@@ -49,6 +50,24 @@ final class ConsoleSecurityEventsTests: XCTestCase {
             XCTAssertEqual(answer.status, 400, "\(bad): \(answer.bodyText)")
         }
         XCTAssertEqual(try harness.request("GET", "/api/security/events").status, 401)
+
+        // Refused tokens are no events: their counters are listed apart, both providers', the latest first.
+        _ = try inbox.receive(token: "not-a-token", transport: .listener, source: "192.0.2.7", now: .now())
+        try store.db.write {
+            try store.db.execute("""
+                INSERT INTO gatehouse_apple_refusals (reason, source, transport, count, first_seen, last_seen, last_detail)
+                VALUES ('signature', 'listener 198.51.100.1', 'listener', 4, '2026-11-30T00:00:00.000Z', '2026-12-01T00:00:00.000Z', 'forged')
+                """)
+        }
+        let refused = try harness.request("GET", "/api/security/refusals", token: viewer)
+        XCTAssertEqual(refused.status, 200, refused.bodyText)
+        let counters = (try JSONSerialization.jsonObject(with: Data(refused.body)) as? [[String: Any]]) ?? []
+        XCTAssertEqual(counters.map { "\($0["provider"] ?? ""):\($0["reason"] ?? ""):\($0["source"] ?? ""):\($0["count"] ?? "")" },
+                       ["google:not_a_token:listener 192.0.2.7:1", "apple:signature:listener 198.51.100.1:4"], refused.bodyText)
+        let googles = try harness.request("GET", "/api/security/refusals?provider=google", token: viewer)
+        XCTAssertEqual((try JSONSerialization.jsonObject(with: Data(googles.body)) as? [[String: Any]])?.count, 1, googles.bodyText)
+        XCTAssertEqual(try harness.request("GET", "/api/security/refusals?provider=x", token: viewer).status, 400)
+        XCTAssertEqual(try list("").count, 3, "a refusal is no event")
 
         // The user's page shows the flag; the undo is an admin's.
         let page = try harness.request("GET", "/api/users/\(userID)", token: viewer)

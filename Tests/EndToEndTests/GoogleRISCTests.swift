@@ -363,6 +363,11 @@ final class GoogleRISCTests: XCTestCase {
         XCTAssertEqual(try setup.sessions("uG"), "2", "nothing changed")
         XCTAssertEqual(try setup.store.query("SELECT count(*) FROM gatehouse_google_events"), "0", "a refusal is no event")
         XCTAssertEqual(try setup.store.query("SELECT sum(count) FROM gatehouse_google_refusals"), String(forged.count), "each refusal is counted")
+        let listed = try setup.run(["security", "events", "refused", "--provider", "google", "--json"])
+        let counters = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]], listed.all)
+        XCTAssertEqual(counters.reduce(0) { $0 + ($1["count"] as? Int ?? 0) }, forged.count, "the counters are listed: \(listed.stdout)")
+        XCTAssertEqual(Set(counters.compactMap { $0["reason"] as? String }), Set(forged.map { $0.2 }))
+        XCTAssertTrue(try setup.run(["security", "events", "refused"]).stdout.contains("algorithm"))
         // The other identifier Google uses for a refresh token: Base64(SHA-512(SHA-512(token))).
         let hashed = try Self.doubleSHA512(Self.refreshToken)
         _ = try setup.ingest(try google.token("token-revoked", ["token_alg": "hash_base64_sha512_sha512", "token": hashed]))

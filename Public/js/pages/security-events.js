@@ -20,10 +20,19 @@ export async function render(container, api) {
     api.navigate(`#/security-events${query.toString() ? `?${query}` : ""}`);
   });
   const slot = el("div", { "aria-live": "polite" });
-  const entries = await api.get("/api/security/events", { provider: params.provider, event: params.type, since: params.since, limit: "500" });
+  const [entries, refusals] = await Promise.all([
+    api.get("/api/security/events", { provider: params.provider, event: params.type, since: params.since, limit: "500" }),
+    api.get("/api/security/refusals", { provider: params.provider }),
+  ]);
+  const refused = refusals.reduce((sum, r) => sum + r.count, 0);
   container.append(el("h1", { text: "Security events" }),
-    el("p", { class: "muted", id: "events-count", text: `${entries.length} event${entries.length === 1 ? "" : "s"}, newest first, from Apple and Google. Refused tokens are counted on each provider's own list, not shown here.` }),
+    el("p", { class: "muted", id: "events-count", text: `${entries.length} event${entries.length === 1 ? "" : "s"}, newest first, from Apple and Google. Refused tokens are not events: they are counted under Refused tokens.` }),
     card("Filters", form), slot);
+  if (refusals.length) {
+    container.append(card(`Refused tokens (${refused})`, table(["Provider", "Reason", "From", "Count", "Last", "The last one"], refusals.map((r) => [
+      r.provider === "google" ? "Google" : "Apple", r.reason, r.source, String(r.count), time(r.lastSeen), r.detail,
+    ]), { caption: "Refused tokens, the latest first" })));
+  }
   if (entries.length === 0 && !params.provider && !params.since && !params.type) {
     container.append(card("No event yet",
       el("p", { text: "Apple and Google push security events to receivers that run on the host, behind your TLS proxy:" }),

@@ -15,6 +15,10 @@ enum SecurityCommands: CommandNoun {
                                         options: [Options.provider.spec, Options.event.spec, Options.since.spec, Options.limit.spec, .json],
                                         examples: ["gatehouse security events --provider google --since 7d", "gatehouse security events --event account-disabled"],
                                         run: list),
+                            CommandSpec(name: "refused", summary: "the tokens refused (forged, another app's, unparseable): a count per provider, reason and source",
+                                        options: [Options.provider.spec, .json],
+                                        examples: ["gatehouse security events refused --provider google"],
+                                        run: refused),
                             CommandSpec(name: "undo", summary: "give back what a Google event changed (flags, tokens; ended sessions cannot come back)",
                                         arguments: [Arguments.event.spec], options: [Options.reason.spec, .json],
                                         examples: ["gatehouse security events undo google:12 --reason \"SUP-77: false alarm\""],
@@ -36,6 +40,19 @@ enum SecurityCommands: CommandNoun {
         invocation.output.table(["EVENT", "RECEIVED", "PROVIDER", "TYPE", "USER", "WHAT GATEHOUSE DID", "UNDO"], entries.map {
             ["\($0.provider):\($0.id)", $0.receivedAt, $0.provider, $0.event, $0.userId ?? "-", $0.action,
              $0.undoneAt != nil ? "undone" : $0.undoable ? "yes" : ($0.sessionsEnded > 0 ? "no (sessions cannot come back)" : "-")]
+        })
+        return 0
+    }
+
+    static func refused(_ invocation: Invocation) throws -> Int32 {
+        let counters = try SecurityEventInbox.refusals(store: try invocation.openStore(), provider: try invocation[Options.provider])
+        if invocation.json { try invocation.output.json(counters); return 0 }
+        guard !counters.isEmpty else {
+            invocation.output.line("no token refused")
+            return 0
+        }
+        invocation.output.table(["PROVIDER", "REASON", "FROM", "COUNT", "FIRST", "LAST", "THE LAST ONE"], counters.map {
+            [$0.provider, $0.reason, $0.source, String($0.count), $0.firstSeen, $0.lastSeen, $0.detail]
         })
         return 0
     }
