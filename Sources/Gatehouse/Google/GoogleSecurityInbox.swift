@@ -11,7 +11,7 @@ import Storage
 /// | `sessions-revoked` | end the user's sessions |
 /// | `tokens-revoked` | end the sessions, clear the Google account's stored tokens (access, refresh, id) |
 /// | `token-revoked` | clear that one refresh token, nothing else |
-/// | `account-disabled`, reason `hijacking` | end the sessions, clear the tokens, flag the account disabled |
+/// | `account-disabled`, reason `hijacking` | end the sessions, clear the tokens (Google re-secures the account; no flag) |
 /// | `account-disabled`, reason `bulk-account` | flag the user for review |
 /// | `account-disabled`, no reason | flag the account disabled (`policy export`'s `security` lists it) |
 /// | `account-enabled` | lift the disabled flag |
@@ -263,9 +263,7 @@ public struct GoogleSecurityInbox {
         case .accountDisabled where event.reason == "hijacking":
             sessions = try endSessions()
             tokens = try clearTokens(only: false)
-            try setState("disabled = ?, disabled_at = ?", ["hijacking", now.iso8601])
-            changedState = true
-            words = "Google account disabled (hijacking): \(sessions) session(s) ended, its tokens cleared, flagged disabled"
+            words = "Google account disabled (hijacking): \(sessions) session(s) ended, its tokens cleared"
         case .accountDisabled where event.reason == "bulk-account":
             try setState("review = ?, review_at = ?", ["bulk-account", now.iso8601])
             changedState = true
@@ -348,7 +346,8 @@ public struct GoogleSecurityInbox {
                 // The flags as they were before this event are the right ones only if no later event changed them since.
                 if let later = try store.db.row("""
                     SELECT id FROM gatehouse_google_events WHERE sub = ? AND id > ? AND undone_at IS NULL AND outcome = 'acted'
-                      AND event_type IN ('account-disabled', 'account-enabled', 'account-credential-change-required') ORDER BY id LIMIT 1
+                      AND event_type IN ('account-disabled', 'account-enabled', 'account-credential-change-required')
+                      AND NOT (event_type = 'account-disabled' AND coalesce(reason, '') = 'hijacking') ORDER BY id LIMIT 1
                     """, [sub, id]), let laterID = later["id"].int64 {
                     throw GatehouseError.conflict("Google account \(sub)'s flags were changed again by event \(laterID) after event \(id); nothing was changed",
                                                   fix: "undo the later events first (google:\(laterID); `gatehouse security events --provider google`)")

@@ -17,7 +17,7 @@ enum GoogleCommands: CommandNoun {
                             (fetched again at most once a minute for an unknown kid), iss that document's issuer, aud one of the app's Google
                             client ids (`providers set google`); exp is not checked. It is recorded once by jti and acted on: sessions-revoked
                             ends the user's sessions; tokens-revoked also clears the Google account's tokens; token-revoked clears that
-                            refresh token; account-disabled (hijacking) ends sessions, clears tokens and flags the account disabled;
+                            refresh token; account-disabled (hijacking) ends sessions and clears tokens;
                             account-disabled (bulk-account) or account-credential-change-required flag the user for review; account-disabled
                             without a reason flags it disabled (policy export's security section lists it); account-enabled lifts the flag.
                             See ops/runbooks/google-risc.md.
