@@ -164,6 +164,8 @@ final class GoogleRISCTests: XCTestCase {
 
             _ = try setup.ingest(try google.token("account-disabled", ["sub": "g-sub-2", "jti": "j-4"]))
             XCTAssertTrue(try setup.flags("uH").contains("google_account_disabled"), "[\(engine)]")
+            let shown = try setup.run(["users", "show", "uH"]).stdout
+            XCTAssertTrue(shown.contains("Google account disabled"), "users show says so: \(shown)")
             let export = try setup.run(["policy", "export", "--format", "json"]).stdout
             XCTAssertTrue(export.contains("\"googleDisabledSubs\" : [\n      \"g-sub-2\""), export)
             _ = try setup.ingest(try google.token("account-enabled", ["sub": "g-sub-2", "jti": "j-5"]))
