@@ -72,6 +72,7 @@ def test_events_are_listed_filtered_and_undone(browser, console):
             assert "3 events" in browser.find_element(By.ID, "events-count").text
             assert "sessions cannot come back" in page.text
             assert "Refused tokens (1)" in page.text and "not_a_token" in page.text, "the refused token is counted apart, not an event"
+            assert page.text.index("Refused tokens (1)") > page.text.index("account-credential-change-required"), "refusals come after the events"
             shoot(browser, "security-events", (1440, 900))
             shoot(browser, "security-events", (390, 844))
             width = browser.execute_script("return document.documentElement.scrollWidth")
