@@ -1,6 +1,6 @@
-"""The Security events page: the empty state's setup steps; Apple's and Google's events in one list with filters; an
-admin undoing what a Google event changed, with a reason. The events are made on a console of its own (a Google client
-id changes the shared store's health)."""
+"""The Security events page: the empty state's setup steps; Apple's and Google's events in one list with filters; the
+user's page it links to, showing the Google flag; an admin undoing what a Google event changed, with a reason. The
+events are made on a console of its own (a Google client id changes the shared store's health)."""
 import json
 import subprocess
 import sys
@@ -57,6 +57,9 @@ def test_events_are_listed_filtered_and_undone(browser, console):
                 result = subprocess.run([own_bin(), "google", "risc", "ingest", "-", "--store", own.store], input=token, capture_output=True,
                                         text=True, timeout=60, env=own.env)
                 assert result.returncode == 0, result.stdout + result.stderr
+            refused = subprocess.run([own_bin(), "google", "risc", "ingest", "-", "--store", own.store], input="not-a-token", capture_output=True,
+                                     text=True, timeout=60, env=own.env)
+            assert refused.returncode == 1, refused.stdout + refused.stderr
         finally:
             google.terminate()
             google.wait()
@@ -68,6 +71,8 @@ def test_events_are_listed_filtered_and_undone(browser, console):
             assert errors_shown(browser) == []
             assert "3 events" in browser.find_element(By.ID, "events-count").text
             assert "sessions cannot come back" in page.text
+            assert "Refused tokens (1)" in page.text and "not_a_token" in page.text, "the refused token is counted apart, not an event"
+            assert page.text.index("Refused tokens (1)") > page.text.index("account-credential-change-required"), "refusals come after the events"
             shoot(browser, "security-events", (1440, 900))
             shoot(browser, "security-events", (390, 844))
             width = browser.execute_script("return document.documentElement.scrollWidth")
@@ -77,6 +82,11 @@ def test_events_are_listed_filtered_and_undone(browser, console):
             browser.get(f"{own.url}#/security-events?type=account-disabled")
             ready(browser, "security-events")
             assert "1 event," in browser.find_element(By.ID, "events-count").text
+
+            # The user is a link to the user's page, which shows the flag the event set.
+            browser.find_element(By.CSS_SELECTOR, "a.user-link").click()
+            page = ready(browser, "users")
+            assert "Google account disabled" in page.text, page.text
 
             # Undo the account-disabled event: the flag goes, with the reason in the audit log.
             page = go(browser, own, "security-events")

@@ -108,7 +108,7 @@ final class ConsoleHeldLockTests: XCTestCase {
             String(decoding: (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data(), as: UTF8.self)
         }
         let reads = ["/api/status", "/api/auth/me", "/api/policy", "/api/policy/history", "/api/audit?limit=5", "/api/audit/verify",
-                     "/api/apple/keys", "/api/apple/notifications", "/api/apple/transfer", "/api/security/events", "/api/providers", "/api/users?q=a", "/api/users/duplicates",
+                     "/api/apple/keys", "/api/apple/notifications", "/api/apple/transfer", "/api/security/events", "/api/security/refusals", "/api/providers", "/api/users?q=a", "/api/users/duplicates",
                      "/api/users/\(users[0])", "/api/accounts/check", "/api/health", "/api/health/history", "/api/health/deadlines", "/api/users/\(users[1])/duplicates", "/api/merges", "/api/merges/1",
                      "/api/deletions", "/api/deletions/1", "/api/gates", "/api/gates/history", "/api/gates/export", "/api/approvals", "/api/approvals/settings", "/api/admins"]
         var requests = reads.map { Request(method: "GET", path: $0, token: admin, body: nil) }

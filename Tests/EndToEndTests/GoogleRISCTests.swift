@@ -100,6 +100,35 @@ final class GoogleRISCTests: XCTestCase {
             return (object?["flags"] as? [[String: Any]])?.compactMap { $0["code"] as? String } ?? []
         }
 
+        /// The rows each case starts from: uG's two sessions and uH's one, both Google accounts' tokens, and no flags
+        /// but `flags` ("sub|disabled|review", "-" for none).
+        func reset(flags: String = "", file: StaticString = #filePath, line: UInt = #line) throws {
+            let t = "2026-01-01T00:00:00.000Z", later = "2030-01-01T00:00:00.000Z"
+            var state = ""
+            if !flags.isEmpty {
+                let parts = flags.split(separator: "|").map { $0 == "-" ? "NULL" : "'\($0)'" }
+                state = "INSERT INTO gatehouse_google_account_state (sub, disabled, review, updated_at) VALUES (\(parts[0]), \(parts[1]), \(parts[2]), '\(t)');"
+            }
+            let done = try store.query("""
+                DELETE FROM "session";
+                INSERT INTO "session" ("id", "expiresAt", "token", "createdAt", "updatedAt", "userId") VALUES
+                  ('s1', '\(later)', 'st1', '\(t)', '\(t)', 'uG'), ('s2', '\(later)', 'st2', '\(t)', '\(t)', 'uG'), ('s3', '\(later)', 'st3', '\(t)', '\(t)', 'uH');
+                UPDATE "account" SET "accessToken" = '\(GoogleRISCTests.accessToken)', "refreshToken" = '\(GoogleRISCTests.refreshToken)', "idToken" = 'idt-1' WHERE "id" = 'acG';
+                UPDATE "account" SET "accessToken" = 'at-2', "refreshToken" = 'rt-2-secret-second-account', "idToken" = 'idt-2' WHERE "id" = 'acH';
+                DELETE FROM gatehouse_google_account_state;
+                \(state)
+                SELECT 'ok';
+                """)
+            XCTAssertTrue(done.hasSuffix("ok"), done, file: file, line: line)
+        }
+
+        /// Sessions per user, the two Google accounts' tokens, and the Google accounts' flags, as rows "a|b|…" ("-": none).
+        func snapshot() throws -> [String] {
+            [try store.query(#"SELECT "userId", count(*) FROM "session" GROUP BY "userId" ORDER BY "userId""#),
+             try store.query(#"SELECT "id", coalesce("accessToken", '-'), coalesce("refreshToken", '-'), coalesce("idToken", '-') FROM "account" WHERE "id" IN ('acG', 'acH') ORDER BY "id""#),
+             try store.query("SELECT sub, coalesce(disabled, '-'), coalesce(review, '-') FROM gatehouse_google_account_state ORDER BY sub")]
+        }
+
         func assertNothingSecretPrinted(file: StaticString = #filePath, line: UInt = #line) {
             for output in outputs {
                 for secret in [GoogleRISCTests.refreshToken, GoogleRISCTests.accessToken, "PRIVATE KEY", "rt-2-secret"] {
@@ -135,6 +164,8 @@ final class GoogleRISCTests: XCTestCase {
 
             _ = try setup.ingest(try google.token("account-disabled", ["sub": "g-sub-2", "jti": "j-4"]))
             XCTAssertTrue(try setup.flags("uH").contains("google_account_disabled"), "[\(engine)]")
+            let shown = try setup.run(["users", "show", "uH"]).stdout
+            XCTAssertTrue(shown.contains("Google account disabled"), "users show says so: \(shown)")
             let export = try setup.run(["policy", "export", "--format", "json"]).stdout
             XCTAssertTrue(export.contains("\"googleDisabledSubs\" : [\n      \"g-sub-2\""), export)
             _ = try setup.ingest(try google.token("account-enabled", ["sub": "g-sub-2", "jti": "j-5"]))
@@ -148,8 +179,7 @@ final class GoogleRISCTests: XCTestCase {
             // A month old, no exp: security event tokens describe past events, and exp is not checked.
             let old = Int(Date().timeIntervalSince1970) - 30 * 86_400
             _ = try setup.ingest(try google.token("account-disabled", ["sub": "g-sub-1", "jti": "j-8", "reason": "hijacking", "iat": old]))
-            XCTAssertTrue(try setup.flags("uG").contains("google_account_disabled"), "[\(engine)]")
-            XCTAssertEqual(try setup.column("accessToken", of: "acG"), "NULL", "hijacking clears the tokens")
+            XCTAssertEqual(try setup.column("accessToken", of: "acG"), "NULL", "hijacking clears the tokens [\(engine)]")
 
             let unknown = try setup.ingest(try google.token("sessions-revoked", ["sub": "g-nobody", "jti": "j-9"]))
             XCTAssertEqual(unknown["outcome"] as? String, "unknown_subject", "[\(engine)]")
@@ -165,12 +195,149 @@ final class GoogleRISCTests: XCTestCase {
             let hijack = try XCTUnwrap(events.first { $0["event"] as? String == "account-disabled" && $0["userId"] as? String == "uG" && ($0["action"] as? String ?? "").contains("hijacking") })
             try setup.run(["security", "events", "undo", "google:\(hijack["id"] as? Int ?? 0)", "--reason", "SUP-1: a test"])
             XCTAssertEqual(try setup.column("accessToken", of: "acG"), Self.accessToken, "the undo gives the tokens back [\(engine)]")
-            XCTAssertFalse(try setup.flags("uG").contains("google_account_disabled"))
             let sessionsEvent = try XCTUnwrap(events.first { $0["event"] as? String == "sessions-revoked" && $0["userId"] as? String == "uG" })
             let cannot = try setup.run(["security", "events", "undo", "google:\(sessionsEvent["id"] as? Int ?? 0)", "--reason", "x"], status: 1)
             XCTAssertTrue(cannot.stderr.contains("cannot be brought back"), cannot.all)
             setup.assertNothingSecretPrinted()
         }
+    }
+
+    /// Each event type from the same rows, on every engine: what it changes (sessions, the Google account's tokens,
+    /// the account's flags) and nothing else, an audit entry naming its jti, and an undo that gives back all it
+    /// changed but the sessions (or says there is nothing to give back).
+    func testEachEventChangesWhatItSaysAndNothingElseAndIsUndoneOnEveryEngine() throws {
+        let g = "acG|\(Self.accessToken)|\(Self.refreshToken)|idt-1", h = "acH|at-2|rt-2-secret-second-account|idt-2"
+        let tokens = "\(g)\n\(h)", sessions = "uG|2\nuH|1", uGSignedOut = "uH|1"
+        let hashed = try Self.doubleSHA512("rt-2-secret-second-account")
+        let cases: [(event: String, fields: [String: Any], sessions: String, tokens: String, flags: String, before: String)] = [
+            ("sessions-revoked", ["sub": "g-sub-1"], uGSignedOut, tokens, "", ""),
+            ("tokens-revoked", ["sub": "g-sub-1"], uGSignedOut, "acG|-|-|-\n\(h)", "", ""),
+            ("token-revoked", ["token_alg": "prefix", "token": String(Self.refreshToken.prefix(16))], sessions, "acG|\(Self.accessToken)|-|idt-1\n\(h)", "", ""),
+            ("token-revoked", ["token_alg": "hash_base64_sha512_sha512", "token": hashed], sessions, "\(g)\nacH|at-2|-|idt-2", "", ""),
+            ("account-disabled", ["sub": "g-sub-1", "reason": "hijacking"], uGSignedOut, "acG|-|-|-\n\(h)", "", ""),
+            ("account-disabled", ["sub": "g-sub-1", "reason": "bulk-account"], sessions, tokens, "g-sub-1|-|bulk-account", ""),
+            ("account-disabled", ["sub": "g-sub-1"], sessions, tokens, "g-sub-1|unspecified|-", ""),
+            ("account-enabled", ["sub": "g-sub-1"], sessions, tokens, "g-sub-1|-|bulk-account", "g-sub-1|unspecified|bulk-account"),
+            ("account-credential-change-required", ["sub": "g-sub-2"], sessions, tokens, "g-sub-2|-|credential-change-required", ""),
+            ("verification", ["state": "v-1"], sessions, tokens, "", ""),
+            ("sessions-revoked", ["sub": "g-nobody"], sessions, tokens, "", ""),
+        ]
+        for engine in TestStore.engines {
+            let setup = try Setup(engine)
+            for (index, item) in cases.enumerated() {
+                let label = "\(item.event) \(item.fields) [\(engine)]"
+                try setup.reset(flags: item.before)
+                let jti = "case-\(index)-jti"
+                let receipt = try setup.ingest(try setup.google.token(item.event, item.fields.merging(["jti": jti]) { $1 }))
+                XCTAssertEqual(receipt["outcome"] as? String, index == cases.count - 1 ? "unknown_subject" : "accepted", label)
+                XCTAssertEqual(try setup.snapshot(), [item.sessions, item.tokens, item.flags.isEmpty ? item.before : item.flags], label)
+                XCTAssertEqual(try setup.store.query("SELECT count(*) FROM gatehouse_audit WHERE action = 'google.risc.\(item.event)' AND details LIKE '%\(jti)%'"),
+                               "1", "the audit entry names the jti: \(label)")
+                let changed = item.tokens != tokens || (!item.flags.isEmpty && item.flags != item.before)
+                let undo = try setup.run(["security", "events", "undo", "google:\(receipt["id"] as? Int ?? 0)", "--reason", "SUP-2: a test"], status: changed ? 0 : 1)
+                if changed {
+                    XCTAssertEqual(try setup.snapshot(), [item.sessions, tokens, item.before], "undone, but the sessions: \(label)")
+                    XCTAssertEqual(undo.stdout.contains("cannot come back"), item.sessions != sessions, undo.all)
+                } else {
+                    XCTAssertTrue(undo.stderr.contains("changed nothing an undo can give back"), undo.all)
+                    XCTAssertEqual(undo.stderr.contains("cannot be brought back"), item.sessions != sessions, undo.all)
+                }
+            }
+            XCTAssertEqual(try setup.store.query("SELECT verify_state FROM gatehouse_google_risc_stream"), "v-1", "verification records its state [\(engine)]")
+            let list = try setup.run(["security", "events", "--provider", "google"]).stdout
+            XCTAssertTrue(list.contains("no (sessions cannot come back)"), list)
+            XCTAssertEqual(list.components(separatedBy: "undone").count - 1, 8, "the inbox says which were undone: \(list)")
+            let disabled = try setup.run(["security", "events", "--event", "account-disabled", "--json"]).stdout
+            XCTAssertEqual((try JSONSerialization.jsonObject(with: Data(disabled.utf8)) as? [[String: Any]])?.count, 3, disabled)
+            let later = try setup.run(["security", "events", "--since", "2099-01-01"]).stdout
+            XCTAssertTrue(later.hasPrefix("no security event recorded since then"), later)
+            // A hijacking event changes no flag: an earlier event's flag can still be undone after it.
+            try setup.reset()
+            let flagged = try setup.ingest(try setup.google.token("account-disabled", ["sub": "g-sub-2", "jti": "later-1"]))
+            _ = try setup.ingest(try setup.google.token("account-disabled", ["sub": "g-sub-2", "jti": "later-2", "reason": "hijacking"]))
+            try setup.run(["security", "events", "undo", "google:\(flagged["id"] as? Int ?? 0)", "--reason", "SUP-4: a test"])
+            XCTAssertEqual(try setup.snapshot()[2], "", "[\(engine)]")
+            setup.assertNothingSecretPrinted()
+        }
+    }
+
+    /// The issuer and the key set are the ones Google's discovery document names: with the stand-in naming another
+    /// issuer and serving its keys at another path, that issuer's tokens are accepted and https://accounts.google.com/'s
+    /// refused. aud may be any of the app's Google client ids; exp, even a month past, is not checked.
+    func testTheIssuerAndKeysComeFromDiscoveryAndAudIsAnyOfTheClientIDs() throws {
+        let setup = try Setup(.sqlite)
+        let google = setup.google
+        _ = try google.post("/test/config", ["issuer": "https://risc.example.test/", "jwks_path": "/risc/elsewhere/keys"])
+        XCTAssertEqual(try setup.ingest(try google.token("sessions-revoked", ["sub": "g-sub-1"]))["outcome"] as? String, "accepted")
+        let googles = try setup.ingest(try google.token("sessions-revoked", ["sub": "g-sub-2", "iss": "https://accounts.google.com/"]), status: 1)
+        XCTAssertEqual(googles["refusal"] as? String, "issuer", "\(googles)")
+        XCTAssertEqual(try setup.sessions("uH"), "1")
+
+        try setup.run(["providers", "set", "google", "--client-id", "web=\(Self.clientID)", "--client-id", "ios=ios-client.apps.googleusercontent.com"])
+        XCTAssertEqual(try setup.ingest(try google.token("sessions-revoked", ["sub": "g-sub-2", "aud": "ios-client.apps.googleusercontent.com"]))["outcome"] as? String,
+                       "accepted", "aud is any of the app's client ids")
+        let listed = try setup.ingest(try google.token("account-credential-change-required", ["sub": "g-sub-2", "aud": ["someone-else", "ios-client.apps.googleusercontent.com"]]))
+        XCTAssertEqual(listed["outcome"] as? String, "accepted", "an aud list holding one of them")
+        let monthAgo = Int(Date().timeIntervalSince1970) - 30 * 86_400
+        let expired = try setup.ingest(try google.token("account-disabled", ["sub": "g-sub-2", "iat": monthAgo - 3600, "exp": monthAgo]))
+        XCTAssertEqual(expired["outcome"] as? String, "accepted", "exp is not checked: \(expired)")
+        setup.assertNothingSecretPrinted()
+    }
+
+    /// Every wrong invocation is answered with what is wrong and how to fix it, exit 1 or 2 (usage), never a crash.
+    func testBadInputIsAnsweredClearlyNeverWithACrash() throws {
+        let setup = try Setup(.sqlite)
+        let folder = setup.scratch.path("a-folder")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let notAKey = setup.scratch.path("not-a-key.json")
+        try Data(#"{"type": "service_account"}"#.utf8).write(to: URL(fileURLWithPath: notAKey))
+        chmod(notAKey, 0o600)
+        let cases: [(arguments: [String], stdin: String?, status: Int32, says: String)] = [
+            (["google", "risc", "ingest", setup.scratch.path("missing.jwt")], nil, 1, "cannot read"),
+            (["google", "risc", "ingest", folder], nil, 1, "is a folder, not a security event token"),
+            (["google", "risc", "ingest", "-"], "", 1, "the body is not a signed token"),
+            (["google", "risc", "stream", "update", "--url", "https://x.example/risc", "--events", "bogus", "--service-account", notAKey], nil, 2, "\"bogus\" is not an event type"),
+            (["google", "risc", "stream", "show", "--service-account", notAKey], nil, 1, "is not a service account's JSON key"),
+            (["google", "risc", "stream", "show", "--service-account", folder], nil, 1, "is a folder"),
+            (["google", "risc", "stream", "verify", "--state", "état", "--service-account", notAKey], nil, 2, "printable ASCII"),
+            (["google", "risc", "serve", "--path", "risc"], nil, 2, "--path must start with /"),
+            (["google", "risc", "serve", "--listen", "nowhere"], nil, 2, "--listen must be ADDRESS:PORT"),
+            (["security", "events", "--since", "yesterday"], nil, 2, "is neither an ISO-8601 time nor a duration"),
+            (["security", "events", "--provider", "microsoft"], nil, 2, "--provider must be apple or google"),
+            (["security", "events", "undo", "twelve", "--reason", "x"], nil, 2, "write PROVIDER:ID"),
+            (["security", "events", "undo", "apple:3", "--reason", "x"], nil, 1, "Apple's notifications change nothing an undo gives back"),
+            (["security", "events", "undo", "google:999", "--reason", "x"], nil, 1, "no Google security event 999"),
+        ]
+        for item in cases {
+            let result = try setup.run(item.arguments, status: item.status, stdin: item.stdin)
+            XCTAssertTrue(result.all.contains(item.says), "gatehouse \(item.arguments.joined(separator: " ")): \(result.all)")
+            XCTAssertFalse(result.all.contains("Fatal error") || result.all.contains("Stack dump"), result.all)
+        }
+        XCTAssertEqual(try setup.store.query("SELECT coalesce(sum(count), 0) FROM gatehouse_google_refusals"), "1", "only the empty token is a refusal")
+    }
+
+    /// `google.risc` warns when the stream is enabled but no event or verification arrived in 30 days, and is fine
+    /// once one did.
+    func testHealthWarnsWhenNoEventOrVerificationArrivedIn30Days() throws {
+        let setup = try Setup(.sqlite)
+        func risc() throws -> [String: Any]? {
+            let result = try setup.run(["health", "--json"], status: -1)
+            let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+            return (object?["checks"] as? [[String: Any]])?.first { $0["id"] as? String == "google.risc" }
+        }
+        let old = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-31 * 86_400))
+        let inserted = try setup.store.query("""
+            INSERT INTO gatehouse_google_risc_stream (id, status, updated_at) VALUES (1, 'enabled', '\(old)');
+            INSERT INTO gatehouse_google_events (id, received_at, transport, jti, event_type, outcome, action, token_sha256)
+              VALUES (1, '\(old)', 'listener', 'j-old', 'verification', 'recorded', 'verification received', 'x');
+            SELECT 'ok';
+            """)
+        XCTAssertTrue(inserted.hasSuffix("ok"), inserted)
+        let quiet = try XCTUnwrap(try risc())
+        XCTAssertEqual(quiet["status"] as? String, "warning", "\(quiet)")
+        XCTAssertTrue((quiet["summary"] as? String ?? "").contains("over 30 days"), "\(quiet)")
+        _ = try setup.ingest(try setup.google.token("verification", ["state": "fresh"]))
+        XCTAssertEqual(try risc()?["status"] as? String, "ok")
     }
 
     // MARK: refusals
@@ -202,6 +369,11 @@ final class GoogleRISCTests: XCTestCase {
         XCTAssertEqual(try setup.sessions("uG"), "2", "nothing changed")
         XCTAssertEqual(try setup.store.query("SELECT count(*) FROM gatehouse_google_events"), "0", "a refusal is no event")
         XCTAssertEqual(try setup.store.query("SELECT sum(count) FROM gatehouse_google_refusals"), String(forged.count), "each refusal is counted")
+        let listed = try setup.run(["security", "events", "refused", "--provider", "google", "--json"])
+        let counters = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]], listed.all)
+        XCTAssertEqual(counters.reduce(0) { $0 + ($1["count"] as? Int ?? 0) }, forged.count, "the counters are listed: \(listed.stdout)")
+        XCTAssertEqual(Set(counters.compactMap { $0["reason"] as? String }), Set(forged.map { $0.2 }))
+        XCTAssertTrue(try setup.run(["security", "events", "refused"]).stdout.contains("algorithm"))
         // The other identifier Google uses for a refresh token: Base64(SHA-512(SHA-512(token))).
         let hashed = try Self.doubleSHA512(Self.refreshToken)
         _ = try setup.ingest(try google.token("token-revoked", ["token_alg": "hash_base64_sha512_sha512", "token": hashed]))
@@ -246,6 +418,14 @@ final class GoogleRISCTests: XCTestCase {
         XCTAssertEqual(refused.status, 400)
         let error = try JSONSerialization.jsonObject(with: Data(refused.body)) as? [String: String]
         XCTAssertEqual(error?["err"], "invalid_key", "\(String(decoding: refused.body, as: UTF8.self))")
+        for body in ["hello.world", "", "eyJhbGciOiJSUzI1NiJ9.e30"] {
+            let unparsed = try receiver.post(body)
+            XCTAssertEqual(unparsed.status, 400, "\(body): \(String(decoding: unparsed.body, as: UTF8.self))")
+            let shape = try JSONSerialization.jsonObject(with: Data(unparsed.body)) as? [String: String]
+            XCTAssertEqual(shape?["err"], "invalid_request", "RFC 8935's error shape")
+            XCTAssertFalse((shape?["description"] ?? "").isEmpty)
+        }
+        XCTAssertEqual(try google.stats()["discovery"] as? Int, 1, "the discovery document is fetched once and kept")
         XCTAssertEqual(try receiver.post(String(repeating: "a", count: 70_000)).status, 413)
         XCTAssertEqual(try receiver.post("x", path: "/elsewhere").status, 404)
         XCTAssertEqual(try receiver.post("", method: "GET").status, 405)
@@ -279,6 +459,10 @@ final class GoogleRISCTests: XCTestCase {
         _ = slow
         XCTAssertEqual(try receiver.post(try google.token("account-disabled", ["sub": "g-sub-1"])).status, 202)
         XCTAssertTrue(try setup.flags("uG").contains("google_account_disabled"))
+        // The receiver's log: one line a request, never a token.
+        let log = ((try? String(contentsOf: receiver.running.out, encoding: .utf8)) ?? "") + ((try? String(contentsOf: receiver.running.err, encoding: .utf8)) ?? "")
+        XCTAssertTrue(log.contains(" 202 "), log.prefix(500).description)
+        XCTAssertNil(log.range(of: #"eyJ[A-Za-z0-9_-]{10,}"#, options: .regularExpression), "a token in the receiver's log")
     }
 
     /// A store held by another process: the delivery is answered 503 with Retry-After within the bound, not held
@@ -322,18 +506,28 @@ final class GoogleRISCTests: XCTestCase {
         chmod(path, 0o600)
         let none = try setup.run(["google", "risc", "stream", "show"], status: 1)
         XCTAssertTrue(none.stderr.contains("GOOGLE_APPLICATION_CREDENTIALS"), none.all)
-        var cli = setup.cli
-        cli.environment["GOOGLE_APPLICATION_CREDENTIALS"] = path
         let health = try setup.run(["health", "--json"], status: -1)
         XCTAssertTrue(health.stdout.contains("stream is not enabled"), health.stdout)
         try setup.run(["google", "risc", "stream", "update", "--url", "http://127.0.0.1:\(receiver.port)/risc", "--service-account", path])
-        try setup.run(["google", "risc", "stream", "enable", "--service-account", path])
-        let shown = try setup.run(["google", "risc", "stream", "show", "--service-account", path, "--json"])
+        // The key named by GOOGLE_APPLICATION_CREDENTIALS, with no --service-account.
+        setup.cli.environment["GOOGLE_APPLICATION_CREDENTIALS"] = path
+        try setup.run(["google", "risc", "stream", "disable"])
+        try setup.run(["google", "risc", "stream", "enable"])
+        let shown = try setup.run(["google", "risc", "stream", "show", "--json"])
         XCTAssertTrue(shown.stdout.contains("/risc"), shown.all)
-        XCTAssertTrue(shown.stdout.contains("account-credential-change-required"), "every event type is asked for: \(shown.all)")
+        let stream = try XCTUnwrap(try setup.google.stats()["stream"] as? [String: Any])
+        XCTAssertEqual(stream["events_requested"] as? [String], [
+            "https://schemas.openid.net/secevent/risc/event-type/sessions-revoked", "https://schemas.openid.net/secevent/oauth/event-type/tokens-revoked",
+            "https://schemas.openid.net/secevent/oauth/event-type/token-revoked", "https://schemas.openid.net/secevent/risc/event-type/account-disabled",
+            "https://schemas.openid.net/secevent/risc/event-type/account-enabled",
+            "https://schemas.openid.net/secevent/risc/event-type/account-credential-change-required",
+            "https://schemas.openid.net/secevent/risc/event-type/verification",
+        ], "update asks for every event type by default")
+        XCTAssertEqual(stream["status"] as? String, "enabled")
         try setup.run(["google", "risc", "stream", "verify", "--state", "check-42", "--service-account", path])
         let management = try setup.google.stats()["management"] as? [[String: Any]] ?? []
-        XCTAssertEqual(management.count, 3, "the stand-in accepted every signed management call: \(management)")
+        XCTAssertEqual(management.map { $0["path"] as? String ?? "" }, ["/v1beta/stream:update", "/v1beta/stream/status:update", "/v1beta/stream/status:update", "/v1beta/stream:verify"],
+                       "the stand-in accepted every signed management call: \(management)")
         let deadline = Date().addingTimeInterval(5)
         var events = ""
         while Date() < deadline, !events.contains("check-42") {
@@ -344,6 +538,12 @@ final class GoogleRISCTests: XCTestCase {
         let after = try setup.run(["health", "--json"], status: -1)
         XCTAssertTrue(after.stdout.contains("the stream is enabled"), after.stdout)
         for output in setup.outputs { XCTAssertFalse(output.contains(key["private_key"] as? String ?? "PRIVATE KEY"), output) }
+        // Nor is any of it copied into the store: not the PEM, not a line of its body.
+        let dump = try Tool.run("/usr/bin/sqlite3", [setup.store.location, ".dump"]).stdout
+        XCTAssertTrue(dump.contains("gatehouse_google_risc_stream"), "the dump is read")
+        let pem = (key["private_key"] as? String ?? "").split(separator: "\n").filter { !$0.hasPrefix("-----") }
+        XCTAssertFalse(pem.isEmpty)
+        for line in pem { XCTAssertFalse(dump.contains(line), "a line of the private key is in the store") }
         setup.assertNothingSecretPrinted()
     }
 }

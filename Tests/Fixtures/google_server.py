@@ -23,7 +23,9 @@ Test-only endpoints:
   POST /test/sign-many {"event", "subs": [...], "aud"} → {"tokens": [...]}, one per sub, each with its own jti
   POST /test/service-account → {"key": <a service account's JSON key the management API accepts>}
   POST /test/rotate → a second signing key joins the key set (kid risc-key-2)
-  POST /test/config {"keys_status": 500} → the discovery document and key set answer that status
+  POST /test/config {"keys_status": 500, "issuer": "https://…", "jwks_path": "/…"} → the discovery document and key set
+                   answer that status; the discovery document names that issuer (which tokens are then signed with) and
+                   serves the key set at that path (by default Google's: https://accounts.google.com/, /oauth2/v3/certs)
   GET  /test/stats → {"discovery": N, "certs": N, "management": [{"method", "path", "body"}], "pushes": [{"url", "status"}]}
 
 Usage: python google_server.py [--port 0]   (prints "PORT <n>" once listening)
@@ -75,6 +77,8 @@ class State:
         self.service_accounts = {}  # kid -> (email, public key)
         self.stream = {"delivery": None, "events_requested": [], "status": "disabled"}
         self.keys_status = 200
+        self.issuer = ISSUER
+        self.jwks_path = "/oauth2/v3/certs"
         self.discovery = 0
         self.certs = 0
         self.management = []
@@ -92,10 +96,10 @@ def sign_event(state, request, base):
         event["subject"] = {"subject_type": "oauth_token", "token_type": "refresh_token",
                             "token_identifier_alg": request.get("token_alg", "prefix"), "token": request.get("token", "")}
     else:
-        event["subject"] = {"subject_type": "iss-sub", "iss": ISSUER, "sub": request.get("sub", "")}
+        event["subject"] = {"subject_type": "iss-sub", "iss": state.issuer, "sub": request.get("sub", "")}
         if request.get("reason"):
             event["reason"] = request["reason"]
-    claims = {"iss": request.get("iss", ISSUER), "aud": request.get("aud", "web-client.apps.googleusercontent.com"),
+    claims = {"iss": request.get("iss", state.issuer), "aud": request.get("aud", "web-client.apps.googleusercontent.com"),
               "iat": request.get("iat", now), "jti": request.get("jti", uuid.uuid4().hex),
               "events": {TYPES.get(kind, kind): event}}
     if "exp" in request:
@@ -104,7 +108,7 @@ def sign_event(state, request, base):
     for name in request.get("omit", []):
         claims.pop(name, None)
     if request.get("second_event"):
-        claims["events"][TYPES["account-enabled"]] = {"subject": {"subject_type": "iss-sub", "iss": ISSUER, "sub": request.get("sub", "")}}
+        claims["events"][TYPES["account-enabled"]] = {"subject": {"subject_type": "iss-sub", "iss": state.issuer, "sub": request.get("sub", "")}}
     if request.get("no_subject"):
         for body in claims["events"].values():
             body.pop("subject", None)
@@ -156,13 +160,14 @@ class Handler(BaseHTTPRequestHandler):
             with state.lock:
                 state.discovery += 1
                 status = state.keys_status
+                issuer, jwks_path = state.issuer, state.jwks_path
             if status != 200:
                 return self.send(status, {"error": "unavailable"})
-            return self.send(200, {"issuer": ISSUER, "jwks_uri": self.base() + "/oauth2/v3/certs",
+            return self.send(200, {"issuer": issuer, "jwks_uri": self.base() + jwks_path,
                                    "delivery_methods_supported": ["https://schemas.openid.net/secevent/risc/delivery-method/push"],
                                    "add_subject_endpoint": self.base() + "/v1beta/subjects:add",
                                    "remove_subject_endpoint": self.base() + "/v1beta/subjects:remove"})
-        if self.path == "/oauth2/v3/certs":
+        if self.path == state.jwks_path:
             with state.lock:
                 state.certs += 1
                 status = state.keys_status
@@ -271,6 +276,10 @@ class Handler(BaseHTTPRequestHandler):
                     state.keys_status = config["keys_status"]
                 if "audience" in config:
                     state.stream["audience"] = config["audience"]
+                if "issuer" in config:
+                    state.issuer = config["issuer"]
+                if "jwks_path" in config:
+                    state.jwks_path = config["jwks_path"]
             return self.send(200, {})
         self.send(404, {"error": "not_found"})
 

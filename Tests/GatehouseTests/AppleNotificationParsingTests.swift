@@ -72,14 +72,7 @@ final class AppleNotificationParsingTests: XCTestCase {
         XCTAssertEqual(row["last_seen"].string, Timestamp(seconds: 1_800_000_002).iso8601)
         XCTAssertEqual(try store.db.scalar("SELECT count(*) FROM gatehouse_apple_notifications").int64, 0)
 
-        try store.db.write {
-            for index in 1..<AppleNotificationInbox.maxRefusalCounters {
-                try store.db.execute("""
-                    INSERT INTO gatehouse_apple_refusals (reason, source, transport, count, first_seen, last_seen, last_detail)
-                    VALUES ('signature', ?, 'listener', 1, '2026-12-01T00:00:00.000Z', '2026-12-01T00:00:00.000Z', 'x')
-                    """, ["listener 198.51.\(index / 256).\(index % 256)"])
-            }
-        }
+        try RefusalCounterTests.fillToTheBound("gatehouse_apple_refusals", in: store)
         for index in 0..<5 {
             _ = try inbox.receive(body: body, transport: .listener, source: "203.0.113.\(index)", now: .now())
         }

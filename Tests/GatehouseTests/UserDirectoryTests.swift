@@ -212,14 +212,14 @@ final class UserDirectoryTests: XCTestCase {
         XCTAssertEqual(try AccountIndexes.missing(fresh.db, schema: fresh.schema), [])
         XCTAssertNotNil(try fresh.db.row("SELECT 1 FROM sqlite_master WHERE name = 'gatehouse_account_accountId_providerId_idx'"))
 
-        // A Drizzle database lacks three, and both verification indexes; init adds them under gatehouse_ names, in
-        // Drizzle's column names.
+        // A Drizzle database lacks three, both verification indexes and the refresh token prefix index; init adds them
+        // under gatehouse_ names, in Drizzle's column names.
         let path = scratch.path("drizzle.sqlite")
         try Fixtures.database("drizzle-ms.sql", at: path)
         let (drizzle, report) = try Store.initialize(path: path, actor: tester)
         XCTAssertEqual(Set(report.indexesCreated), ["gatehouse_account_accountId_providerId_idx", "gatehouse_account_userId_idx", "gatehouse_session_userId_idx", "gatehouse_user_search",
                                                       "gatehouse_verification_identifier_tail_idx", "gatehouse_verification_value_idx",
-                                                      "gatehouse_user_name_idx", "gatehouse_user_createdAt_idx"])
+                                                      "gatehouse_user_name_idx", "gatehouse_user_createdAt_idx", "gatehouse_account_refreshToken_prefix_idx"])
         XCTAssertEqual(try AccountIndexes.missing(drizzle.db, schema: drizzle.schema), [])
         let plan = try drizzle.db.rows("EXPLAIN QUERY PLAN SELECT * FROM `session` WHERE user_id = ?", ["x"]).compactMap { $0["detail"].string }.joined()
         XCTAssertTrue(plan.contains("gatehouse_session_userId_idx"), plan)

@@ -20,24 +20,33 @@ export async function render(container, api) {
     api.navigate(`#/security-events${query.toString() ? `?${query}` : ""}`);
   });
   const slot = el("div", { "aria-live": "polite" });
-  const entries = (await api.get("/api/security/events", { provider: params.provider, since: params.since, limit: "500" }))
-    .filter((e) => !params.type || e.event === params.type);
+  const [entries, refusals] = await Promise.all([
+    api.get("/api/security/events", { provider: params.provider, event: params.type, since: params.since, limit: "500" }),
+    api.get("/api/security/refusals", { provider: params.provider }),
+  ]);
+  const refused = refusals.reduce((sum, r) => sum + r.count, 0);
   container.append(el("h1", { text: "Security events" }),
-    el("p", { class: "muted", id: "events-count", text: `${entries.length} event${entries.length === 1 ? "" : "s"}, newest first, from Apple and Google. Refused tokens are counted on each provider's own list, not shown here.` }),
+    el("p", { class: "muted", id: "events-count", text: `${entries.length} event${entries.length === 1 ? "" : "s"}, newest first, from Apple and Google. Refused tokens are not events: they are counted below the events, per reason and source.` }),
     card("Filters", form), slot);
+  // Refused tokens last: a flood of forged ones must not push the events down.
+  const refusedCard = () => card(`Refused tokens (${refused})`, table(["Provider", "Reason", "From", "Count", "Last", "The last one"], refusals.map((r) => [
+    r.provider === "google" ? "Google" : "Apple", r.reason, r.source, String(r.count), time(r.lastSeen), r.detail,
+  ]), { caption: "Refused tokens, the latest first" }));
   if (entries.length === 0 && !params.provider && !params.since && !params.type) {
     container.append(card("No event yet",
       el("p", { text: "Apple and Google push security events to receivers that run on the host, behind your TLS proxy:" }),
       el("pre", { class: "command", text: "gatehouse apple notifications serve --listen 127.0.0.1:8788 --path /apple/notifications\ngatehouse google risc serve --listen 127.0.0.1:8789 --path /google/risc\ngatehouse google risc stream update --url https://YOUR-HOST/google/risc\ngatehouse google risc stream enable\ngatehouse google risc stream verify" }),
       el("p", { class: "muted", text: "The runbooks ops/runbooks/apple-notifications.md and ops/runbooks/google-risc.md walk the registration at Apple and Google." })));
+    if (refusals.length) container.append(refusedCard());
     return;
   }
   container.append(card("Events", table(["Received", "Provider", "Event", "User", "What Gatehouse did", "Undo"], entries.map((e) => [
     time(e.receivedAt), e.provider === "google" ? "Google" : "Apple", e.event,
-    e.userId ? el("a", { href: `#/users?q=${encodeURIComponent(e.userId)}`, text: e.userId }) : "—",
+    e.userId ? el("a", { href: `#/users?id=${encodeURIComponent(e.userId)}`, class: "user-link", text: e.userId }) : "—",
     e.action,
     undoCell(api, e, canUndo, slot),
   ]), { caption: "Security events", empty: "No event matches the filters." })));
+  if (refusals.length) container.append(refusedCard());
 }
 
 function undoCell(api, entry, canUndo, slot) {

@@ -54,6 +54,15 @@ public enum AccountIndexes {
         // A user's verification rows by the end of their identifiers and by their values (`VerificationRows`), where
         // the dialect has a suffix index, and only where the store's role may make them (a server role may own none
         // of Better Auth's tables): the lookup finds the same rows without them, and such a store still opens.
+        // A refresh token by its first 16 characters: how Google's Cross-Account Protection names the one token a
+        // token-revoked event revokes (`GoogleSecurityInbox`); without it, each such event reads every account.
+        var refreshPrefix: Plan?
+        if let refresh = schema.account.columns[.refreshToken] {
+            let name = "gatehouse_account_refreshToken_prefix_idx"
+            refreshPrefix = Plan(name: name, table: schema.account.name, columns: [refresh],
+                                 purpose: "a refresh token by its first 16 characters (Google's token-revoked events)", present: false, servedBy: nil,
+                                 expression: AccountIndexes.refreshTokenPrefix(schema))
+        }
         let suffixIndex = db.dialect.suffixIndex
         var verification = suffixIndex == nil ? nil : schema.verification
         if let table = verification, try !db.mayCreateIndex(on: table.name) { verification = nil }
@@ -64,6 +73,11 @@ public enum AccountIndexes {
             let servedBy = leadingIndex(indexes[table.name] ?? [], column: columns[0], byteOrdered: byteOrdered)
             return Plan(name: name(table, fields), table: table.name, columns: columns, purpose: purpose, present: servedBy != nil,
                         servedBy: servedBy, byteOrdered: byteOrdered)
+        }
+        if let plan = refreshPrefix {
+            let servedBy = (indexes[plan.table] ?? []).first { $0.name == plan.name }?.name
+            plans.append(Plan(name: plan.name, table: plan.table, columns: plan.columns, purpose: plan.purpose, present: servedBy != nil,
+                              servedBy: servedBy, expression: plan.expression))
         }
         if let table = verification, let suffixIndex {
             let existing = indexes[table.name] ?? []
@@ -86,6 +100,11 @@ public enum AccountIndexes {
                               servedBy: valueServedBy, method: db.dialect.longValueIndexMethod))
         }
         return plans
+    }
+
+    /// The key of the refresh token prefix index, as a lookup must write it for the index to serve it.
+    public static func refreshTokenPrefix(_ schema: AuthSchema) -> String {
+        "substr(\(schema.account.col(.refreshToken)), 1, 16)"
     }
 
     /// `gatehouse_<table>_<fields>_idx`.

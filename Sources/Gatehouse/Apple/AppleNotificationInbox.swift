@@ -34,9 +34,7 @@ public struct AppleNotificationInbox {
     }
 
     /// What carried a notification.
-    public enum Transport: String, Sendable, Codable {
-        case listener, ingest
-    }
+    public typealias Transport = SecurityEventTransport
 
     /// What became of one notification.
     public struct Receipt: Sendable, Codable, Equatable {
@@ -105,58 +103,15 @@ public struct AppleNotificationInbox {
         return try record(notification, fingerprint: fingerprint, transport: transport, now: now)
     }
 
-    /// The most refusal counters kept apart by source; past it, a new source is counted under `RefusalSource.others`.
-    public static let maxRefusalCounters = 1000
-    /// The longest refusal text a counter keeps.
-    static let maxRefusalDetail = 300
+    /// The most refusal counters kept apart by source; past it, a new source is counted under "TRANSPORT (other sources)".
+    public static let maxRefusalCounters = RefusalCounter.maxCounters
 
-    /// Where refusals are counted from: the transport, and the listener's peer (an IPv6 peer by its /64, which one
-    /// sender holds whole).
-    struct RefusalSource {
-        let transport: Transport
-        let key: String
+    /// Where refusals are counted from (`RefusalCounter.Source`).
+    typealias RefusalSource = RefusalCounter.Source
 
-        init(transport: Transport, address: String?) {
-            self.transport = transport
-            key = address.map { "\(transport.rawValue) \(Self.network(of: $0))" } ?? transport.rawValue
-        }
-
-        /// The counter's source past `maxRefusalCounters`.
-        var others: String { "\(transport.rawValue) (other sources)" }
-
-        /// An IPv4 address as it is; an IPv6 address as its /64; anything else cut to 64 characters.
-        static func network(of address: String) -> String {
-            var v6 = in6_addr()
-            guard address.contains(":"), inet_pton(AF_INET6, address, &v6) == 1 else { return String(address.prefix(64)) }
-            let bytes = withUnsafeBytes(of: &v6) { Array($0) }
-            if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xff && bytes[11] == 0xff {
-                return bytes[12...].map(String.init).joined(separator: ".")
-            }
-            let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
-            return groups.joined(separator: ":") + "::/64"
-        }
-    }
-
-    /// Counts a refusal under its reason and source: one row per pair, upserted, so a flood of forged requests
-    /// costs a counter, not a row each.
+    /// Counts a refusal under its reason and source (`RefusalCounter`).
     private func refuse(_ refusal: AppleNotificationRefusal, outcome: Receipt.Outcome, source: RefusalSource, now: Timestamp) throws -> Receipt {
-        let db = store.db
-        let detail = String(OperatorText.visible(refusal.description, keepLineBreaks: false).prefix(Self.maxRefusalDetail))
-        // The count is read before the upsert, never after it: a write may not read back its own rows (D1).
-        let count: Int64 = try db.write {
-            var key = source.key
-            var counted = try db.row("SELECT count FROM gatehouse_apple_refusals WHERE reason = ? AND source = ?", [refusal.reason.rawValue, key])
-            if counted == nil, try db.scalar("SELECT count(*) FROM gatehouse_apple_refusals").int64 ?? 0 >= Int64(Self.maxRefusalCounters) {
-                key = source.others
-                counted = try db.row("SELECT count FROM gatehouse_apple_refusals WHERE reason = ? AND source = ?", [refusal.reason.rawValue, key])
-            }
-            try db.execute("""
-                INSERT INTO gatehouse_apple_refusals (reason, source, transport, count, first_seen, last_seen, last_detail) VALUES (?, ?, ?, 1, ?, ?, ?)
-                ON CONFLICT (reason, source) DO UPDATE SET count = gatehouse_apple_refusals.count + 1, last_seen = excluded.last_seen,
-                    last_detail = excluded.last_detail
-                """, [refusal.reason.rawValue, key, source.transport.rawValue, now.iso8601, now.iso8601, detail])
-            return (counted?["count"].int64 ?? 0) + 1
-        }
+        let count = try RefusalCounter.apple.count(reason: refusal.reason.rawValue, description: refusal.description, source: source, in: store.db, now: now)
         return Receipt(outcome: outcome, id: nil, type: nil, sub: nil, userID: nil, message: refusal.description, refusal: refusal.reason, refusals: count)
     }
 

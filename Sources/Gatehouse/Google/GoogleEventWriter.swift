@@ -35,6 +35,13 @@ public final class GoogleEventWriter: @unchecked Sendable {
         thread.start()
     }
 
+    /// How many events and refusals wait for the writer now.
+    var queued: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return queue.count
+    }
+
     public func stop() {
         condition.lock()
         stopped = true

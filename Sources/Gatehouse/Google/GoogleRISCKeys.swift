@@ -7,7 +7,8 @@ import Locking
 /// discovery document names (`{base}/.well-known/risc-configuration`: `issuer`, `jwks_uri`), with `base`
 /// `GATEHOUSE_GOOGLE_ACCOUNTS_BASE_URL` or `https://accounts.google.com`. Both are kept in this process for
 /// `cacheSeconds`; a token naming a `kid` the keys lack fetches them again, at most once a minute (anyone can send a
-/// token with a made-up `kid`, and each must not cost a request to Google).
+/// token with a made-up `kid`, and each must not cost a request to Google). A fetch that failed is not tried again
+/// for a minute either: while Google cannot be reached, tokens are answered "try later" without a request each.
 public final class GoogleRISCKeys: Sendable {
     public static let accountsBaseURL = "https://accounts.google.com"
     public static let baseURLVariable = "GATEHOUSE_GOOGLE_ACCOUNTS_BASE_URL"
@@ -30,6 +31,10 @@ public final class GoogleRISCKeys: Sendable {
     let timeout: Double
     private let cached = Locked<Configuration?>(nil)
     private let lastForced = Locked<Timestamp?>(nil)
+    /// The last fetch that failed, and when: answered again, without a fetch, for `forcedRefreshSeconds`.
+    private let lastFailure = Locked<(at: Timestamp, failure: Unavailable)?>(nil)
+    /// How many fetches were tried (the discovery document, then the keys, count as one).
+    let fetchAttempts = Locked<Int>(0)
 
     /// `baseURL` nil: the variable, else Google's.
     public init(baseURL: String? = nil, timeout: Double = 10) {
@@ -52,8 +57,15 @@ public final class GoogleRISCKeys: Sendable {
                 if !allowed { return current }
             }
         }
-        let configuration = try fetch(now: now)
+        if let last = lastFailure.value, now >= last.at, now < last.at.adding(seconds: Self.forcedRefreshSeconds) { throw last.failure }
+        fetchAttempts.withLock { $0 += 1 }
+        let configuration: Configuration
+        do { configuration = try fetch(now: now) } catch let failure as Unavailable {
+            lastFailure.withLock { $0 = (now, failure) }
+            throw failure
+        }
         cached.withLock { $0 = configuration }
+        lastFailure.withLock { $0 = nil }
         return configuration
     }
 

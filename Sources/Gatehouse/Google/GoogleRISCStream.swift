@@ -20,6 +20,10 @@ public struct GoogleServiceAccount: Sendable {
                                          fix: "pass --service-account FILE, or set GOOGLE_APPLICATION_CREDENTIALS to the JSON key of a service account with the RISC Configuration Admin role")
         }
         try InputFile.requireRegular(path, what: "the service account key")
+        var folder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &folder), folder.boolValue {
+            throw GatehouseError.invalid("the service account key \(path) is a folder", fix: "pass the service account's JSON key file itself")
+        }
         var info = stat()
         guard stat(path, &info) == 0 else { throw GatehouseError.notFound("cannot read the service account key \(path)", fix: "check the path") }
         guard info.st_mode & 0o077 == 0 else {

@@ -11,7 +11,7 @@ import Storage
 /// | `sessions-revoked` | end the user's sessions |
 /// | `tokens-revoked` | end the sessions, clear the Google account's stored tokens (access, refresh, id) |
 /// | `token-revoked` | clear that one refresh token, nothing else |
-/// | `account-disabled`, reason `hijacking` | end the sessions, clear the tokens, flag the account disabled |
+/// | `account-disabled`, reason `hijacking` | end the sessions, clear the tokens (Google re-secures the account; no flag) |
 /// | `account-disabled`, reason `bulk-account` | flag the user for review |
 /// | `account-disabled`, no reason | flag the account disabled (`policy export`'s `security` lists it) |
 /// | `account-enabled` | lift the disabled flag |
@@ -36,9 +36,8 @@ public struct GoogleSecurityInbox {
         self.masterKey = masterKey
     }
 
-    public enum Transport: String, Sendable, Codable {
-        case listener, ingest
-    }
+    /// What carried a token.
+    public typealias Transport = SecurityEventTransport
 
     /// What became of one token.
     public struct Receipt: Sendable, Codable, Equatable {
@@ -95,22 +94,10 @@ public struct GoogleSecurityInbox {
         return try record(event, fingerprint: SHA256.hex(token), transport: transport, now: now)
     }
 
-    /// Counts a refusal under its reason and source (one row per pair).
+    /// Counts a refusal under its reason and source (`RefusalCounter`: one row per pair, however many are forged).
     public func refuse(_ refusal: GoogleRISCRefusal, transport: Transport, source: String?, now: Timestamp) throws -> Receipt {
-        let key = source.map { "\(transport.rawValue) \(AppleNotificationInbox.RefusalSource.network(of: $0))" } ?? transport.rawValue
-        let detail = String(OperatorText.visible(refusal.description, keepLineBreaks: false).prefix(300))
-        try store.db.write {
-            var counter = key
-            if try store.db.row("SELECT id FROM gatehouse_google_refusals WHERE reason = ? AND source = ?", [refusal.reason.rawValue, key]) == nil,
-               try store.db.scalar("SELECT count(*) FROM gatehouse_google_refusals").int64 ?? 0 >= Int64(AppleNotificationInbox.maxRefusalCounters) {
-                counter = "\(transport.rawValue) (other sources)"
-            }
-            try store.db.execute("""
-                INSERT INTO gatehouse_google_refusals (reason, source, transport, count, first_seen, last_seen, last_detail) VALUES (?, ?, ?, 1, ?, ?, ?)
-                ON CONFLICT (reason, source) DO UPDATE SET count = gatehouse_google_refusals.count + 1, last_seen = excluded.last_seen,
-                    last_detail = excluded.last_detail
-                """, [refusal.reason.rawValue, counter, transport.rawValue, now.iso8601, now.iso8601, detail])
-        }
+        _ = try RefusalCounter.google.count(reason: refusal.reason.rawValue, description: refusal.description,
+                                            source: RefusalCounter.Source(transport: transport, address: source), in: store.db, now: now)
         return Receipt(outcome: .refused, id: nil, type: nil, userID: nil, message: refusal.description, refusal: refusal.reason, setError: refusal.setError)
     }
 
@@ -123,10 +110,26 @@ public struct GoogleSecurityInbox {
                 message: "already recorded as event \(row["id"].int64 ?? 0) (same jti and event type); nothing done again")
     }
 
+    /// The columns an event's account is read with.
+    static func accountColumns(_ schema: AuthSchema) -> String {
+        let account = schema.account
+        return "\(account.col(.id)) AS id, \(account.col(.userId)) AS user_id, \(account.col(.accountId)) AS sub"
+    }
+
+    /// The Google account holding the refresh token whose first 16 characters are the one argument: an index range
+    /// (`gatehouse_account_refreshToken_prefix_idx`), not a read of every account.
+    static func accountByRefreshPrefixSQL(_ schema: AuthSchema) -> String {
+        let account = schema.account
+        return """
+            SELECT \(accountColumns(schema)) FROM \(account.sql) WHERE \(AccountIndexes.refreshTokenPrefix(schema)) = ? AND \(account.col(.providerId)) = 'google'
+            ORDER BY \(account.col(.id)) LIMIT 1
+            """
+    }
+
     /// The Google account an event is about: by `sub`, or (token-revoked) by the refresh token it names.
     private func account(for event: GoogleSecurityEvent) throws -> Row? {
         let account = store.schema.account
-        let columns = "\(account.col(.id)) AS id, \(account.col(.userId)) AS user_id, \(account.col(.accountId)) AS sub"
+        let columns = Self.accountColumns(store.schema)
         if let sub = event.sub {
             return try store.db.row("""
                 SELECT \(columns) FROM \(account.sql) WHERE \(account.col(.providerId)) = 'google' AND \(account.col(.accountId)) = ?
@@ -136,10 +139,7 @@ public struct GoogleSecurityInbox {
         guard let identifier = event.token else { return nil }
         switch identifier {
         case .prefix(let prefix):
-            return try store.db.row("""
-                SELECT \(columns) FROM \(account.sql) WHERE \(account.col(.providerId)) = 'google' AND substr(\(account.col(.refreshToken)), 1, 16) = ?
-                ORDER BY \(account.col(.id)) LIMIT 1
-                """, [prefix])
+            return try store.db.row(Self.accountByRefreshPrefixSQL(store.schema), [prefix])
         case .doubleSHA512:
             // A hash cannot be looked up: the Google accounts holding a refresh token are hashed in turn.
             var found: Row?
@@ -263,9 +263,7 @@ public struct GoogleSecurityInbox {
         case .accountDisabled where event.reason == "hijacking":
             sessions = try endSessions()
             tokens = try clearTokens(only: false)
-            try setState("disabled = ?, disabled_at = ?", ["hijacking", now.iso8601])
-            changedState = true
-            words = "Google account disabled (hijacking): \(sessions) session(s) ended, its tokens cleared, flagged disabled"
+            words = "Google account disabled (hijacking): \(sessions) session(s) ended, its tokens cleared"
         case .accountDisabled where event.reason == "bulk-account":
             try setState("review = ?, review_at = ?", ["bulk-account", now.iso8601])
             changedState = true
@@ -348,7 +346,8 @@ public struct GoogleSecurityInbox {
                 // The flags as they were before this event are the right ones only if no later event changed them since.
                 if let later = try store.db.row("""
                     SELECT id FROM gatehouse_google_events WHERE sub = ? AND id > ? AND undone_at IS NULL AND outcome = 'acted'
-                      AND event_type IN ('account-disabled', 'account-enabled', 'account-credential-change-required') ORDER BY id LIMIT 1
+                      AND event_type IN ('account-disabled', 'account-enabled', 'account-credential-change-required')
+                      AND NOT (event_type = 'account-disabled' AND coalesce(reason, '') = 'hijacking') ORDER BY id LIMIT 1
                     """, [sub, id]), let laterID = later["id"].int64 {
                     throw GatehouseError.conflict("Google account \(sub)'s flags were changed again by event \(laterID) after event \(id); nothing was changed",
                                                   fix: "undo the later events first (google:\(laterID); `gatehouse security events --provider google`)")

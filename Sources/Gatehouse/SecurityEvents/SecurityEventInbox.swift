@@ -2,8 +2,8 @@ import Storage
 
 /// One inbox for every provider's security events: Apple's server-to-server notifications and Google's
 /// Cross-Account Protection events, newest first, each with what Gatehouse did and whether it can be undone.
-/// Refused tokens are not events: each provider's own list counts them (`apple notifications list`, the counters
-/// behind `google risc serve`).
+/// Refused tokens are not events: they are counted per provider, reason and source (`RefusalCounter`), and listed
+/// apart (`refusals`).
 public enum SecurityEventInbox {
     public enum Provider: String, Sendable, Codable, CaseIterable {
         case apple, google
@@ -27,16 +27,18 @@ public enum SecurityEventInbox {
         public let undoneAt: String?
     }
 
-    /// The latest events (at most `limit`), newest first, of one provider or both, received at or after `since`.
-    public static func list(store: Store, provider: Provider? = nil, since: Timestamp? = nil, limit: Int = 200) throws -> [Entry] {
+    /// The latest events (at most `limit`), newest first, of one provider or both, of one event type (`event`, as
+    /// the provider names it: `consent-revoked`, `sessions-revoked`) or all, received at or after `since`.
+    public static func list(store: Store, provider: Provider? = nil, event: String? = nil, since: Timestamp? = nil, limit: Int = 200) throws -> [Entry] {
         let limit = max(1, min(limit, 5000))
         let after = since?.iso8601 ?? ""
+        let type = event ?? ""
         var entries: [Entry] = []
         if provider != .google {
             entries += try store.db.rows("""
                 SELECT id, received_at, type, outcome, user_id, sub, action FROM gatehouse_apple_notifications
-                WHERE outcome <> 'refused' AND received_at >= ? ORDER BY received_at DESC, id DESC LIMIT ?
-                """, [after, limit]).map { row in
+                WHERE outcome <> 'refused' AND received_at >= ? AND (? = '' OR type = ?) ORDER BY received_at DESC, id DESC LIMIT ?
+                """, [after, type, type, limit]).map { row in
                 Entry(provider: "apple", id: row["id"].int64 ?? 0, receivedAt: row.optionalString("received_at") ?? "", event: row.optionalString("type") ?? "",
                       outcome: row.optionalString("outcome") ?? "", userId: row.optionalString("user_id"), subject: row.optionalString("sub"),
                       action: row.optionalString("action") ?? "", undoable: false, sessionsEnded: 0, undoneAt: nil)
@@ -45,8 +47,8 @@ public enum SecurityEventInbox {
         if provider != .apple {
             entries += try store.db.rows("""
                 SELECT id, received_at, event_type, outcome, user_id, sub, action, sessions_ended, undo_data IS NOT NULL AS undoable, undone_at
-                FROM gatehouse_google_events WHERE received_at >= ? ORDER BY received_at DESC, id DESC LIMIT ?
-                """, [after, limit]).map { row in
+                FROM gatehouse_google_events WHERE received_at >= ? AND (? = '' OR event_type = ?) ORDER BY received_at DESC, id DESC LIMIT ?
+                """, [after, type, type, limit]).map { row in
                 Entry(provider: "google", id: row["id"].int64 ?? 0, receivedAt: row.optionalString("received_at") ?? "", event: row.optionalString("event_type") ?? "",
                       outcome: row.optionalString("outcome") ?? "", userId: row.optionalString("user_id"), subject: row.optionalString("sub"),
                       action: row.optionalString("action") ?? "", undoable: row.bool("undoable"), sessionsEnded: Int(row["sessions_ended"].int64 ?? 0),
@@ -54,5 +56,33 @@ public enum SecurityEventInbox {
             }
         }
         return Array(entries.sorted { ($0.receivedAt, $0.id) > ($1.receivedAt, $1.id) }.prefix(limit))
+    }
+
+    /// A counter of refused tokens: how many of one provider's tokens were refused for one reason from one source,
+    /// since when, and the last one's words (never the token).
+    public struct Refusal: Sendable, Codable, Equatable {
+        public let provider: String
+        public let reason: String
+        public let source: String
+        public let count: Int64
+        public let firstSeen: String
+        public let lastSeen: String
+        public let detail: String
+    }
+
+    /// The refusal counters (at most `limit`), of one provider or both, the latest refusal first.
+    public static func refusals(store: Store, provider: Provider? = nil, limit: Int = 200) throws -> [Refusal] {
+        let limit = max(1, min(limit, 5000))
+        var counters: [Refusal] = []
+        for (name, counter) in [(Provider.apple, RefusalCounter.apple), (.google, .google)] where provider == nil || provider == name {
+            counters += try store.db.rows("""
+                SELECT reason, source, count, first_seen, last_seen, last_detail FROM \(counter.table) ORDER BY last_seen DESC, id DESC LIMIT ?
+                """, [limit]).map { row in
+                Refusal(provider: name.rawValue, reason: row.optionalString("reason") ?? "", source: row.optionalString("source") ?? "",
+                        count: row["count"].int64 ?? 0, firstSeen: row.optionalString("first_seen") ?? "", lastSeen: row.optionalString("last_seen") ?? "",
+                        detail: row.optionalString("last_detail") ?? "")
+            }
+        }
+        return Array(counters.sorted { $0.lastSeen > $1.lastSeen }.prefix(limit))
     }
 }

@@ -17,7 +17,7 @@ enum GoogleCommands: CommandNoun {
                             (fetched again at most once a minute for an unknown kid), iss that document's issuer, aud one of the app's Google
                             client ids (`providers set google`); exp is not checked. It is recorded once by jti and acted on: sessions-revoked
                             ends the user's sessions; tokens-revoked also clears the Google account's tokens; token-revoked clears that
-                            refresh token; account-disabled (hijacking) ends sessions, clears tokens and flags the account disabled;
+                            refresh token; account-disabled (hijacking) ends sessions and clears tokens;
                             account-disabled (bulk-account) or account-credential-change-required flag the user for review; account-disabled
                             without a reason flags it disabled (policy export's security section lists it); account-enabled lifts the flag.
                             See ops/runbooks/google-risc.md.
@@ -64,6 +64,10 @@ enum GoogleCommands: CommandNoun {
             body = [UInt8]((try? FileHandle.standardInput.read(upToCount: limit + 1)) ?? Data())
         } else {
             try InputFile.requireRegular(file, what: "the security event token")
+            var folder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: file, isDirectory: &folder), folder.boolValue {
+                throw GatehouseError.invalid("\(file) is a folder, not a security event token", fix: "pass the file that holds the token, or - to read it from stdin")
+            }
             guard let handle = FileHandle(forReadingAtPath: file) else { throw GatehouseError.notFound("cannot read \(file)", fix: "check the path") }
             defer { try? handle.close() }
             body = [UInt8]((try? handle.read(upToCount: limit + 1)) ?? Data())

@@ -12,9 +12,13 @@ enum SecurityCommands: CommandNoun {
             CommandSpec(name: "events", summary: "Apple's and Google's security events, newest first",
                         subcommands: [
                             CommandSpec(name: "list", summary: "the latest events: when, provider, event, user, what Gatehouse did, whether it can be undone",
-                                        options: [Options.provider.spec, Options.since.spec, Options.limit.spec, .json],
-                                        examples: ["gatehouse security events --provider google --since 7d"],
+                                        options: [Options.provider.spec, Options.event.spec, Options.since.spec, Options.limit.spec, .json],
+                                        examples: ["gatehouse security events --provider google --since 7d", "gatehouse security events --event account-disabled"],
                                         run: list),
+                            CommandSpec(name: "refused", summary: "the tokens refused (forged, another app's, unparseable): a count per provider, reason and source",
+                                        options: [Options.provider.spec, .json],
+                                        examples: ["gatehouse security events refused --provider google"],
+                                        run: refused),
                             CommandSpec(name: "undo", summary: "give back what a Google event changed (flags, tokens; ended sessions cannot come back)",
                                         arguments: [Arguments.event.spec], options: [Options.reason.spec, .json],
                                         examples: ["gatehouse security events undo google:12 --reason \"SUP-77: false alarm\""],
@@ -26,16 +30,29 @@ enum SecurityCommands: CommandNoun {
 
     static func list(_ invocation: Invocation) throws -> Int32 {
         let since = try invocation[Options.since].map { try AuditCommands.parseSince($0, invocation: invocation) }
-        let entries = try SecurityEventInbox.list(store: try invocation.openStore(), provider: try invocation[Options.provider], since: since,
-                                                  limit: try invocation[Options.limit])
+        let entries = try SecurityEventInbox.list(store: try invocation.openStore(), provider: try invocation[Options.provider],
+                                                  event: try invocation[Options.event], since: since, limit: try invocation[Options.limit])
         if invocation.json { try invocation.output.json(entries); return 0 }
         if entries.isEmpty {
-            invocation.output.line("no security event recorded\(since == nil ? "" : " since then"): Apple's arrive through `gatehouse apple notifications serve`, Google's through `gatehouse google risc serve` (ops/runbooks/apple-notifications.md, google-risc.md)")
+            invocation.output.line("no security event recorded\(since == nil ? "" : " since then")\(try invocation[Options.event].map { " of type \($0)" } ?? ""): Apple's arrive through `gatehouse apple notifications serve`, Google's through `gatehouse google risc serve` (ops/runbooks/apple-notifications.md, google-risc.md)")
             return 0
         }
         invocation.output.table(["EVENT", "RECEIVED", "PROVIDER", "TYPE", "USER", "WHAT GATEHOUSE DID", "UNDO"], entries.map {
             ["\($0.provider):\($0.id)", $0.receivedAt, $0.provider, $0.event, $0.userId ?? "-", $0.action,
              $0.undoneAt != nil ? "undone" : $0.undoable ? "yes" : ($0.sessionsEnded > 0 ? "no (sessions cannot come back)" : "-")]
+        })
+        return 0
+    }
+
+    static func refused(_ invocation: Invocation) throws -> Int32 {
+        let counters = try SecurityEventInbox.refusals(store: try invocation.openStore(), provider: try invocation[Options.provider])
+        if invocation.json { try invocation.output.json(counters); return 0 }
+        guard !counters.isEmpty else {
+            invocation.output.line("no token refused")
+            return 0
+        }
+        invocation.output.table(["PROVIDER", "REASON", "FROM", "COUNT", "FIRST", "LAST", "THE LAST ONE"], counters.map {
+            [$0.provider, $0.reason, $0.source, String($0.count), $0.firstSeen, $0.lastSeen, $0.detail]
         })
         return 0
     }
@@ -64,6 +81,7 @@ extension SecurityCommands {
 
     enum Options {
         static let provider: Option<SecurityEventInbox.Provider?> = .choice("provider", "apple|google", "one provider's events", as: SecurityEventInbox.Provider.self)
+        static let event: Option<String?> = .text("event", "TYPE", "one event type: sessions-revoked, account-disabled, consent-revoked, …")
         static let since: Option<String?> = .text("since", "TIME", "received at or after: 24h, 7d, or an ISO-8601 time")
         static let limit: Option<Int> = .integer("limit", "N", "how many (default 200, at most 5000)", default: 200, range: 1...5000)
         static let reason: Option<String> = .requiredText("reason", "TEXT", "why it is undone (kept in the audit log)", required: true)
