@@ -75,7 +75,7 @@ final class MigrationParityTests: XCTestCase {
             try catalog.migrate(postgres: db, configuration: StoreConfiguration(), now: "2026-12-01T00:00:00.000Z")
             let sqlite = try sqliteShapes(), postgres = try postgresShapes(db)
             XCTAssertEqual(postgres.keys.sorted(), sqlite.keys.sorted())
-            XCTAssertEqual(sqlite.count, 44, "gatehouse_migrations, the sync server's 4 tables and Gatehouse's 39")
+            XCTAssertEqual(sqlite.count, 45, "gatehouse_migrations, the sync server's 4 tables and Gatehouse's 40")
             XCTAssertEqual(postgres["gatehouse_apple_refusals"]?.indexes, ["gatehouse_apple_refusals_last_seen_idx (last_seen)"])
             XCTAssertEqual(postgres["gatehouse_apple_notifications"]?.indexes, ["gatehouse_apple_notifications_once unique (jti,sub,type)",
                                                                               "gatehouse_apple_notifications_sub_idx (sub,id)"])

@@ -103,6 +103,13 @@ public final class GoogleEventWriter: @unchecked Sendable {
                         }
                     }
                     if taken.count > 1 && store.engine.rowsPerWrite == nil {
+                        // A token named by its hash may need the hashes brought up to date: done before the batch's
+                        // write, so Better Auth's own writes do not wait for it.
+                        for pending in taken {
+                            if case .event(let event, _, _) = pending.work, case .doubleSHA512(let hash)? = event.token {
+                                _ = try? GoogleTokenHashes(store: store).account(hash: hash, columns: GoogleSecurityInbox.accountColumns(store.schema))
+                            }
+                        }
                         try store.db.write { results = taken.map(one) }
                     } else {
                         results = taken.map(one)

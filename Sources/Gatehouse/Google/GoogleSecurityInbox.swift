@@ -140,16 +140,8 @@ public struct GoogleSecurityInbox {
         switch identifier {
         case .prefix(let prefix):
             return try store.db.row(Self.accountByRefreshPrefixSQL(store.schema), [prefix])
-        case .doubleSHA512:
-            // A hash cannot be looked up: the Google accounts holding a refresh token are hashed in turn.
-            var found: Row?
-            try store.db.forEach("""
-                SELECT \(columns), \(account.col(.refreshToken)) AS refresh FROM \(account.sql)
-                WHERE \(account.col(.providerId)) = 'google' AND \(account.col(.refreshToken)) IS NOT NULL ORDER BY \(account.col(.id))
-                """, []) { row in
-                if found == nil, let refresh = row.optionalString("refresh"), identifier.matches(refresh) { found = row }
-            }
-            return found
+        case .doubleSHA512(let hash):
+            return try GoogleTokenHashes(store: store).account(hash: hash, columns: columns)
         }
     }
 
