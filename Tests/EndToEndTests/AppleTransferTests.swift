@@ -75,15 +75,16 @@ final class AppleTransferTests: XCTestCase {
             XCTAssertTrue(inserted.hasSuffix("ok"), inserted)
         }
 
-        /// Better Auth's doing when uD signs in during the window: a new user with the new sub and new relay address.
-        func addStraggler() throws {
-            let identity = try apple.get("/test/identity?sub=000444.dddd.0004&from=\(AppleTransferTests.sendingTeam)&to=\(AppleTransferTests.recipientTeam)") as? [String: Any]
+        /// Better Auth's doing when uD (or the owner of `sub`) signs in during the window: a new user with the new sub
+        /// and new relay address.
+        func addStraggler(sub oldSub: String = "000444.dddd.0004", user: String = "uD2", account: String = "acD2") throws {
+            let identity = try apple.get("/test/identity?sub=\(oldSub)&from=\(AppleTransferTests.sendingTeam)&to=\(AppleTransferTests.recipientTeam)") as? [String: Any]
             let sub = try XCTUnwrap(identity?["sub"] as? String), email = try XCTUnwrap(identity?["email"] as? String)
             let now = ISO8601DateFormatter().string(from: Date())
             let inserted = try store.query("""
-                INSERT INTO "user" ("id", "name", "email", "emailVerified", "createdAt", "updatedAt") VALUES ('uD2', 'Di', '\(email)', true, '\(now)', '\(now)');
+                INSERT INTO "user" ("id", "name", "email", "emailVerified", "createdAt", "updatedAt") VALUES ('\(user)', 'Di', '\(email)', true, '\(now)', '\(now)');
                 INSERT INTO "account" ("id", "issuer", "accountId", "providerId", "userId", "createdAt", "updatedAt") VALUES
-                  ('acD2', 'https://appleid.apple.com', '\(sub)', 'apple', 'uD2', '\(now)', '\(now)');
+                  ('\(account)', 'https://appleid.apple.com', '\(sub)', 'apple', '\(user)', '\(now)', '\(now)');
                 SELECT 'ok';
                 """)
             XCTAssertTrue(inserted.hasSuffix("ok"), inserted)
@@ -121,6 +122,30 @@ final class AppleTransferTests: XCTestCase {
             }
         }
 
+        /// No output held an identifier Apple answered (personal data: Gatehouse's tables only).
+        func assertNoIdentifierPrinted(_ identifiers: [String], file: StaticString = #filePath, line: UInt = #line) {
+            for output in outputs {
+                for identifier in identifiers where !identifier.isEmpty {
+                    XCTAssertFalse(output.contains(identifier), "\(identifier) printed: \(output)", file: file, line: line)
+                }
+            }
+        }
+
+        /// A SQLite store's files hold no client secret (an ES256 JWT) and no access token in the clear.
+        func assertNoSecretStored(file: StaticString = #filePath, line: UInt = #line) throws {
+            guard store.engine == .sqlite else { return }
+            for path in [store.location, store.location + "-wal"] where FileManager.default.fileExists(atPath: path) {
+                let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)
+                XCTAssertNil(text.range(of: #"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]+\."#, options: .regularExpression), "a JWT in \(path)", file: file, line: line)
+                XCTAssertNil(text.range(of: #"(?<![A-Za-z0-9_])at_[A-Za-z0-9_-]{32}"#, options: .regularExpression), "an access token in \(path)", file: file, line: line)
+            }
+        }
+
+        /// How many rows of the audit log record `action`.
+        func audited(_ action: String) throws -> Int {
+            Int(try store.query("SELECT count(*) FROM gatehouse_audit WHERE action = '\(action)'")) ?? -1
+        }
+
         func sub(of account: String) throws -> String { try store.query(#"SELECT "accountId" FROM "account" WHERE "id" = '\#(account)'"#) }
         func email(of user: String) throws -> String { try store.query(#"SELECT "email" FROM "user" WHERE "id" = '\#(user)'"#) }
     }
@@ -133,7 +158,8 @@ final class AppleTransferTests: XCTestCase {
         for engine in TestStore.engines {
             let setup = try Setup(engine)
             try setup.addUsers()
-            try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam, "--transferred-at", yesterday()])
+            let transferredAt = yesterday()
+            try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam, "--transferred-at", transferredAt])
             try setup.addStraggler()
             let second = try setup.run(["apple", "transfer", "start", "--to-team", "THIRDTEAM1"], status: 1)
             XCTAssertTrue(second.stderr.contains("already open"), second.all)
@@ -163,6 +189,9 @@ final class AppleTransferTests: XCTestCase {
             XCTAssertEqual(try setup.sub(of: "acD"), oldD, "the straggler's old account is left for the merge")
             XCTAssertEqual(try setup.sub(of: "acC"), "000333.cccc.0003", "a refused account stays")
             XCTAssertEqual(try setup.store.query(#"SELECT count(*) FROM "session""#), "2", "sessions are not touched")
+            XCTAssertEqual(try setup.store.query(#"SELECT DISTINCT "issuer" FROM "account" WHERE "providerId" = 'apple'"#), "https://appleid.apple.com",
+                           "the issuer stays Apple's")
+            XCTAssertEqual(try setup.audited("apple.transfer.apply"), 1, "the apply is audited [\(engine)]")
 
             let after = try setup.json(["apple", "transfer", "status"])
             XCTAssertEqual(after["stage"] as? String, "applied")
@@ -173,6 +202,7 @@ final class AppleTransferTests: XCTestCase {
             XCTAssertEqual(failed.first?["userId"] as? String, "uC")
             XCTAssertEqual(failed.first?["error"] as? String, "invalid_request")
             XCTAssertEqual(after["daysLeft"] as? Int, 58)
+            XCTAssertEqual((after["transferredAt"] as? String)?.prefix(19), transferredAt.prefix(19), "\(after)")
 
             let health = try setup.run(["health", "--json"], status: -1)
             XCTAssertTrue(health.stdout.contains("apple.transfer"), health.all)
@@ -183,7 +213,10 @@ final class AppleTransferTests: XCTestCase {
             XCTAssertEqual(try setup.sub(of: "acB"), oldB)
             let again = try setup.run(["apple", "transfer", "apply", planID, "--ticket", "OPS-7", "--yes"], status: 1)
             XCTAssertTrue(again.stderr.contains("undone"), again.all)
+            XCTAssertEqual(try setup.audited("apple.transfer.undo"), 1)
             setup.assertNoSecretPrinted()
+            try setup.assertNoSecretStored()
+            setup.assertNoIdentifierPrinted([identity?["sub"] as? String ?? "", identity?["email"] as? String ?? "", identity?["transfer_sub"] as? String ?? ""])
         }
     }
 
@@ -227,7 +260,7 @@ final class AppleTransferTests: XCTestCase {
 
     /// `apple.transfer` warns at 21 days left and is critical at 7 while work is not applied, with the days left as a metric.
     func testHealthWarnsAt21DaysLeftAndIsCriticalAt7() throws {
-        for (daysAgo, expected) in [(30, "ok"), (45, "warning"), (55, "critical")] {
+        for (daysAgo, expected) in [(30, "ok"), (38, "ok"), (39, "warning"), (45, "warning"), (52, "warning"), (53, "critical"), (55, "critical")] {
             let setup = try Setup(.sqlite, recipientKey: false)
             try setup.addUsers()
             let date = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-Double(daysAgo) * 86_400 + 3600))
@@ -245,6 +278,20 @@ final class AppleTransferTests: XCTestCase {
             let metrics = try String(contentsOfFile: textfile, encoding: .utf8)
             XCTAssertTrue(metrics.contains("gatehouse_apple_transfer_days_left{to_team=\"\(Self.recipientTeam)\"} \(60 - daysAgo)"), metrics)
         }
+        // With the work applied, 5 days before the deadline is nothing to warn about.
+        let setup = try Setup(.sqlite)
+        try setup.addUsers()
+        let date = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-55 * 86_400 + 3600))
+        try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam, "--transferred-at", date])
+        try setup.run(["apple", "transfer", "collect"])
+        try setup.run(["apple", "transfer", "exchange"])
+        let planID = try XCTUnwrap(try setup.json(["apple", "transfer", "plan"])["planId"] as? String)
+        try setup.run(["apple", "transfer", "apply", planID, "--ticket", "OPS-5", "--yes"])
+        let health = try setup.run(["health", "--json"], status: -1)
+        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(health.stdout.utf8)) as? [String: Any], health.all)
+        let check = try XCTUnwrap((report["checks"] as? [[String: Any]])?.first { $0["id"] as? String == "apple.transfer" }, health.stdout)
+        XCTAssertEqual(check["status"] as? String, "ok", "\(check)")
+        XCTAssertTrue((check["summary"] as? String ?? "").contains("is applied"), "\(check)")
     }
 
     // MARK: faults
@@ -276,6 +323,81 @@ final class AppleTransferTests: XCTestCase {
         let retried = try setup.json(["apple", "transfer", "collect"])
         XCTAssertEqual(retried["asked"] as? Int, 4, "what was unavailable is asked again")
         XCTAssertEqual(retried["answered"] as? Int, 3)
+    }
+
+    /// A 429's Retry-After is waited out before the next call (the stand-in counts any call that comes sooner), and
+    /// one access token serves a whole run, at any concurrency.
+    func testRetryAfterIsWaitedOutAndOneAccessTokenServesARun() throws {
+        let setup = try Setup(.sqlite)
+        try setup.addAccounts(30)
+        try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam])
+        XCTAssertEqual(try setup.config(["rate_limit_every": 7, "retry_after": 1]), 200)
+        let before = try setup.stats()
+        let started = Date()
+        let collect = try setup.json(["apple", "transfer", "collect", "--concurrency", "1"])
+        let elapsed = Date().timeIntervalSince(started)
+        XCTAssertEqual(collect["answered"] as? Int, 30)
+        let limited = collect["rateLimited"] as? Int ?? 0
+        XCTAssertGreaterThanOrEqual(limited, 4, "\(collect)")
+        let after = try setup.stats()
+        XCTAssertEqual(after["early_requests"], 0, "no call before Retry-After passed")
+        XCTAssertGreaterThanOrEqual(elapsed, Double(limited), "each 429 waited its second")
+        XCTAssertEqual((after["token_requests"] ?? 0) - (before["token_requests"] ?? 0), 1, "one access token for the whole collect")
+        XCTAssertEqual(try setup.config(["rate_limit_every": 0]), 200)
+        let exchange = try setup.json(["apple", "transfer", "exchange", "--concurrency", "4"])
+        XCTAssertEqual(exchange["answered"] as? Int, 30)
+        XCTAssertEqual(exchange["tokenRenewals"] as? Int, 0)
+        XCTAssertEqual((try setup.stats()["token_requests"] ?? 0) - (after["token_requests"] ?? 0), 1, "one access token for four workers")
+        setup.assertNoSecretPrinted()
+    }
+
+    /// Apple answering invalid_grant renews the access token once; invalid_grant to the new one stops the run (every
+    /// other call would be refused too), keeping what was written, with no loop of renewals.
+    func testInvalidGrantRenewsTheTokenOnceThenStopsTheRun() throws {
+        let setup = try Setup(.sqlite)
+        try setup.addUsers()
+        try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam])
+        XCTAssertEqual(try setup.config(["refuse_grants": true]), 200)
+        let before = try setup.stats()
+        let collect = try setup.run(["apple", "transfer", "collect", "--concurrency", "1"], status: 1)
+        XCTAssertTrue(collect.stderr.contains("invalid_grant to an access token fetched just now"), collect.all)
+        let after = try setup.stats()
+        XCTAssertEqual((after["token_requests"] ?? 0) - (before["token_requests"] ?? 0), 2, "the first token and one renewal")
+        XCTAssertEqual((after["migration_requests"] ?? 0) - (before["migration_requests"] ?? 0), 2, "one call with each token, then the run stops")
+        XCTAssertEqual(try setup.config(["refuse_grants": false]), 200)
+        let retried = try setup.json(["apple", "transfer", "collect"])
+        XCTAssertEqual(retried["asked"] as? Int, 4, "nothing was marked refused")
+        XCTAssertEqual(retried["answered"] as? Int, 3)
+        setup.assertNoSecretPrinted()
+    }
+
+    /// On a terminal, collect redraws one progress line (count, rate, time left) on stderr; on a pipe it prints only
+    /// the summary line.
+    func testProgressOnATerminalAndASummaryLineOtherwise() throws {
+        let setup = try Setup(.sqlite)
+        try setup.addAccounts(40)
+        try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam])
+        XCTAssertEqual(try setup.config(["latency_ms": 40]), 200)
+        let piped = try setup.run(["apple", "transfer", "collect", "--limit", "20", "--concurrency", "2"])
+        XCTAssertTrue(piped.stdout.hasPrefix("collect: 20 asked, 20 answered, 0 refused, 0 unavailable, 20 still to ask;"), piped.all)
+        XCTAssertFalse(piped.all.contains("\r"), "no progress line on a pipe: \(piped.all)")
+        XCTAssertFalse(piped.all.contains("/s, "), piped.all)
+
+        // script(1) gives the command a terminal; its output is the terminal's.
+        let command = ([CLI.binary, "apple", "transfer", "exchange", "--concurrency", "2", "--store", setup.store.location])
+            .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "GATEHOUSE_STORE")
+        environment.removeValue(forKey: "GATEHOUSE_MASTER_KEY")
+        for (key, value) in setup.cli.environment { environment[key] = value }
+        environment["SHELL"] = "/bin/sh"
+        let terminal = try Tool.run("/usr/bin/script", ["-qfec", command, "/dev/null"], environment: environment)
+        XCTAssertEqual(terminal.status, 0, terminal.all)
+        XCTAssertNotNil(terminal.stdout.range(of: #"\rexchange: [0-9]+/20 accounts, [0-9]+/s, [0-9]+ s left"#, options: .regularExpression),
+                        "a progress line with the count, the rate and the time left: \(terminal.all.debugDescription)")
+        XCTAssertTrue(terminal.stdout.contains("exchange: 20 asked, 20 answered"), terminal.all)
+        setup.outputs.append(terminal.all)
+        setup.assertNoSecretPrinted()
     }
 
     /// A collect and an exchange killed part-way lose nothing: the next run asks only for what has no answer, so
@@ -337,6 +459,43 @@ final class AppleTransferTests: XCTestCase {
         XCTAssertEqual(try setup.store.query(#"SELECT count(*) FROM "account" WHERE "accountId" LIKE '0007%'"#), "0", "every account is on its new sub")
         try setup.run(["apple", "transfer", "undo", planID, "--reason", "OPS-3 rehearsal"])
         XCTAssertEqual(try setup.store.query(#"SELECT count(*) FROM "account" WHERE "accountId" LIKE '0007%'"#), "600")
+    }
+
+    /// Apply checks every row before it writes one: a plan gone stale (a person signed in after it was made, so
+    /// Better Auth holds the new sub) changes nothing; undo refuses, changing nothing, once a rewritten account was
+    /// used. On every engine.
+    func testAStalePlanChangesNothingAndUndoRefusesTouchedRows() throws {
+        for engine in TestStore.engines {
+            let setup = try Setup(engine)
+            try setup.addUsers()
+            try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam, "--transferred-at", yesterday()])
+            try setup.run(["apple", "transfer", "collect"])
+            try setup.run(["apple", "transfer", "exchange"])
+            let stale = try XCTUnwrap(try setup.json(["apple", "transfer", "plan"])["planId"] as? String)
+            let oldB = try setup.sub(of: "acB"), oldD = try setup.sub(of: "acD")
+            try setup.addStraggler(sub: "000111.aaaa.0001", user: "uA2", account: "acA2")
+            let refused = try setup.run(["apple", "transfer", "apply", stale, "--ticket", "OPS-8", "--yes"], status: 1)
+            XCTAssertTrue(refused.stderr.contains("changed since the plan"), refused.all)
+            XCTAssertTrue(refused.stderr.contains("nothing was changed"), refused.all)
+            XCTAssertEqual([try setup.sub(of: "acB"), try setup.sub(of: "acD")], [oldB, oldD], "no row of a stale plan is written [\(engine)]")
+            XCTAssertEqual(try setup.email(of: "uD"), "di.relay@privaterelay.appleid.com")
+            XCTAssertEqual(try setup.audited("apple.transfer.apply"), 0)
+
+            let plan = try setup.json(["apple", "transfer", "plan"])
+            let planID = try XCTUnwrap(plan["planId"] as? String)
+            XCTAssertEqual(plan["rewrites"] as? Int, 2)
+            XCTAssertEqual(plan["stragglers"] as? Int, 1)
+            try setup.run(["apple", "transfer", "apply", planID, "--ticket", "OPS-8", "--yes"])
+            let newB = try setup.sub(of: "acB"), newD = try setup.sub(of: "acD"), newEmail = try setup.email(of: "uD")
+            XCTAssertNotEqual(newB, oldB)
+            // uB signs in with the new sub: Better Auth updates the account.
+            _ = try setup.store.query(#"UPDATE "account" SET "updatedAt" = '2031-01-01T00:00:00.000Z' WHERE "id" = 'acB'"#)
+            let undo = try setup.run(["apple", "transfer", "undo", planID, "--reason", "OPS-8 rehearsal"], status: 1)
+            XCTAssertTrue(undo.stderr.contains("touched since the apply"), undo.all)
+            XCTAssertEqual([try setup.sub(of: "acB"), try setup.sub(of: "acD"), try setup.email(of: "uD")], [newB, newD, newEmail],
+                           "a refused undo changes nothing [\(engine)]")
+            XCTAssertEqual(try setup.json(["apple", "transfer", "status"])["stage"] as? String, "applied")
+        }
     }
 
     // MARK: a recipient with its own store
