@@ -498,6 +498,69 @@ final class AppleTransferTests: XCTestCase {
         }
     }
 
+    // MARK: bad input
+
+    /// A bad team, date or import file is refused with an error that names it and says what to pass instead, never a crash.
+    func testBadTeamsDatesAndImportFilesAreRefusedNamingTheInputAndTheFix() throws {
+        let setup = try Setup(.sqlite)
+        try setup.addUsers()
+        for (team, problem) in [("lower", "has 5 characters"), ("NEWTEAM1234", "has 11 characters"), ("newteam123", "lower-case"), ("NEW TEAM12", "other than")] {
+            let refused = try setup.run(["apple", "transfer", "start", "--to-team", team], status: 1)
+            XCTAssertTrue(refused.stderr.contains("--to-team: the Team ID"), refused.all)
+            XCTAssertTrue(refused.stderr.contains(problem), refused.all)
+            XCTAssertTrue(refused.stderr.contains("Membership details"), "the fix: \(refused.all)")
+        }
+        for date in ["2026-02-30", "2025-02-29", "2026-04-31", "2026-13-01", "12/01/2026"] {
+            let refused = try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam, "--transferred-at", date], status: 2)
+            XCTAssertTrue(refused.stderr.contains("--transferred-at \"\(date)\" is not a date; use e.g. 2026-12-01"), refused.all)
+        }
+        let far = try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam, "--transferred-at", "2099-01-01"], status: 1)
+        XCTAssertTrue(far.stderr.contains("more than a year away"), far.all)
+        XCTAssertEqual(try setup.store.query("SELECT count(*) FROM gatehouse_apple_transfers"), "0", "nothing was started")
+
+        let good: [String: Any] = ["format": "gatehouse-apple-transfer/1", "fromTeam": Self.sendingTeam, "toTeam": Self.recipientTeam,
+                                   "clientId": "com.example.app", "transferredAt": yesterday(), "users": [["userId": "uA", "transferSub": "000999.abc.0001"]]]
+        func file(_ name: String, _ changes: [String: Any]) throws -> String {
+            let path = setup.scratch.path(name)
+            try JSONSerialization.data(withJSONObject: good.merging(changes) { $1 }).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        let cases: [(String, String)] = [
+            (try file("format.json", ["format": "gatehouse-apple-transfer/9"]), "its format is \"gatehouse-apple-transfer/9\""),
+            (try file("from.json", ["fromTeam": "lower"]), "fromTeam: the Team ID \"lower\" has 5 characters"),
+            (try file("to.json", ["toTeam": "NEWTEAM1234"]), "toTeam: the Team ID \"NEWTEAM1234\" has 11 characters"),
+            (try file("same.json", ["toTeam": Self.sendingTeam]), "are both \(Self.sendingTeam)"),
+            (try file("date.json", ["transferredAt": "2026-02-30"]), "transferredAt \"2026-02-30\" is not a time"),
+            (try file("client.json", ["clientId": "com example"]), "is not a valid client id"),
+            (try file("entry.json", ["users": [["userId": "uA", "transferSub": "has space"]]]), "not a user id and a transfer identifier"),
+        ]
+        for (path, problem) in cases {
+            let refused = try setup.run(["apple", "transfer", "import", path], status: 1)
+            XCTAssertTrue(refused.stderr.contains("the transfer file \(path): "), refused.all)
+            XCTAssertTrue(refused.stderr.contains(problem), refused.all)
+            XCTAssertTrue(refused.stderr.contains("gatehouse apple transfer export --out FILE"), "the fix: \(refused.all)")
+        }
+        let notJSON = setup.scratch.path("truncated.json")
+        try Data("{\"format\": \"gatehouse-apple-transfer/1\", \"users\": [".utf8).write(to: URL(fileURLWithPath: notJSON))
+        let truncated = try setup.run(["apple", "transfer", "import", notJSON], status: 1)
+        XCTAssertTrue(truncated.stderr.contains("\(notJSON) is not a transfer file"), truncated.all)
+        XCTAssertTrue(truncated.stderr.contains("gatehouse apple transfer export --out FILE"), truncated.all)
+        let folder = try setup.run(["apple", "transfer", "import", setup.scratch.url.path], status: 1)
+        XCTAssertTrue(folder.stderr.contains(setup.scratch.url.path), folder.all)
+
+        // Over the bound, refused by its size before any of it is read (a sparse file: no disk is used).
+        let huge = setup.scratch.path("huge.json")
+        XCTAssertTrue(FileManager.default.createFile(atPath: huge, contents: nil))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: huge))
+        try handle.truncate(atOffset: UInt64(1 << 30) + 1)
+        try handle.close()
+        let started = Date()
+        let oversized = try setup.run(["apple", "transfer", "import", huge], status: 1)
+        XCTAssertTrue(oversized.stderr.contains("the transfer file \(huge): it is 1073741825 bytes, over the 1024 MiB an import reads"), oversized.all)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
+        XCTAssertEqual(try setup.store.query("SELECT count(*) FROM gatehouse_apple_transfers"), "0", "nothing was imported")
+    }
+
     // MARK: a recipient with its own store
 
     func testExportCarriesOnlyUserIdsAndTransferIdentifiersAndTheRecipientFinishesTheJob() throws {

@@ -65,26 +65,38 @@ extension AppleTransferStore {
     /// is open, and each user's Apple accounts get a row with the file's transfer identifier, ready for `exchange`.
     public func importFile(_ path: String, actor: Actor, now: Timestamp = .now()) throws -> AppleTransferFile.ImportResult {
         try InputFile.requireRegular(path, what: "the transfer file")
+        let exported = "pass the file `gatehouse apple transfer export --out FILE` wrote on the sending team's store, as it wrote it"
+        // A refusal that names the file and what is wrong in it.
+        func bad(_ problem: String) -> GatehouseError { GatehouseError.invalid("the transfer file \(path): \(problem)", fix: exported) }
+        // The size first: a file too large is refused before any of it is read.
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.int64Value > Int64(AppleTransferFile.maxBytes) {
+            throw bad("it is \(size.int64Value) bytes, over the \(AppleTransferFile.maxBytes >> 20) MiB an import reads")
+        }
         guard let handle = FileHandle(forReadingAtPath: path) else { throw GatehouseError.notFound("cannot read the transfer file \(path)", fix: "check the path") }
         defer { try? handle.close() }
         let data = (try? handle.read(upToCount: AppleTransferFile.maxBytes + 1)) ?? Data()
-        guard data.count <= AppleTransferFile.maxBytes else { throw GatehouseError.invalid("the transfer file \(path) is over 1 GiB", fix: "pass the file `apple transfer export` wrote") }
+        guard data.count <= AppleTransferFile.maxBytes else { throw bad("it is over the \(AppleTransferFile.maxBytes >> 20) MiB an import reads") }
         let file: AppleTransferFile
         do { file = try JSONDecoder().decode(AppleTransferFile.self, from: data) } catch {
-            throw GatehouseError.invalid("\(path) is not a transfer file (JSON with format, fromTeam, toTeam, clientId, transferredAt, users)",
-                                         fix: "pass the file `gatehouse apple transfer export --out FILE` wrote on the sending team's store")
+            throw GatehouseError.invalid("\(path) is not a transfer file (JSON with format, fromTeam, toTeam, clientId, transferredAt, users)", fix: exported)
         }
         guard file.format == AppleTransferFile.format else {
-            throw GatehouseError.invalid("\(path) has format \"\(OperatorText.visible(String(file.format.prefix(40))))\"; this Gatehouse reads \(AppleTransferFile.format)")
+            throw bad("its format is \"\(OperatorText.visible(String(file.format.prefix(40))))\"; this Gatehouse reads \(AppleTransferFile.format)")
         }
-        let fromTeam = try TeamID(file.fromTeam), toTeam = try TeamID(file.toTeam)
-        guard fromTeam != toTeam else { throw GatehouseError.invalid("the file's sending and recipient teams are both \(toTeam)") }
-        guard let transferredAt = Timestamp(iso8601: file.transferredAt) else { throw GatehouseError.invalid("the file's transferredAt is not a time") }
-        let clientID = try ProviderConfiguration.identifier(file.clientId, option: "clientId", kind: "client id", empty: false) ?? ""
+        func team(_ field: String, _ text: String) throws -> TeamID {
+            do { return try TeamID(text) } catch let error as GatehouseError { throw bad("\(field): \(error.message)") }
+        }
+        let fromTeam = try team("fromTeam", file.fromTeam), toTeam = try team("toTeam", file.toTeam)
+        guard fromTeam != toTeam else { throw bad("its sending and recipient teams (fromTeam, toTeam) are both \(toTeam)") }
+        guard let transferredAt = AppleTransfer.date(file.transferredAt) else {
+            throw bad("transferredAt \"\(OperatorText.visible(String(file.transferredAt.prefix(40)), keepLineBreaks: false))\" is not a time")
+        }
+        let clientID: String
+        do { clientID = try ProviderConfiguration.identifier(file.clientId, option: "clientId", kind: "client id", empty: false) ?? "" }
+        catch let error as GatehouseError { throw bad(error.message) }
         for user in file.users where user.userId.isEmpty || user.userId.count > 255 || user.transferSub.isEmpty || user.transferSub.count > 255
             || !user.transferSub.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7f }) {
-            throw GatehouseError.invalid("the file holds an entry that is not a user id and a transfer identifier (user \"\(OperatorText.visible(String(user.userId.prefix(40))))\")",
-                                         fix: "pass the file exactly as `apple transfer export` wrote it")
+            throw bad("it holds an entry that is not a user id and a transfer identifier (user \"\(OperatorText.visible(String(user.userId.prefix(40))))\")")
         }
         var transfer = try latest()
         var created = false

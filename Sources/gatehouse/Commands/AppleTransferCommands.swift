@@ -56,9 +56,12 @@ enum AppleTransferCommands {
     }
 
     static func start(_ invocation: Invocation) throws -> Int32 {
-        let team = try TeamID(try invocation[Options.toTeam])
+        let team: TeamID
+        do { team = try TeamID(try invocation[Options.toTeam]) } catch let error as GatehouseError {
+            throw GatehouseError.invalid("--to-team: \(error.message)", fix: error.fix)
+        }
         let date = try invocation[Options.transferredAt].map { text -> Timestamp in
-            guard let time = Timestamp(iso8601: text) else {
+            guard let time = AppleTransfer.date(text) else {
                 throw invocation.usage("--transferred-at \"\(OperatorText.visible(String(text.prefix(40)), keepLineBreaks: false))\" is not a date; use e.g. 2026-12-01 or 2026-12-01T09:00:00Z")
             }
             return time
