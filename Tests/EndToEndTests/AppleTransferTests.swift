@@ -214,6 +214,19 @@ final class AppleTransferTests: XCTestCase {
             let again = try setup.run(["apple", "transfer", "apply", planID, "--ticket", "OPS-7", "--yes"], status: 1)
             XCTAssertTrue(again.stderr.contains("undone"), again.all)
             XCTAssertEqual(try setup.audited("apple.transfer.undo"), 1)
+
+            // The straggler's merge, run as the plan printed it, joins the pair: uD keeps its id and data, with the
+            // new sub and, as a rewrite would have given it, the new relay address.
+            let printed = try XCTUnwrap(plan.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.first { $0.hasPrefix("gatehouse merge plan ") }, plan.all)
+            XCTAssertEqual(printed, "gatehouse merge plan --from uD2 --into uD --same-provider source --keep-email source")
+            let merge = try setup.run(printed.split(separator: " ").dropFirst().map(String.init))
+            let mergePlan = try XCTUnwrap(merge.stdout.range(of: #"mp_[0-9a-f]+"#, options: .regularExpression).map { String(merge.stdout[$0]) }, merge.all)
+            try setup.run(["merge", "apply", mergePlan, "--ticket", "OPS-7", "--yes"])
+            let straggler = try setup.apple.get("/test/identity?sub=000444.dddd.0004&from=\(Self.sendingTeam)&to=\(Self.recipientTeam)") as? [String: Any]
+            XCTAssertEqual(try setup.store.query(#"SELECT "userId" || ' ' || "accountId" FROM "account" WHERE "providerId" = 'apple' AND "userId" IN ('uD', 'uD2')"#),
+                           "uD \(straggler?["sub"] as? String ?? "?")", "[\(engine)]")
+            XCTAssertEqual(try setup.email(of: "uD"), straggler?["email"] as? String)
+            XCTAssertEqual(try setup.store.query(#"SELECT count(*) FROM "user" WHERE "id" = 'uD2'"#), "0")
             setup.assertNoSecretPrinted()
             try setup.assertNoSecretStored()
             setup.assertNoIdentifierPrinted([identity?["sub"] as? String ?? "", identity?["email"] as? String ?? "", identity?["transfer_sub"] as? String ?? ""])
