@@ -364,6 +364,18 @@ final class AppleTransferTests: XCTestCase {
         setup.assertNoSecretPrinted()
     }
 
+    /// Retry-After may be an HTTP date (RFC 9110): it is waited out to that date, not read as a second.
+    func testRetryAfterAsAnHTTPDateIsWaitedOut() throws {
+        let setup = try Setup(.sqlite)
+        try setup.addAccounts(10)
+        try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam])
+        XCTAssertEqual(try setup.config(["rate_limit_every": 4, "retry_after": 3, "retry_after_date": true]), 200)
+        let collect = try setup.json(["apple", "transfer", "collect", "--concurrency", "1"])
+        XCTAssertEqual(collect["answered"] as? Int, 10)
+        XCTAssertGreaterThanOrEqual(collect["rateLimited"] as? Int ?? 0, 2, "\(collect)")
+        XCTAssertEqual(try setup.stats()["early_requests"], 0, "no call before the date Retry-After named")
+    }
+
     /// Apple answering invalid_grant renews the access token once; invalid_grant to the new one stops the run (every
     /// other call would be refused too), keeping what was written, with no loop of renewals.
     func testInvalidGrantRenewsTheTokenOnceThenStopsTheRun() throws {

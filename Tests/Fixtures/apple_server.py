@@ -41,7 +41,7 @@ from the teams and the sub; a sub not registered with /test/config "users" is a 
 
 Test-only endpoints: POST /test/config {"rate_limit_every": N, "retry_after": S, "latency_ms": M, "fail_every": N,
 "revoked": [sub], "users": {sub: {"email", "private"}}, "expire_tokens": true, "refuse_grants": true (every access
-token answered invalid_grant)} sets the migration faults;
+token answered invalid_grant), "retry_after_date": true (Retry-After as an HTTP date)} sets the migration faults;
 GET /test/identity?sub=S&from=A&to=B → {"transfer_sub", "sub", "email"} for a test to make a straggler;
 POST /test/sign {"claims": {...}, "key": "apple"|"other", "kid": "..."} → {"token": "..."};
 GET /test/revocations → what /auth/revoke received (the token as its SHA-256 only); GET /test/stats → counters
@@ -62,6 +62,7 @@ import sys
 import threading
 import time
 import urllib.parse
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import jwt
@@ -102,6 +103,7 @@ class State:
         self.migration_requests = 0
         self.rate_limited = 0
         self.refuse_grants = False
+        self.retry_after_date = False
         self.blocked_until = 0.0
         self.early_requests = 0
 
@@ -243,7 +245,7 @@ class Handler(BaseHTTPRequestHandler):
         elif self.path == "/test/config":
             config = json.loads(body)
             with state.lock:
-                for name in ("rate_limit_every", "retry_after", "latency_ms", "fail_every", "token_ttl", "refuse_grants"):
+                for name in ("rate_limit_every", "retry_after", "latency_ms", "fail_every", "token_ttl", "refuse_grants", "retry_after_date"):
                     if name in config:
                         setattr(state, name, config[name])
                 state.revoked |= set(config.get("revoked", []))
@@ -302,16 +304,24 @@ class Handler(BaseHTTPRequestHandler):
             count = state.migration_requests
             limited = state.rate_limit_every and count % state.rate_limit_every == 0
             failing = state.fail_every and count % state.fail_every == 0
-            latency, retry_after = state.latency_ms, state.retry_after
+            latency, retry_after, as_date = state.latency_ms, state.retry_after, state.retry_after_date
             if time.time() < state.blocked_until:
                 state.early_requests += 1
             if limited:
                 state.rate_limited += 1
-                state.blocked_until = time.time() + latency / 1000 + retry_after
         if latency:
             time.sleep(latency / 1000)
         if limited:
-            self.send(429, {"error": "rate_limited"}, {"Retry-After": str(retry_after)})
+            until = time.time() + retry_after
+            if as_date:
+                # An HTTP date has whole seconds: the client may come back at the second it names.
+                until = float(int(until))
+                header = formatdate(until, usegmt=True)
+            else:
+                header = str(retry_after)
+            with state.lock:
+                state.blocked_until = until
+            self.send(429, {"error": "rate_limited"}, {"Retry-After": header})
             return
         if failing:
             self.send(503, None)
