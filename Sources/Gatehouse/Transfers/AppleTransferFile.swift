@@ -36,29 +36,51 @@ public struct AppleTransferFile: Sendable, Codable {
 }
 
 extension AppleTransferStore {
-    /// Writes the transfer's collected identifiers to `path` (mode 0600, written whole or not at all). Returns how many users.
+    /// Writes the transfer's collected identifiers to `path` (mode 0600, written whole or not at all), page by page
+    /// so that memory stays flat however many users there are. Returns how many users.
     @discardableResult
     public func export(to path: String, actor: Actor, now: Timestamp = .now()) throws -> Int {
         let transfer = try required()
-        var seen = Set<String>()
-        let users: [AppleTransferFile.User] = try store.db.rows("""
-            SELECT user_id, transfer_sub FROM gatehouse_apple_transfer_accounts WHERE transfer_id = ? AND transfer_sub IS NOT NULL ORDER BY user_id, account_id
-            """, [transfer.id]).compactMap { row in
-            guard let user = row.optionalString("user_id"), let sub = row.optionalString("transfer_sub"), seen.insert(user).inserted else { return nil }
-            return AppleTransferFile.User(userId: user, transferSub: sub)
-        }
-        guard !users.isEmpty else {
+        guard try store.db.row("SELECT 1 AS one FROM gatehouse_apple_transfer_accounts WHERE transfer_id = ? AND transfer_sub IS NOT NULL LIMIT 1", [transfer.id]) != nil else {
             throw GatehouseError.invalid("no transfer identifier is collected yet", fix: "run `gatehouse apple transfer collect` first")
         }
-        let file = AppleTransferFile(format: AppleTransferFile.format, fromTeam: transfer.fromTeam.rawValue, toTeam: transfer.toTeam.rawValue,
-                                     clientId: transfer.clientID, transferredAt: transfer.transferredAt.iso8601, users: users)
+        // A user with more than one collected account is written once, with its first account's identifier (account
+        // id order): such users are few, so only they are remembered.
+        let several = Set(try store.db.rows("""
+            SELECT user_id FROM gatehouse_apple_transfer_accounts WHERE transfer_id = ? AND transfer_sub IS NOT NULL GROUP BY user_id HAVING count(*) > 1
+            """, [transfer.id]).compactMap { $0.optionalString("user_id") })
+        struct Header: Encodable { let format: String, fromTeam: String, toTeam: String, clientId: String, transferredAt: String }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        try PrivateFile.write(try encoder.encode(file), to: path)
+        // The header's fields sort before "users", so the file reads as `AppleTransferFile` encoded whole.
+        var head = String(decoding: try encoder.encode(Header(format: AppleTransferFile.format, fromTeam: transfer.fromTeam.rawValue, toTeam: transfer.toTeam.rawValue,
+                                                              clientId: transfer.clientID, transferredAt: transfer.transferredAt.iso8601)), as: UTF8.self)
+        head.removeLast()
+        let file = try PrivateFile.Stream(path: path)
+        file.append(head + ",\"users\":[")
+        let page = 5_000
+        var written = Set<String>(), users = 0, after = ""
+        while true {
+            let rows = try store.db.rows("""
+                SELECT account_id, user_id, transfer_sub FROM gatehouse_apple_transfer_accounts
+                WHERE transfer_id = ? AND transfer_sub IS NOT NULL AND account_id > ? ORDER BY account_id LIMIT \(page)
+                """, [transfer.id, after])
+            guard let last = rows.last?.optionalString("account_id") else { break }
+            after = last
+            for row in rows {
+                guard let user = row.optionalString("user_id"), let sub = row.optionalString("transfer_sub") else { continue }
+                if several.contains(user) && !written.insert(user).inserted { continue }
+                file.append((users == 0 ? "" : ",") + String(decoding: try encoder.encode(AppleTransferFile.User(userId: user, transferSub: sub)), as: UTF8.self))
+                users += 1
+            }
+            if rows.count < page { break }
+        }
+        file.append("]}")
+        try file.commit()
         try store.audit.append(store.db, actor: actor, action: "apple.transfer.export", subject: transfer.toTeam.rawValue, details: [
-            "transfer_id": .int(transfer.id), "users": .int(Int64(users.count)), "file": .string(path),
+            "transfer_id": .int(transfer.id), "users": .int(Int64(users)), "file": .string(path),
         ], at: now)
-        return users.count
+        return users
     }
 
     /// Reads a sending team's file into this (the recipient's) store: the transfer is recorded from the file when none
