@@ -86,6 +86,9 @@ def test_a_transfer_shows_its_countdown_stages_failures_and_stragglers(browser, 
             assert current.text.startswith("Apply"), current.text
             assert "SENDTEAM01 → RECVTEAM01" in page.text
             assert "invalid_request" in page.text, "the refused account is listed"
+            counts = browser.find_element(By.XPATH, "//table[caption[normalize-space()='Transfer counts']]")
+            accounts, collected, exchanged, applied, failed = (int(td.text) for td in counts.find_elements(By.CSS_SELECTOR, "tbody td"))
+            assert (failed, collected, exchanged, applied) == (1, accounts - 1, accounts - 1, 0), (accounts, collected, exchanged, applied, failed)
             link = browser.find_element(By.CSS_SELECTOR, "a.plan-merge")
             assert link.get_attribute("href").endswith(f"#/merges?from=straggler1&into={old_user}"), link.get_attribute("href")
             assert not page.find_elements(By.CSS_SELECTOR, "button:not(#logout), input"), "read-only"

@@ -426,32 +426,34 @@ final class AppleTransferTests: XCTestCase {
     }
 
     /// A collect and an exchange killed part-way lose nothing: the next run asks only for what has no answer, so
-    /// at most the calls in flight and the answers of one flush interval are asked twice.
+    /// at most the calls in flight and the answers of one flush interval are asked twice. On every engine.
     func testAKillDuringCollectAndExchangeLosesNothing() throws {
-        let setup = try Setup(.sqlite)
-        try setup.addAccounts(120)
-        try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam])
-        XCTAssertEqual(try setup.config(["latency_ms": 40]), 200)
-        for side in ["collect", "exchange"] {
-            let before = try setup.stats()["migration_requests"] ?? 0
-            let running = try setup.cli.start(["apple", "transfer", side, "--concurrency", "2", "--store", setup.store.location])
-            let deadline = Date().addingTimeInterval(20)
-            let column = side == "collect" ? "transfer_sub" : "new_sub"
-            while Date() < deadline, (Int(try setup.store.query("SELECT count(\(column)) FROM gatehouse_apple_transfer_accounts")) ?? 0) < 30 { usleep(50_000) }
-            kill(running.process.processIdentifier, SIGKILL)
-            _ = try running.finish()
-            let kept = Int(try setup.store.query("SELECT count(\(column)) FROM gatehouse_apple_transfer_accounts")) ?? 0
-            XCTAssertGreaterThanOrEqual(kept, 30, side)
-            XCTAssertLessThan(kept, 120, "the kill came part-way [\(side)]")
-            let asked = (try setup.stats()["migration_requests"] ?? 0) - before
-            let rest = try setup.json(["apple", "transfer", side, "--concurrency", "2"])
-            XCTAssertEqual(rest["asked"] as? Int, 120 - kept, "only what has no answer is asked again [\(side)]")
-            XCTAssertEqual(rest["remaining"] as? Int, 0)
-            let total = (try setup.stats()["migration_requests"] ?? 0) - before
-            XCTAssertLessThanOrEqual(total - 120, asked - kept + 2, "only the calls in flight repeat [\(side)]")
+        for engine in TestStore.engines {
+            let setup = try Setup(engine)
+            try setup.addAccounts(120)
+            try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam])
+            XCTAssertEqual(try setup.config(["latency_ms": 40]), 200)
+            for side in ["collect", "exchange"] {
+                let before = try setup.stats()["migration_requests"] ?? 0
+                let running = try setup.cli.start(["apple", "transfer", side, "--concurrency", "2", "--store", setup.store.location])
+                let deadline = Date().addingTimeInterval(20)
+                let column = side == "collect" ? "transfer_sub" : "new_sub"
+                while Date() < deadline, (Int(try setup.store.query("SELECT count(\(column)) FROM gatehouse_apple_transfer_accounts")) ?? 0) < 30 { usleep(50_000) }
+                kill(running.process.processIdentifier, SIGKILL)
+                _ = try running.finish()
+                let kept = Int(try setup.store.query("SELECT count(\(column)) FROM gatehouse_apple_transfer_accounts")) ?? 0
+                XCTAssertGreaterThanOrEqual(kept, 30, side)
+                XCTAssertLessThan(kept, 120, "the kill came part-way [\(side), \(engine)]")
+                let asked = (try setup.stats()["migration_requests"] ?? 0) - before
+                let rest = try setup.json(["apple", "transfer", side, "--concurrency", "2"])
+                XCTAssertEqual(rest["asked"] as? Int, 120 - kept, "only what has no answer is asked again [\(side), \(engine)]")
+                XCTAssertEqual(rest["remaining"] as? Int, 0)
+                let total = (try setup.stats()["migration_requests"] ?? 0) - before
+                XCTAssertLessThanOrEqual(total - 120, asked - kept + 2, "only the calls in flight repeat [\(side), \(engine)]")
+            }
+            let status = try setup.json(["apple", "transfer", "status"])
+            XCTAssertEqual(status["counts"] as? [String: Int], ["accounts": 120, "collected": 120, "exchanged": 120, "applied": 0, "failed": 0])
         }
-        let status = try setup.json(["apple", "transfer", "status"])
-        XCTAssertEqual(status["counts"] as? [String: Int], ["accounts": 120, "collected": 120, "exchanged": 120, "applied": 0, "failed": 0])
     }
 
     /// On D1 an apply is one guarded request per batch of accounts; a batch cut off on the wire leaves the batches
