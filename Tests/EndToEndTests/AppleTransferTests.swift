@@ -305,6 +305,29 @@ final class AppleTransferTests: XCTestCase {
         let check = try XCTUnwrap((report["checks"] as? [[String: Any]])?.first { $0["id"] as? String == "apple.transfer" }, health.stdout)
         XCTAssertEqual(check["status"] as? String, "ok", "\(check)")
         XCTAssertTrue((check["summary"] as? String ?? "").contains("is applied"), "\(check)")
+
+        // A sending store whose recipient runs its own store: critical 5 days before the deadline until it exports;
+        // then nothing is left to do here (the recipient's store applies, and has this check), before the deadline
+        // or after it.
+        let sender = try Setup(.sqlite, recipientKey: false)
+        try sender.addUsers()
+        func transferCheck() throws -> [String: Any] {
+            let health = try sender.run(["health", "--json"], status: -1)
+            let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(health.stdout.utf8)) as? [String: Any], health.all)
+            return try XCTUnwrap((report["checks"] as? [[String: Any]])?.first { $0["id"] as? String == "apple.transfer" }, health.stdout)
+        }
+        try sender.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam, "--recipient-elsewhere", "--transferred-at", date])
+        try sender.run(["apple", "transfer", "collect"])
+        XCTAssertEqual(try sender.json(["apple", "transfer", "status"])["stage"] as? String, "exporting")
+        XCTAssertEqual(try transferCheck()["status"] as? String, "critical")
+        try sender.run(["apple", "transfer", "export", "--out", sender.scratch.path("transfer.json")])
+        XCTAssertEqual(try sender.json(["apple", "transfer", "status"])["stage"] as? String, "exported")
+        let exported = try transferCheck()
+        XCTAssertEqual(exported["status"] as? String, "ok", "\(exported)")
+        XCTAssertTrue((exported["summary"] as? String ?? "").contains("exported to the recipient's store"), "\(exported)")
+        _ = try sender.store.query("UPDATE gatehouse_apple_transfers SET deadline_at = '2026-01-01T00:00:00.000Z'")
+        XCTAssertEqual(try sender.json(["apple", "transfer", "status"])["stage"] as? String, "exported", "the deadline passed with nothing left to do here")
+        XCTAssertEqual(try transferCheck()["status"] as? String, "ok")
     }
 
     // MARK: faults

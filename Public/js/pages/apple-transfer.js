@@ -23,7 +23,7 @@ export async function render(container, api) {
       el("p", { class: "muted", text: "The runbook ops/runbooks/apple-transfer.md walks the whole job: before the transfer, the day of, after it, the stragglers, the deadline." })));
     return;
   }
-  const severity = transfer.stage === "applied" ? "ok" : transfer.stage === "expired" || transfer.daysLeft <= 7 ? "critical" : transfer.daysLeft <= 21 ? "warning" : "ok";
+  const severity = transfer.stage === "applied" || transfer.stage === "exported" ? "ok" : transfer.stage === "expired" || transfer.daysLeft <= 7 ? "critical" : transfer.daysLeft <= 21 ? "warning" : "ok";
   const countdown = el("p", { class: `countdown status-${severity}`, id: "transfer-countdown" },
     el("strong", { text: transfer.stage === "expired" ? "The 60 days are over." : `${transfer.daysLeft} day${transfer.daysLeft === 1 ? "" : "s"} left` }),
     ` — Apple's migration endpoints stop answering `, time(transfer.deadline), ".");

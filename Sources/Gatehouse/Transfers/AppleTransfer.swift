@@ -66,7 +66,8 @@ public struct AppleTransfer: Sendable, Codable, Equatable {
 
 /// Where a transfer stands, as `apple transfer status` and the console's Transfer page show it.
 public struct AppleTransferStatus: Sendable, Codable {
-    /// What is to be done next: `collecting`, `exchanging`, `planning`, `applying`, `applied`, or `expired`.
+    /// What is to be done next: `collecting`, `exchanging`, `planning`, `applying`, `applied`, or `expired`; on a
+    /// sending store whose recipient runs its own store, `exporting`, then `exported` (nothing left to do here).
     public let stage: String
     public let transferID: Int64
     public let fromTeam: String

@@ -198,7 +198,11 @@ public struct AppleTransferStore {
         if !transfer.imported && (accounts == 0 || collected + collectFailed < accounts) {
             (stage, next) = ("collecting", "gatehouse apple transfer collect")
         } else if transfer.recipientElsewhere {
-            (stage, next) = ("exporting", "gatehouse apple transfer export --out transfer.json, and hand the file to the recipient team")
+            if let exported = try exportedAt(transfer) {
+                (stage, next) = ("exported", "nothing here: the identifiers were exported \(exported.iso8601); the recipient's store exchanges, plans and applies, and its health follows the deadline")
+            } else {
+                (stage, next) = ("exporting", "gatehouse apple transfer export --out transfer.json, and hand the file to the recipient team")
+            }
         } else if exchanged + exchangeFailed < collected {
             (stage, next) = ("exchanging", "gatehouse apple transfer exchange")
         } else if planStatus == nil || planStatus == "undone" || planStatus == "superseded" || (planStatus == "applied" && unplanned > 0) {
@@ -208,13 +212,27 @@ public struct AppleTransferStore {
         } else {
             (stage, next) = ("applied", plan.map { $0.stragglers > 0 ? "merge the \($0.stragglers) straggler pair(s) the plan names (`gatehouse apple transfer plan`)" : "nothing: every exchanged account is rewritten" } ?? "nothing")
         }
-        let expired = !transfer.isOpen(at: now) && stage != "applied"
+        let expired = !transfer.isOpen(at: now) && stage != "applied" && stage != "exported"
         return AppleTransferStatus(stage: expired ? "expired" : stage, transferID: transfer.id, fromTeam: transfer.fromTeam.rawValue, toTeam: transfer.toTeam.rawValue,
                                    clientId: transfer.clientID, transferredAt: transfer.transferredAt.iso8601, deadline: transfer.deadline.iso8601,
                                    daysLeft: transfer.daysLeft(at: now), recipientElsewhere: transfer.recipientElsewhere, imported: transfer.imported,
                                    counts: .init(accounts: accounts, collected: collected, exchanged: exchanged, applied: applied, failed: collectFailed + exchangeFailed),
                                    failed: failures, plan: plan,
                                    next: expired ? "the 60 days are over: TN3159 says transfer the app back to the sending team and start again" : next)
+    }
+}
+
+extension AppleTransferStore {
+    /// When this (the sending) store last exported the transfer's identifiers, if that export holds every identifier
+    /// collected (none was collected after it): the audit log's `apple.transfer.export`, the one record of it.
+    func exportedAt(_ transfer: AppleTransfer) throws -> Timestamp? {
+        guard let at = try store.db.scalar("""
+            SELECT max(at) FROM gatehouse_audit WHERE action = 'apple.transfer.export' AND subject = ? AND at >= ?
+            """, [transfer.toTeam.rawValue, transfer.startedAt.iso8601]).string.flatMap(Timestamp.init(iso8601:)) else { return nil }
+        let collected = try store.db.scalar("SELECT max(updated_at) FROM gatehouse_apple_transfer_accounts WHERE transfer_id = ? AND transfer_sub IS NOT NULL",
+                                            [transfer.id]).string.flatMap(Timestamp.init(iso8601:))
+        guard let collected, collected <= at else { return nil }
+        return at
     }
 }
 
