@@ -595,6 +595,22 @@ final class AppleTransferTests: XCTestCase {
         let truncated = try setup.run(["apple", "transfer", "import", notJSON], status: 1)
         XCTAssertTrue(truncated.stderr.contains("\(notJSON) is not a transfer file"), truncated.all)
         XCTAssertTrue(truncated.stderr.contains("gatehouse apple transfer export --out FILE"), truncated.all)
+        let header = #""format": "gatehouse-apple-transfer/1", "fromTeam": "OLDTEAM123", "toTeam": "NEWTEAM123", "clientId": "com.example.app", "transferredAt": "2026-12-01T00:00:00.000Z""#
+        for (name, text, problem) in [
+            ("trailing.json", "{\(header), \"users\": []} {}", "text follows the JSON object"),
+            ("twice.json", "{\(header), \"users\": [], \"users\": []}", "\"users\" appears twice"),
+            ("nousers.json", "{\(header)}", "no \"users\" array"),
+            ("notarray.json", "{\(header), \"users\": 5}", "expected '['"),
+            ("entry.json", "{\(header), \"users\": [{\"userId\": \"uA\"}]}", "an entry of \"users\" (among entries 1 to 1)"),
+            ("bracket.json", "{\(header), \"note\": [1, 2}, \"users\": []}", "a bracket that does not match"),
+            ("header.json", "{\"format\": 1, \"users\": []}", "a header field is missing or not text"),
+        ] {
+            let path = setup.scratch.path(name)
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            let refused = try setup.run(["apple", "transfer", "import", path], status: 1)
+            XCTAssertTrue(refused.stderr.contains("\(path) is not a transfer file"), refused.all)
+            XCTAssertTrue(refused.stderr.contains(problem), "\(name): \(refused.all)")
+        }
         let folder = try setup.run(["apple", "transfer", "import", setup.scratch.url.path], status: 1)
         XCTAssertTrue(folder.stderr.contains(setup.scratch.url.path), folder.all)
 
@@ -609,6 +625,14 @@ final class AppleTransferTests: XCTestCase {
         XCTAssertTrue(oversized.stderr.contains("the transfer file \(huge): it is 1073741825 bytes, over the 1024 MiB an import reads"), oversized.all)
         XCTAssertLessThan(Date().timeIntervalSince(started), 5)
         XCTAssertEqual(try setup.store.query("SELECT count(*) FROM gatehouse_apple_transfers"), "0", "nothing was imported")
+
+        // Any valid JSON of the format reads: laid out on lines, with a member this Gatehouse does not know.
+        var pretty = good
+        pretty["note"] = ["nested": [1, "]", ["}"]]]
+        let laidOut = setup.scratch.path("pretty.json")
+        try JSONSerialization.data(withJSONObject: pretty, options: [.prettyPrinted]).write(to: URL(fileURLWithPath: laidOut))
+        let read = try setup.run(["apple", "transfer", "import", laidOut])
+        XCTAssertTrue(read.stdout.contains("imported 1 user(s)"), read.all)
     }
 
     // MARK: a recipient with its own store
@@ -649,12 +673,13 @@ final class AppleTransferTests: XCTestCase {
         XCTAssertTrue(refused.stderr.contains("not a transfer file"), refused.all)
     }
 
-    /// Export writes page by page: its memory does not grow with the users (282 MB at 300,000 users when it held
-    /// them all; 36 MB streamed). A user with two collected accounts is written once.
-    func testExportStreamsAndWritesEachUserOnce() throws {
+    /// Export writes page by page, and import decodes its file a batch at a time: their memory does not grow with the
+    /// users as it did (at 300,000 users: export 282 MB when it held them all, 36 MB streamed; import 134 MB
+    /// decoding the whole file, 68 MB). A user with two collected accounts is written once.
+    func testExportAndImportKeepMemoryFlatAndWriteEachUserOnce() throws {
         let setup = try Setup(.sqlite)
         try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam, "--recipient-elsewhere"])
-        let count = 100_000, t = "2026-01-01T00:00:00.000Z"
+        let count = 200_000, t = "2026-01-01T00:00:00.000Z"
         let filled = try setup.store.query("""
             WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < \(count - 1))
             INSERT INTO "user" (id, name, email, emailVerified, createdAt, updatedAt) SELECT 'u' || i, 'U', 'u' || i || '@example.com', 1, '\(t)', '\(t)' FROM n;
@@ -681,6 +706,14 @@ final class AppleTransferTests: XCTestCase {
         XCTAssertEqual(users.first { $0["userId"] == "u0" }?["transferSub"], "second.transfer.0001", "a user's first account (account id order: k0-second before ku0)")
         XCTAssertEqual(exported["format"] as? String, "gatehouse-apple-transfer/1")
         XCTAssertEqual(exported["toTeam"] as? String, Self.recipientTeam)
+
+        let recipient = try Setup(.sqlite, sharing: setup)
+        let imported = try Tool.run("/usr/bin/time", ["-f", "peak %M KB", CLI.binary, "apple", "transfer", "import", file, "--store", recipient.store.location],
+                                    environment: environment)
+        XCTAssertEqual(imported.status, 0, imported.all)
+        XCTAssertTrue(imported.stdout.contains("imported \(count) user(s)"), imported.all)
+        let importPeak = try XCTUnwrap(imported.stderr.range(of: #"peak [0-9]+ KB"#, options: .regularExpression).flatMap { Int(imported.stderr[$0].split(separator: " ")[1]) }, imported.all)
+        XCTAssertLessThan(importPeak, 80 * 1024, "import's peak memory at \(count) users, KB")
     }
 
     // MARK: identity tokens

@@ -83,6 +83,9 @@ extension AppleTransferStore {
         return users
     }
 
+    /// Users decoded from an import file at a time.
+    static let importBatch = 5_000
+
     /// Reads a sending team's file into this (the recipient's) store: the transfer is recorded from the file when none
     /// is open, and each user's Apple accounts get a row with the file's transfer identifier, ready for `exchange`.
     public func importFile(_ path: String, actor: Actor, now: Timestamp = .now()) throws -> AppleTransferFile.ImportResult {
@@ -98,28 +101,35 @@ extension AppleTransferStore {
         defer { try? handle.close() }
         let data = (try? handle.read(upToCount: AppleTransferFile.maxBytes + 1)) ?? Data()
         guard data.count <= AppleTransferFile.maxBytes else { throw bad("it is over the \(AppleTransferFile.maxBytes >> 20) MiB an import reads") }
-        let file: AppleTransferFile
-        do { file = try JSONDecoder().decode(AppleTransferFile.self, from: data) } catch {
-            throw GatehouseError.invalid("\(path) is not a transfer file (JSON with format, fromTeam, toTeam, clientId, transferredAt, users)", fix: exported)
+        func notATransferFile(_ error: Error) -> GatehouseError {
+            let problem = (error as? AppleTransferFileReader.Malformed).map { ": \($0.problem)" } ?? ""
+            return GatehouseError.invalid("\(path) is not a transfer file (JSON with format, fromTeam, toTeam, clientId, transferredAt, users)\(problem)", fix: exported)
         }
-        guard file.format == AppleTransferFile.format else {
-            throw bad("its format is \"\(OperatorText.visible(String(file.format.prefix(40))))\"; this Gatehouse reads \(AppleTransferFile.format)")
+        let file: AppleTransferFileReader
+        do { file = try AppleTransferFileReader(data) } catch { throw notATransferFile(error) }
+        guard file.header.format == AppleTransferFile.format else {
+            throw bad("its format is \"\(OperatorText.visible(String(file.header.format.prefix(40))))\"; this Gatehouse reads \(AppleTransferFile.format)")
         }
         func team(_ field: String, _ text: String) throws -> TeamID {
             do { return try TeamID(text) } catch let error as GatehouseError { throw bad("\(field): \(error.message)") }
         }
-        let fromTeam = try team("fromTeam", file.fromTeam), toTeam = try team("toTeam", file.toTeam)
+        let fromTeam = try team("fromTeam", file.header.fromTeam), toTeam = try team("toTeam", file.header.toTeam)
         guard fromTeam != toTeam else { throw bad("its sending and recipient teams (fromTeam, toTeam) are both \(toTeam)") }
-        guard let transferredAt = AppleTransfer.date(file.transferredAt) else {
-            throw bad("transferredAt \"\(OperatorText.visible(String(file.transferredAt.prefix(40)), keepLineBreaks: false))\" is not a time")
+        guard let transferredAt = AppleTransfer.date(file.header.transferredAt) else {
+            throw bad("transferredAt \"\(OperatorText.visible(String(file.header.transferredAt.prefix(40)), keepLineBreaks: false))\" is not a time")
         }
         let clientID: String
-        do { clientID = try ProviderConfiguration.identifier(file.clientId, option: "clientId", kind: "client id", empty: false) ?? "" }
+        do { clientID = try ProviderConfiguration.identifier(file.header.clientId, option: "clientId", kind: "client id", empty: false) ?? "" }
         catch let error as GatehouseError { throw bad(error.message) }
-        for user in file.users where user.userId.isEmpty || user.userId.count > 255 || user.transferSub.isEmpty || user.transferSub.count > 255
-            || !user.transferSub.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7f }) {
-            throw bad("it holds an entry that is not a user id and a transfer identifier (user \"\(OperatorText.visible(String(user.userId.prefix(40))))\")")
-        }
+        // Every entry is read and checked before anything is written; then read again, batch by batch, to write.
+        do {
+            try file.batches(of: Self.importBatch) { users in
+                for user in users where user.userId.isEmpty || user.userId.count > 255 || user.transferSub.isEmpty || user.transferSub.count > 255
+                    || !user.transferSub.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7f }) {
+                    throw bad("it holds an entry that is not a user id and a transfer identifier (user \"\(OperatorText.visible(String(user.userId.prefix(40))))\")")
+                }
+            }
+        } catch let error as AppleTransferFileReader.Malformed { throw notATransferFile(error) }
         var transfer = try latest()
         var created = false
         if let open = transfer, open.isOpen(at: now) {
@@ -150,7 +160,7 @@ extension AppleTransferStore {
         let account = store.schema.account
         var accounts = 0, without: [String] = [], withoutCount = 0
         let check = AppleTransferCheck(store: store)
-        for chunk in file.users.chunked(by: AppleTransferPlanner.readChunk) {
+        try file.batches(of: Self.importBatch) { batch in for chunk in batch.chunked(by: AppleTransferPlanner.readChunk) {
             let rows = try store.db.rows("""
                 SELECT \(account.col(.id)) AS id, \(account.col(.accountId)) AS sub, \(account.col(.userId)) AS user_id FROM \(account.sql)
                 WHERE \(account.col(.providerId)) = 'apple' AND \(account.col(.userId)) IN (\(check.marks(chunk.count)))
@@ -177,12 +187,12 @@ extension AppleTransferStore {
                 }
             }
             if !statements.isEmpty { try store.db.write { _ = try store.db.batch(statements) } }
-        }
+        } }
         try store.audit.append(store.db, actor: actor, action: "apple.transfer.import", subject: toTeam.rawValue, details: [
-            "transfer_id": .int(transfer.id), "users": .int(Int64(file.users.count)), "accounts": .int(Int64(accounts)),
+            "transfer_id": .int(transfer.id), "users": .int(Int64(file.count)), "accounts": .int(Int64(accounts)),
             "without_account": .int(Int64(withoutCount)), "file": .string(path),
         ], at: now)
-        return AppleTransferFile.ImportResult(transferId: transfer.id, created: created, users: file.users.count, accounts: accounts,
+        return AppleTransferFile.ImportResult(transferId: transfer.id, created: created, users: file.count, accounts: accounts,
                                               withoutAccount: without, withoutAccountCount: withoutCount)
     }
 }
