@@ -448,6 +448,26 @@ final class AppleTransferTests: XCTestCase {
         setup.assertNoSecretPrinted()
     }
 
+    /// Exchange, like collect, records an account Apple refuses (here a transfer identifier the recipient team does not
+    /// know) and goes on; status lists it with its step, and --retry-refused asks for it again.
+    func testARefusalDuringExchangeIsRecordedAndTheRunGoesOn() throws {
+        let setup = try Setup(.sqlite)
+        try setup.addUsers()
+        try setup.run(["apple", "transfer", "start", "--to-team", Self.recipientTeam])
+        try setup.run(["apple", "transfer", "collect"])
+        _ = try setup.store.query("UPDATE gatehouse_apple_transfer_accounts SET transfer_sub = '000000.unknown.0000' WHERE account_id = 'acB'")
+        let exchange = try setup.json(["apple", "transfer", "exchange"])
+        XCTAssertEqual([exchange["answered"] as? Int, exchange["refused"] as? Int], [2, 1], "\(exchange)")
+        let status = try setup.json(["apple", "transfer", "status"])
+        let failed = try XCTUnwrap(status["failed"] as? [[String: Any]])
+        let refusal = try XCTUnwrap(failed.first { $0["userId"] as? String == "uB" }, "\(failed)")
+        XCTAssertEqual(refusal["step"] as? String, "exchange")
+        XCTAssertEqual(refusal["error"] as? String, "invalid_request")
+        XCTAssertEqual((status["counts"] as? [String: Int])?["failed"], 2, "uC at collect, uB at exchange")
+        XCTAssertEqual(try setup.json(["apple", "transfer", "exchange"])["asked"] as? Int, 0, "a refused account is not asked again by itself")
+        XCTAssertEqual(try setup.json(["apple", "transfer", "exchange", "--retry-refused"])["asked"] as? Int, 1)
+    }
+
     /// A collect and an exchange killed part-way lose nothing: the next run asks only for what has no answer, so
     /// at most the calls in flight and the answers of one flush interval are asked twice. On every engine.
     func testAKillDuringCollectAndExchangeLosesNothing() throws {
