@@ -173,12 +173,16 @@ public struct AppleTransferStore {
             SELECT count(*) AS accounts, count(transfer_sub) AS collected, count(new_sub) AS exchanged,
                    sum(CASE WHEN applied_plan IS NOT NULL THEN 1 ELSE 0 END) AS applied,
                    sum(CASE WHEN collect_error IS NOT NULL THEN 1 ELSE 0 END) AS collect_failed,
-                   sum(CASE WHEN exchange_error IS NOT NULL THEN 1 ELSE 0 END) AS exchange_failed
+                   sum(CASE WHEN exchange_error IS NOT NULL THEN 1 ELSE 0 END) AS exchange_failed,
+                   sum(CASE WHEN collect_error = 'unavailable' THEN 1 ELSE 0 END) AS collect_unavailable,
+                   sum(CASE WHEN exchange_error = 'unavailable' THEN 1 ELSE 0 END) AS exchange_unavailable
             FROM gatehouse_apple_transfer_accounts WHERE transfer_id = ?
             """, [transfer.id])
         func count(_ name: String) -> Int { Int(row?[name].int64 ?? 0) }
         let accounts = count("accounts"), collected = count("collected"), exchanged = count("exchanged"), applied = count("applied")
         let collectFailed = count("collect_failed"), exchangeFailed = count("exchange_failed")
+        // An account Apple gave no usable answer for is asked again by the next run: its step is not done.
+        let collectRefused = collectFailed - count("collect_unavailable"), exchangeRefused = exchangeFailed - count("exchange_unavailable")
         let failures = try store.db.rows("""
             SELECT user_id, account_id, collect_error, exchange_error FROM gatehouse_apple_transfer_accounts
             WHERE transfer_id = ? AND (collect_error IS NOT NULL OR exchange_error IS NOT NULL) ORDER BY account_id LIMIT \(Self.listedFailures)
@@ -195,7 +199,7 @@ public struct AppleTransferStore {
             """, [transfer.id, plan?.planId ?? ""]).int64 ?? 0)
         let stage: String, next: String
         let planStatus = plan?.status
-        if !transfer.imported && (accounts == 0 || collected + collectFailed < accounts) {
+        if !transfer.imported && (accounts == 0 || collected + collectRefused < accounts) {
             (stage, next) = ("collecting", "gatehouse apple transfer collect")
         } else if transfer.recipientElsewhere {
             if let exported = try exportedAt(transfer) {
@@ -203,7 +207,7 @@ public struct AppleTransferStore {
             } else {
                 (stage, next) = ("exporting", "gatehouse apple transfer export --out transfer.json, and hand the file to the recipient team")
             }
-        } else if exchanged + exchangeFailed < collected {
+        } else if exchanged + exchangeRefused < collected {
             (stage, next) = ("exchanging", "gatehouse apple transfer exchange")
         } else if planStatus == nil || planStatus == "undone" || planStatus == "superseded" || (planStatus == "applied" && unplanned > 0) {
             (stage, next) = ("planning", "gatehouse apple transfer plan")
