@@ -177,6 +177,9 @@ final class AppleTransferTests: XCTestCase {
             let status = try setup.json(["apple", "transfer", "status"])
             let planID = try XCTUnwrap((status["plan"] as? [String: Any])?["planId"] as? String)
             XCTAssertEqual(status["stage"] as? String, "applying")
+            let pair = try XCTUnwrap(((status["plan"] as? [String: Any])?["stragglerPairs"] as? [[String: Any]])?.first, "\(status)")
+            XCTAssertEqual([pair["userId"] as? String, pair["newUserId"] as? String, pair["keepEmail"] as? String], ["uD", "uD2", "source"],
+                           "the console's link plans the merge with the CLI's decisions")
 
             let oldA = try setup.sub(of: "acA"), oldB = try setup.sub(of: "acB"), oldD = try setup.sub(of: "acD")
             try setup.run(["apple", "transfer", "apply", planID, "--ticket", "OPS-7", "--yes"])

@@ -65,7 +65,8 @@ export async function render(container, api) {
         el("a", { href: `#/users?q=${encodeURIComponent(p.userId)}`, text: p.userId }),
         el("a", { href: `#/users?q=${encodeURIComponent(p.newUserId)}`, text: p.newUserId }),
         p.reason === "sub" ? "already signed in with the new sub" : "already has the new relay address",
-        el("a", { href: `#/merges?from=${encodeURIComponent(p.newUserId)}&into=${encodeURIComponent(p.userId)}`, class: "plan-merge", text: "Plan merge" }),
+        el("a", { href: `#/merges?from=${encodeURIComponent(p.newUserId)}&into=${encodeURIComponent(p.userId)}&sameProvider=source${p.keepEmail ? `&keepEmail=${encodeURIComponent(p.keepEmail)}` : ""}`,
+          class: "plan-merge", text: "Plan merge" }),
       ]), { caption: "Straggler pairs", empty: "No straggler: nobody signed in with a new identifier before the apply." })));
   }
 }

@@ -36,6 +36,8 @@ public struct AppleTransferPlanSummary: Sendable, Codable, Equatable {
         /// The merge that joins them: the new user into the old one, keeping the new user's Apple account, and its
         /// email when that is the new relay address that replaces the old user's (as a rewrite would have).
         public let mergeCommand: String
+        /// `source` when the merge keeps the new user's email (`--keep-email source`); nil when U1 keeps its own.
+        public let keepEmail: String?
     }
 }
 
@@ -147,7 +149,8 @@ public struct AppleTransferPlanner {
                         stragglers += 1
                         if pairs.count < Self.listedStragglers {
                             pairs.append(.init(userId: row.userID, accountId: row.accountID, newUserId: user, reason: reason,
-                                               mergeCommand: "gatehouse merge plan --from \(user) --into \(row.userID) --same-provider source" + (takesEmail ? " --keep-email source" : "")))
+                                               mergeCommand: "gatehouse merge plan --from \(user) --into \(row.userID) --same-provider source" + (takesEmail ? " --keep-email source" : ""),
+                                               keepEmail: takesEmail ? "source" : nil))
                         }
                     case .unchanged:
                         (action, oldEmail, newEmail, newUser) = ("unchanged", nil, nil, nil)
