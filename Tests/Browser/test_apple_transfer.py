@@ -10,9 +10,10 @@ import urllib.request
 from datetime import datetime, timedelta, timezone
 
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
 
 from conftest import BIN, ROOT, Console
-from test_console import errors_shown, go, log_out
+from test_console import errors_shown, go, log_out, ready, wait
 from test_pages import shoot, signed_in_as
 
 
@@ -86,13 +87,25 @@ def test_a_transfer_shows_its_countdown_stages_failures_and_stragglers(browser, 
             assert current.text.startswith("Apply"), current.text
             assert "SENDTEAM01 → RECVTEAM01" in page.text
             assert "invalid_request" in page.text, "the refused account is listed"
+            counts = browser.find_element(By.XPATH, "//table[caption[normalize-space()='Transfer counts']]")
+            accounts, collected, exchanged, applied, failed = (int(td.text) for td in counts.find_elements(By.CSS_SELECTOR, "tbody td"))
+            assert (failed, collected, exchanged, applied) == (1, accounts - 1, accounts - 1, 0), (accounts, collected, exchanged, applied, failed)
             link = browser.find_element(By.CSS_SELECTOR, "a.plan-merge")
-            assert link.get_attribute("href").endswith(f"#/merges?from=straggler1&into={old_user}"), link.get_attribute("href")
+            assert f"#/merges?from=straggler1&into={old_user}&sameProvider=source" in link.get_attribute("href"), link.get_attribute("href")
             assert not page.find_elements(By.CSS_SELECTOR, "button:not(#logout), input"), "read-only"
             shoot(browser, "apple-transfer", (1440, 900))
             shoot(browser, "apple-transfer", (390, 844))
             width = browser.execute_script("return document.documentElement.scrollWidth")
             assert width <= 391, f"the page scrolls sideways at 390 px: {width}"
+            # The link plans the straggler's merge (for an admin with the support role) with the decision the plan
+            # names: U2's Apple account is kept.
+            href = browser.find_element(By.CSS_SELECTOR, "a.plan-merge").get_attribute("href")
+            signed_in_as(browser, own, "admin")
+            browser.get(href)
+            ready(browser, "merges")
+            chosen = wait(browser).until(EC.presence_of_element_located((By.ID, "merge-sameProvider-source")))
+            assert chosen.is_selected(), "the link's decision is taken"
+            assert errors_shown(browser) == []
         finally:
             log_out(browser)
             own.stop()

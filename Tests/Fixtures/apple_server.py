@@ -40,10 +40,12 @@ uses it, as the portal's registration would have). Transfer identifiers and new 
 from the teams and the sub; a sub not registered with /test/config "users" is a Hide My Email user.
 
 Test-only endpoints: POST /test/config {"rate_limit_every": N, "retry_after": S, "latency_ms": M, "fail_every": N,
-"revoked": [sub], "users": {sub: {"email", "private"}}, "expire_tokens": true} sets the migration faults;
+"revoked": [sub], "users": {sub: {"email", "private"}}, "expire_tokens": true, "refuse_grants": true (every access
+token answered invalid_grant), "retry_after_date": true (Retry-After as an HTTP date)} sets the migration faults;
 GET /test/identity?sub=S&from=A&to=B → {"transfer_sub", "sub", "email"} for a test to make a straggler;
 POST /test/sign {"claims": {...}, "key": "apple"|"other", "kid": "..."} → {"token": "..."};
-GET /test/revocations → what /auth/revoke received (the token as its SHA-256 only); GET /test/stats → counters;
+GET /test/revocations → what /auth/revoke received (the token as its SHA-256 only); GET /test/stats → counters
+("early_requests": migration requests that came before the Retry-After of a 429 had passed);
 POST /test/keys {"status": 500} makes /auth/keys fail.
 
 Usage: python apple_server.py [--port 0] [--max-age 3600] [--tls-cert PEM --tls-key PEM] [--keys-dir DIR] [--team KID=TEAMID]   (prints "PORT <n>" once
@@ -60,6 +62,7 @@ import sys
 import threading
 import time
 import urllib.parse
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import jwt
@@ -99,6 +102,10 @@ class State:
         self.token_requests = 0
         self.migration_requests = 0
         self.rate_limited = 0
+        self.refuse_grants = False
+        self.retry_after_date = False
+        self.blocked_until = 0.0
+        self.early_requests = 0
 
     def public_key(self, kid):
         """The public half of key `kid` from --keys-dir, or None."""
@@ -212,7 +219,7 @@ class Handler(BaseHTTPRequestHandler):
             with state.lock:
                 self.send(200, {"key_fetches": state.key_fetches, "revocations": len(state.revocations),
                                 "token_requests": state.token_requests, "migration_requests": state.migration_requests,
-                                "rate_limited": state.rate_limited})
+                                "rate_limited": state.rate_limited, "early_requests": state.early_requests})
         elif self.path.startswith("/test/identity?"):
             query = {k: v[0] for k, v in urllib.parse.parse_qs(self.path.split("?", 1)[1]).items()}
             sub, source, target = query.get("sub", ""), query.get("from", ""), query.get("to", "")
@@ -238,7 +245,7 @@ class Handler(BaseHTTPRequestHandler):
         elif self.path == "/test/config":
             config = json.loads(body)
             with state.lock:
-                for name in ("rate_limit_every", "retry_after", "latency_ms", "fail_every", "token_ttl"):
+                for name in ("rate_limit_every", "retry_after", "latency_ms", "fail_every", "token_ttl", "refuse_grants", "retry_after_date"):
                     if name in config:
                         setattr(state, name, config[name])
                 state.revoked |= set(config.get("revoked", []))
@@ -297,13 +304,24 @@ class Handler(BaseHTTPRequestHandler):
             count = state.migration_requests
             limited = state.rate_limit_every and count % state.rate_limit_every == 0
             failing = state.fail_every and count % state.fail_every == 0
-            latency, retry_after = state.latency_ms, state.retry_after
+            latency, retry_after, as_date = state.latency_ms, state.retry_after, state.retry_after_date
+            if time.time() < state.blocked_until:
+                state.early_requests += 1
             if limited:
                 state.rate_limited += 1
         if latency:
             time.sleep(latency / 1000)
         if limited:
-            self.send(429, {"error": "rate_limited"}, {"Retry-After": str(retry_after)})
+            until = time.time() + retry_after
+            if as_date:
+                # An HTTP date has whole seconds: the client may come back at the second it names.
+                until = float(int(until))
+                header = formatdate(until, usegmt=True)
+            else:
+                header = str(retry_after)
+            with state.lock:
+                state.blocked_until = until
+            self.send(429, {"error": "rate_limited"}, {"Retry-After": header})
             return
         if failing:
             self.send(503, None)
@@ -320,7 +338,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         with state.lock:
             issued = state.tokens.get(token)
-        if not issued or issued[2] < time.time() or issued[0] != team or issued[1] != form["client_id"]:
+        if not issued or issued[2] < time.time() or issued[0] != team or issued[1] != form["client_id"] or state.refuse_grants:
             self.send(400, {"error": "invalid_grant"})
             return
         if "sub" in form:

@@ -23,7 +23,7 @@ export async function render(container, api) {
       el("p", { class: "muted", text: "The runbook ops/runbooks/apple-transfer.md walks the whole job: before the transfer, the day of, after it, the stragglers, the deadline." })));
     return;
   }
-  const severity = transfer.stage === "applied" ? "ok" : transfer.stage === "expired" || transfer.daysLeft <= 7 ? "critical" : transfer.daysLeft <= 21 ? "warning" : "ok";
+  const severity = transfer.stage === "applied" || transfer.stage === "exported" ? "ok" : transfer.stage === "expired" || transfer.daysLeft <= 7 ? "critical" : transfer.daysLeft <= 21 ? "warning" : "ok";
   const countdown = el("p", { class: `countdown status-${severity}`, id: "transfer-countdown" },
     el("strong", { text: transfer.stage === "expired" ? "The 60 days are over." : `${transfer.daysLeft} day${transfer.daysLeft === 1 ? "" : "s"} left` }),
     ` — Apple's migration endpoints stop answering `, time(transfer.deadline), ".");
@@ -65,7 +65,8 @@ export async function render(container, api) {
         el("a", { href: `#/users?q=${encodeURIComponent(p.userId)}`, text: p.userId }),
         el("a", { href: `#/users?q=${encodeURIComponent(p.newUserId)}`, text: p.newUserId }),
         p.reason === "sub" ? "already signed in with the new sub" : "already has the new relay address",
-        el("a", { href: `#/merges?from=${encodeURIComponent(p.newUserId)}&into=${encodeURIComponent(p.userId)}`, class: "plan-merge", text: "Plan merge" }),
+        el("a", { href: `#/merges?from=${encodeURIComponent(p.newUserId)}&into=${encodeURIComponent(p.userId)}&sameProvider=source${p.keepEmail ? `&keepEmail=${encodeURIComponent(p.keepEmail)}` : ""}`,
+          class: "plan-merge", text: "Plan merge" }),
       ]), { caption: "Straggler pairs", empty: "No straggler: nobody signed in with a new identifier before the apply." })));
   }
 }

@@ -2,7 +2,8 @@
 // diff, decide its conflicts (each choice plans again), apply the plan with a ticket, list merges and
 // undo one with a reason. Every rule is the server's (MergePlanner, MergeApplier, MergeUndo); the page
 // shows what `gatehouse merge plan` prints, which never holds a token or password value.
-// Links: #/merges?from=U2&into=U1 plans at once (the Duplicates page and a user's detail link here);
+// Links: #/merges?from=U2&into=U1 plans at once (the Duplicates page and a user's detail link here), with any
+// decision named as the plan's field (&sameProvider=source&keepEmail=source: the Apple transfer page's stragglers);
 // #/merges?id=N shows one merge.
 import { append, card, clear, confirmInline, copyable, el, errorBanner, facts, field, findings, table, time } from "../dom.js";
 
@@ -43,7 +44,8 @@ function planCard(api, params, canChange, reloadList) {
     field("From (U2, merged away)", from), field("Into (U1, kept: its id and sub stay)", into),
     el("div", { class: "actions" }, submit, swap));
   const result = el("div", { id: "merge-plan", "aria-live": "polite" });
-  let decisions = {};
+  // Decisions a link names, as the plan's fields; the server checks their values.
+  let decisions = Object.fromEntries(Object.keys(FIELD_LABELS).filter((name) => params[name]).map((name) => [name, params[name]]));
   // Both users' details for the pair being planned (names, accounts, subscriptions, roles), read once per pair.
   let sides = { key: "", source: null, target: null };
 

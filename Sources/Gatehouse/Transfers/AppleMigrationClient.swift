@@ -165,9 +165,21 @@ final class AppleMigrationClient: @unchecked Sendable {
         return code
     }
 
-    /// `Retry-After` in seconds (a number; a date or nothing reads as 1 s), at most 120.
-    static func retryAfter(_ answer: HTTPAnswer) -> Double {
-        guard let text = answer.headers["retry-after"], let seconds = Double(text.trimmingCharacters(in: .whitespaces)), seconds.isFinite, seconds >= 0 else { return 1 }
-        return min(seconds, 120)
+    /// `Retry-After` in seconds, at most 120: a number of seconds, or an HTTP date (RFC 9110 allows both; a date is
+    /// counted from this machine's clock); nothing or anything else reads as 1 s.
+    static func retryAfter(_ answer: HTTPAnswer, now: Date = Date()) -> Double {
+        guard let text = answer.headers["retry-after"]?.trimmingCharacters(in: .whitespaces) else { return 1 }
+        if let seconds = Double(text), seconds.isFinite, seconds >= 0 { return min(seconds, 120) }
+        if let date = httpDate(text) { return min(max(date.timeIntervalSince(now), 0), 120) }
+        return 1
+    }
+
+    /// An HTTP date, `Sun, 06 Dec 2026 15:04:05 GMT` (IMF-fixdate), or nil.
+    static func httpDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.date(from: text)
     }
 }

@@ -28,6 +28,19 @@ public struct AppleTransfer: Sendable, Codable, Equatable {
     public let startedAt: Timestamp
     public let startedBy: String
 
+    /// The time `text` names (ISO 8601: a date, or a date and time), or nil when it is not one, including a day the
+    /// month does not have (`2026-02-30`), which would otherwise roll over into the next month.
+    public static func date(_ text: String) -> Timestamp? {
+        guard let time = Timestamp(iso8601: text) else { return nil }
+        let parts = text.prefix(10).split(separator: "-").compactMap { Int($0) }
+        guard parts.count == 3 else { return nil }
+        let (year, month, day) = (parts[0], parts[1], parts[2])
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard (1...12).contains(month), (1...days[month - 1]).contains(day) else { return nil }
+        return time
+    }
+
     /// Whole days left before the deadline (negative once it passed).
     public func daysLeft(at now: Timestamp) -> Int {
         let milliseconds = deadline.milliseconds - now.milliseconds
@@ -53,7 +66,8 @@ public struct AppleTransfer: Sendable, Codable, Equatable {
 
 /// Where a transfer stands, as `apple transfer status` and the console's Transfer page show it.
 public struct AppleTransferStatus: Sendable, Codable {
-    /// What is to be done next: `collecting`, `exchanging`, `planning`, `applying`, `applied`, or `expired`.
+    /// What is to be done next: `collecting`, `exchanging`, `planning`, `applying`, `applied`, or `expired`; on a
+    /// sending store whose recipient runs its own store, `exporting`, then `exported` (nothing left to do here).
     public let stage: String
     public let transferID: Int64
     public let fromTeam: String

@@ -120,33 +120,11 @@ public struct AppleTransferApplier {
             throw GatehouseError.conflict("transfer plan \(planID) names \(plan.rewrites) rewrite(s), but \(planned) of the transfer's rows are still its own (a later plan was started over it); nothing was changed",
                                           fix: "run `gatehouse apple transfer plan` again, review it, and apply the new plan id")
         }
-        let account = store.schema.account, user = store.schema.user
-        let accountSQL = """
-            UPDATE \(account.sql) SET \(account.col(.accountId)) = ?\(account.has(.updatedAt) ? ", \(account.col(.updatedAt)) = ?" : "")
-            WHERE \(account.col(.id)) = ? AND \(account.col(.accountId)) = ?
-            """
-        let userSQL = """
-            UPDATE \(user.sql) SET \(user.col(.email)) = ?\(user.has(.updatedAt) ? ", \(user.col(.updatedAt)) = ?" : "")
-            WHERE \(user.col(.id)) = ? AND \(user.col(.email)) = ?
-            """
-        let accountTime: [SQLBindable] = account.has(.updatedAt) ? [account.encoding(.updatedAt).encode(now)] : []
-        let userTime: [SQLBindable] = user.has(.updatedAt) ? [user.encoding(.updatedAt).encode(now)] : []
-        let markSQL = "UPDATE gatehouse_apple_transfer_accounts SET applied_plan = ?, updated_at = ? WHERE transfer_id = ? AND account_id = ?"
+        let writes = RowWrites(store: store, planID: planID, transferID: transferID, now: now)
         let counted = try paged(planID, transferID: transferID, applied: false, appliedAt: nil, firstDone: plan.status == "planned" ? "nothing was changed" : "the batches written before stay applied",
                             laterDone: "the batches written before stay applied: run the same apply again after a new plan, or undo") { page, done in
             try verify(page, applied: false, planID: planID, appliedAt: nil, done: done)
-            var statements: [SQLStatement] = []
-            statements.reserveCapacity(page.count * 3)
-            for row in page {
-                statements.append(SQLStatement(accountSQL, [row.newSub] + accountTime + [row.accountID, row.oldSub],
-                                               expecting: Self.one("account \(row.accountID) changed while the apply ran; \(done)")))
-                if let old = row.oldEmail, let new = row.newEmail {
-                    statements.append(SQLStatement(userSQL, [new] + userTime + [row.userID, old],
-                                                   expecting: Self.one("the email of user \(row.userID) changed while the apply ran; \(done)")))
-                }
-                statements.append(SQLStatement(markSQL, [planID, now.iso8601, transferID, row.accountID]))
-            }
-            _ = try store.db.checkedBatch(statements)
+            _ = try store.db.checkedBatch(writes.statements(page, applying: true, done: done))
             try store.db.execute("UPDATE gatehouse_apple_transfer_plans SET status = 'applying', ticket = ?, applied_at = ?, applied_by = ? WHERE id = ?",
                                  [ticket, now.iso8601, actor.name, planID])
         } finish: { rows, emails in
@@ -166,33 +144,11 @@ public struct AppleTransferApplier {
         guard plan.status == "applied" || plan.status == "applying", let appliedAt = plan.appliedAt.flatMap(Timestamp.init(iso8601:)) else {
             throw GatehouseError.conflict("transfer plan \(planID) is \(plan.status): only an applied plan is undone", fix: "see `gatehouse apple transfer status`")
         }
-        let account = store.schema.account, user = store.schema.user
-        let accountSQL = """
-            UPDATE \(account.sql) SET \(account.col(.accountId)) = ?\(account.has(.updatedAt) ? ", \(account.col(.updatedAt)) = ?" : "")
-            WHERE \(account.col(.id)) = ? AND \(account.col(.accountId)) = ?
-            """
-        let userSQL = """
-            UPDATE \(user.sql) SET \(user.col(.email)) = ?\(user.has(.updatedAt) ? ", \(user.col(.updatedAt)) = ?" : "")
-            WHERE \(user.col(.id)) = ? AND \(user.col(.email)) = ?
-            """
-        let accountTime: [SQLBindable] = account.has(.updatedAt) ? [account.encoding(.updatedAt).encode(now)] : []
-        let userTime: [SQLBindable] = user.has(.updatedAt) ? [user.encoding(.updatedAt).encode(now)] : []
-        let markSQL = "UPDATE gatehouse_apple_transfer_accounts SET applied_plan = NULL, updated_at = ? WHERE transfer_id = ? AND account_id = ?"
+        let writes = RowWrites(store: store, planID: planID, transferID: transferID, now: now)
         let counted = try paged(planID, transferID: transferID, applied: true, appliedAt: appliedAt, firstDone: "nothing was changed",
                             laterDone: "the batches undone before stay undone: run the undo again") { page, done in
             try verify(page, applied: true, planID: planID, appliedAt: appliedAt, done: done)
-            var statements: [SQLStatement] = []
-            statements.reserveCapacity(page.count * 3)
-            for row in page {
-                statements.append(SQLStatement(accountSQL, [row.oldSub] + accountTime + [row.accountID, row.newSub],
-                                               expecting: Self.one("account \(row.accountID) changed while the undo ran; \(done)")))
-                if let old = row.oldEmail, let new = row.newEmail {
-                    statements.append(SQLStatement(userSQL, [old] + userTime + [row.userID, new],
-                                                   expecting: Self.one("the email of user \(row.userID) changed while the undo ran; \(done)")))
-                }
-                statements.append(SQLStatement(markSQL, [now.iso8601, transferID, row.accountID]))
-            }
-            _ = try store.db.checkedBatch(statements)
+            _ = try store.db.checkedBatch(writes.statements(page, applying: false, done: done))
         } finish: { rows, _ in
             try store.db.execute("UPDATE gatehouse_apple_transfer_plans SET status = 'undone', undone_at = ?, undone_by = ?, undo_reason = ? WHERE id = ?",
                                  [now.iso8601, actor.name, reason, planID])
@@ -201,6 +157,51 @@ public struct AppleTransferApplier {
             ], at: now)
         }
         return Result(planId: planID, status: "undone", accounts: counted.rows, emails: counted.emails, writes: counted.writes, ticket: plan.ticket)
+    }
+
+    /// The guarded writes that move a page of planned rows one way or the other: each account's `accountId` (and
+    /// `updatedAt`) from the value it must still hold to the other, the user's email likewise where the plan moves
+    /// it, and the transfer row marked applied by the plan (`applying`) or not.
+    struct RowWrites {
+        let accountSQL: String, userSQL: String
+        let accountTime: [SQLBindable], userTime: [SQLBindable]
+        let planID: String, transferID: Int64, now: Timestamp
+
+        init(store: Store, planID: String, transferID: Int64, now: Timestamp) {
+            let account = store.schema.account, user = store.schema.user
+            accountSQL = """
+                UPDATE \(account.sql) SET \(account.col(.accountId)) = ?\(account.has(.updatedAt) ? ", \(account.col(.updatedAt)) = ?" : "")
+                WHERE \(account.col(.id)) = ? AND \(account.col(.accountId)) = ?
+                """
+            userSQL = """
+                UPDATE \(user.sql) SET \(user.col(.email)) = ?\(user.has(.updatedAt) ? ", \(user.col(.updatedAt)) = ?" : "")
+                WHERE \(user.col(.id)) = ? AND \(user.col(.email)) = ?
+                """
+            accountTime = account.has(.updatedAt) ? [account.encoding(.updatedAt).encode(now)] : []
+            userTime = user.has(.updatedAt) ? [user.encoding(.updatedAt).encode(now)] : []
+            (self.planID, self.transferID, self.now) = (planID, transferID, now)
+        }
+
+        /// The statements for `page`: to the new identifiers when `applying`, back to the old ones otherwise; `done`
+        /// says, in the conflict a changed row raises, what stands.
+        func statements(_ page: [Planned], applying: Bool, done: String) -> [SQLStatement] {
+            let run = applying ? "apply" : "undo"
+            var statements: [SQLStatement] = []
+            statements.reserveCapacity(page.count * 3)
+            for row in page {
+                let (fromSub, toSub) = applying ? (row.oldSub, row.newSub) : (row.newSub, row.oldSub)
+                statements.append(SQLStatement(accountSQL, [toSub] + accountTime + [row.accountID, fromSub],
+                                               expecting: AppleTransferApplier.one("account \(row.accountID) changed while the \(run) ran; \(done)")))
+                if let old = row.oldEmail, let new = row.newEmail {
+                    let (fromEmail, toEmail) = applying ? (old, new) : (new, old)
+                    statements.append(SQLStatement(userSQL, [toEmail] + userTime + [row.userID, fromEmail],
+                                                   expecting: AppleTransferApplier.one("the email of user \(row.userID) changed while the \(run) ran; \(done)")))
+                }
+                statements.append(SQLStatement("UPDATE gatehouse_apple_transfer_accounts SET applied_plan = ?, updated_at = ? WHERE transfer_id = ? AND account_id = ?",
+                                               [applying ? SQLValue.text(planID) : SQLValue.null, now.iso8601, transferID, row.accountID]))
+            }
+            return statements
+        }
     }
 
     static func one(_ message: String) -> ChangeExpectation {

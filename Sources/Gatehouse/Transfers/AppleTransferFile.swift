@@ -36,56 +36,100 @@ public struct AppleTransferFile: Sendable, Codable {
 }
 
 extension AppleTransferStore {
-    /// Writes the transfer's collected identifiers to `path` (mode 0600, written whole or not at all). Returns how many users.
+    /// Writes the transfer's collected identifiers to `path` (mode 0600, written whole or not at all), page by page
+    /// so that memory stays flat however many users there are. Returns how many users.
     @discardableResult
     public func export(to path: String, actor: Actor, now: Timestamp = .now()) throws -> Int {
         let transfer = try required()
-        var seen = Set<String>()
-        let users: [AppleTransferFile.User] = try store.db.rows("""
-            SELECT user_id, transfer_sub FROM gatehouse_apple_transfer_accounts WHERE transfer_id = ? AND transfer_sub IS NOT NULL ORDER BY user_id, account_id
-            """, [transfer.id]).compactMap { row in
-            guard let user = row.optionalString("user_id"), let sub = row.optionalString("transfer_sub"), seen.insert(user).inserted else { return nil }
-            return AppleTransferFile.User(userId: user, transferSub: sub)
-        }
-        guard !users.isEmpty else {
+        guard try store.db.row("SELECT 1 AS one FROM gatehouse_apple_transfer_accounts WHERE transfer_id = ? AND transfer_sub IS NOT NULL LIMIT 1", [transfer.id]) != nil else {
             throw GatehouseError.invalid("no transfer identifier is collected yet", fix: "run `gatehouse apple transfer collect` first")
         }
-        let file = AppleTransferFile(format: AppleTransferFile.format, fromTeam: transfer.fromTeam.rawValue, toTeam: transfer.toTeam.rawValue,
-                                     clientId: transfer.clientID, transferredAt: transfer.transferredAt.iso8601, users: users)
+        // A user with more than one collected account is written once, with its first account's identifier (account
+        // id order): such users are few, so only they are remembered.
+        let several = Set(try store.db.rows("""
+            SELECT user_id FROM gatehouse_apple_transfer_accounts WHERE transfer_id = ? AND transfer_sub IS NOT NULL GROUP BY user_id HAVING count(*) > 1
+            """, [transfer.id]).compactMap { $0.optionalString("user_id") })
+        struct Header: Encodable { let format: String, fromTeam: String, toTeam: String, clientId: String, transferredAt: String }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        try PrivateFile.write(try encoder.encode(file), to: path)
+        // The header's fields sort before "users", so the file reads as `AppleTransferFile` encoded whole.
+        var head = String(decoding: try encoder.encode(Header(format: AppleTransferFile.format, fromTeam: transfer.fromTeam.rawValue, toTeam: transfer.toTeam.rawValue,
+                                                              clientId: transfer.clientID, transferredAt: transfer.transferredAt.iso8601)), as: UTF8.self)
+        head.removeLast()
+        let file = try PrivateFile.Stream(path: path)
+        file.append(head + ",\"users\":[")
+        let page = 5_000
+        var written = Set<String>(), users = 0, after = ""
+        while true {
+            let rows = try store.db.rows("""
+                SELECT account_id, user_id, transfer_sub FROM gatehouse_apple_transfer_accounts
+                WHERE transfer_id = ? AND transfer_sub IS NOT NULL AND account_id > ? ORDER BY account_id LIMIT \(page)
+                """, [transfer.id, after])
+            guard let last = rows.last?.optionalString("account_id") else { break }
+            after = last
+            for row in rows {
+                guard let user = row.optionalString("user_id"), let sub = row.optionalString("transfer_sub") else { continue }
+                if several.contains(user) && !written.insert(user).inserted { continue }
+                file.append((users == 0 ? "" : ",") + String(decoding: try encoder.encode(AppleTransferFile.User(userId: user, transferSub: sub)), as: UTF8.self))
+                users += 1
+            }
+            if rows.count < page { break }
+        }
+        file.append("]}")
+        try file.commit()
         try store.audit.append(store.db, actor: actor, action: "apple.transfer.export", subject: transfer.toTeam.rawValue, details: [
-            "transfer_id": .int(transfer.id), "users": .int(Int64(users.count)), "file": .string(path),
+            "transfer_id": .int(transfer.id), "users": .int(Int64(users)), "file": .string(path),
         ], at: now)
-        return users.count
+        return users
     }
+
+    /// Users decoded from an import file at a time.
+    static let importBatch = 5_000
 
     /// Reads a sending team's file into this (the recipient's) store: the transfer is recorded from the file when none
     /// is open, and each user's Apple accounts get a row with the file's transfer identifier, ready for `exchange`.
     public func importFile(_ path: String, actor: Actor, now: Timestamp = .now()) throws -> AppleTransferFile.ImportResult {
         try InputFile.requireRegular(path, what: "the transfer file")
+        let exported = "pass the file `gatehouse apple transfer export --out FILE` wrote on the sending team's store, as it wrote it"
+        // A refusal that names the file and what is wrong in it.
+        func bad(_ problem: String) -> GatehouseError { GatehouseError.invalid("the transfer file \(path): \(problem)", fix: exported) }
+        // The size first: a file too large is refused before any of it is read.
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.int64Value > Int64(AppleTransferFile.maxBytes) {
+            throw bad("it is \(size.int64Value) bytes, over the \(AppleTransferFile.maxBytes >> 20) MiB an import reads")
+        }
         guard let handle = FileHandle(forReadingAtPath: path) else { throw GatehouseError.notFound("cannot read the transfer file \(path)", fix: "check the path") }
         defer { try? handle.close() }
         let data = (try? handle.read(upToCount: AppleTransferFile.maxBytes + 1)) ?? Data()
-        guard data.count <= AppleTransferFile.maxBytes else { throw GatehouseError.invalid("the transfer file \(path) is over 1 GiB", fix: "pass the file `apple transfer export` wrote") }
-        let file: AppleTransferFile
-        do { file = try JSONDecoder().decode(AppleTransferFile.self, from: data) } catch {
-            throw GatehouseError.invalid("\(path) is not a transfer file (JSON with format, fromTeam, toTeam, clientId, transferredAt, users)",
-                                         fix: "pass the file `gatehouse apple transfer export --out FILE` wrote on the sending team's store")
+        guard data.count <= AppleTransferFile.maxBytes else { throw bad("it is over the \(AppleTransferFile.maxBytes >> 20) MiB an import reads") }
+        func notATransferFile(_ error: Error) -> GatehouseError {
+            let problem = (error as? AppleTransferFileReader.Malformed).map { ": \($0.problem)" } ?? ""
+            return GatehouseError.invalid("\(path) is not a transfer file (JSON with format, fromTeam, toTeam, clientId, transferredAt, users)\(problem)", fix: exported)
         }
-        guard file.format == AppleTransferFile.format else {
-            throw GatehouseError.invalid("\(path) has format \"\(OperatorText.visible(String(file.format.prefix(40))))\"; this Gatehouse reads \(AppleTransferFile.format)")
+        let file: AppleTransferFileReader
+        do { file = try AppleTransferFileReader(data) } catch { throw notATransferFile(error) }
+        guard file.header.format == AppleTransferFile.format else {
+            throw bad("its format is \"\(OperatorText.visible(String(file.header.format.prefix(40))))\"; this Gatehouse reads \(AppleTransferFile.format)")
         }
-        let fromTeam = try TeamID(file.fromTeam), toTeam = try TeamID(file.toTeam)
-        guard fromTeam != toTeam else { throw GatehouseError.invalid("the file's sending and recipient teams are both \(toTeam)") }
-        guard let transferredAt = Timestamp(iso8601: file.transferredAt) else { throw GatehouseError.invalid("the file's transferredAt is not a time") }
-        let clientID = try ProviderConfiguration.identifier(file.clientId, option: "clientId", kind: "client id", empty: false) ?? ""
-        for user in file.users where user.userId.isEmpty || user.userId.count > 255 || user.transferSub.isEmpty || user.transferSub.count > 255
-            || !user.transferSub.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7f }) {
-            throw GatehouseError.invalid("the file holds an entry that is not a user id and a transfer identifier (user \"\(OperatorText.visible(String(user.userId.prefix(40))))\")",
-                                         fix: "pass the file exactly as `apple transfer export` wrote it")
+        func team(_ field: String, _ text: String) throws -> TeamID {
+            do { return try TeamID(text) } catch let error as GatehouseError { throw bad("\(field): \(error.message)") }
         }
+        let fromTeam = try team("fromTeam", file.header.fromTeam), toTeam = try team("toTeam", file.header.toTeam)
+        guard fromTeam != toTeam else { throw bad("its sending and recipient teams (fromTeam, toTeam) are both \(toTeam)") }
+        guard let transferredAt = AppleTransfer.date(file.header.transferredAt) else {
+            throw bad("transferredAt \"\(OperatorText.visible(String(file.header.transferredAt.prefix(40)), keepLineBreaks: false))\" is not a time")
+        }
+        let clientID: String
+        do { clientID = try ProviderConfiguration.identifier(file.header.clientId, option: "clientId", kind: "client id", empty: false) ?? "" }
+        catch let error as GatehouseError { throw bad(error.message) }
+        // Every entry is read and checked before anything is written; then read again, batch by batch, to write.
+        do {
+            try file.batches(of: Self.importBatch) { users in
+                for user in users where user.userId.isEmpty || user.userId.count > 255 || user.transferSub.isEmpty || user.transferSub.count > 255
+                    || !user.transferSub.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7f }) {
+                    throw bad("it holds an entry that is not a user id and a transfer identifier (user \"\(OperatorText.visible(String(user.userId.prefix(40))))\")")
+                }
+            }
+        } catch let error as AppleTransferFileReader.Malformed { throw notATransferFile(error) }
         var transfer = try latest()
         var created = false
         if let open = transfer, open.isOpen(at: now) {
@@ -116,7 +160,7 @@ extension AppleTransferStore {
         let account = store.schema.account
         var accounts = 0, without: [String] = [], withoutCount = 0
         let check = AppleTransferCheck(store: store)
-        for chunk in file.users.chunked(by: AppleTransferPlanner.readChunk) {
+        try file.batches(of: Self.importBatch) { batch in for chunk in batch.chunked(by: AppleTransferPlanner.readChunk) {
             let rows = try store.db.rows("""
                 SELECT \(account.col(.id)) AS id, \(account.col(.accountId)) AS sub, \(account.col(.userId)) AS user_id FROM \(account.sql)
                 WHERE \(account.col(.providerId)) = 'apple' AND \(account.col(.userId)) IN (\(check.marks(chunk.count)))
@@ -143,12 +187,12 @@ extension AppleTransferStore {
                 }
             }
             if !statements.isEmpty { try store.db.write { _ = try store.db.batch(statements) } }
-        }
+        } }
         try store.audit.append(store.db, actor: actor, action: "apple.transfer.import", subject: toTeam.rawValue, details: [
-            "transfer_id": .int(transfer.id), "users": .int(Int64(file.users.count)), "accounts": .int(Int64(accounts)),
+            "transfer_id": .int(transfer.id), "users": .int(Int64(file.count)), "accounts": .int(Int64(accounts)),
             "without_account": .int(Int64(withoutCount)), "file": .string(path),
         ], at: now)
-        return AppleTransferFile.ImportResult(transferId: transfer.id, created: created, users: file.users.count, accounts: accounts,
+        return AppleTransferFile.ImportResult(transferId: transfer.id, created: created, users: file.count, accounts: accounts,
                                               withoutAccount: without, withoutAccountCount: withoutCount)
     }
 }

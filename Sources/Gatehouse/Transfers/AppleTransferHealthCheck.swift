@@ -22,6 +22,11 @@ public struct AppleTransferHealthCheck: HealthCheckProvider {
             // Nothing is left to do before the deadline: the chart of its days left ends here.
             return [HealthCheck(id: "apple.transfer", status: .ok, summary: "the transfer to team \(status.toTeam) is applied: \(progress)", samples: [sample])]
         }
+        if status.stage == "exported" {
+            // The sending side's part is done; the recipient's store, which applies, has this check too.
+            return [HealthCheck(id: "apple.transfer", status: .ok,
+                                summary: "the transfer identifiers for team \(status.toTeam) are exported to the recipient's store, which applies them: \(progress)", samples: [sample])]
+        }
         if status.stage == "expired" {
             return [HealthCheck(id: "apple.transfer", status: .critical,
                                 summary: "the transfer to team \(status.toTeam) closed on \(status.deadline) with work not applied: \(progress)",

@@ -33,8 +33,11 @@ public struct AppleTransferPlanSummary: Sendable, Codable, Equatable {
         public let newUserId: String
         /// Why: `sub` (an account already has the new sub) or `email` (a user already has the new relay address).
         public let reason: String
-        /// The merge that joins them: the new user into the old one, keeping the new user's Apple account.
+        /// The merge that joins them: the new user into the old one, keeping the new user's Apple account, and its
+        /// email when that is the new relay address that replaces the old user's (as a rewrite would have).
         public let mergeCommand: String
+        /// `source` when the merge keeps the new user's email (`--keep-email source`); nil when U1 keeps its own.
+        public let keepEmail: String?
     }
 }
 
@@ -141,12 +144,13 @@ public struct AppleTransferPlanner {
                         (action, oldEmail, newEmail, newUser) = ("rewrite", from, to, nil)
                         rewrites += 1
                         if to != nil { emailRewrites += 1 }
-                    case .straggler(let user, let reason):
+                    case .straggler(let user, let reason, let takesEmail):
                         (action, oldEmail, newEmail, newUser) = ("straggler", nil, nil, user)
                         stragglers += 1
                         if pairs.count < Self.listedStragglers {
                             pairs.append(.init(userId: row.userID, accountId: row.accountID, newUserId: user, reason: reason,
-                                               mergeCommand: "gatehouse merge plan --from \(user) --into \(row.userID) --same-provider source"))
+                                               mergeCommand: "gatehouse merge plan --from \(user) --into \(row.userID) --same-provider source" + (takesEmail ? " --keep-email source" : ""),
+                                               keepEmail: takesEmail ? "source" : nil))
                         }
                     case .unchanged:
                         (action, oldEmail, newEmail, newUser) = ("unchanged", nil, nil, nil)
@@ -187,8 +191,9 @@ struct AppleTransferCheck {
     enum Decision: Equatable {
         /// Rewrite the account to the new sub; the user's email from the first to the second when both are set.
         case rewrite(oldEmail: String?, newEmail: String?)
-        /// Another user already holds the new sub or relay address.
-        case straggler(userID: String, reason: String)
+        /// Another user already holds the new sub or relay address; `takesEmail` when that user's email is the new
+        /// relay address and this user's the old one, so the merge keeps the new user's email.
+        case straggler(userID: String, reason: String, takesEmail: Bool)
         /// Already on the new sub, or changed or gone since the exchange.
         case unchanged
     }
@@ -246,22 +251,25 @@ struct AppleTransferCheck {
         let current = try accounts(rows.map(\.accountID))
         let holders = try subHolders(rows.map(\.newSub))
         let emails = try users(rows.map(\.userID))
-        let relayMoves: [String] = rows.compactMap { row in
+        // The old and new relay addresses when the user's email moves: a Hide My Email user whose email is still a
+        // relay address, other than the new one.
+        func relayMove(_ row: AppleTransferPlanner.Exchanged) -> (old: String, new: String)? {
             guard row.isPrivate, let new = row.newEmail, let old = emails[row.userID], old.lowercased().hasSuffix(Self.relayDomain),
                   old.lowercased() != new.lowercased() else { return nil }
-            return new
+            return (old, new)
         }
-        let emailOwners = try emailHolders(relayMoves)
+        let emailOwners = try emailHolders(rows.compactMap { relayMove($0)?.new })
         return rows.map { row in
             guard let account = current[row.accountID], account.optionalString("user_id") == row.userID else { return .unchanged }
             if let holder = holders[row.newSub] {
-                return holder == row.userID ? .unchanged : .straggler(userID: holder, reason: "sub")
+                guard holder != row.userID else { return .unchanged }
+                let takesEmail = relayMove(row).map { emailOwners[$0.new.lowercased()] == holder } ?? false
+                return .straggler(userID: holder, reason: "sub", takesEmail: takesEmail)
             }
             guard account.optionalString("sub") == row.oldSub else { return .unchanged }
-            guard row.isPrivate, let new = row.newEmail, let old = emails[row.userID], old.lowercased().hasSuffix(Self.relayDomain),
-                  old.lowercased() != new.lowercased() else { return .rewrite(oldEmail: nil, newEmail: nil) }
-            if let owner = emailOwners[new.lowercased()], owner != row.userID { return .straggler(userID: owner, reason: "email") }
-            return .rewrite(oldEmail: old, newEmail: new)
+            guard let move = relayMove(row) else { return .rewrite(oldEmail: nil, newEmail: nil) }
+            if let owner = emailOwners[move.new.lowercased()], owner != row.userID { return .straggler(userID: owner, reason: "email", takesEmail: true) }
+            return .rewrite(oldEmail: move.old, newEmail: move.new)
         }
     }
 }

@@ -173,12 +173,16 @@ public struct AppleTransferStore {
             SELECT count(*) AS accounts, count(transfer_sub) AS collected, count(new_sub) AS exchanged,
                    sum(CASE WHEN applied_plan IS NOT NULL THEN 1 ELSE 0 END) AS applied,
                    sum(CASE WHEN collect_error IS NOT NULL THEN 1 ELSE 0 END) AS collect_failed,
-                   sum(CASE WHEN exchange_error IS NOT NULL THEN 1 ELSE 0 END) AS exchange_failed
+                   sum(CASE WHEN exchange_error IS NOT NULL THEN 1 ELSE 0 END) AS exchange_failed,
+                   sum(CASE WHEN collect_error = 'unavailable' THEN 1 ELSE 0 END) AS collect_unavailable,
+                   sum(CASE WHEN exchange_error = 'unavailable' THEN 1 ELSE 0 END) AS exchange_unavailable
             FROM gatehouse_apple_transfer_accounts WHERE transfer_id = ?
             """, [transfer.id])
         func count(_ name: String) -> Int { Int(row?[name].int64 ?? 0) }
         let accounts = count("accounts"), collected = count("collected"), exchanged = count("exchanged"), applied = count("applied")
         let collectFailed = count("collect_failed"), exchangeFailed = count("exchange_failed")
+        // An account Apple gave no usable answer for is asked again by the next run: its step is not done.
+        let collectRefused = collectFailed - count("collect_unavailable"), exchangeRefused = exchangeFailed - count("exchange_unavailable")
         let failures = try store.db.rows("""
             SELECT user_id, account_id, collect_error, exchange_error FROM gatehouse_apple_transfer_accounts
             WHERE transfer_id = ? AND (collect_error IS NOT NULL OR exchange_error IS NOT NULL) ORDER BY account_id LIMIT \(Self.listedFailures)
@@ -195,11 +199,15 @@ public struct AppleTransferStore {
             """, [transfer.id, plan?.planId ?? ""]).int64 ?? 0)
         let stage: String, next: String
         let planStatus = plan?.status
-        if !transfer.imported && (accounts == 0 || collected + collectFailed < accounts) {
+        if !transfer.imported && (accounts == 0 || collected + collectRefused < accounts) {
             (stage, next) = ("collecting", "gatehouse apple transfer collect")
         } else if transfer.recipientElsewhere {
-            (stage, next) = ("exporting", "gatehouse apple transfer export --out transfer.json, and hand the file to the recipient team")
-        } else if exchanged + exchangeFailed < collected {
+            if let exported = try exportedAt(transfer) {
+                (stage, next) = ("exported", "nothing here: the identifiers were exported \(exported.iso8601); the recipient's store exchanges, plans and applies, and its health follows the deadline")
+            } else {
+                (stage, next) = ("exporting", "gatehouse apple transfer export --out transfer.json, and hand the file to the recipient team")
+            }
+        } else if exchanged + exchangeRefused < collected {
             (stage, next) = ("exchanging", "gatehouse apple transfer exchange")
         } else if planStatus == nil || planStatus == "undone" || planStatus == "superseded" || (planStatus == "applied" && unplanned > 0) {
             (stage, next) = ("planning", "gatehouse apple transfer plan")
@@ -208,13 +216,27 @@ public struct AppleTransferStore {
         } else {
             (stage, next) = ("applied", plan.map { $0.stragglers > 0 ? "merge the \($0.stragglers) straggler pair(s) the plan names (`gatehouse apple transfer plan`)" : "nothing: every exchanged account is rewritten" } ?? "nothing")
         }
-        let expired = !transfer.isOpen(at: now) && stage != "applied"
+        let expired = !transfer.isOpen(at: now) && stage != "applied" && stage != "exported"
         return AppleTransferStatus(stage: expired ? "expired" : stage, transferID: transfer.id, fromTeam: transfer.fromTeam.rawValue, toTeam: transfer.toTeam.rawValue,
                                    clientId: transfer.clientID, transferredAt: transfer.transferredAt.iso8601, deadline: transfer.deadline.iso8601,
                                    daysLeft: transfer.daysLeft(at: now), recipientElsewhere: transfer.recipientElsewhere, imported: transfer.imported,
                                    counts: .init(accounts: accounts, collected: collected, exchanged: exchanged, applied: applied, failed: collectFailed + exchangeFailed),
                                    failed: failures, plan: plan,
                                    next: expired ? "the 60 days are over: TN3159 says transfer the app back to the sending team and start again" : next)
+    }
+}
+
+extension AppleTransferStore {
+    /// When this (the sending) store last exported the transfer's identifiers, if that export holds every identifier
+    /// collected (none was collected after it): the audit log's `apple.transfer.export`, the one record of it.
+    func exportedAt(_ transfer: AppleTransfer) throws -> Timestamp? {
+        guard let at = try store.db.scalar("""
+            SELECT max(at) FROM gatehouse_audit WHERE action = 'apple.transfer.export' AND subject = ? AND at >= ?
+            """, [transfer.toTeam.rawValue, transfer.startedAt.iso8601]).string.flatMap(Timestamp.init(iso8601:)) else { return nil }
+        let collected = try store.db.scalar("SELECT max(updated_at) FROM gatehouse_apple_transfer_accounts WHERE transfer_id = ? AND transfer_sub IS NOT NULL",
+                                            [transfer.id]).string.flatMap(Timestamp.init(iso8601:))
+        guard let collected, collected <= at else { return nil }
+        return at
     }
 }
 

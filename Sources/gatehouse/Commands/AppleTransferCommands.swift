@@ -56,9 +56,12 @@ enum AppleTransferCommands {
     }
 
     static func start(_ invocation: Invocation) throws -> Int32 {
-        let team = try TeamID(try invocation[Options.toTeam])
+        let team: TeamID
+        do { team = try TeamID(try invocation[Options.toTeam]) } catch let error as GatehouseError {
+            throw GatehouseError.invalid("--to-team: \(error.message)", fix: error.fix)
+        }
         let date = try invocation[Options.transferredAt].map { text -> Timestamp in
-            guard let time = Timestamp(iso8601: text) else {
+            guard let time = AppleTransfer.date(text) else {
                 throw invocation.usage("--transferred-at \"\(OperatorText.visible(String(text.prefix(40)), keepLineBreaks: false))\" is not a date; use e.g. 2026-12-01 or 2026-12-01T09:00:00Z")
             }
             return time
@@ -149,8 +152,9 @@ enum AppleTransferCommands {
         invocation.output.line("transfer plan \(summary.planId): \(summary.rewrites) account(s) to rewrite to the new sub (\(summary.emailRewrites) with a new relay address)")
         invocation.output.line("  left as they are: \(summary.stragglers) straggler(s), \(summary.unchanged) unchanged, \(summary.notExchanged) not exchanged")
         if !summary.stragglerPairs.isEmpty {
-            invocation.output.line("  stragglers — signed in during the window, so Better Auth made a new user; merge each pair (new user into the old one):")
-            for pair in summary.stragglerPairs.prefix(20) { invocation.output.line("    \(pair.mergeCommand) --ticket REF") }
+            invocation.output.line("  stragglers — signed in during the window, so Better Auth made a new user; merge each pair (new user into the old one),")
+            invocation.output.line("  then apply each merge plan with `gatehouse merge apply PLAN --ticket REF --yes`:")
+            for pair in summary.stragglerPairs.prefix(20) { invocation.output.line("    \(pair.mergeCommand)") }
             if summary.stragglerPairs.count > 20 { invocation.output.line("    … \(summary.stragglers - 20) more: `gatehouse apple transfer status --json` lists them") }
         }
         if let out { invocation.output.line("  the whole plan is in \(out) (mode 0600)") }
