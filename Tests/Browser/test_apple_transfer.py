@@ -83,6 +83,7 @@ def test_a_transfer_shows_its_countdown_stages_failures_and_stragglers(browser, 
             countdown = browser.find_element(By.ID, "transfer-countdown")
             assert "9 days left" in countdown.text or "10 days left" in countdown.text, countdown.text
             assert "status-warning" in countdown.get_attribute("class")
+            assert " d." not in countdown.text and "Z." in countdown.text, f"the deadline as a date, not a second count of days: {countdown.text}"
             current = browser.find_element(By.CSS_SELECTOR, "#transfer-stages li[aria-current=step]")
             assert current.text.startswith("Apply"), current.text
             assert "SENDTEAM01 → RECVTEAM01" in page.text

@@ -3,7 +3,7 @@
 // the host: the stages, the counts, the countdown to the deadline, the accounts Apple refused, and the stragglers
 // (people Better Auth already made a new user for) with a link that plans their merge. Read-only: collect and
 // exchange talk to Apple for a long time and run on the host (ops/runbooks/apple-transfer.md).
-import { card, el, facts, pill, table, time } from "../dom.js";
+import { card, el, facts, pill, table, time, timeText } from "../dom.js";
 
 const stages = [
   ["collecting", "Collect", "the sending team's transfer identifiers"],
@@ -26,7 +26,8 @@ export async function render(container, api) {
   const severity = transfer.stage === "applied" || transfer.stage === "exported" ? "ok" : transfer.stage === "expired" || transfer.daysLeft <= 7 ? "critical" : transfer.daysLeft <= 21 ? "warning" : "ok";
   const countdown = el("p", { class: `countdown status-${severity}`, id: "transfer-countdown" },
     el("strong", { text: transfer.stage === "expired" ? "The 60 days are over." : `${transfer.daysLeft} day${transfer.daysLeft === 1 ? "" : "s"} left` }),
-    ` — Apple's migration endpoints stop answering `, time(transfer.deadline), ".");
+    // The date itself: a relative "in 10 d" beside a floored "9 days left" would read as two deadlines.
+    ` — Apple's migration endpoints stop answering at `, el("time", { datetime: transfer.deadline, text: timeText(transfer.deadline) }), ".");
   const current = stages.findIndex(([id]) => id === transfer.stage);
   const steps = el("ol", { class: "stages", id: "transfer-stages" }, stages.map(([id, label, what], index) =>
     el("li", { class: index < current || transfer.stage === "applied" ? "done" : index === current ? "current" : "", "aria-current": index === current ? "step" : null },
