@@ -37,6 +37,9 @@ final class ConsoleSecurityEventsTests: XCTestCase {
         XCTAssertEqual(all.map { "\($0["provider"] ?? ""):\($0["event"] ?? "")" },
                        ["google:account-disabled", "google:sessions-revoked", "apple:consent-revoked"], "newest first, both providers")
         XCTAssertEqual(all.first?["userId"] as? String, userID)
+        let email = try store.db.scalar(#"SELECT "email" FROM "user" WHERE "id" = ?"#, [userID]).string
+        XCTAssertEqual(all.first?["userEmail"] as? String, try XCTUnwrap(email), "the user named by email, as the page shows them")
+        XCTAssertNil(all.last?["userEmail"], "an event that named no user has no email")
         XCTAssertEqual(all.first?["undoable"] as? Bool, true)
         XCTAssertEqual(all[1]["undoable"] as? Bool, false, "ended sessions cannot be given back")
         XCTAssertEqual(try list("?provider=apple").map { $0["event"] as? String }, ["consent-revoked"])

@@ -4,16 +4,23 @@
 // through their own receivers on the host, never through the console.
 import { card, clear, el, errorBanner, field, table, time } from "../dom.js";
 
+// Apple's server-to-server notification types, then Google's Cross-Account Protection event types.
+const EVENT_TYPES = ["consent-revoked", "account-delete", "email-disabled", "email-enabled",
+  "sessions-revoked", "tokens-revoked", "token-revoked", "account-disabled", "account-enabled",
+  "account-credential-change-required", "verification"];
+
 export async function render(container, api) {
   const params = Object.fromEntries(api.params);
   const canUndo = api.hasRole("admin");
   const provider = el("select", { id: "events-provider", name: "provider" },
     [["", "Both"], ["apple", "Apple"], ["google", "Google"]].map(([value, label]) => el("option", { value, text: label, selected: (params.provider ?? "") === value })));
   const since = el("input", { id: "events-since", name: "since", type: "date", value: params.since ?? "" });
-  const kind = el("input", { id: "events-type", name: "type", value: params.type ?? "", placeholder: "e.g. sessions-revoked", autocomplete: "off", spellcheck: "false" });
+  const kind = el("input", { id: "events-type", name: "type", value: params.type ?? "", placeholder: "e.g. sessions-revoked", autocomplete: "off", spellcheck: "false", list: "events-types" });
+  // The types each provider sends, offered as the field is typed in (any other text is still a filter).
+  const types = el("datalist", { id: "events-types" }, EVENT_TYPES.map((type) => el("option", { value: type })));
   const apply = el("button", { type: "submit", class: "primary", id: "events-filter", text: "Filter" });
   const form = el("form", { class: "filters", role: "search", "aria-label": "Filter the events" },
-    field("Provider", provider), field("Event type", kind), field("Received since", since), el("div", { class: "field" }, el("span", { text: " " }), apply));
+    field("Provider", provider), field("Event type", kind), field("Received since", since), el("div", { class: "field" }, el("span", { text: " " }), apply), types);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const query = new URLSearchParams(Object.entries({ provider: provider.value, type: kind.value.trim(), since: since.value }).filter(([, v]) => v));
@@ -42,7 +49,7 @@ export async function render(container, api) {
   }
   container.append(card("Events", table(["Received", "Provider", "Event", "User", "What Gatehouse did", "Undo"], entries.map((e) => [
     time(e.receivedAt), e.provider === "google" ? "Google" : "Apple", e.event,
-    e.userId ? el("a", { href: `#/users?id=${encodeURIComponent(e.userId)}`, class: "user-link", text: e.userId }) : "—",
+    e.userId ? el("a", { href: `#/users?id=${encodeURIComponent(e.userId)}`, class: "user-link", title: e.userId, text: e.userEmail ?? e.userId }) : "—",
     e.action,
     undoCell(api, e, canUndo, slot),
   ]), { caption: "Security events", empty: "No event matches the filters." })));
@@ -59,7 +66,7 @@ function undoCell(api, entry, canUndo, slot) {
     const confirm = el("button", { type: "submit", class: "danger", "data-confirm": "yes", text: `Undo ${entry.provider}:${entry.id}` });
     const cancel = el("button", { type: "button", class: "secondary", text: "Cancel" });
     const form = el("form", { class: "confirm stack", "aria-label": "Undo the event" },
-      el("p", { text: `Give back what ${entry.event} changed for ${entry.userId ?? "this account"} (its flags and the tokens it cleared)${entry.sessionsEnded ? `; the ${entry.sessionsEnded} session(s) it ended cannot come back` : ""}.` }),
+      el("p", { text: `Give back what ${entry.event} changed for ${entry.userEmail ?? entry.userId ?? "this account"} (its flags and the tokens it cleared)${entry.sessionsEnded ? `; the ${entry.sessionsEnded} session(s) it ended cannot come back` : ""}.` }),
       field("Reason", reason), el("div", { class: "actions" }, confirm, cancel));
     cancel.addEventListener("click", () => { clear(slot); button.focus(); });
     form.addEventListener("submit", async (event) => {

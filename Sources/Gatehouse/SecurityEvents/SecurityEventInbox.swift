@@ -25,6 +25,8 @@ public enum SecurityEventInbox {
         /// Sessions it ended: never given back.
         public let sessionsEnded: Int
         public let undoneAt: String?
+        /// The user's email as it is now (nil when the event named no user, or the user is gone).
+        public var userEmail: String? = nil
     }
 
     /// The latest events (at most `limit`), newest first, of one provider or both, of one event type (`event`, as
@@ -55,7 +57,24 @@ public enum SecurityEventInbox {
                       undoneAt: row.optionalString("undone_at"))
             }
         }
-        return Array(entries.sorted { ($0.receivedAt, $0.id) > ($1.receivedAt, $1.id) }.prefix(limit))
+        var newest = Array(entries.sorted { ($0.receivedAt, $0.id) > ($1.receivedAt, $1.id) }.prefix(limit))
+        let emails = try emails(of: Set(newest.compactMap(\.userId)), store: store)
+        for index in newest.indices { newest[index].userEmail = newest[index].userId.flatMap { emails[$0] } }
+        return newest
+    }
+
+    /// The emails of these users as they are now, read 90 ids a query (D1 binds at most 100 values).
+    static func emails(of ids: Set<String>, store: Store) throws -> [String: String] {
+        let user = store.schema.user
+        var emails: [String: String] = [:]
+        for chunk in ids.sorted().chunked(by: 90) {
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            for row in try store.db.rows("SELECT \(user.col(.id)) AS id, \(user.col(.email)) AS email FROM \(user.sql) WHERE \(user.col(.id)) IN (\(marks))",
+                                         chunk.map { SQLValue.text($0) }) {
+                if let id = row.optionalString("id"), let email = row.optionalString("email") { emails[id] = email }
+            }
+        }
+        return emails
     }
 
     /// A counter of refused tokens: how many of one provider's tokens were refused for one reason from one source,

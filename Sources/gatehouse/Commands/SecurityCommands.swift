@@ -37,8 +37,13 @@ enum SecurityCommands: CommandNoun {
             invocation.output.line("no security event recorded\(since == nil ? "" : " since then")\(try invocation[Options.event].map { " of type \($0)" } ?? ""): Apple's arrive through `gatehouse apple notifications serve`, Google's through `gatehouse google risc serve` (ops/runbooks/apple-notifications.md, google-risc.md)")
             return 0
         }
+        // The user by id, with their email as it is now.
+        func user(_ entry: SecurityEventInbox.Entry) -> String {
+            guard let id = entry.userId else { return "-" }
+            return entry.userEmail.map { "\(id) (\($0))" } ?? id
+        }
         invocation.output.table(["EVENT", "RECEIVED", "PROVIDER", "TYPE", "USER", "WHAT GATEHOUSE DID", "UNDO"], entries.map {
-            ["\($0.provider):\($0.id)", $0.receivedAt, $0.provider, $0.event, $0.userId ?? "-", $0.action,
+            ["\($0.provider):\($0.id)", $0.receivedAt, $0.provider, $0.event, user($0), $0.action,
              $0.undoneAt != nil ? "undone" : $0.undoable ? "yes" : ($0.sessionsEnded > 0 ? "no (sessions cannot come back)" : "-")]
         })
         return 0
