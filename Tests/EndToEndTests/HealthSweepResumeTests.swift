@@ -160,4 +160,21 @@ final class HealthSweepResumeTests: XCTestCase {
         XCTAssertEqual(result.status, "critical", result.summary)
         XCTAssertTrue(result.summary.contains("missing from index account_userId_idx"), result.summary)
     }
+
+    func testAnIndexOnAnExpressionIsProbedWithItsExpression() throws {
+        // Gatehouse's own index on the refresh token's first 16 characters: clean, every range probes it; defined
+        // over another expression than its entries hold, its missing entries are found.
+        let clean = try integrity(["--sweep-budget", "1m"])
+        XCTAssertEqual(clean.status, "ok", clean.summary)
+        let renamed = try sqlite3(store, """
+            PRAGMA writable_schema = ON;
+            UPDATE sqlite_schema SET sql = 'CREATE INDEX gatehouse_account_refreshToken_prefix_idx ON "account" (substr("accountId", 1, 16))'
+            WHERE name = 'gatehouse_account_refreshToken_prefix_idx';
+            SELECT changes();
+            """)
+        XCTAssertTrue(renamed.hasSuffix("1"), renamed)
+        let result = try integrity(["--sweep-budget", "1m"])
+        XCTAssertEqual(result.status, "critical", result.summary)
+        XCTAssertTrue(result.summary.contains("missing from index gatehouse_account_refreshToken_prefix_idx"), result.summary)
+    }
 }

@@ -65,7 +65,7 @@ struct IntegritySweep: Sendable {
         var rowsThisRun: Int64 = 0
         /// Tables and indexes in the store.
         var trees = 0
-        /// Indexes of range-checked tables that a range cannot probe (on an expression): a cycle checks
+        /// Indexes of range-checked tables that a range cannot probe (`RowidRangeCheck.unprobed`): a cycle checks
         /// their tables' rows but not their entries; `--deep` does.
         var unprobed: [String] = []
         /// Every row was checked within this many seconds (now less the oldest verdict), once every table has one.

@@ -17,8 +17,9 @@ import Storage
 /// What a range check does not verify, against `quick_check(table)`: the b-tree pages no seek passes through are not
 /// read (interior pages off the path, index entries that no row of the table has — an extra entry, found only by
 /// `integrity_check`), the order of keys across pages and the free space inside pages are not checked page by page,
-/// and CHECK constraints are not evaluated. Indexes on expressions are not probed (`unprobed`); a partial index is
-/// probed for the rows its WHERE clause admits.
+/// and CHECK constraints are not evaluated. An index on an expression is probed with the expression its definition
+/// writes (one whose key list cannot be read is not: `unprobed`); a partial index is probed for the rows its WHERE
+/// clause admits.
 /// A row changed behind the sweep within a cycle is checked in the next cycle. `--deep`'s `integrity_check` checks all
 /// of it, and the free-list, at once.
 struct RowidRangeCheck: Sendable {
@@ -32,7 +33,7 @@ struct RowidRangeCheck: Sendable {
     let isWhole: Bool
     /// The table's indexes.
     let indexCount: Int
-    /// Indexes a range cannot look its rows up in (on an expression, or a seek SQLite cannot plan).
+    /// Indexes a range cannot look its rows up in (an expression list it cannot read, or a seek SQLite cannot plan).
     let unprobed: [String]
     private let decode: String
     private let notNull: [String]
@@ -86,7 +87,13 @@ struct RowidRangeCheck: Sendable {
         var probes: [(String, String)] = [], unprobed: [String] = [], missing: [String] = []
         for (index, partial) in indexes {
             let keys = try db.rows("SELECT cid, name, coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno", [index])
-            guard !keys.contains(where: { $0[0].int64 == -2 }) else { unprobed.append(index); continue }
+            // An expression's key is its text in the index's definition, compared with the same expression on the row.
+            var expressions: [String] = []
+            if keys.contains(where: { $0[0].int64 == -2 }) {
+                let definition = try db.scalar("SELECT sql FROM sqlite_schema WHERE type = 'index' AND name = ?", [index]).string ?? ""
+                guard let terms = Self.keyTerms(ofIndex: definition), terms.count == keys.count else { unprobed.append(index); continue }
+                expressions = terms
+            }
             // A partial index holds the rows its WHERE clause admits: the rows of the range are filtered by it, and
             // the seek repeats it, as SQLite uses a partial index only for a query that implies its clause (unqualified,
             // its column names name the outer row outside the subquery and the index's row inside).
@@ -96,7 +103,12 @@ struct RowidRangeCheck: Sendable {
                 guard let clause = definition.range(of: " WHERE ", options: [.caseInsensitive, .backwards]) else { unprobed.append(index); continue }
                 filter = " AND (\(definition[clause.upperBound...]))"
             }
-            let terms = keys.compactMap { key -> String? in
+            let terms = keys.enumerated().compactMap { position, key -> String? in
+                if key[0].int64 == -2 {
+                    // Unqualified, the expression reads x inside the seek, and the row itself in its own subquery.
+                    let expression = expressions[position]
+                    return "(\(expression)) IS (SELECT \(expression) FROM \(name) WHERE rowid = r.rowid)"
+                }
                 guard key[0].int64 != -1, let column = key[1].string.map(SQL.quote) else { return nil }
                 return "x.\(column) IS r.\(column) COLLATE \(SQL.quote(key[2].string ?? "BINARY"))"
             } + ["x.rowid = r.rowid"] + (filter.isEmpty ? [] : [String(filter.dropFirst(5))])
@@ -118,6 +130,38 @@ struct RowidRangeCheck: Sendable {
             + ", total(\(decoded.isEmpty ? "0" : decoded.joined(separator: " + ")))"
             + missing.map { ", " + $0 }.joined()
             + " FROM \(name) AS r WHERE r.rowid BETWEEN ? AND ?"
+    }
+
+    /// The key terms of a `CREATE INDEX … ON table (term, …) [WHERE …]` statement, each without its ASC or DESC; nil
+    /// when the list cannot be read (the index is then not probed).
+    static func keyTerms(ofIndex definition: String) -> [String]? {
+        let characters = Array(definition)
+        guard let on = definition.range(of: " ON ", options: .caseInsensitive),
+              let open = characters[definition.distance(from: definition.startIndex, to: on.upperBound)...].firstIndex(of: "(") else { return nil }
+        var terms: [String] = [], current = "", depth = 0, quote: Character?
+        for character in characters[(open + 1)...] {
+            if let open = quote {
+                current.append(character)
+                if character == (open == "[" ? "]" : open) { quote = nil }
+                continue
+            }
+            switch character {
+            case "'", "\"", "`", "[": quote = character; current.append(character)
+            case "(": depth += 1; current.append(character)
+            case ")" where depth == 0:
+                terms.append(current)
+                let trimmed = terms.map { term -> String in
+                    var words = term.trimmingCharacters(in: .whitespacesAndNewlines)
+                    for order in [" ASC", " DESC"] where words.uppercased().hasSuffix(order) { words = String(words.dropLast(order.count)) }
+                    return words.trimmingCharacters(in: .whitespacesAndNewlines)
+                }
+                return trimmed.contains(where: \.isEmpty) ? nil : trimmed
+            case ")": depth -= 1; current.append(character)
+            case "," where depth == 0: terms.append(current); current = ""
+            default: current.append(character)
+            }
+        }
+        return nil
     }
 
     /// Checks `rows` rows from rowid `from` on: how many it read, the last rowid of the range (nil: the range ran to
